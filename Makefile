@@ -1,0 +1,147 @@
+# supkit: one non-recursive Makefile (shared/DESIGN.md, Build).
+#
+#   make            install missing Debian packages, build every tool
+#   make test       build, run every unit and CLI test, print "N passed, N failed"
+#   make demo       the main job on this machine (scripts/demo.sh)
+#   make bench      benchmarks (bench/*.sh), figures printed, nothing asserted
+#   make install    PREFIX=/usr/local
+#   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
+#   DEV=1           -Werror
+#   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
+#
+# Folders are modules: every X/*.c except X/cmd_*.c goes into build/libX.a;
+# X/cmd_NAME.c becomes bin/supkit-NAME; tests/unit/X/test_*.c become test
+# binaries linked with X's archives. New files need no Makefile edit.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+PREFIX ?= /usr/local
+
+BUILD := build
+BIN := bin
+ifeq ($(SAN),1)
+BUILD := build/san
+BIN := build/san/bin
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+PKGS := libcrypto libarchive libcjson libpcre2-8
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) lapacke openblas 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+BLAS_LIBS := $(shell pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas)
+LIBS := $(PKG_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
+
+OPT ?= -O2
+WERROR := $(if $(DEV),-Werror,)
+CPPFLAGS += -I. -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+CFLAGS := -std=c11 -Wall -Wextra $(WERROR) $(OPT) -g $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP $(EXTRA_CFLAGS)
+LDFLAGS += $(SANFLAGS)
+
+# CUDA (compiled when nvcc is found; linked into the trainer with GPU=1)
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+NVCCFLAGS ?= -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall
+CU_SRCS := $(wildcard kernels/*.cu)
+CU_OBJS := $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRCS))
+
+MODULES := lib replay supplements trainer audit
+DEPS_lib := lib
+DEPS_replay := replay lib
+DEPS_supplements := supplements replay lib
+DEPS_trainer := trainer lib
+DEPS_audit := audit trainer lib
+ifeq ($(GPU),1)
+ifneq ($(NVCC),)
+CPPFLAGS += -DSUPKIT_CUDA=1
+DEPS_trainer := trainer kernels lib
+DEPS_audit := audit trainer kernels lib
+LIBS += -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+endif
+endif
+
+archives = $(foreach m,$(DEPS_$(1)),$(BUILD)/lib$(m).a)
+
+# Per module: library objects, tool mains, unit tests.
+define module_rules
+$(1)_SRCS := $$(filter-out $(1)/cmd_%.c,$$(wildcard $(1)/*.c))
+$(1)_OBJS := $$(patsubst %.c,$$(BUILD)/%.o,$$($(1)_SRCS))
+$(1)_CMDS := $$(wildcard $(1)/cmd_*.c)
+$(1)_TOOLS := $$(patsubst $(1)/cmd_%.c,$$(BIN)/supkit-%,$$($(1)_CMDS))
+$(1)_TESTS := $$(patsubst tests/unit/$(1)/%.c,$$(BUILD)/tests/$(1)/%,$$(wildcard tests/unit/$(1)/test_*.c))
+$$(BUILD)/lib$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+$$(BIN)/supkit-%: $(1)/cmd_%.c $$(call archives,$(1))
+	@mkdir -p $$(@D) $$(BUILD)/$(1)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$(BUILD)/$(1)/cmd_$$*.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
+$$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1))
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
+endef
+$(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
+
+$(BUILD)/libkernels.a: $(CU_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
+UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS))
+ALL_OBJS := $(foreach m,$(MODULES),$($(m)_OBJS))
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h trainer/backend.h)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+$(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
+	@mkdir -p $(@D) $(BUILD)/front
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $(BUILD)/front/supkit.d -o $@ $< $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+
+.PHONY: all build tools tests cuda deps test test-run demo bench clean install fuzz fuzz-run
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: tools tests cuda
+
+tools: $(TOOLS)
+tests: $(UNIT_TESTS)
+
+# CUDA sources compile wherever nvcc exists (CI cannot run them).
+cuda:
+ifneq ($(NVCC),)
+	@if [ -n "$(CU_SRCS)" ]; then $(MAKE) --no-print-directory $(CU_OBJS) && echo "✓ CUDA backend compiled with $(NVCC)"; else echo "✓ nvcc found ($(NVCC)); no CUDA sources yet"; fi
+else
+	@echo "✗ CUDA backend skipped: nvcc not found (set CUDA_HOME or PATH)"
+endif
+
+deps:
+	@bash scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory test-run
+
+test-run:
+	@BIN=$(BIN) BUILD=$(BUILD) SAN=$(SAN) bash tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory build
+	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	-install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

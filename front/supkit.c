@@ -1,0 +1,75 @@
+/* supkit.c: the front command. `supkit <tool> args` runs `supkit-<tool>` from
+ * the folder this program lives in (then from PATH), git-style. `supkit --help`
+ * lists the tools; `supkit --version` prints the version. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/cli.h"
+#include "lib/err.h"
+
+static const struct {
+	const char *name, *what;
+} tools[] = {
+	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
+	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
+	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
+	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
+	{"verify", "verify a supplement zip or folder against its manifest"},
+	{"unpack", "safely extract a supplement zip"},
+	{"data", "train a BPE tokenizer, tokenize a corpus into shards"},
+	{NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: supkit <tool> [args...]\n       supkit --help | --version\n\ntools:\n");
+	for (int i = 0; tools[i].name; i++)
+		fprintf(f, "  %-8s %s\n", tools[i].name, tools[i].what);
+	fprintf(f, "\n'supkit <tool> --help' shows a tool's options; man supkit-<tool> its manual.\n");
+}
+
+int main(int argc, char **argv)
+{
+	cli_set_prog("supkit");
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("supkit %s\n", SUPKIT_VERSION);
+		return EXIT_OK;
+	}
+	const char *tool = argv[1];
+	int known = 0;
+	for (int i = 0; tools[i].name; i++)
+		known |= !strcmp(tools[i].name, tool);
+	if (!known || strchr(tool, '/'))
+		cli_usage_error("'%s' is not a supkit tool", tool);
+
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char *name = xasprintf("supkit-%s", tool);
+	argv[1] = name;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			char *path = xasprintf("%s/%s", self, name);
+			if (access(path, X_OK) == 0)
+				execv(path, argv + 1);
+			free(path);
+		}
+	}
+	execvp(name, argv + 1);
+	die(EXIT_SYS, "cannot run '%s': %s", name, strerror(errno));
+}

@@ -1,0 +1,129 @@
+/* cli.c: option tables over getopt_long, strict numbers (see cli.h). */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_set_prog(const char *name)
+{
+	const char *s = strrchr(name, '/');
+	err_prog = s ? s + 1 : name;
+}
+
+void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts)
+{
+	fprintf(f, "%s", usage);
+	if (usage[0] && usage[strlen(usage) - 1] != '\n')
+		fputc('\n', f);
+	fprintf(f, "\noptions:\n");
+	for (const struct cli_opt *o = opts; o && o->name; o++) {
+		char left[96];
+		int n = 0;
+		if (o->key > 0 && o->key < 256)
+			n = snprintf(left, sizeof left, "  -%c, --%s", o->key, o->name);
+		else
+			n = snprintf(left, sizeof left, "      --%s", o->name);
+		if (o->arg && n > 0 && (size_t)n < sizeof left)
+			snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
+		fprintf(f, "%-30s %s\n", left, o->help);
+	}
+	fprintf(f, "%-30s %s\n", "  -h, --help", "print this help and exit");
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", err_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try '%s --help')\n", err_prog);
+	exit(EXIT_USAGE);
+}
+
+int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage,
+	      cli_fn fn, void *ctx, int *optind_out, struct err *e)
+{
+	size_t n = 0;
+	while (opts && opts[n].name)
+		n++;
+	struct option *lo = xcalloc(n + 2, sizeof *lo);
+	char *shorts = xcalloc(2 * n + 8, 1);
+	size_t sp = 0;
+	shorts[sp++] = '+'; /* stop at the first operand: subcommands parse the rest */
+	shorts[sp++] = ':';
+	for (size_t i = 0; i < n; i++) {
+		lo[i].name = opts[i].name;
+		lo[i].has_arg = opts[i].arg ? required_argument : no_argument;
+		lo[i].val = opts[i].key;
+		if (opts[i].key > 0 && opts[i].key < 256) {
+			shorts[sp++] = (char)opts[i].key;
+			if (opts[i].arg)
+				shorts[sp++] = ':';
+		}
+	}
+	lo[n].name = "help";
+	lo[n].val = 'h';
+	shorts[sp++] = 'h';
+	optind = 1;
+	opterr = 0;
+	int c, rc = 0;
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (c == 'h') {
+			cli_print_help(stdout, usage, opts);
+			exit(EXIT_OK);
+		}
+		if (c == '?') {
+			if (optopt && optopt < 256)
+				cli_usage_error("unknown option '-%c'", optopt);
+			cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if (c == ':')
+			cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
+		if (fn(c, optarg, ctx, e) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	free(lo);
+	free(shorts);
+	if (optind_out)
+		*optind_out = optind;
+	return rc;
+}
+
+int cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what, struct err *e)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno == ERANGE)
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not an integer", what, s);
+	if (v < lo || v > hi)
+		return err_set(e, EXIT_USAGE, "%s: %lld is out of range [%lld, %lld]", what, v,
+			       (long long)lo, (long long)hi);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *s, double *out, const char *what, struct err *e)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno == ERANGE || !isfinite(v))
+		return err_set(e, EXIT_USAGE, "%s: '%s' is not a finite number", what, s);
+	*out = v;
+	return 0;
+}
+
+int cli_stderr_is_tty(void)
+{
+	return isatty(STDERR_FILENO);
+}

@@ -1,0 +1,47 @@
+/* cli.h: command-line plumbing shared by every tool.
+ *
+ * Options are declared once as a table; the same table drives getopt_long and
+ * prints the OPTIONS part of --help, so help cannot drift from the parser.
+ * Number parsing is strict (whole string, range checked): no atoi.
+ */
+#ifndef SUPKIT_CLI_H
+#define SUPKIT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "err.h"
+
+#define SUPKIT_VERSION "0.1.0"
+
+struct cli_opt {
+	const char *name;   /* long name without "--" */
+	int key;            /* short letter, or a value >= 256 for long-only */
+	const char *arg;    /* argument name shown in help, NULL for a flag */
+	const char *help;   /* one line */
+};
+
+/* Set the program name used in messages (err_prog). */
+void cli_set_prog(const char *name);
+
+/* Parse argv with the table (terminated by an entry with name == NULL).
+ * Calls fn(key, optarg, ctx) for each option; fn returns 0 or -1 (with e set).
+ * --help (-h) prints usage then the table and exits 0; an unknown option or a
+ * missing argument prints one line and exits 2. On return *optind_out is the
+ * index of the first operand. */
+typedef int (*cli_fn)(int key, const char *arg, void *ctx, struct err *e);
+int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage,
+	      cli_fn fn, void *ctx, int *optind_out, struct err *e);
+/* Print "usage: ...\n\noptions:\n..." for the table. */
+void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts);
+
+/* Strict number parsing; on error e names what (e.g. "--steps"). */
+int cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what, struct err *e);
+int cli_parse_double(const char *s, double *out, const char *what, struct err *e);
+
+/* Exit with status 2 and "<prog>: <msg>\n<prog>: try '<prog> --help'" */
+void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* 1 when stderr is a terminal (progress uses one updating line then). */
+int cli_stderr_is_tty(void);
+
+#endif

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# install-deps.sh: install, from Debian packages, every library and tool that
+# supkit's build and tests use, and only those that are missing. Idempotent:
+# a second run checks and does nothing. Needs root (or sudo) only when
+# something is missing.
+#
+#   scripts/install-deps.sh             build + test dependencies
+#   scripts/install-deps.sh --reference also the fixture/benchmark references
+#                                       (python3-torch, python3-regex, node/npm)
+set -euo pipefail
+
+build_pkgs=(gcc make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
+	libopenblas-dev libpcre2-dev libgsl-dev)
+test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
+ref_pkgs=(python3-torch python3-regex nodejs npm clang libclang-rt-14-dev)
+
+want=("${build_pkgs[@]}" "${test_pkgs[@]}")
+[[ "${1:-}" == "--reference" ]] && want+=("${ref_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+	command -v sudo >/dev/null || { echo "install-deps: need root to install ${missing[*]}" >&2; exit 4; }
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# front.sh: the supkit front command.
+source "$(dirname "$0")/lib.sh"
+run supkit --version
+expect_rc 0 "--version exits 0"
+expect_out_contains "supkit " "--version prints the version"
+run supkit --help
+expect_rc 0 "--help exits 0"
+expect_out_contains "replay" "--help lists the tools"
+run supkit nosuchtool
+expect_rc 2 "unknown tool exits 2"
+expect_one_line_err "unknown tool: one line on stderr"
+run supkit
+expect_rc 2 "no tool exits 2"
+finish

@@ -1,0 +1,70 @@
+/* param.h: the parameter table, the contract between the model (model.c),
+ * the optimizer (optim.c), checkpoints and the audits.
+ *
+ * The model owns one table of struct param (made by model_init from the
+ * config): every trained tensor with its checkpoint name (PyTorch state_dict
+ * names, e.g. "transformer.h.3.attn.c_q.weight"), shape, optimizer group and
+ * storage. Memory is owned by the model; the optimizer keeps its own state
+ * (moments, momentum buffers) keyed by the parameter's index in the table.
+ *
+ * Storage: every parameter has an fp32 value `w` that the optimizer updates.
+ * Parameters stored in bf16 in the benchmark (wte, value_embeds, OE tables)
+ * set store = PARAM_BF16: the model computes with bf16(w), and `w` itself is
+ * kept exactly bf16-representable unless the config keeps fp32 master weights
+ * (embed_state = fp32). Gradients `g` are fp32 (fp64 backends use w64/g64).
+ */
+#ifndef SUPKIT_PARAM_H
+#define SUPKIT_PARAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum param_group {
+	PG_LM_HEAD,     /* AdamW, lr 0.004 k */
+	PG_EMBED,       /* wte, value_embeds: AdamW, lr 0.6 k */
+	PG_RESID,       /* resid_lambdas: AdamW, lr 0.005 */
+	PG_SCALAR,      /* x0_lambdas, wte_lambdas, out_lambdas: AdamW, lr 0.5, betas (0.96, 0.95) */
+	PG_MATRIX,      /* block matrices incl. ve_gate: Muon, grouped by shape */
+	PG_QTAU,        /* q_tau: AdamW, lr 0.02 */
+	PG_OE,          /* hashed n-gram tables: moment-free table-RMS update */
+	PG_NGROUPS
+};
+
+enum param_store { PARAM_F32, PARAM_BF16 };
+
+#define PARAM_NAME_MAX 96
+
+struct param {
+	char name[PARAM_NAME_MAX];   /* checkpoint name */
+	int ndim;                    /* 1 or 2 (3 for q_tau) */
+	int64_t shape[3];
+	size_t numel;
+	size_t rows, cols;           /* matrix view: rows = shape[0], cols = numel / rows */
+	enum param_group group;
+	enum param_store store;
+	float *w;                    /* value, fp32 (numel) */
+	float *g;                    /* gradient, fp32 (numel), summed over micro-steps */
+	double *w64, *g64;           /* fp64 mirror for fp64 runs (NULL otherwise) */
+	int frozen_mask;             /* 1 when some entries are masked (q_tau l0_hf16) */
+	uint8_t *mask;               /* numel flags, 1 = frozen at 0 (NULL when none) */
+};
+
+struct param_table {
+	struct param *p;
+	size_t n;
+};
+
+/* The parameter named name, or NULL. */
+static inline struct param *param_find(struct param_table *t, const char *name)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const char *a = t->p[i].name, *b = name;
+		while (*a && *a == *b)
+			a++, b++;
+		if (*a == *b)
+			return &t->p[i];
+	}
+	return NULL;
+}
+
+#endif
