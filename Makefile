@@ -10,7 +10,8 @@
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
 #
 # Folders are modules: every X/*.c except X/cmd_*.c goes into build/libX.a;
-# X/cmd_NAME.c becomes bin/supkit-NAME; tests/unit/X/test_*.c become test
+# X/cmd_NAME.c becomes bin/supkit-NAME (X/sub_*.c, its subcommands, are
+# linked into every tool of X); tests/unit/X/test_*.c become test
 # binaries linked with X's archives. New files need no Makefile edit.
 
 SHELL := /bin/bash
@@ -67,13 +68,14 @@ $(1)_SRCS := $$(filter-out $(1)/cmd_%.c,$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$$(BUILD)/%.o,$$($(1)_SRCS))
 $(1)_CMDS := $$(wildcard $(1)/cmd_*.c)
 $(1)_TOOLS := $$(patsubst $(1)/cmd_%.c,$$(BIN)/supkit-%,$$($(1)_CMDS))
+$(1)_SUBOBJS := $$(patsubst %.c,$$(BUILD)/%.o,$$(wildcard $(1)/sub_*.c))
 $(1)_TESTS := $$(patsubst tests/unit/$(1)/%.c,$$(BUILD)/tests/$(1)/%,$$(wildcard tests/unit/$(1)/test_*.c))
 $$(BUILD)/lib$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
-$$(BIN)/supkit-%: $(1)/cmd_%.c $$(call archives,$(1))
+$$(BIN)/supkit-%: $(1)/cmd_%.c $$($(1)_SUBOBJS) $$(call archives,$(1))
 	@mkdir -p $$(@D) $$(BUILD)/$(1)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$(BUILD)/$(1)/cmd_$$*.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$(BUILD)/$(1)/cmd_$$*.d -o $$@ $$< $$($(1)_SUBOBJS) $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
 $$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1))
 	@mkdir -p $$(@D)
 	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
