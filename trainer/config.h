@@ -1,0 +1,150 @@
+/* config.h: the trainer configuration (SPEC sections 1-4 and 9), shared by
+ * supkit-train, supkit-audit and the demo.
+ *
+ * File format: text, one `key = value` a line, `#` starts a comment, blank
+ * lines ignored; unknown keys, malformed values, out-of-range values and
+ * conflicting switches are errors naming file and line. Later lines override
+ * earlier ones; `--set key=value` overrides apply after the file (named
+ * "--set" in messages). Defaults equal the benchmark (depth 8, V 8192,
+ * T 2048, B 64, K 4, 953 steps, baseline arm 00_dense_native).
+ *
+ * The canonical printed form (config_print) lists every key in a fixed order
+ * with its resolved value, one `key = value` a line; its SHA-256
+ * (config_sha256) identifies a run.
+ *
+ * Implementation: trainer/config.c (one table of keys drives parsing,
+ * defaults, range checks and printing).
+ */
+#ifndef SUPKIT_CONFIG_H
+#define SUPKIT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/err.h"
+
+enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: random c_proj (tests) */
+enum cfg_dtype { DTYPE_F32, DTYPE_F64 };                 /* CPU compute precision */
+enum cfg_backend { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
+enum cfg_polar { POLAR_BF16, POLAR_FP32 };
+enum cfg_muoneq { MUONEQ_OFF, MUONEQ_BIEQ, MUONEQ_R, MUONEQ_RC };
+enum cfg_neumann_site { NEUMANN_DIRECTION, NEUMANN_GRADIENT };
+enum cfg_embed_state { EMBED_STATE_BF16, EMBED_STATE_FP32 };
+enum cfg_wd_schedule { WD_LINEAR, WD_COSINE };
+enum cfg_qk_scale { QK_SCALE_NONE, QK_SCALE_PAIR, QK_SCALE_UNTIED, QK_SCALE_HEAD };
+enum cfg_qk_mask { QK_MASK_NONE, QK_MASK_L0_HF16 };
+enum cfg_anchor { ANCHOR_SEPARATE, ANCHOR_SHARED };
+enum cfg_step0 {
+	STEP0_NONE, STEP0_NOSTEP0, STEP0_MOM_ONLY_NODISP, STEP0_DISP_ONLY_NOMOM,
+	STEP0_DISP_STEPCOUNT_NOMOM, STEP0_NOSTEP0_ALL
+};
+
+struct config {
+	/* identity */
+	char arm[64];              /* arm = 00_dense_native */
+	uint64_t seed;             /* seed = 42 */
+
+	/* model (SPEC 1) */
+	int depth;                 /* depth = 8 (L) */
+	int model_dim;             /* model_dim = 0: d = ceil(64 L / 128) * 128 */
+	int head_dim;              /* head_dim = 128 */
+	int vocab_size;            /* vocab_size = 8192 (V) */
+	int seq_len;               /* seq_len = 2048 (T) */
+	char window_pattern[32];   /* window_pattern = SSSL */
+	int ve_gate_channels;      /* ve_gate_channels = 32 */
+	double norm_eps;           /* norm_eps = 1.1920928955078125e-07 (2^-23) */
+	double softcap;            /* softcap = 15 */
+	double rope_base;          /* rope_base = 10000 */
+	enum cfg_init init;        /* init = benchmark | dense */
+	char init_from[512];       /* init_from = (empty) | FILE.safetensors */
+
+	/* batch and schedule (SPEC 2) */
+	int batch_rows;            /* batch_rows = 64 (B) */
+	int grad_accum;            /* grad_accum = 4 (K) */
+	int steps;                 /* steps = 953 (S) */
+	int warmup_steps;          /* warmup_steps = 11 (not timed; schedule offset) */
+	double warmdown_ratio;     /* warmdown_ratio = 0.5 */
+	double max_loss;           /* max_loss = 100 (fast-fail) */
+
+	/* optimizer (SPEC 2) */
+	double lr_lm_head;         /* lr_lm_head = 0.004 (times k = (d/768)^-0.5) */
+	double lr_embed;           /* lr_embed = 0.6 (times k) */
+	double lr_resid;           /* lr_resid = 0.005 */
+	double lr_scalar;          /* lr_scalar = 0.5 */
+	double lr_matrix;          /* lr_matrix = 0.04 */
+	double lr_qtau;            /* lr_qtau = 0.02 */
+	double muon_wd;            /* muon_wd = 0.2 */
+	double muon_beta2;         /* muon_beta2 = 0.95 */
+	double momentum_start;     /* momentum_start = 0.85 */
+	double momentum_end;       /* momentum_end = 0.95 */
+	int momentum_warmup;       /* momentum_warmup = 300 */
+	double lr_scale;           /* lr_scale = 1 */
+	double muon_wd_scale;      /* muon_wd_scale = 1 */
+
+	/* arms (SPEC 3) */
+	int oe;                    /* oe = 0 | 1 */
+	int64_t oe_m;              /* oe_m = 150855 */
+	int oe_n;                  /* oe_n = 3 (largest n-gram) */
+	int oe_k;                  /* oe_k = 2 (tables per n) */
+	double oe_lr;              /* oe_lr = 0.6 (times k) */
+	enum cfg_muoneq muoneq;    /* muoneq = off | bieq | r | rc */
+	double bieq_tau;           /* bieq_tau = 25 (0 = undamped) */
+	int cooldown;              /* cooldown = 0 | 1 */
+	enum cfg_polar polar;      /* polar = bf16 | fp32 */
+	int neumann;               /* neumann = 0 | 1 */
+	double neumann_tau;        /* neumann_tau = 80 */
+	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */
+	int table_neumann;         /* table_neumann = 0 | 1 (needs oe) */
+	enum cfg_embed_state embed_state;   /* embed_state = bf16 | fp32 */
+	enum cfg_wd_schedule muon_wd_schedule; /* muon_wd_schedule = linear | cosine */
+	enum cfg_qk_scale qk_scale;/* qk_scale = none | pair | untied | head */
+	enum cfg_qk_mask qk_mask;  /* qk_mask = none | l0_hf16 (needs qk_scale) */
+	int wte_lambdas;           /* wte_lambdas = 0 | 1 (decoupled routing) */
+	int out_lambdas;           /* out_lambdas = 0 | 1 (needs wte_lambdas) */
+	enum cfg_anchor anchor;    /* anchor = separate | shared */
+	double shared_eps;         /* shared_eps = 1e-6 */
+	enum cfg_step0 step0;      /* step0 = none | nostep0 | mom_only_nodisp | disp_only_nomom
+	                              | disp_stepcount_nomom | nostep0_all */
+
+	/* data and evaluation (SPEC 4) */
+	char data_dir[512];        /* data_dir = (empty) | folder with shards + tokenizer */
+	int64_t eval_tokens;       /* eval_tokens = 20971520 (validation targets) */
+	int64_t heldout_tokens;    /* heldout_tokens = 20971520 */
+	int loader_buffer;         /* loader_buffer = 1000 (documents) */
+
+	/* run */
+	enum cfg_backend backend;  /* backend = auto | cpu | cuda */
+	enum cfg_dtype dtype;      /* dtype = fp32 | fp64 (CPU backend) */
+	int threads;               /* threads = 0 (0 = all cores) */
+	int checkpoint_every;      /* checkpoint_every = 0 (0 = only at the end) */
+	int eval_every;            /* eval_every = 0 (0 = only at the end) */
+};
+
+/* Defaults (the benchmark baseline). */
+void config_defaults(struct config *c);
+/* Parse a config file over c (start from defaults first). 0 or -1 with
+ * "FILE:LINE: message" in e. */
+int config_load_file(struct config *c, const char *path, struct err *e);
+/* Parse text (name used in messages) over c. */
+int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);
+/* Apply one "key=value" override (from --set). */
+int config_set(struct config *c, const char *kv, struct err *e);
+/* Check cross-key constraints (e.g. qk_mask needs qk_scale, out_lambdas needs
+ * wte_lambdas, table_neumann needs oe, T divisible into windows); names the
+ * offending key. Called by load/set users after all overrides. */
+int config_validate(const struct config *c, struct err *e);
+/* Canonical text, every key in table order; caller frees. */
+char *config_print(const struct config *c);
+/* SHA-256 hex of config_print (hex holds 65 bytes). */
+void config_sha256(const struct config *c, char *hex);
+
+/* Derived sizes (SPEC 1). */
+int config_model_dim(const struct config *c);           /* d */
+int config_heads(const struct config *c);               /* H = d / head_dim */
+/* Window of layer i in tokens (pattern repeated, last layer always T). */
+int config_window(const struct config *c, int layer);
+/* 1 when layer i carries value embeddings: i % 2 == (L-1) % 2. */
+int config_is_ve_layer(const struct config *c, int layer);
+/* k = (d/768)^-0.5, the AdamW lr scale of lm_head, embeddings and OE. */
+double config_lr_k(const struct config *c);
+
+#endif
