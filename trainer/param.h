@@ -47,6 +47,9 @@ struct param {
 	double *w64, *g64;           /* fp64 mirror for fp64 runs (NULL otherwise) */
 	int frozen_mask;             /* 1 when some entries are masked (q_tau l0_hf16) */
 	uint8_t *mask;               /* numel flags, 1 = frozen at 0 (NULL when none) */
+	uint32_t *counts;            /* OE tables: visits per row summed over the K
+	                                micro-steps of this step (rows), reset by the
+	                                optimizer after its update; NULL otherwise */
 };
 
 struct param_table {
