@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# man.sh: the manual stays true to the code. Every tool has a man page; the
+# assembled pages (supkit-audit.1, supkit-formats.5) are up to date with their
+# fragments; every long option that a tool's (or subcommand's) --help prints
+# appears in its man page as ".Fl -name".
+source "$(dirname "$0")/lib.sh"
+cd "$SUPKIT_ROOT"
+
+if bash scripts/make-man.sh --check 2>"$TMP/mm"; then ok "assembled man pages up to date"
+else errout=$(cat "$TMP/mm"); bad "assembled man pages up to date"; fi
+
+check_opts() { # page, command...
+	local page=$1; shift
+	local help missing=()
+	help=$("$@" --help 2>/dev/null) || { bad "$* --help exits 0"; return; }
+	while read -r opt; do
+		[[ "$opt" == help ]] && continue
+		grep -q -- "Fl -$opt\b" "$page" || missing+=("--$opt")
+	done < <(grep -oE '^\s+(-[a-zA-Z0-9], )?--[a-z0-9][a-z0-9-]*' <<<"$help" | sed -E 's/.*--//')
+	if ((${#missing[@]} == 0)); then ok "$* --help options in $(basename "$page")"
+	else bad "$* --help options in $(basename "$page")" "not documented: ${missing[*]}"; fi
+	# subcommands listed under "subcommands:" or "commands:"
+	if [[ $# -eq 1 ]]; then
+		local subs
+		subs=$(awk '/^(sub)?commands:$/{f=1;next} f&&/^  [a-z0-9-]+/{print $1} f&&/^$/{f=0}' <<<"$help")
+		for s in $subs; do check_opts "$page" "$1" "$s"; done
+	fi
+}
+
+for t in "$SUPKIT_BIN"/supkit-*; do
+	name=$(basename "$t")
+	page=man/$name.1
+	if [[ -f "$page" ]]; then ok "$name has a man page"; else bad "$name has a man page" "no $page"; continue; fi
+	check_opts "$page" "$t"
+done
+if [[ -f man/supkit.1 ]]; then ok "supkit(1) exists"; else bad "supkit(1) exists"; fi
+finish
