@@ -106,7 +106,11 @@ $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: tools tests cuda
+# tests/fuzz/fuzz.mk (libFuzzer harnesses) adds FUZZ_REPLAY: plain drivers that replay the
+# committed regression inputs inside make test; and the fuzz / fuzz-run targets.
+-include tests/fuzz/fuzz.mk
+
+build: tools tests cuda $(FUZZ_REPLAY)
 
 tools: $(TOOLS)
 tests: $(UNIT_TESTS)
