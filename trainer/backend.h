@@ -1,0 +1,179 @@
+/* backend.h: the operations the model (and later the optimizer) run on, as
+ * one table of function pointers (struct backend_ops), so that the CPU
+ * reference (trainer/backend_cpu.c) and the CUDA backend (kernels/, a later
+ * issue) implement the same operations with the same argument order.
+ *
+ * Tensors carry a data pointer, a dtype and a shape (row-major, contiguous).
+ * Matrix ops view a tensor as 2-D: rows = product of all dims but the last,
+ * cols = the last dim. Every floating operand of one op has the same dtype
+ * (TD_F32 or TD_F64); index tensors are int32 arrays passed as pointers. A
+ * shape or dtype mismatch is a programming error: the CPU backend aborts
+ * with the op's name. `accum` arguments: 0 = overwrite the output, 1 = add
+ * into it (gradients are summed, never cleared by an op).
+ *
+ * Shape letters: N rows (= B*T tokens), C width, H heads, D head width,
+ * V vocabulary, R rows of a chunk.
+ *
+ * Left out here: polar iterations and optimizer reductions (the optimizer's
+ * issue adds them, CPU first), bf16 compute (the CPU backend computes in
+ * fp32 or fp64 on bf16-representable values; TD_BF16 is storage only).
+ * Reference: SPEC section 1 (model), shared/DESIGN.md (Backends).
+ */
+#ifndef SUPKIT_BACKEND_H
+#define SUPKIT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tdtype { TD_F32, TD_F64, TD_BF16 };
+
+#define TENSOR_MAX_DIMS 4
+
+struct tensor {
+	void *data;
+	enum tdtype dtype;
+	int ndim;
+	int64_t shape[TENSOR_MAX_DIMS];
+};
+
+/* A view of data (not owned) with dims shape[0..ndim-1]. */
+static inline struct tensor tensor_2d(void *data, enum tdtype dt, int64_t r, int64_t c)
+{
+	struct tensor t = { data, dt, 2, { r, c, 1, 1 } };
+	return t;
+}
+static inline struct tensor tensor_1d(void *data, enum tdtype dt, int64_t n)
+{
+	struct tensor t = { data, dt, 1, { n, 1, 1, 1 } };
+	return t;
+}
+static inline int64_t tensor_numel(const struct tensor *t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < t->ndim; i++)
+		n *= t->shape[i];
+	return n;
+}
+static inline int64_t tensor_cols(const struct tensor *t)
+{
+	return t->shape[t->ndim - 1];
+}
+static inline int64_t tensor_rows(const struct tensor *t)
+{
+	return tensor_numel(t) / tensor_cols(t);
+}
+static inline size_t tdtype_size(enum tdtype d)
+{
+	return d == TD_F64 ? 8 : d == TD_F32 ? 4 : 2;
+}
+
+struct backend_ops {
+	const char *name;                       /* "cpu" */
+
+	/* ---- memory and elementwise ---- */
+	/* x = 0 */
+	void (*zero)(struct tensor *x);
+	/* y = a*x + b*y; x, y same numel */
+	void (*axpby)(struct tensor *y, double a, const struct tensor *x, double b);
+	/* sum_i x_i y_i, accumulated in fp64; x, y same numel */
+	double (*dot)(const struct tensor *x, const struct tensor *y);
+	/* out (N,k) = x[:, c0:c0+k] (accum 0) or += (accum 1); x is (N,C) */
+	void (*cols_get)(struct tensor *out, const struct tensor *x, int64_t c0, int accum);
+	/* out[:, c0:c0+k] += x (N,k); out is (N,C) */
+	void (*cols_add)(struct tensor *out, const struct tensor *x, int64_t c0);
+
+	/* ---- matmul (cblas sgemm / dgemm) ---- */
+	/* out (M,N) = alpha * op(a) op(b) + beta * out; op(a) is (M,K): a is
+	 * (M,K) or, with ta, (K,M); op(b) is (K,N): b is (K,N) or, with tb, (N,K).
+	 * A linear layer y = x W^T is matmul(y, x, W, 0, 1, 1, 0). */
+	void (*matmul)(struct tensor *out, const struct tensor *a, const struct tensor *b,
+		       int ta, int tb, double alpha, double beta);
+
+	/* ---- normalisation ---- */
+	/* out (N,C) = x / sqrt(mean(x^2) + eps) per row; rstd (N) keeps the
+	 * reciprocal. out may alias x. */
+	void (*rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+			    double eps);
+	/* dx (N,C) (+)= rstd * (dout - out * mean(dout * out)), from the forward's
+	 * out and rstd. */
+	void (*rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout, const struct tensor *out,
+			    const struct tensor *rstd, int accum);
+	/* Normalise x by the RMS of another row s: out (N,C) = x * r with
+	 * r = 1/sqrt(mean(s^2) + eps) (N) (the shared routing anchor). */
+	void (*rmsnorm_ref_fwd)(struct tensor *out, struct tensor *r, const struct tensor *x,
+				const struct tensor *s, double eps);
+	/* dx (+)= r * dout;  ds (+)= -r^3/C * sum(dout * x) * s  (N,C each). */
+	void (*rmsnorm_ref_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+				const struct tensor *x, const struct tensor *s,
+				const struct tensor *r, int accum);
+
+	/* ---- rotary embedding (split-half) ---- */
+	/* x (B*T,H,D) in place: for plane c < D/2 at position t = row % T,
+	 * (x1, x2) = (x[c], x[c+D/2]) -> (x1 cos + x2 sin, -x1 sin + x2 cos);
+	 * cos, sin are (T', D/2) with T' >= T. */
+	void (*rope_fwd)(struct tensor *x, const struct tensor *cos, const struct tensor *sin,
+			 int64_t T);
+	/* The transpose (inverse rotation) on a gradient, in place. */
+	void (*rope_bwd)(struct tensor *dx, const struct tensor *cos, const struct tensor *sin,
+			 int64_t T);
+
+	/* ---- attention ---- */
+	/* Causal sliding-window attention. q, k, v, y are (B,T,H,D); lse (B,H,T)
+	 * keeps each query row's log-sum-exp. Query t sees keys s with
+	 * t - window <= s <= t; scores are scale * q.k. Scores are made one
+	 * row block at a time (never T x T). */
+	void (*attn_fwd)(struct tensor *y, struct tensor *lse, const struct tensor *q,
+			 const struct tensor *k, const struct tensor *v, int64_t window, double scale);
+	/* dq, dk, dv (B,T,H,D) = gradients (overwritten) from dy and the forward's
+	 * q, k, v, y, lse. */
+	void (*attn_bwd)(struct tensor *dq, struct tensor *dk, struct tensor *dv,
+			 const struct tensor *dy, const struct tensor *q, const struct tensor *k,
+			 const struct tensor *v, const struct tensor *y, const struct tensor *lse,
+			 int64_t window, double scale);
+
+	/* ---- loss ---- */
+	/* Softcapped cross-entropy on a chunk of rows. logits (R,V) in: z =
+	 * cap * tanh(l / cap); loss (R) = logsumexp(z) - z[target] (0 where
+	 * target < 0). When dscale != 0, logits is overwritten with the gradient
+	 * of dscale * sum(loss) with respect to the raw logits l. Returns the
+	 * number of rows with target >= 0. */
+	int64_t (*softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			      double cap, double dscale);
+
+	/* ---- embeddings ---- */
+	/* out[:, c0:c0+k] (+)= table[idx[n]] for n < N; table (Vt,k) of dtype
+	 * TD_F32, TD_F64 or TD_BF16 (converted); with round_bf16 each value is
+	 * rounded to bf16 first (bf16-stored parameters with fp32 masters).
+	 * Rows are indexed by idx (int32, N entries, 0 <= idx < Vt). */
+	void (*embed_gather)(struct tensor *out, const struct tensor *table, const int32_t *idx,
+			     int64_t c0, int round_bf16, int accum);
+	/* gtable[idx[n]] += dout[n, c0:c0+k]; gtable (Vt,k), dout (N,C). */
+	void (*embed_scatter_add)(struct tensor *gtable, const struct tensor *dout,
+				  const int32_t *idx, int64_t c0);
+
+	/* ---- activations and gates ---- */
+	/* out = relu(h)^2 (same shape; out may alias h only if h is not needed
+	 * for the backward) */
+	void (*relu2_fwd)(struct tensor *out, const struct tensor *h);
+	/* dh = dout * 2 relu(h) */
+	void (*relu2_bwd)(struct tensor *dh, const struct tensor *dout, const struct tensor *h);
+	/* Value-embedding gate: v (N,H*D) += 2 sigmoid(glog[n,h]) * ve[n, h*D + c];
+	 * glog (N,H). */
+	void (*ve_gate_fwd)(struct tensor *v, const struct tensor *glog, const struct tensor *ve);
+	/* dglog (N,H) = sum_c dv*ve * 2 s (1-s); dve (N,H*D) = 2 s dv (overwrite). */
+	void (*ve_gate_bwd)(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+			    const struct tensor *glog, const struct tensor *ve);
+	/* out (N,K) = x * s[k] (s (K) broadcast over rows); out may alias x. */
+	void (*mul_cols_fwd)(struct tensor *out, const struct tensor *x, const struct tensor *s);
+	/* dx (N,K) = dout * s (dx may alias dout); ds (K) += sum_n dout * x when
+	 * ds != NULL (x is the forward's input, read before dx is written). */
+	void (*mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			     const struct tensor *x, const struct tensor *s);
+};
+
+/* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */
+const struct backend_ops *backend_cpu(void);
+/* Threads for OpenBLAS (0 = all cores). */
+void backend_cpu_set_threads(int n);
+
+#endif

@@ -1,0 +1,81 @@
+/* model.h: the benchmark GPT (SPEC section 1) and its model-side arms (SPEC
+ * section 3: OE hashed n-gram tables, post-QK-norm scaling q_tau, decoupled
+ * routing with wte_lambdas / out_lambdas), forward and backward written once
+ * against trainer/backend.h.
+ *
+ * Ownership: the model owns its parameter table (struct param_table, made
+ * from paramspec_build in paramspec order: one block of memory, pointers
+ * carved out), the activations of the last forward, and its scratch. The
+ * optimizer updates p->w (fp32 runs) or p->w64 (fp64 runs) in place and
+ * reads p->g / p->g64 and p->counts; it keeps its own state.
+ *
+ * Precision (cfg->dtype): fp32 runs compute in fp32, with bf16-stored
+ * parameters (wte, value_embeds, OE tables) rounded to bf16 when read and
+ * the RoPE cos/sin rounded to bf16; gradients go to p->g (fp32). fp64 runs
+ * compute everything in fp64 from p->w64 into p->g64 (no bf16 rounding but
+ * the initial values); p->w and p->g are allocated too (w mirrors w64 after
+ * model_sync_f32).
+ *
+ * Tokens are int32: inputs in [0, V), targets in [0, V) or < 0 (ignored).
+ * Errors (bad config, bad token id, bad checkpoint) return -1 with a message
+ * in e (code EXIT_USAGE for bad input, EXIT_SYS for I/O).
+ */
+#ifndef SUPKIT_MODEL_H
+#define SUPKIT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/err.h"
+#include "trainer/backend.h"
+#include "trainer/config.h"
+#include "trainer/param.h"
+#include "trainer/paramspec.h"
+
+struct model;
+
+/* Build the model for cfg (validated by the caller), allocate the parameter
+ * table and initialise it: from cfg->init_from (a checkpoint) when set, else
+ * from cfg->seed with lib/rng in paramspec order (normal a*N(0,1), uniform
+ * a*(2u-1); bf16-stored parameters rounded to bf16). init = dense also draws
+ * the zero-initialised tensors (both c_proj, ve_gate, and the arms' OE
+ * tables, q_tau, wte_lambdas, out_lambdas) from U(-s, s), s = sqrt(3/cols)
+ * (s = 0.1 for q_tau and the lambdas, bf16-rounded for OE tables), masked
+ * q_tau entries staying 0: for tests, so that every gradient is non-zero.
+ * The backend is the CPU one (the CUDA one comes with kernels/). */
+int model_create(const struct config *cfg, struct model **out, struct err *e);
+void model_free(struct model *m);
+
+struct param_table *model_params(struct model *m);
+const struct config *model_config(const struct model *m);
+const struct param_spec *model_spec(const struct model *m, size_t *n);
+const struct backend_ops *model_backend(const struct model *m);
+size_t model_param_count(const struct model *m);     /* total numel */
+
+/* One micro-step: forward on inputs (B*T), cross-entropy against targets,
+ * backward of loss_scale * mean loss, gradients ADDED into p->g (or g64)
+ * and OE visit counts ADDED into p->counts. *loss = mean loss over targets
+ * >= 0 (unscaled). T <= cfg->seq_len. */
+int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t *targets,
+			   int B, int T, double loss_scale, double *loss, struct err *e);
+/* Forward only (evaluation): per-token losses in nats into losses (B*T,
+ * NULL to skip; 0 where target < 0) and their mean into *loss. */
+int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *targets,
+		       int B, int T, float *losses, double *loss, struct err *e);
+/* Zero every gradient (g, g64) and OE count. */
+void model_zero_grad(struct model *m);
+
+/* fp64 runs: copy w64 into w (rounded to fp32), or w into w64. No-op in fp32. */
+void model_sync_f32(struct model *m);
+void model_sync_from_f32(struct model *m);
+
+/* Bytes held now (parameters, gradients, activations, scratch) and the
+ * largest figure seen. */
+size_t model_bytes(const struct model *m);
+size_t model_peak_bytes(const struct model *m);
+
+/* Debug/audit hooks: the final pre-norm state x (N,C) and the anchors x0,
+ * x0_wte (N,C) of the last forward, in the run dtype; NULL before one. */
+const void *model_last_x0(const struct model *m);
+const void *model_last_x0_wte(const struct model *m);
+
+#endif
