@@ -1,0 +1,367 @@
+/* test_safetensors.c: lib/safetensors.c against files built byte by byte in
+ * Python (tests/fixtures/safetensors/make.py: struct + json, BF16 through
+ * PyTorch, F16 through numpy): values of every dtype, the content digest,
+ * the writer's exact bytes, and hostile files each refused with a message
+ * naming the file and the tensor. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/bf16.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/rng.h"
+#include "lib/safetensors.h"
+#include "t.h"
+
+static char *fix(const char *name)
+{
+	char *d = path_join(t_fixtures(), "safetensors");
+	char *p = path_join(d, name);
+	free(d);
+	return p;
+}
+
+static cJSON *expected(void)
+{
+	struct err e;
+	char *p = fix("expected.json");
+	cJSON *j = json_read_file(p, 0, &e);
+	if (!j)
+		printf("  %s\n", e.msg);
+	free(p);
+	return j;
+}
+
+/* Compare every tensor of f with expected.json's "tensors". */
+static void check_values(const struct st_file *f, const cJSON *tens)
+{
+	CHECK(f->n == (size_t)cJSON_GetArraySize(tens));
+	for (const cJSON *ent = tens->child; ent; ent = ent->next) {
+		const struct st_tensor *t = st_find(f, ent->string);
+		CHECKF(t != NULL, "tensor %s missing", ent->string);
+		if (!t)
+			continue;
+		const cJSON *dt = cJSON_GetObjectItem(ent, "dtype");
+		CHECK_STREQ(st_dtype_name(t->dtype), dt->valuestring);
+		const cJSON *sh = cJSON_GetObjectItem(ent, "shape");
+		CHECK(t->ndim == cJSON_GetArraySize(sh));
+		int k = 0;
+		for (const cJSON *d = sh->child; d; d = d->next, k++)
+			CHECK(t->shape[k] == (int64_t)d->valuedouble);
+		const cJSON *vals = cJSON_GetObjectItem(ent, "values");
+		uint64_t n = st_numel(t);
+		CHECK(n == (uint64_t)cJSON_GetArraySize(vals));
+		double *v = xmalloc((n + 1) * sizeof *v);
+		float *vf = xmalloc((n + 1) * sizeof *vf);
+		struct err e;
+		int isfloat = dt->valuestring[0] == 'F' || !strcmp(dt->valuestring, "BF16");
+		if (isfloat) {
+			CHECK(st_to_f64(t, v, &e) == 0);
+			CHECK(st_to_f32(t, vf, &e) == 0);
+			size_t i = 0;
+			for (const cJSON *x = vals->child; x; x = x->next, i++) {
+				double want = strtod(x->valuestring, NULL);
+				CHECKF(memcmp(&v[i], &want, 8) == 0, "%s[%zu] = %a, want %a", t->name, i,
+				       v[i], want);
+				CHECKF(vf[i] == (float)want || (vf[i] != vf[i] && want != want),
+				       "%s[%zu] f32", t->name, i);
+			}
+		} else {
+			CHECK(st_to_f64(t, v, &e) == -1);
+			CHECK(strstr(e.msg, t->name) != NULL);
+			size_t i = 0, es = st_dtype_size(t->dtype);
+			const unsigned char *p = t->data;
+			for (const cJSON *x = vals->child; x; x = x->next, i++) {
+				int64_t got = 0;
+				switch (t->dtype) {
+				case ST_I64: memcpy(&got, p + es * i, 8); break;
+				case ST_I32: { int32_t q; memcpy(&q, p + es * i, 4); got = q; break; }
+				case ST_U16: { uint16_t q; memcpy(&q, p + es * i, 2); got = q; break; }
+				default: got = p[i]; break;
+				}
+				CHECKF((double)got == x->valuedouble, "%s[%zu] = %lld", t->name, i,
+				       (long long)got);
+			}
+		}
+		free(v);
+		free(vf);
+	}
+}
+
+TEST(reads_python_built_file)
+{
+	cJSON *x = expected();
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	struct err e;
+	struct st_file f;
+	char *p = fix("ref_small.safetensors");
+	int rc = st_open(&f, p, &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		check_values(&f, cJSON_GetObjectItem(x, "tensors"));
+		CHECK(f.n_meta == 2);
+		const cJSON *m = cJSON_GetObjectItem(x, "metadata");
+		for (size_t i = 0; i < f.n_meta; i++)
+			CHECK_STREQ(f.meta_vals[i], cJSON_GetObjectItem(m, f.meta_keys[i])->valuestring);
+		char hex[65];
+		st_digest(&f, hex);
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "digest")->valuestring);
+		CHECK(st_find(&f, "nope") == NULL);
+		st_close(&f);
+	}
+	free(p);
+	cJSON_Delete(x);
+}
+
+TEST(digest_ignores_order_layout_padding)
+{
+	cJSON *x = expected();
+	if (!x)
+		return;
+	struct err e;
+	struct st_file f;
+	char *p = fix("ref_reordered.safetensors");
+	int rc = st_open(&f, p, &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		check_values(&f, cJSON_GetObjectItem(x, "tensors"));
+		char hex[65];
+		st_digest(&f, hex);
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "digest")->valuestring);
+		CHECK(f.n_meta == 0);
+		st_close(&f);
+	}
+	free(p);
+	cJSON_Delete(x);
+}
+
+TEST(open_mem_matches_open)
+{
+	char *p = fix("ref_small.safetensors");
+	char *buf;
+	size_t len;
+	struct err e;
+	CHECK(file_read_all(p, 0, &buf, &len, &e) == 0);
+	struct st_file a, b;
+	CHECK(st_open(&a, p, &e) == 0);
+	CHECK(st_open_mem(&b, buf, len, "mem", &e) == 0);
+	char ha[65], hb[65];
+	st_digest(&a, ha);
+	st_digest(&b, hb);
+	CHECK_STREQ(ha, hb);
+	CHECK(a.n == b.n && a.data_start == b.data_start);
+	st_close(&a);
+	st_close(&b);
+	/* Every proper prefix is refused (the data runs to the last byte). */
+	int refused = 0;
+	for (size_t n = 0; n < len; n++) {
+		struct st_file f;
+		if (st_open_mem(&f, buf, n, "cut.safetensors", &e) == 0) {
+			st_close(&f);
+			continue;
+		}
+		refused++;
+		if (!strstr(e.msg, "'cut.safetensors'"))
+			CHECKF(0, "prefix %zu: %s", n, e.msg);
+	}
+	CHECKF(refused == (int)len, "%d of %zu prefixes refused", refused, len);
+	free(buf);
+	free(p);
+}
+
+TEST(hostile_files_refused)
+{
+	cJSON *x = expected();
+	if (!x)
+		return;
+	const cJSON *h = cJSON_GetObjectItem(x, "hostile");
+	CHECK(cJSON_GetArraySize(h) >= 15);
+	for (const cJSON *c = h->child; c; c = c->next) {
+		const char *fn = cJSON_GetObjectItem(c, "file")->valuestring;
+		const cJSON *tn = cJSON_GetObjectItem(c, "tensor");
+		const char *phrase = cJSON_GetObjectItem(c, "contains")->valuestring;
+		char *p = fix(fn);
+		struct st_file f;
+		struct err e;
+		err_clear(&e);
+		int rc = st_open(&f, p, &e);
+		CHECKF(rc == -1, "%s accepted", fn);
+		if (rc == 0) {
+			st_close(&f);
+		} else {
+			CHECKF(e.code == EXIT_USAGE, "%s: code %d", fn, e.code);
+			CHECKF(strstr(e.msg, fn) != NULL, "%s: message lacks the file: %s", fn, e.msg);
+			CHECKF(strstr(e.msg, phrase) != NULL, "%s: message lacks '%s': %s", fn, phrase, e.msg);
+			CHECKF(!strchr(e.msg, '\n'), "%s: message not one line", fn);
+			if (cJSON_IsString(tn)) {
+				char *q = xasprintf("tensor '%s'", tn->valuestring);
+				CHECKF(strstr(e.msg, q) != NULL, "%s: message lacks %s: %s", fn, q, e.msg);
+				free(q);
+			}
+		}
+		free(p);
+	}
+	cJSON_Delete(x);
+}
+
+/* A header of n empty U8 tensors. */
+static char *many_tensors(size_t n, size_t *len)
+{
+	size_t cap = 64 + n * 64;
+	char *b = xmalloc(cap);
+	size_t o = 8;
+	b[o++] = '{';
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(b + o, cap - o, "%s\"t%zu\":{\"dtype\":\"U8\",\"shape\":[0],"
+				      "\"data_offsets\":[0,0]}", i ? "," : "", i);
+	b[o++] = '}';
+	uint64_t hl = o - 8;
+	for (int i = 0; i < 8; i++)
+		b[i] = (char)(hl >> (8 * i));
+	*len = o;
+	return b;
+}
+
+TEST(too_many_tensors)
+{
+	size_t len;
+	struct err e;
+	struct st_file f;
+	char *b = many_tensors(SAFETENSORS_MAX_TENSORS, &len);
+	CHECKF(st_open_mem(&f, b, len, "max.safetensors", &e) == 0, "%s", e.msg);
+	CHECK(f.n == SAFETENSORS_MAX_TENSORS);
+	st_close(&f);
+	free(b);
+	b = many_tensors(SAFETENSORS_MAX_TENSORS + 1, &len);
+	CHECK(st_open_mem(&f, b, len, "many.safetensors", &e) == -1);
+	CHECK(strstr(e.msg, "'many.safetensors'") && strstr(e.msg, "more than 65536 tensors"));
+	CHECK(strstr(e.msg, "tensor 't65536'") != NULL);
+	free(b);
+}
+
+TEST(writer_matches_python_bytes)
+{
+	float w[6];
+	bf16 bb[4];
+	double mid = 3.5;
+	for (int i = 0; i < 6; i++)
+		w[i] = (float)i * 0.25f - 1.0f;
+	for (int i = 0; i < 4; i++)
+		bb[i] = bf16_from_f32((float)i - 2.0f);
+	int64_t s23[2] = {2, 3}, s4[1] = {4};
+	char dir[] = "/tmp/supkit-st-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	const char *dump = getenv("SUPKIT_ST_WRITE");  /* for make.py check */
+	char *out = dump ? xstrdup(dump) : path_join(dir, "w.safetensors");
+	struct st_writer wr;
+	struct err e;
+	st_writer_init(&wr);
+	st_writer_add(&wr, "zeta", ST_F32, 2, s23, w);
+	st_writer_add(&wr, "alpha.bf16", ST_BF16, 1, s4, bb);
+	st_writer_add(&wr, "mid", ST_F64, 0, NULL, &mid);
+	st_writer_meta(&wr, "step", "7");
+	st_writer_meta(&wr, "format", "pt");
+	CHECKF(st_write(&wr, out, &e) == 0, "%s", e.msg);
+	st_writer_release(&wr);
+	char *got, *want;
+	size_t gl, wl;
+	char *wp = fix("written_expected.safetensors");
+	CHECK(file_read_all(out, 0, &got, &gl, &e) == 0);
+	CHECK(file_read_all(wp, 0, &want, &wl, &e) == 0);
+	CHECKF(gl == wl && memcmp(got, want, gl) == 0, "written bytes differ from %s", wp);
+	struct st_file f;
+	CHECK(st_open(&f, out, &e) == 0);
+	cJSON *x = expected();
+	char hex[65];
+	st_digest(&f, hex);
+	if (x)
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "written_digest")->valuestring);
+	double back[6];
+	CHECK(st_to_f64(st_find(&f, "zeta"), back, &e) == 0);
+	CHECK(back[5] == 0.25);
+	st_close(&f);
+	cJSON_Delete(x);
+	free(got);
+	free(want);
+	free(wp);
+
+	/* Duplicate names refused, nothing written; a missing folder is a system error. */
+	char *out2 = path_join(dir, "dup.safetensors");
+	st_writer_init(&wr);
+	st_writer_add(&wr, "a", ST_F32, 1, s4, w);
+	st_writer_add(&wr, "a", ST_F32, 1, s4, w);
+	CHECK(st_write(&wr, out2, &e) == -1 && strstr(e.msg, "'a'"));
+	st_writer_release(&wr);
+	struct stat sb;
+	CHECK(stat(out2, &sb) != 0);
+	st_writer_init(&wr);
+	st_writer_add(&wr, "a", ST_F32, 1, s4, w);
+	CHECK(st_write(&wr, "/nonexistent-dir/x.safetensors", &e) == -1 && e.code == EXIT_SYS);
+	st_writer_release(&wr);
+	/* An empty file (no tensors) round-trips. */
+	st_writer_init(&wr);
+	CHECK(st_write(&wr, out2, &e) == 0);
+	st_writer_release(&wr);
+	CHECK(st_open(&f, out2, &e) == 0 && f.n == 0);
+	st_close(&f);
+	unlink(out2);
+	free(out2);
+	if (!dump)
+		unlink(out);
+	free(out);
+	rmdir(dir);
+}
+
+/* Random byte flips in the header: every result is accepted or refused with a
+ * message naming the file, never a crash (run under SAN=1 too). */
+TEST(mutations_never_crash)
+{
+	char *p = fix("ref_small.safetensors");
+	char *buf;
+	size_t len;
+	struct err e;
+	CHECK(file_read_all(p, 0, &buf, &len, &e) == 0);
+	struct rng r;
+	rng_seed(&r, 9);
+	size_t hl = 8 + (unsigned char)buf[0] + 256u * (unsigned char)buf[1];
+	int accepted = 0;
+	for (int it = 0; it < 3000; it++) {
+		char *m = xmalloc(len);
+		memcpy(m, buf, len);
+		int flips = 1 + (int)(rng_u64(&r) % 3);
+		for (int k = 0; k < flips; k++)
+			m[rng_u64(&r) % hl] = (char)(rng_u64(&r) & 0xff);
+		struct st_file f;
+		if (st_open_mem(&f, m, len, "mut.safetensors", &e) == 0) {
+			accepted++;
+			char hex[65];
+			st_digest(&f, hex);
+			for (size_t i = 0; i < f.n; i++)
+				CHECK(f.t[i].end <= len - f.data_start);
+			st_close(&f);
+		} else if (!strstr(e.msg, "'mut.safetensors")) {
+			CHECKF(0, "message lacks the file: %s", e.msg);
+		}
+		free(m);
+	}
+	printf("  %d of 3000 mutated files accepted\n", accepted);
+	free(buf);
+	free(p);
+}
+
+int main(void)
+{
+	RUN(reads_python_built_file);
+	RUN(digest_ignores_order_layout_padding);
+	RUN(open_mem_matches_open);
+	RUN(hostile_files_refused);
+	RUN(too_many_tensors);
+	RUN(writer_matches_python_bytes);
+	RUN(mutations_never_crash);
+	return t_done();
+}
