@@ -33,6 +33,18 @@ enum cfg_wd_schedule { WD_LINEAR, WD_COSINE };
 enum cfg_qk_scale { QK_SCALE_NONE, QK_SCALE_PAIR, QK_SCALE_UNTIED, QK_SCALE_HEAD };
 enum cfg_qk_mask { QK_MASK_NONE, QK_MASK_L0_HF16 };
 enum cfg_anchor { ANCHOR_SEPARATE, ANCHOR_SHARED };
+/* Where each key was last set (not a key; never printed or hashed): lets
+ * config_validate name the file and line of a conflicting switch. Filled by
+ * the loaders; config_defaults clears it. */
+#define CONFIG_KEYS_MAX 96
+#define CONFIG_SOURCES_MAX 4
+struct config_origin {
+	char src[CONFIG_SOURCES_MAX][256]; /* file names seen, or "--set" */
+	int nsrc;
+	unsigned char key_src[CONFIG_KEYS_MAX]; /* 0: default; else src index + 1 */
+	int key_line[CONFIG_KEYS_MAX];          /* line in that source (0 for --set) */
+};
+
 enum cfg_step0 {
 	STEP0_NONE, STEP0_NOSTEP0, STEP0_MOM_ONLY_NODISP, STEP0_DISP_ONLY_NOMOM,
 	STEP0_DISP_STEPCOUNT_NOMOM, STEP0_NOSTEP0_ALL
@@ -117,6 +129,8 @@ struct config {
 	int threads;               /* threads = 0 (0 = all cores) */
 	int checkpoint_every;      /* checkpoint_every = 0 (0 = only at the end) */
 	int eval_every;            /* eval_every = 0 (0 = only at the end) */
+
+	struct config_origin origin; /* provenance only (see above) */
 };
 
 /* Defaults (the benchmark baseline). */
@@ -146,5 +160,24 @@ int config_window(const struct config *c, int layer);
 int config_is_ve_layer(const struct config *c, int layer);
 /* k = (d/768)^-0.5, the AdamW lr scale of lm_head, embeddings and OE. */
 double config_lr_k(const struct config *c);
+
+/* OE geometry (SPEC 3): tables J = (oe_n - 1) * oe_k (4 for n=3, k=2);
+ * table j has m + 2j rows of width d/4. 0 tables when oe = 0. */
+int config_oe_tables(const struct config *c);
+int64_t config_oe_rows(const struct config *c, int j);
+
+/* The key table (for documentation tests and tools): count and i-th name. */
+int config_key_count(void);
+const char *config_key_name(int i);
+
+/* Named arms (SPEC 3): each is a list of "key = value" lines applied over a
+ * config (the arm key included). config_arm_apply leaves depth and every key
+ * the arm does not name untouched; -1 for an unknown name. */
+int config_arm_count(void);
+const char *config_arm_name(int i);
+const char *config_arm_overrides(int i);     /* "key = value\n..." */
+const char *config_arm_summary(int i);       /* one line: what the arm is */
+int config_arm_find(const char *name);       /* index, or -1 */
+int config_arm_apply(struct config *c, const char *name, struct err *e);
 
 #endif

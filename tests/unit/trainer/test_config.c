@@ -1,0 +1,370 @@
+/* test_config.c: trainer/config.c (key = value format, overrides, validation,
+ * canonical form, arms) and trainer/paramspec.c (the parameter table).
+ *
+ * Parameter counts are checked against numbers derived by hand from the
+ * architecture (SPEC 1 and 3), written out in the comments beside them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "trainer/config.h"
+#include "trainer/paramspec.h"
+
+static int load(struct config *c, const char *text, struct err *e)
+{
+	config_defaults(c);
+	if (config_load_text(c, text, strlen(text), "t.cfg", e) != 0)
+		return -1;
+	return config_validate(c, e);
+}
+
+TEST(defaults_are_benchmark)
+{
+	struct config c;
+	config_defaults(&c);
+	CHECK(c.depth == 8 && c.vocab_size == 8192 && c.seq_len == 2048);
+	CHECK(c.batch_rows == 64 && c.grad_accum == 4 && c.steps == 953);
+	CHECK_STREQ(c.arm, "00_dense_native");
+	CHECK(c.oe_m == 150855 && c.oe_n == 3 && c.oe_k == 2);
+	CHECK(c.norm_eps == 1.0 / 8388608.0);
+	CHECK(c.qk_scale == QK_SCALE_NONE && c.muoneq == MUONEQ_OFF && c.embed_state == EMBED_STATE_BF16);
+	struct err e;
+	CHECK(config_validate(&c, &e) == 0);
+}
+
+TEST(baseline_file_equals_defaults)
+{
+	struct config a, b;
+	struct err e;
+	config_defaults(&a);
+	config_defaults(&b);
+	CHECKF(config_load_file(&b, "configs/baseline.cfg", &e) == 0, "%s", e.msg);
+	char *pa = config_print(&a), *pb = config_print(&b);
+	CHECK_STREQ(pb, pa);
+	free(pa);
+	free(pb);
+	/* every key of the table appears in baseline.cfg */
+	for (int i = 0; i < config_key_count(); i++)
+		CHECKF(b.origin.key_src[i] != 0, "key '%s' missing from baseline.cfg", config_key_name(i));
+}
+
+TEST(syntax)
+{
+	struct config c;
+	struct err e;
+	const char *t = "# comment\n\n  depth=6   # trailing comment\r\n"
+			"vocab_size =\t512\nvocab_size = 1024\ninit_from = a#b.safetensors\n"
+			"muoneq = rc\n";
+	CHECKF(load(&c, t, &e) == 0, "%s", e.msg);
+	CHECK(c.depth == 6);
+	CHECK(c.vocab_size == 1024); /* later lines win */
+	CHECK_STREQ(c.init_from, "a#b.safetensors");
+	CHECK(c.muoneq == MUONEQ_RC);
+	CHECK(config_model_dim(&c) == 384 && config_heads(&c) == 3);
+}
+
+static void expect_err(const char *text, const char *want)
+{
+	struct config c;
+	struct err e = {0};
+	int rc = load(&c, text, &e);
+	CHECKF(rc != 0, "accepted: %s", text);
+	CHECKF(rc != 0 && strstr(e.msg, want) != NULL, "message '%s' lacks '%s'", e.msg, want);
+	CHECK(rc == 0 || e.code == EXIT_USAGE);
+}
+
+TEST(bad_lines_name_file_and_line)
+{
+	expect_err("depth = 6\nfoo = 1\n", "t.cfg:2: unknown key 'foo'");
+	expect_err("depth = six\n", "t.cfg:1: depth: 'six' is not an integer");
+	expect_err("\n\ndepth = 0\n", "t.cfg:3: depth: 0 is out of range [1, 64]");
+	expect_err("depth = 65\n", "t.cfg:1: depth: 65 is out of range");
+	expect_err("depth = 6x\n", "is not an integer");
+	expect_err("oe = 2\n", "t.cfg:1: oe: '2' is not 0 or 1");
+	expect_err("oe = yes\n", "is not 0 or 1");
+	expect_err("muoneq = bi\n", "t.cfg:1: muoneq: 'bi' is not one of off, bieq, r, rc");
+	expect_err("softcap = 0\n", "t.cfg:1: softcap: 0 is out of range (0,");
+	expect_err("lr_matrix = nan\n", "is not a finite number");
+	expect_err("lr_matrix = 1e999\n", "is not a finite number");
+	expect_err("lr_matrix = -0.1\n", "out of range");
+	expect_err("seed = -1\n", "is not an unsigned integer");
+	expect_err("seed = 18446744073709551616\n", "is not an unsigned integer");
+	expect_err("depth 6\n", "t.cfg:1: expected 'key = value'");
+	expect_err(" = 6\n", "t.cfg:1: missing key");
+	expect_err("muon_beta2 = 1\n", "out of range");
+}
+
+TEST(conflicts_name_file_and_line)
+{
+	expect_err("depth = 6\nqk_mask = l0_hf16\n", "t.cfg:2: qk_mask = l0_hf16 needs qk_scale");
+	expect_err("qk_scale = head\nqk_mask = l0_hf16\n", "t.cfg:2: qk_mask = l0_hf16 masks RoPE planes");
+	expect_err("out_lambdas = 1\n", "t.cfg:1: out_lambdas = 1 needs wte_lambdas = 1");
+	expect_err("table_neumann = 1\n", "t.cfg:1: table_neumann = 1 needs oe = 1");
+	expect_err("step0 = nostep0\n", "t.cfg:1: step0 = nostep0");
+	expect_err("anchor = shared\n", "t.cfg:1: anchor = shared");
+	expect_err("head_dim = 96\n", "t.cfg:1: derived model_dim 512 is not a multiple of head_dim 96");
+	expect_err("model_dim = 500\n", "t.cfg:1: model_dim 500 is not a multiple of head_dim 128");
+	expect_err("steps = 5\n", "t.cfg:1: warmup_steps 11 must be below steps 5");
+	expect_err("seq_len = 33\n", "t.cfg:1: seq_len 33 is odd");
+	expect_err("window_pattern = SSXL\n", "t.cfg:1: window_pattern: 'SSXL' may hold only S and L");
+	/* the later of the two lines is blamed */
+	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
+	/* fixed by a later line: accepted */
+	struct config c;
+	struct err e;
+	CHECK(load(&c, "qk_mask = l0_hf16\nqk_scale = pair\n", &e) == 0);
+}
+
+TEST(set_overrides)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	CHECK(config_set(&c, "depth=6", &e) == 0 && c.depth == 6);
+	CHECK(config_set(&c, " qk_scale = pair ", &e) == 0 && c.qk_scale == QK_SCALE_PAIR);
+	CHECK(config_set(&c, "nokey=1", &e) != 0);
+	CHECK_STREQ(e.msg, "--set: unknown key 'nokey'");
+	CHECK(config_set(&c, "depth", &e) != 0 && strstr(e.msg, "--set: expected") == e.msg);
+	CHECK(config_set(&c, "depth=7\n", &e) != 0);
+	CHECK(config_set(&c, "out_lambdas=1", &e) == 0);
+	CHECK(config_validate(&c, &e) != 0);
+	CHECK_STREQ(e.msg, "--set: out_lambdas = 1 needs wte_lambdas = 1");
+}
+
+TEST(canonical_form_and_sha)
+{
+	struct config a, b;
+	struct err e;
+	config_defaults(&a);
+	CHECK(config_set(&a, "depth=6", &e) == 0);
+	CHECK(config_set(&a, "lr_scale=1.41421356", &e) == 0);
+	CHECK(config_set(&a, "init_from=x.safetensors", &e) == 0);
+	char *t = config_print(&a);
+	CHECK(strstr(t, "arm = 00_dense_native\nseed = 42\ndepth = 6\n") == t);
+	CHECK(strstr(t, "\nlr_scale = 1.41421356\n") != NULL);
+	CHECK(strstr(t, "\nnorm_eps = 1.1920928955078125e-07\n") != NULL);
+	CHECK(strstr(t, "\ndata_dir =\n") != NULL);
+	/* the printed form reads back to the same config */
+	config_defaults(&b);
+	CHECKF(config_load_text(&b, t, strlen(t), "printed", &e) == 0, "%s", e.msg);
+	char *t2 = config_print(&b);
+	CHECK_STREQ(t2, t);
+	char ha[65], hb[65];
+	config_sha256(&a, ha);
+	config_sha256(&b, hb);
+	CHECK_STREQ(ha, hb);
+	CHECK(strlen(ha) == 64);
+	CHECK(config_set(&b, "seed=43", &e) == 0);
+	config_sha256(&b, hb);
+	CHECK(strcmp(ha, hb) != 0);
+	/* a line count equal to the key count */
+	int lines = 0;
+	for (const char *p = t; *p; p++)
+		lines += *p == '\n';
+	CHECK(lines == config_key_count());
+	free(t);
+	free(t2);
+}
+
+TEST(derived_sizes)
+{
+	struct config c;
+	config_defaults(&c);
+	CHECK(config_model_dim(&c) == 512 && config_heads(&c) == 4);
+	/* d8 windows: SSSL SSSL with the last layer T */
+	int want8[8] = {1024, 1024, 1024, 2048, 1024, 1024, 1024, 2048};
+	for (int i = 0; i < 8; i++)
+		CHECK(config_window(&c, i) == want8[i]);
+	/* ve layers: odd layers at depth 8 */
+	for (int i = 0; i < 8; i++)
+		CHECK(config_is_ve_layer(&c, i) == (i % 2 == 1));
+	CHECK_NEAR(config_lr_k(&c), 1.224744871391589, 1e-12); /* (512/768)^-0.5 */
+	c.depth = 6;
+	int want6[6] = {1024, 1024, 1024, 2048, 1024, 2048};
+	for (int i = 0; i < 6; i++)
+		CHECK(config_window(&c, i) == want6[i]);
+	CHECK(config_model_dim(&c) == 384 && config_heads(&c) == 3);
+	c.depth = 5; /* d = ceil(320/128)*128 = 384; ve layers 0, 2, 4 */
+	CHECK(config_model_dim(&c) == 384);
+	CHECK(config_is_ve_layer(&c, 0) && !config_is_ve_layer(&c, 1) && config_is_ve_layer(&c, 4));
+	c.oe = 1;
+	CHECK(config_oe_tables(&c) == 4);
+	CHECK(config_oe_rows(&c, 3) == 150861);
+}
+
+static size_t total_params(const struct config *c, size_t *ntensors)
+{
+	struct param_spec *p;
+	size_t n, tot = 0;
+	struct err e;
+	if (paramspec_build(c, &p, &n, &e) != 0) {
+		printf("  paramspec_build: %s\n", e.msg);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		tot += p[i].numel;
+	if (ntensors)
+		*ntensors = n;
+	free(p);
+	return tot;
+}
+
+TEST(paramspec_published_totals)
+{
+	struct config c;
+	size_t nt;
+	config_defaults(&c);
+	CHECK(total_params(&c, &nt) == 50332176); /* SPEC 5, depth 8 */
+	/* 1 wte + 8 x 6 matrices + 4 ve_gate + 4 value_embeds + lm_head + 2 */
+	CHECK(nt == 60);
+	c.depth = 6;
+	CHECK(total_params(&c, &nt) == 26345772); /* SPEC 5, depth 6 */
+	CHECK(nt == 1 + 36 + 3 + 3 + 1 + 2);
+}
+
+/* Hand derivations, V = 8192: params = V d (wte) + V d (lm_head) + n_ve V d
+ * + 12 L d^2 (4 d x d attention, 4d x d and d x 4d MLP) + n_ve * H * 32
+ * (ve_gate) + 2 L (resid, x0); n_ve = ceil(L/2). */
+TEST(paramspec_other_depths)
+{
+	struct config c;
+	config_defaults(&c);
+	/* L=1: d=128, H=1, n_ve=1: 3*1048576 + 12*16384 + 32 + 2 */
+	c.depth = 1;
+	CHECK(total_params(&c, NULL) == 3342370);
+	/* L=2: d=128, H=1, n_ve=1: 3145728 + 393216 + 32 + 4 */
+	c.depth = 2;
+	CHECK(total_params(&c, NULL) == 3538980);
+	/* L=3: d=256, H=2, n_ve=2: 4*2097152 + 36*65536 + 2*2*32 + 6 */
+	c.depth = 3;
+	CHECK(total_params(&c, NULL) == 10748038);
+	/* L=10: d=640, H=5, n_ve=5: 7*5242880 + 120*409600 + 5*5*32 + 20 */
+	c.depth = 10;
+	CHECK(total_params(&c, NULL) == 85852980);
+	/* L=12: d=768, H=6, n_ve=6: 8*6291456 + 144*589824 + 6*6*32 + 24 */
+	c.depth = 12;
+	CHECK(total_params(&c, NULL) == 135267480);
+	/* L=2, V=512: d=128: 3*65536 + 393216 + 32 + 4 */
+	c.depth = 2;
+	c.vocab_size = 512;
+	CHECK(total_params(&c, NULL) == 589860);
+}
+
+TEST(paramspec_arm_parameters)
+{
+	struct config c;
+	config_defaults(&c);
+	c.depth = 6;
+	c.oe = 1;
+	c.qk_scale = QK_SCALE_PAIR;
+	/* OE: 4 tables of 150855+2j rows x 96 = 603432*96 = 57929472;
+	 * q_tau 6*3*64 = 1152 */
+	CHECK(total_params(&c, NULL) == 26345772 + 57929472 + 1152);
+	c.wte_lambdas = 1;
+	c.out_lambdas = 1;
+	CHECK(total_params(&c, NULL) == 26345772 + 57929472 + 1152 + 6 + 2);
+	c.qk_scale = QK_SCALE_UNTIED; /* 6*3*128 */
+	CHECK(total_params(&c, NULL) == 26345772 + 57929472 + 2304 + 8);
+	c.qk_scale = QK_SCALE_HEAD; /* 6*3 */
+	CHECK(total_params(&c, NULL) == 26345772 + 57929472 + 18 + 8);
+	/* another modulus: m = 1000: rows 1000+1002+1004+1006 = 4012, x 96 */
+	c.qk_scale = QK_SCALE_NONE;
+	c.wte_lambdas = c.out_lambdas = 0;
+	c.oe_m = 1000;
+	CHECK(total_params(&c, NULL) == 26345772 + 4012 * 96);
+	/* n = 2, k = 3: 3 tables of 1000, 1002, 1004 rows */
+	c.oe_n = 2;
+	c.oe_k = 3;
+	CHECK(total_params(&c, NULL) == 26345772 + 3006 * 96);
+}
+
+TEST(paramspec_names_order_groups)
+{
+	struct config c;
+	struct err e;
+	struct param_spec *p;
+	size_t n;
+	config_defaults(&c);
+	c.oe = 1;
+	c.qk_scale = QK_SCALE_PAIR;
+	c.wte_lambdas = c.out_lambdas = 1;
+	CHECK(paramspec_build(&c, &p, &n, &e) == 0);
+	CHECK(n == 60 + 4 + 3);
+	CHECK_STREQ(p[0].name, "transformer.wte.weight");
+	CHECK(p[0].store == PARAM_BF16 && p[0].group == PG_EMBED && p[0].init == INITK_NORMAL);
+	CHECK_STREQ(p[1].name, "transformer.h.0.attn.c_q.weight");
+	CHECK_STREQ(p[4].name, "transformer.h.0.attn.c_proj.weight");
+	CHECK(p[4].init == INITK_ZERO);
+	CHECK_STREQ(p[6].name, "transformer.h.0.mlp.c_proj.weight");
+	CHECK(p[6].shape[0] == 512 && p[6].shape[1] == 2048);
+	CHECK_STREQ(p[7].name, "transformer.h.1.attn.c_q.weight"); /* layer 0 has no ve */
+	CHECK_STREQ(p[13].name, "transformer.h.1.attn.ve_gate.weight");
+	CHECK(p[13].shape[0] == 4 && p[13].shape[1] == 32 && p[13].group == PG_MATRIX);
+	CHECK_STREQ(p[53].name, "value_embeds.1.weight");
+	CHECK_STREQ(p[56].name, "value_embeds.7.weight");
+	CHECK_STREQ(p[57].name, "lm_head.weight");
+	CHECK(p[57].store == PARAM_F32 && p[57].group == PG_LM_HEAD && p[57].init_a == 0.001);
+	CHECK_STREQ(p[58].name, "resid_lambdas");
+	CHECK(p[58].init == INITK_CONST && p[58].init_a == 1.0 && p[58].group == PG_RESID);
+	CHECK_STREQ(p[59].name, "x0_lambdas");
+	CHECK(p[59].init_a == 0.1 && p[59].group == PG_SCALAR);
+	CHECK_STREQ(p[60].name, "oe.0.weight");
+	CHECK(p[63].shape[0] == 150861 && p[63].shape[1] == 128 && p[63].group == PG_OE);
+	CHECK_STREQ(p[64].name, "q_tau");
+	CHECK(p[64].ndim == 3 && p[64].shape[2] == 64 && p[64].group == PG_QTAU);
+	CHECK_STREQ(p[65].name, "wte_lambdas");
+	CHECK_STREQ(p[66].name, "out_lambdas");
+	CHECK(p[66].group == PG_SCALAR && p[66].numel == 2);
+	CHECK_NEAR(p[1].init_a, 0.07654655446197430, 1e-15); /* sqrt(3)/sqrt(512) */
+	CHECK_STREQ(param_kind_name(p[13].kind), "attn.ve_gate");
+	free(p);
+	c.init = INIT_DENSE;
+	CHECK(paramspec_build(&c, &p, &n, &e) == 0);
+	CHECK(p[4].init == INITK_UNIFORM && p[6].init == INITK_UNIFORM);
+	free(p);
+	c.model_dim = 500;
+	CHECK(paramspec_build(&c, &p, &n, &e) != 0);
+}
+
+TEST(arms)
+{
+	struct config c;
+	struct err e;
+	CHECK(config_arm_count() >= 20);
+	for (int i = 0; i < config_arm_count(); i++) {
+		config_defaults(&c);
+		CHECKF(config_arm_apply(&c, config_arm_name(i), &e) == 0, "%s", e.msg);
+		CHECKF(config_validate(&c, &e) == 0, "%s: %s", config_arm_name(i), e.msg);
+		CHECK_STREQ(c.arm, config_arm_name(i));
+	}
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "12do", &e) == 0);
+	CHECK_STREQ(c.arm, "12do_oe_decoupled_x0_out");
+	CHECK(c.oe && c.wte_lambdas && c.out_lambdas && c.qk_scale == QK_SCALE_PAIR);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 25 && c.neumann && c.cooldown);
+	CHECK(c.embed_state == EMBED_STATE_FP32 && c.polar == POLAR_FP32);
+	CHECK(c.muon_wd_schedule == WD_COSINE && c.depth == 8);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "#4a", &e) == 0 && c.embed_state == EMBED_STATE_BF16 && c.oe);
+	CHECK(config_arm_apply(&c, "nosuch", &e) != 0);
+}
+
+int main(void)
+{
+	RUN(defaults_are_benchmark);
+	RUN(baseline_file_equals_defaults);
+	RUN(syntax);
+	RUN(bad_lines_name_file_and_line);
+	RUN(conflicts_name_file_and_line);
+	RUN(set_overrides);
+	RUN(canonical_form_and_sha);
+	RUN(derived_sizes);
+	RUN(paramspec_published_totals);
+	RUN(paramspec_other_depths);
+	RUN(paramspec_arm_parameters);
+	RUN(paramspec_names_order_groups);
+	RUN(arms);
+	return t_done();
+}
