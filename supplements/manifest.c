@@ -1,0 +1,334 @@
+/* manifest.c: the supplement manifest: entries, path rules, JSON form,
+ * parsing and comparison (see manifest.h).
+ *
+ * Leaves out: reading archives or folders (scan.c) and writing zips (pack.c).
+ * Reference: SPEC section 9 (Supplement), issue 3, RFC 3629 (UTF-8).
+ */
+#include "supplements/manifest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cli.h"
+#include "lib/json.h"
+#include "lib/sha256.h"
+
+void manifest_init(struct manifest *m)
+{
+	memset(m, 0, sizeof *m);
+	m->format_version = MANIFEST_FORMAT_VERSION;
+	m->tool_version = xstrdup(SUPKIT_VERSION);
+}
+
+void manifest_release(struct manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->e[i].path);
+	free(m->e);
+	free(m->tool_version);
+	memset(m, 0, sizeof *m);
+}
+
+void manifest_add(struct manifest *m, const char *path, uint64_t size, const char *sha256_hex,
+		  const char *st_digest_hex)
+{
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 16;
+		m->e = xrealloc(m->e, m->cap * sizeof *m->e);
+	}
+	struct manifest_entry *x = &m->e[m->n++];
+	memset(x, 0, sizeof *x);
+	x->path = xstrdup(path);
+	x->size = size;
+	snprintf(x->sha256, sizeof x->sha256, "%s", sha256_hex);
+	if (st_digest_hex)
+		snprintf(x->st_digest, sizeof x->st_digest, "%s", st_digest_hex);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct manifest_entry *)a)->path, ((const struct manifest_entry *)b)->path);
+}
+
+void manifest_sort(struct manifest *m)
+{
+	if (m->n > 1)
+		qsort(m->e, m->n, sizeof *m->e, cmp_entry);
+}
+
+const struct manifest_entry *manifest_find(const struct manifest *m, const char *path)
+{
+	struct manifest_entry key = {.path = (char *)path};
+	return m->n ? bsearch(&key, m->e, m->n, sizeof *m->e, cmp_entry) : NULL;
+}
+
+uint64_t manifest_total_size(const struct manifest *m)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < m->n; i++)
+		t += m->e[i].size;
+	return t;
+}
+
+int utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < len) {
+		unsigned c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t n;
+		unsigned cp, min;
+		if (c >= 0xC2 && c <= 0xDF) {
+			n = 1, cp = c & 0x1F, min = 0x80;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			n = 2, cp = c & 0x0F, min = 0x800;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			n = 3, cp = c & 0x07, min = 0x10000;
+		} else {
+			return 0;
+		}
+		if (len - i <= n)
+			return 0;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return 0;
+		i += n + 1;
+	}
+	return 1;
+}
+
+int manifest_path_check(const char *path, struct err *e)
+{
+	size_t len = strlen(path);
+	if (len == 0)
+		return err_set(e, EXIT_USAGE, "empty path");
+	if (len > MANIFEST_PATH_MAX)
+		return err_set(e, EXIT_USAGE, "path longer than %d bytes", MANIFEST_PATH_MAX);
+	if (!utf8_valid(path, len))
+		return err_set(e, EXIT_USAGE, "path is not valid UTF-8");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)path[i];
+		if (c < 0x20 || c == 0x7F)
+			return err_set(e, EXIT_USAGE, "path holds a control character");
+		if (c == '\\')
+			return err_set(e, EXIT_USAGE, "path holds a backslash");
+	}
+	if (path[0] == '/')
+		return err_set(e, EXIT_USAGE, "absolute path");
+	const char *p = path;
+	for (;;) {
+		const char *s = strchr(p, '/');
+		size_t n = s ? (size_t)(s - p) : strlen(p);
+		if (n == 0)
+			return err_set(e, EXIT_USAGE, "empty path component");
+		if (n == 1 && p[0] == '.')
+			return err_set(e, EXIT_USAGE, "'.' path component");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return err_set(e, EXIT_USAGE, "'..' path component");
+		if (!s)
+			break;
+		p = s + 1;
+	}
+	return 0;
+}
+
+cJSON *manifest_to_json(const struct manifest *m)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "format", MANIFEST_FORMAT);
+	cJSON_AddNumberToObject(root, "format_version", m->format_version);
+	cJSON_AddStringToObject(root, "tool", "supkit-pack");
+	cJSON_AddStringToObject(root, "tool_version", m->tool_version ? m->tool_version : SUPKIT_VERSION);
+	cJSON_AddNumberToObject(root, "total_size", (double)manifest_total_size(m));
+	cJSON *arr = cJSON_AddArrayToObject(root, "entries");
+	for (size_t i = 0; i < m->n; i++) {
+		const struct manifest_entry *x = &m->e[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", x->path);
+		cJSON_AddNumberToObject(o, "size", (double)x->size);
+		cJSON_AddStringToObject(o, "sha256", x->sha256);
+		if (x->st_digest[0])
+			cJSON_AddStringToObject(o, "safetensors_digest", x->st_digest);
+		cJSON_AddItemToArray(arr, o);
+	}
+	json_sort(root);
+	return root;
+}
+
+char *manifest_print(const struct manifest *m, size_t *len)
+{
+	cJSON *j = manifest_to_json(m);
+	char *s = json_print(j, 1);
+	cJSON_Delete(j);
+	if (len)
+		*len = strlen(s);
+	return s;
+}
+
+/* 2^53: sizes above cannot be represented exactly in a JSON number here. */
+#define SIZE_EXACT_MAX 9007199254740992.0
+
+static int hex_lower_valid(const char *s)
+{
+	if (!sha256_hex_valid(s))
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'F')
+			return 0;
+	return 1;
+}
+
+int manifest_parse(const char *text, size_t len, const char *name, struct manifest *m, struct err *e)
+{
+	manifest_init(m);
+	if (len > MANIFEST_MAX_BYTES)
+		return err_set(e, EXIT_USAGE, "'%s' is larger than %u bytes", name, MANIFEST_MAX_BYTES);
+	cJSON *root = json_parse(text, len, name, e);
+	if (!root)
+		return -1;
+	const char *s;
+	double v;
+	if (!cJSON_IsObject(root)) {
+		err_set(e, EXIT_USAGE, "'%s': not a JSON object", name);
+		goto fail;
+	}
+	if (json_get_string(root, "format", &s, name, e) < 0)
+		goto fail;
+	if (strcmp(s, MANIFEST_FORMAT) != 0) {
+		err_set(e, EXIT_USAGE, "'%s': format is '%s', expected '%s'", name, s, MANIFEST_FORMAT);
+		goto fail;
+	}
+	if (json_get_number(root, "format_version", &v, name, e) < 0)
+		goto fail;
+	if (v != MANIFEST_FORMAT_VERSION) {
+		err_set(e, EXIT_USAGE, "'%s': format_version %g is not supported (this supkit reads %d)",
+			name, v, MANIFEST_FORMAT_VERSION);
+		goto fail;
+	}
+	if (json_get_string(root, "tool_version", &s, name, e) < 0)
+		goto fail;
+	free(m->tool_version);
+	m->tool_version = xstrdup(s);
+	cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "entries");
+	if (!cJSON_IsArray(arr)) {
+		err_set(e, EXIT_USAGE, "'%s': 'entries' is missing or not an array", name);
+		goto fail;
+	}
+	size_t idx = 0;
+	for (cJSON *o = arr->child; o; o = o->next, idx++) {
+		char ctx[64];
+		snprintf(ctx, sizeof ctx, "entry %zu", idx);
+		const char *path, *sha, *dig = NULL;
+		double size;
+		if (!cJSON_IsObject(o)) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu is not an object", name, idx);
+			goto fail;
+		}
+		if (json_get_string(o, "path", &path, ctx, e) < 0 || json_get_number(o, "size", &size, ctx, e) < 0 ||
+		    json_get_string(o, "sha256", &sha, ctx, e) < 0) {
+			err_prefix(e, "'%s'", name);
+			goto fail;
+		}
+		struct err pe;
+		if (manifest_path_check(path, &pe) < 0) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': %s", name, idx, path, pe.msg);
+			goto fail;
+		}
+		if (!strcmp(path, MANIFEST_NAME)) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu lists '%s' itself", name, idx, MANIFEST_NAME);
+			goto fail;
+		}
+		if (!(size >= 0 && size <= SIZE_EXACT_MAX && size == (double)(uint64_t)size)) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': size is not a non-negative integer", name, idx, path);
+			goto fail;
+		}
+		if (!hex_lower_valid(sha)) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': sha256 is not 64 lower-case hex digits", name, idx, path);
+			goto fail;
+		}
+		cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "safetensors_digest");
+		if (d) {
+			if (!cJSON_IsString(d) || !hex_lower_valid(d->valuestring)) {
+				err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': safetensors_digest is not 64 lower-case hex digits",
+					name, idx, path);
+				goto fail;
+			}
+			dig = d->valuestring;
+		}
+		manifest_add(m, path, (uint64_t)size, sha, dig);
+	}
+	manifest_sort(m);
+	for (size_t i = 1; i < m->n; i++) {
+		if (!strcmp(m->e[i - 1].path, m->e[i].path)) {
+			err_set(e, EXIT_USAGE, "'%s': entry '%s' is listed twice", name, m->e[i].path);
+			goto fail;
+		}
+	}
+	cJSON_Delete(root);
+	return 0;
+fail:
+	cJSON_Delete(root);
+	manifest_release(m);
+	manifest_init(m);
+	return -1;
+}
+
+static void cmp_push(struct manifest_cmp *c, size_t *cap, enum manifest_status st,
+		     const struct manifest_entry *want, const struct manifest_entry *got)
+{
+	if (c->n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		c->items = xrealloc(c->items, *cap * sizeof *c->items);
+	}
+	c->items[c->n++] = (struct manifest_cmp_item){st, want, got};
+	switch (st) {
+	case MS_OK: c->n_ok++; break;
+	case MS_MISSING: c->n_missing++; break;
+	case MS_EXTRA: c->n_extra++; break;
+	case MS_CHANGED: c->n_changed++; break;
+	}
+}
+
+void manifest_compare(const struct manifest *expected, const struct manifest *actual,
+		      struct manifest_cmp *c)
+{
+	memset(c, 0, sizeof *c);
+	size_t cap = 0, i = 0, j = 0;
+	while (i < expected->n || j < actual->n) {
+		int d = i == expected->n ? 1 : j == actual->n ? -1 : strcmp(expected->e[i].path, actual->e[j].path);
+		if (d < 0) {
+			cmp_push(c, &cap, MS_MISSING, &expected->e[i++], NULL);
+		} else if (d > 0) {
+			cmp_push(c, &cap, MS_EXTRA, NULL, &actual->e[j++]);
+		} else {
+			const struct manifest_entry *w = &expected->e[i++], *g = &actual->e[j++];
+			int same = w->size == g->size && !strcmp(w->sha256, g->sha256);
+			cmp_push(c, &cap, same ? MS_OK : MS_CHANGED, w, g);
+		}
+	}
+}
+
+void manifest_cmp_release(struct manifest_cmp *c)
+{
+	free(c->items);
+	memset(c, 0, sizeof *c);
+}
+
+const char *manifest_status_name(enum manifest_status s)
+{
+	switch (s) {
+	case MS_OK: return "ok";
+	case MS_MISSING: return "missing";
+	case MS_EXTRA: return "extra";
+	case MS_CHANGED: return "changed";
+	}
+	return "?";
+}

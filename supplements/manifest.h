@@ -1,0 +1,93 @@
+/* manifest.h: the supplement manifest (manifest.json), its entries, and the
+ * comparison of what a manifest promises with what a supplement holds.
+ *
+ * A manifest lists every entry of a supplement except itself: path, size and
+ * SHA-256, plus a content digest for safetensors files (lib/safetensors.h
+ * st_digest). Entries are kept sorted byte-wise by path; paths are checked
+ * (manifest_path_check) so that a manifest can never name a place outside the
+ * supplement. Format: man/src/supkit-formats-manifest.mdoc; SPEC section 9.
+ *
+ * Ownership: a struct manifest owns its entries and their strings;
+ * manifest_release frees them. Functions return 0 or -1 with e filled.
+ */
+#ifndef SUPKIT_SUPPLEMENTS_MANIFEST_H
+#define SUPKIT_SUPPLEMENTS_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "lib/err.h"
+
+#define MANIFEST_NAME "manifest.json"
+#define MANIFEST_FORMAT "supkit-manifest"
+#define MANIFEST_FORMAT_VERSION 1
+#define MANIFEST_MAX_BYTES (64u << 20)   /* a manifest.json larger than this is refused */
+#define MANIFEST_PATH_MAX 4096           /* bytes in one entry path */
+
+struct manifest_entry {
+	char *path;            /* relative, '/'-separated, valid UTF-8 (owned) */
+	uint64_t size;         /* bytes */
+	char sha256[65];       /* lower-case hex */
+	char st_digest[65];    /* safetensors content digest, "" when none */
+};
+
+struct manifest {
+	struct manifest_entry *e;
+	size_t n, cap;
+	int format_version;    /* MANIFEST_FORMAT_VERSION when made here */
+	char *tool_version;    /* owned; SUPKIT_VERSION when made here */
+};
+
+void manifest_init(struct manifest *m);
+void manifest_release(struct manifest *m);
+/* Append an entry (path copied; st_digest may be NULL). */
+void manifest_add(struct manifest *m, const char *path, uint64_t size, const char *sha256_hex,
+		  const char *st_digest_hex);
+/* Sort entries byte-wise by path. */
+void manifest_sort(struct manifest *m);
+/* The entry with this path (m sorted), or NULL. */
+const struct manifest_entry *manifest_find(const struct manifest *m, const char *path);
+/* Sum of entry sizes. */
+uint64_t manifest_total_size(const struct manifest *m);
+
+/* 1 when s[0..len) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
+int utf8_valid(const char *s, size_t len);
+/* Check an entry path: non-empty, at most MANIFEST_PATH_MAX bytes, valid UTF-8,
+ * no control characters or backslashes, relative, no empty, "." or ".."
+ * components. On failure e says why (the caller names the entry). */
+int manifest_path_check(const char *path, struct err *e);
+
+/* The manifest as a JSON object (caller cJSON_Delete()s); printed with
+ * json_print it is the exact manifest.json that pack writes. */
+cJSON *manifest_to_json(const struct manifest *m);
+/* manifest_to_json printed (pretty, final newline); caller frees. */
+char *manifest_print(const struct manifest *m, size_t *len);
+/* Parse manifest.json bytes. name is used in messages. Every entry is checked
+ * (keys, types, path rules, hex digests, no duplicate paths); errors name the
+ * entry by index and path. m is initialised here; sorted on return. */
+int manifest_parse(const char *text, size_t len, const char *name, struct manifest *m, struct err *e);
+
+/* Result of comparing an expected manifest with the actual entries. */
+enum manifest_status {
+	MS_OK,        /* present, size and SHA-256 equal */
+	MS_MISSING,   /* in the manifest, not in the supplement */
+	MS_EXTRA,     /* in the supplement, not in the manifest */
+	MS_CHANGED    /* present, size or SHA-256 differ */
+};
+struct manifest_cmp_item {
+	enum manifest_status status;
+	const struct manifest_entry *want;   /* into expected (NULL for MS_EXTRA) */
+	const struct manifest_entry *got;    /* into actual (NULL for MS_MISSING) */
+};
+struct manifest_cmp {
+	struct manifest_cmp_item *items;     /* sorted by path */
+	size_t n;
+	size_t n_ok, n_missing, n_extra, n_changed;
+};
+/* Compare (both sorted). Items point into the manifests, which must outlive cmp. */
+void manifest_compare(const struct manifest *expected, const struct manifest *actual,
+		      struct manifest_cmp *cmp);
+void manifest_cmp_release(struct manifest_cmp *cmp);
+const char *manifest_status_name(enum manifest_status s);
+
+#endif

@@ -1,0 +1,233 @@
+/* pack.c: reproducible supplement zips (see pack.h).
+ *
+ * Two passes: scan.c hashes every file and builds the manifest (which must be
+ * written first), then each file is streamed into libarchive's zip writer and
+ * hashed again, so a file that changes between the passes is an error rather
+ * than a manifest that lies. Leaves out: reading archives (scan.c).
+ * Reference: issue 3; libarchive archive_write(3), archive_write_set_format_zip(3).
+ */
+#include "supplements/pack.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cli.h"
+#include "lib/fileio.h"
+#include "lib/progress.h"
+#include "lib/sha256.h"
+#include "supplements/manifest.h"
+#include "supplements/scan.h"
+
+#define CHUNK (1u << 20)
+
+
+int pack_source_date(int64_t *t, struct err *e)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	*t = PACK_DEFAULT_TIME;
+	if (!s)
+		return 0;
+	/* Up to year 2107, the last a zip's DOS date field can hold. */
+	if (cli_parse_i64(s, 0, 4354819199LL, t, "SOURCE_DATE_EPOCH", e) < 0)
+		return -1;
+	return 0;
+}
+
+int pack_path_inside(const char *dir, const char *out, struct err *e)
+{
+	char rd[PATH_MAX], od[PATH_MAX];
+	if (!realpath(dir, rd))
+		return err_errno(e, EXIT_USAGE, "cannot resolve '%s'", dir);
+	char *odir = path_dirname(out);
+	if (!realpath(odir, od)) {
+		err_errno(e, EXIT_USAGE, "cannot resolve the folder of '%s'", out);
+		free(odir);
+		return -1;
+	}
+	free(odir);
+	char *full = path_join(od, path_basename(out));
+	size_t n = strlen(rd);
+	int inside = !strcmp(rd, "/") || (!strncmp(full, rd, n) && (full[n] == '/' || full[n] == '\0'));
+	free(full);
+	return inside;
+}
+
+static struct archive_entry *entry_new(const char *path, uint64_t size, int64_t mtime)
+{
+	struct archive_entry *ent = archive_entry_new();
+	archive_entry_set_pathname_utf8(ent, path);
+	archive_entry_set_size(ent, (la_int64_t)size);
+	archive_entry_set_filetype(ent, AE_IFREG);
+	archive_entry_set_perm(ent, 0644);
+	archive_entry_set_mtime(ent, (time_t)mtime, 0);
+	archive_entry_set_uid(ent, 0);
+	archive_entry_set_gid(ent, 0);
+	return ent;
+}
+
+static int write_data(struct archive *a, const void *buf, size_t len, const char *out, struct err *e)
+{
+	const char *p = buf;
+	while (len) {
+		la_ssize_t w = archive_write_data(a, p, len);
+		if (w <= 0)
+			return err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Stream one file into the archive, checking it still has the manifest's bytes. */
+static int write_file(struct archive *a, const char *dir, const struct manifest_entry *m, int64_t mtime,
+		      const char *out, char *buf, struct progress *pg, uint64_t *done, struct err *e)
+{
+	char *p = path_join(dir, m->path);
+	int fd = open(p, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0) {
+		err_errno(e, EXIT_SYS, "cannot open '%s'", p);
+		free(p);
+		return -1;
+	}
+	struct archive_entry *ent = entry_new(m->path, m->size, mtime);
+	int rc = 0;
+	if (archive_write_header(a, ent) != ARCHIVE_OK)
+		rc = err_set(e, EXIT_SYS, "cannot write '%s': entry '%s': %s", out, m->path, archive_error_string(a));
+	archive_entry_free(ent);
+	struct sha256 h;
+	sha256_init(&h);
+	uint64_t n = 0;
+	while (rc == 0) {
+		ssize_t r = read(fd, buf, CHUNK);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = err_errno(e, EXIT_SYS, "cannot read '%s'", p);
+			break;
+		}
+		if (r == 0)
+			break;
+		if (n + (uint64_t)r > m->size) {
+			rc = err_set(e, EXIT_SYS, "'%s' changed while it was being packed", p);
+			break;
+		}
+		sha256_update(&h, buf, (size_t)r);
+		rc = write_data(a, buf, (size_t)r, out, e);
+		n += (uint64_t)r;
+		*done += (uint64_t)r;
+		progress_update(pg, 0, "packing: %.1f MB", (double)*done / 1e6);
+	}
+	uint8_t d[SHA256_LEN];
+	char hex[65];
+	sha256_final(&h, d);
+	sha256_to_hex(d, hex);
+	if (rc == 0 && (n != m->size || strcmp(hex, m->sha256) != 0))
+		rc = err_set(e, EXIT_SYS, "'%s' changed while it was being packed", p);
+	close(fd);
+	free(p);
+	return rc;
+}
+
+int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct pack_result *r,
+	     struct err *e)
+{
+	memset(r, 0, sizeof *r);
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return err_errno(e, EXIT_USAGE, "cannot open '%s'", dir);
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, EXIT_USAGE, "'%s' is not a folder", dir);
+	int in = pack_path_inside(dir, out, e);
+	if (in < 0)
+		return -1;
+	if (in)
+		return err_set(e, EXIT_USAGE, "output '%s' lies inside the folder being packed '%s'", out, dir);
+
+	struct scan s;
+	struct scan_opts so = {.strict = 1, .safetensors_digest = 1, .quiet = o->quiet};
+	if (scan_path(dir, &so, &s, e) < 0) {
+		scan_release(&s);
+		return -1;
+	}
+	r->replaced_manifest = s.has_manifest;
+	size_t mlen;
+	char *mtext = manifest_print(&s.actual, &mlen);
+
+	/* DOS times in zip headers are local time: pin the zone while writing. */
+	char *old_tz = getenv("TZ") ? xstrdup(getenv("TZ")) : NULL;
+	setenv("TZ", "UTC0", 1);
+	tzset();
+
+	struct atomic_file af;
+	struct archive *a = NULL;
+	char *buf = NULL;
+	int rc = atomic_open(&af, out, e);
+	struct progress pg;
+	progress_init(&pg, o->quiet);
+	pg.last = now_seconds() - pg.interval + 1.0; /* first line after a second */
+	uint64_t done = 0;
+	if (rc < 0)
+		goto out;
+	a = archive_write_new();
+	if (archive_write_set_format_zip(a) != ARCHIVE_OK ||
+	    archive_write_set_options(a, "zip:compression=deflate,zip:compression-level=6") != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(a, 0) != ARCHIVE_OK ||
+	    archive_write_open_FILE(a, af.fp) != ARCHIVE_OK) {
+		rc = err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
+		goto fail;
+	}
+	struct archive_entry *ent = entry_new(MANIFEST_NAME, mlen, o->mtime);
+	if (archive_write_header(a, ent) != ARCHIVE_OK) {
+		rc = err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
+		archive_entry_free(ent);
+		goto fail;
+	}
+	archive_entry_free(ent);
+	if ((rc = write_data(a, mtext, mlen, out, e)) < 0)
+		goto fail;
+	buf = xmalloc(CHUNK);
+	for (size_t i = 0; i < s.actual.n; i++)
+		if ((rc = write_file(a, dir, &s.actual.e[i], o->mtime, out, buf, &pg, &done, e)) < 0)
+			goto fail;
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		rc = err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
+		goto fail;
+	}
+	archive_write_free(a);
+	a = NULL;
+	if ((rc = atomic_commit(&af, e)) < 0)
+		goto out;
+	r->entries = s.actual.n + 1;
+	r->uncompressed = manifest_total_size(&s.actual) + mlen;
+	if ((rc = sha256_file_hex(out, r->sha256, &r->compressed, e)) < 0)
+		goto out;
+	goto out;
+fail:
+	if (a) {
+		archive_write_fail(a);
+		archive_write_free(a);
+		a = NULL;
+	}
+	atomic_abort(&af);
+out:
+	progress_done(&pg);
+	if (old_tz) {
+		setenv("TZ", old_tz, 1);
+		free(old_tz);
+	} else {
+		unsetenv("TZ");
+	}
+	tzset();
+	free(buf);
+	free(mtext);
+	scan_release(&s);
+	return rc;
+}

@@ -1,0 +1,52 @@
+/* pack.h: write a folder as a reproducible supplement zip.
+ *
+ * The archive holds manifest.json first, then every regular file of the
+ * folder in byte-wise sorted path order, each deflated (zlib level 6) with a
+ * fixed timestamp (SOURCE_DATE_EPOCH when set, else 1980-01-01T00:00:00Z),
+ * mode 0644, owner and group 0, and no per-run fields, so identical input
+ * bytes give a byte-identical zip whatever the files' times, owners, the
+ * umask, the time zone or the order the folder lists its files in.
+ * Refused (EXIT_USAGE, nothing written): symbolic links or special files in
+ * the folder, paths that are not valid UTF-8 or not safe relative paths
+ * (manifest.h), an output path inside the folder, invalid safetensors files.
+ * A manifest.json at the top of the folder is replaced by the fresh one.
+ *
+ * Leaves out: empty folders (a zip of files only), file modes and times.
+ * Reference: issue 3; reproducible-builds.org SOURCE_DATE_EPOCH
+ * specification; libarchive archive_write_set_format_zip(3).
+ */
+#ifndef SUPKIT_SUPPLEMENTS_PACK_H
+#define SUPKIT_SUPPLEMENTS_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/err.h"
+
+#define PACK_DEFAULT_TIME 315532800  /* 1980-01-01T00:00:00Z, the zip epoch */
+
+struct pack_opts {
+	int64_t mtime;   /* timestamp of every entry (pack_source_date) */
+	int quiet;       /* no progress on stderr */
+};
+
+struct pack_result {
+	size_t entries;             /* archive entries, manifest.json included */
+	uint64_t uncompressed;      /* bytes of all entries, manifest.json included */
+	uint64_t compressed;        /* bytes of the zip file */
+	char sha256[65];            /* of the zip file */
+	int replaced_manifest;      /* the folder held a manifest.json, replaced */
+};
+
+/* The entry timestamp: SOURCE_DATE_EPOCH (a non-negative integer of seconds)
+ * when set, else PACK_DEFAULT_TIME. An invalid value is EXIT_USAGE. */
+int pack_source_date(int64_t *t, struct err *e);
+
+/* 1 when out (which need not exist) lies inside dir or is dir, 0 when not,
+ * -1 with e set when out's folder or dir cannot be resolved. */
+int pack_path_inside(const char *dir, const char *out, struct err *e);
+
+/* Pack dir into the zip out (atomically: out appears whole or not at all). */
+int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct pack_result *r,
+	     struct err *e);
+
+#endif
