@@ -1,0 +1,354 @@
+/* cmd_replay.c: supkit-replay, rebuild trainer files from a baseline plus diffs.
+ *
+ *   supkit replay apply BASELINE PATCH [-o OUT]
+ *   supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]
+ *   supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]
+ *
+ * Thin: parse options, read files, call replay/udiff.h, replay/mkdiff.h and
+ * replay/replay.h, print, write atomically. Leaves out every diff rule (in
+ * the library). Reference: issue 2; SPEC section 9; supkit-replay(1).
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cli.h"
+#include "lib/err.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "replay/replay.h"
+#include "replay/udiff.h"
+
+/* Parse options anywhere among the operands (cli_parse stops at the first
+ * operand); operands are collected in *ops (caller frees the array). */
+static int parse_all(int argc, char **argv, const struct cli_opt *opts, const char *usage, cli_fn fn,
+		     void *ctx, char ***ops, int *n_ops, struct err *e)
+{
+	*ops = xcalloc((size_t)argc + 1, sizeof **ops);
+	*n_ops = 0;
+	int base = 0;
+	for (;;) {
+		int k;
+		if (cli_parse(argc - base, argv + base, opts, usage, fn, ctx, &k, e) < 0)
+			return -1;
+		int at = base + k;
+		if (at >= argc)
+			return 0;
+		if (!strcmp(argv[at - 1], "--") && at - 1 > base) {
+			for (int i = at; i < argc; i++)
+				(*ops)[(*n_ops)++] = argv[i];
+			return 0;
+		}
+		(*ops)[(*n_ops)++] = argv[at];
+		base = at;
+	}
+}
+
+static void fail(const struct err *e)
+{
+	err_print(err_prog, e);
+	exit(e->code ? e->code : EXIT_SYS);
+}
+
+/* ---- apply ---- */
+
+static const char apply_usage[] =
+	"usage: supkit replay apply BASELINE PATCH [-o OUT]\n"
+	"Apply one unified diff (any context, one file) to BASELINE exactly; the result goes to\n"
+	"OUT (written atomically) or stdout.";
+static const struct cli_opt apply_opts[] = {
+	{"output", 'o', "OUT", "write the patched file here (atomically) instead of stdout"},
+	{NULL, 0, NULL, NULL},
+};
+
+struct apply_args {
+	const char *out;
+};
+
+static int apply_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	(void)e;
+	if (key == 'o')
+		((struct apply_args *)ctx)->out = arg;
+	return 0;
+}
+
+static int cmd_apply(int argc, char **argv)
+{
+	struct apply_args a = {0};
+	struct err e = {0};
+	char **ops;
+	int n;
+	if (parse_all(argc, argv, apply_opts, apply_usage, apply_opt, &a, &ops, &n, &e) < 0)
+		fail(&e);
+	if (n != 2)
+		cli_usage_error("apply needs BASELINE and PATCH (%d operand%s given)", n, n == 1 ? "" : "s");
+	char *base, *patch, *out;
+	size_t blen, plen, olen;
+	if (file_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+		fail(&e);
+	if (file_read_all(ops[1], REPLAY_MAX_DIFF_BYTES, &patch, &plen, &e) < 0)
+		fail(&e);
+	char *name = xasprintf("'%s'", ops[1]);
+	struct udiff_limits lim = {REPLAY_MAX_DIFF_BYTES, REPLAY_MAX_HUNKS};
+	if (udiff_patch(base, blen, patch, plen, name, &lim, &out, &olen, &e) < 0)
+		fail(&e);
+	if (a.out) {
+		if (file_write_atomic(a.out, out, olen, &e) < 0)
+			fail(&e);
+	} else if (fwrite(out, 1, olen, stdout) != olen || fflush(stdout) != 0) {
+		err_errno(&e, EXIT_SYS, "cannot write to stdout");
+		fail(&e);
+	}
+	free(name);
+	free(out);
+	free(base);
+	free(patch);
+	free(ops);
+	return EXIT_OK;
+}
+
+/* ---- run ---- */
+
+static const char run_usage[] =
+	"usage: supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]\n"
+	"Rebuild every run of DIFFS.json ({run: {\"diff\", \"sha256\"}}) from FILE, compare SHA-256,\n"
+	"write DIR/<run>/<file> for each run that matches; exit 1 when any run fails or mismatches.";
+enum { OPT_JSON = 256 };
+static const struct cli_opt run_opts[] = {
+	{"baseline", 'b', "FILE", "the baseline file every diff applies to (required)"},
+	{"output", 'o', "DIR", "write the rebuilt files of matching runs under DIR/<run>/"},
+	{"json", OPT_JSON, NULL, "print the report as JSON instead of a table"},
+	{NULL, 0, NULL, NULL},
+};
+
+struct run_args {
+	const char *baseline, *out;
+	int json;
+};
+
+static int run_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	(void)e;
+	struct run_args *a = ctx;
+	if (key == 'b')
+		a->baseline = arg;
+	else if (key == 'o')
+		a->out = arg;
+	else if (key == OPT_JSON)
+		a->json = 1;
+	return 0;
+}
+
+static void run_print_table(const struct replay_report *rep)
+{
+	size_t w = 3;
+	for (size_t i = 0; i < rep->n_runs; i++)
+		if (strlen(rep->runs[i].name) > w)
+			w = strlen(rep->runs[i].name);
+	if (w > 40)
+		w = 40;
+	printf("%-*s %6s %8s %8s  %s\n", (int)w, "run", "hunks", "+lines", "-lines", "sha256");
+	for (size_t i = 0; i < rep->n_runs; i++) {
+		const struct replay_run *r = &rep->runs[i];
+		const char *v = r->status == REPLAY_OK ? "ok" : r->status == REPLAY_MISMATCH ? "MISMATCH" : "FAILED";
+		if (r->status == REPLAY_FAILED && !r->hunks)
+			printf("%-*s %6s %8s %8s  %s\n", (int)w, r->name, "-", "-", "-", v);
+		else
+			printf("%-*s %6zu %7s%zu %7s%zu  %s\n", (int)w, r->name, r->hunks, "+", r->added, "-",
+			       r->removed, v);
+	}
+	printf("%zu run%s: %zu ok, %zu mismatch, %zu failed\n", rep->n_runs, rep->n_runs == 1 ? "" : "s",
+	       rep->n_ok, rep->n_mismatch, rep->n_failed);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {0};
+	struct err e = {0};
+	char **ops;
+	int n;
+	if (parse_all(argc, argv, run_opts, run_usage, run_opt, &a, &ops, &n, &e) < 0)
+		fail(&e);
+	if (!a.baseline)
+		cli_usage_error("run needs --baseline FILE");
+	if (n != 1)
+		cli_usage_error("run needs one DIFFS.json (%d operands given)", n);
+	char *base, *js;
+	size_t blen, jlen;
+	if (file_read_all(a.baseline, REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+		fail(&e);
+	if (file_read_all(ops[0], REPLAY_MAX_DIFFS_BYTES, &js, &jlen, &e) < 0)
+		fail(&e);
+	struct replay_report rep;
+	if (replay_diffs(base, blen, js, jlen, ops[0], &rep, &e) < 0)
+		fail(&e);
+	for (size_t i = 0; i < rep.n_runs; i++)
+		if (rep.runs[i].error)
+			fprintf(stderr, "%s: %s\n", err_prog, rep.runs[i].error);
+	if (a.out && rep.n_ok &&
+	    replay_report_write(&rep, a.out, path_basename(a.baseline), &e) < 0)
+		fail(&e);
+	if (a.json) {
+		cJSON *j = replay_report_json(&rep, ops[0]);
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	} else {
+		run_print_table(&rep);
+	}
+	int rc = rep.n_ok == rep.n_runs ? EXIT_OK : EXIT_CHECK;
+	replay_report_release(&rep);
+	free(base);
+	free(js);
+	free(ops);
+	return rc;
+}
+
+/* ---- diff ---- */
+
+static const char diff_usage[] =
+	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]\n"
+	"Write a diffs file: for each FILE a `diff -U 0` of BASELINE against it (labelled with the\n"
+	"paths as given) and its SHA-256. A run is named after FILE's parent folder, or by the\n"
+	"-n options in order.";
+static const struct cli_opt diff_opts[] = {
+	{"name", 'n', "RUN", "name the next FILE's run (repeat once per FILE)"},
+	{"output", 'o', "DIFFS.json", "write the diffs file here (atomically) instead of stdout"},
+	{NULL, 0, NULL, NULL},
+};
+
+struct diff_args {
+	const char *out;
+	const char **names;
+	int n_names;
+};
+
+static int diff_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	(void)e;
+	struct diff_args *a = ctx;
+	if (key == 'o')
+		a->out = arg;
+	else if (key == 'n')
+		a->names[a->n_names++] = arg;
+	return 0;
+}
+
+/* The name of the folder holding path (after resolving it). */
+static char *parent_name(const char *path, struct err *e)
+{
+	char buf[PATH_MAX];
+	if (!realpath(path, buf)) {
+		err_errno(e, EXIT_USAGE, "cannot resolve '%s'", path);
+		return NULL;
+	}
+	char *dir = path_dirname(buf);
+	char *name = xstrdup(path_basename(dir));
+	free(dir);
+	return name;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	struct diff_args a = {0};
+	a.names = xcalloc((size_t)argc + 1, sizeof *a.names);
+	struct err e = {0};
+	char **ops;
+	int n;
+	if (parse_all(argc, argv, diff_opts, diff_usage, diff_opt, &a, &ops, &n, &e) < 0)
+		fail(&e);
+	if (n < 2)
+		cli_usage_error("diff needs BASELINE and at least one FILE");
+	int nf = n - 1;
+	if (a.n_names && a.n_names != nf)
+		cli_usage_error("%d --name given for %d file%s (give one per FILE, or none)", a.n_names, nf,
+				nf == 1 ? "" : "s");
+	char *base;
+	size_t blen;
+	if (file_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+		fail(&e);
+	struct replay_input *in = xcalloc((size_t)nf, sizeof *in);
+	char **owned = xcalloc((size_t)nf * 2, sizeof *owned);
+	for (int i = 0; i < nf; i++) {
+		size_t len;
+		if (file_read_all(ops[i + 1], REPLAY_MAX_BASELINE_BYTES, &owned[2 * i], &len, &e) < 0)
+			fail(&e);
+		in[i].data = owned[2 * i];
+		in[i].len = len;
+		in[i].label = ops[i + 1];
+		if (a.n_names) {
+			in[i].run = a.names[i];
+		} else {
+			if (!(owned[2 * i + 1] = parent_name(ops[i + 1], &e)))
+				fail(&e);
+			in[i].run = owned[2 * i + 1];
+		}
+	}
+	cJSON *j = replay_make_diffs(base, blen, ops[0], in, (size_t)nf, &e);
+	if (!j)
+		fail(&e);
+	if (a.out) {
+		if (json_write_file(a.out, j, &e) < 0)
+			fail(&e);
+	} else {
+		json_print_stdout(j);
+	}
+	cJSON_Delete(j);
+	for (int i = 0; i < 2 * nf; i++)
+		free(owned[i]);
+	free(owned);
+	free(in);
+	free(base);
+	free(ops);
+	free(a.names);
+	return EXIT_OK;
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+} subs[] = {
+	{"apply", cmd_apply, "apply one unified diff to a baseline, byte for byte"},
+	{"run", cmd_run, "rebuild every run of a diffs file and check each SHA-256"},
+	{"diff", cmd_diff, "write a diffs file: -U 0 diffs of runs' files against a baseline"},
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: supkit replay <subcommand> [options] [args]\n\nsubcommands:\n");
+	for (int i = 0; subs[i].name; i++)
+		fprintf(f, "  %-6s %s\n", subs[i].name, subs[i].what);
+	fprintf(f, "\n'supkit replay <subcommand> --help' shows its options; man supkit-replay.\n");
+}
+
+int main(int argc, char **argv)
+{
+	cli_set_prog("supkit-replay");
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("supkit-replay %s\n", SUPKIT_VERSION);
+		return EXIT_OK;
+	}
+	for (int i = 0; subs[i].name; i++) {
+		if (strcmp(subs[i].name, argv[1]) != 0)
+			continue;
+		static char prog[64];
+		snprintf(prog, sizeof prog, "supkit-replay %s", subs[i].name);
+		err_prog = prog;
+		return subs[i].fn(argc - 1, argv + 1);
+	}
+	cli_usage_error("'%s' is not a replay subcommand", argv[1]);
+}
