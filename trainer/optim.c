@@ -1,0 +1,683 @@
+/* optim.c: MuonAdamW over the parameter table (SPEC 2; karpathy/autoresearch
+ * train.py adamw_step_fused, muon_step_fused, MuonAdamW.setup_optimizer) and
+ * the optimizer-side arms of SPEC 3, plus state save/load for resume.
+ *
+ * Groups (initial lr; k = (d/768)^-0.5): lm_head 0.004 k, wte and
+ * value_embeds 0.6 k, resid_lambdas 0.005 (betas 0.8, 0.95), x0/wte/out
+ * lambdas 0.5 (betas 0.96, 0.95), q_tau 0.02, all AdamW with eps 1e-10 and
+ * wd 0; block matrices Muon lr 0.04 (grouped by shape in the original; the
+ * stacked ops are per matrix, so state is kept per matrix); OE tables the
+ * moment-free table-RMS update with eta = 0.6 k. Every lr times
+ * lrm * lr_scale (trainer/schedule.c).
+ *
+ * Arithmetic: every step is computed in fp64 working arrays and rounded to
+ * the storage precision of the original's tensors where the original
+ * stores them, so fp32 results match PyTorch to fp32 rounding (~1e-7
+ * relative per step). Rounding points, fp32 runs:
+ *  - AdamW fp32: scalars lr, betas, eps as fp32, bias corrections in fp32;
+ *    m, v and p rounded to fp32 after each update.
+ *  - AdamW with embed_state = bf16 (wte, value_embeds): the original's
+ *    tensors are bf16 and its fused (torch.compile) kernel loads p, g, m, v
+ *    as bf16, computes in fp32 and stores m, v, p rounded to bf16 once each;
+ *    we do the same (g is rounded to bf16 on entry, as the original's
+ *    .grad is bf16). embed_state = fp32 keeps fp32 p (the model reads
+ *    bf16(w)), m and v.
+ *  - Muon: momentum buffer fp32 (lerp with mu as fp32), Nesterov output
+ *    fp32; equilibrators (BiEq / MuonEq) on that fp32 G, result fp32; Polar
+ *    Express in emulated bf16 (polar.c) or fp32; NorMuon: v_mean, norms,
+ *    and the second-moment buffer fp32, beta2 cast to the polar dtype (bf16:
+ *    0.94921875), the final scale cast to the polar dtype and X * scale
+ *    rounded there; lr' and wd cast to the polar dtype, lr' * X rounded
+ *    there, lr' * wd a bf16 product times p in fp32; mask = (X * p >= 0) in
+ *    fp32; p -= lr' X + lr' wd p mask in fp32.
+ *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
+ *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
+ *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
+ * fp64 runs: the same formulas with every value fp64 and no rounding.
+ *
+ * Step-0 modes apply to wte_lambdas and out_lambdas (nostep0_all: also
+ * resid_lambdas and x0_lambdas): nostep0 skips step 0 (no update, no
+ * state); mom_only_nodisp makes the state and undoes the displacement;
+ * disp_only_nomom keeps the displacement and clears the state (counter back
+ * to 0); disp_stepcount_nomom keeps displacement and counter, zeroes m, v.
+ * Masked q_tau entries are held at exactly 0 (value and moments).
+ * Left out: weight decay on AdamW groups (0 in the benchmark).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/bf16.h"
+#include "lib/err.h"
+#include "lib/fileio.h"
+#include "trainer/optim.h"
+
+enum round_mode { RND_F64, RND_F32, RND_BF16 };
+
+struct pstate {
+	double *m, *v;        /* AdamW moments (numel), NULL before the first step */
+	int64_t step;         /* AdamW counter */
+	double *buf;          /* Muon momentum buffer (numel) */
+	double *smb;          /* NorMuon second-moment buffer (smb_n) */
+	size_t smb_n;
+};
+
+struct optim {
+	struct config c;
+	struct param_table *t;
+	int fp64;
+	double k;
+	struct pstate *st;
+};
+
+static inline double rnd(double x, enum round_mode r)
+{
+	switch (r) {
+	case RND_F32:
+		return (float)x;
+	case RND_BF16:
+		return bf16_round((float)x);
+	default:
+		return x;
+	}
+}
+
+/* Load the value / gradient of p into fp64 arrays. */
+static void load_vals(const struct optim *o, const struct param *p, double *w, double *g)
+{
+	for (size_t i = 0; i < p->numel; i++) {
+		if (o->fp64) {
+			if (w)
+				w[i] = p->w64[i];
+			if (g)
+				g[i] = p->g64[i];
+		} else {
+			if (w)
+				w[i] = p->w[i];
+			if (g)
+				g[i] = p->g[i];
+		}
+	}
+}
+
+static void store_vals(const struct optim *o, struct param *p, const double *w, enum round_mode r)
+{
+	for (size_t i = 0; i < p->numel; i++) {
+		if (o->fp64)
+			p->w64[i] = w[i];
+		else
+			p->w[i] = (float)rnd(w[i], r);
+	}
+}
+
+static int is_named(const struct param *p, const char *fam)
+{
+	return strstr(p->name, fam) != NULL;
+}
+
+/* Whether step-0 mode applies to p. */
+static int step0_target(const struct optim *o, const struct param *p)
+{
+	enum cfg_step0 m = o->c.step0;
+	if (m == STEP0_NONE)
+		return 0;
+	if (is_named(p, "wte_lambdas") || is_named(p, "out_lambdas"))
+		return 1;
+	if (m == STEP0_NOSTEP0_ALL && (is_named(p, "resid_lambdas") || is_named(p, "x0_lambdas")))
+		return 1;
+	return 0;
+}
+
+static double group_lr(const struct optim *o, enum param_group g)
+{
+	const struct config *c = &o->c;
+	switch (g) {
+	case PG_LM_HEAD: return c->lr_lm_head * o->k;
+	case PG_EMBED:   return c->lr_embed * o->k;
+	case PG_RESID:   return c->lr_resid;
+	case PG_SCALAR:  return c->lr_scalar;
+	case PG_QTAU:    return c->lr_qtau;
+	case PG_MATRIX:  return c->lr_matrix;
+	case PG_OE:      return c->oe_lr * o->k;
+	default:         return 0;
+	}
+}
+
+int optim_create(const struct config *c, struct param_table *t, int fp64,
+		 struct optim **out, struct err *e)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		if (fp64 ? (!p->w64 || !p->g64) : (!p->w || !p->g))
+			return err_set(e, EXIT_USAGE, "optimizer: parameter '%s' has no %s values",
+				       p->name, fp64 ? "fp64" : "fp32");
+		if (p->group == PG_MATRIX && (p->ndim != 2 || p->rows * p->cols != p->numel))
+			return err_set(e, EXIT_USAGE, "optimizer: Muon parameter '%s' is not a matrix",
+				       p->name);
+		if (p->group == PG_OE && (!p->counts || p->rows * p->cols != p->numel))
+			return err_set(e, EXIT_USAGE, "optimizer: OE table '%s' has no visit counts",
+				       p->name);
+		if (p->group < 0 || p->group >= PG_NGROUPS)
+			return err_set(e, EXIT_USAGE, "optimizer: parameter '%s' has no group", p->name);
+	}
+	struct optim *o = xcalloc(1, sizeof *o);
+	o->c = *c;
+	o->t = t;
+	o->fp64 = fp64;
+	o->k = config_lr_k(c);
+	o->st = xcalloc(t->n ? t->n : 1, sizeof *o->st);
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		if (p->group == PG_MATRIX) {
+			o->st[i].buf = xcalloc(p->numel, sizeof(double));
+			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
+			o->st[i].smb = xcalloc(o->st[i].smb_n, sizeof(double));
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+void optim_free(struct optim *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->t->n; i++) {
+		free(o->st[i].m);
+		free(o->st[i].v);
+		free(o->st[i].buf);
+		free(o->st[i].smb);
+	}
+	free(o->st);
+	free(o);
+}
+
+int64_t optim_adamw_count(const struct optim *o, size_t i)
+{
+	return i < o->t->n ? o->st[i].step : 0;
+}
+
+/* torch.lerp(a, b, w) as PyTorch computes it. */
+static inline double lerp(double a, double b, double w)
+{
+	return w < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w);
+}
+
+/* ---- AdamW ---- */
+
+static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
+{
+	struct param *p = &o->t->p[pi];
+	struct pstate *st = &o->st[pi];
+	size_t n = p->numel;
+	int bf16_state = !o->fp64 && p->store == PARAM_BF16 && o->c.embed_state == EMBED_STATE_BF16;
+	enum round_mode r = o->fp64 ? RND_F64 : bf16_state ? RND_BF16 : RND_F32;
+	enum round_mode sr = o->fp64 ? RND_F64 : RND_F32;   /* 0-d scalar tensors are fp32 */
+	int whiten = o->c.neumann && (p->group == PG_LM_HEAD || p->group == PG_EMBED) && p->ndim == 2;
+	double a = homotopy_alpha(s->step, o->c.neumann_tau);
+
+	if (!st->m) {
+		st->m = xcalloc(n, sizeof(double));
+		st->v = xcalloc(n, sizeof(double));
+		st->step = 0;
+	}
+	double *w = xmalloc(n * sizeof *w), *g = xmalloc(n * sizeof *g);
+	load_vals(o, p, w, g);
+	if (bf16_state)
+		for (size_t i = 0; i < n; i++)
+			g[i] = rnd(g[i], RND_BF16);
+	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
+		neumann_gram_apply(g, p->rows, p->cols, a);
+		if (sr == RND_F32)
+			for (size_t i = 0; i < n; i++)
+				g[i] = (float)g[i];
+	}
+	double b1 = p->group == PG_SCALAR ? 0.96 : 0.8, b2 = 0.95, eps = 1e-10;
+	double lr = rnd(group_lr(o, p->group) * s->lr_mult, sr);
+	b1 = rnd(b1, sr);
+	b2 = rnd(b2, sr);
+	eps = rnd(eps, sr);
+	st->step++;
+	double t = (double)st->step;
+	double bias1 = rnd(1 - rnd(pow(b1, t), sr), sr);
+	double bias2 = rnd(1 - rnd(pow(b2, t), sr), sr);
+	double step_size = rnd(lr / bias1, sr);
+	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
+	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
+	double *U = whiten ? xmalloc(n * sizeof *U) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		double m = lerp(st->m[i], g[i], w1);
+		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
+		double v = lerp(st->v[i], gg, w2);
+		if (!bf16_state) {
+			m = rnd(m, r);
+			v = rnd(v, r);
+		}
+		double upd = m / (sqrt(v / bias2) + eps);
+		st->m[i] = rnd(m, r);
+		st->v[i] = rnd(v, r);
+		if (U)
+			U[i] = upd;
+		else
+			w[i] -= step_size * upd;
+	}
+	if (U) {
+		neumann_gram_apply(U, p->rows, p->cols, a);
+		for (size_t i = 0; i < n; i++)
+			w[i] -= step_size * U[i];
+		free(U);
+	}
+	if (p->mask)
+		for (size_t i = 0; i < n; i++)
+			if (p->mask[i]) {
+				w[i] = 0;
+				st->m[i] = 0;
+				st->v[i] = 0;
+			}
+	store_vals(o, p, w, r);
+	free(w);
+	free(g);
+}
+
+/* ---- Muon ---- */
+
+static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
+{
+	struct param *p = &o->t->p[pi];
+	struct pstate *st = &o->st[pi];
+	size_t m = p->rows, n = p->cols, N = p->numel;
+	int f64 = o->fp64;
+	int bf = !f64 && o->c.polar == POLAR_BF16;
+	enum round_mode r = f64 ? RND_F64 : RND_F32;        /* fp32 tensors */
+	enum round_mode xr = f64 ? RND_F64 : bf ? RND_BF16 : RND_F32;   /* X's dtype */
+	double *w = xmalloc(N * sizeof *w), *G = xmalloc(N * sizeof *G);
+	load_vals(o, p, w, G);
+
+	/* 1. Nesterov: buf = lerp(buf, g, 1 - mu); g = lerp(g, buf, mu) */
+	double mu = rnd(s->momentum, r);
+	double w1 = rnd(1 - mu, r);
+	for (size_t i = 0; i < N; i++) {
+		st->buf[i] = rnd(lerp(st->buf[i], G[i], w1), r);
+		G[i] = rnd(lerp(G[i], st->buf[i], mu), r);
+	}
+	/* pre-polar equilibration on the fp32 momentum */
+	if (o->c.muoneq != MUONEQ_OFF) {
+		if (o->c.muoneq == MUONEQ_BIEQ)
+			bieq_apply(G, m, n, homotopy_alpha(s->step, o->c.bieq_tau));
+		else if (o->c.muoneq == MUONEQ_R)
+			muoneq_r_apply(G, m, n);
+		else
+			muoneq_rc_apply(G, m, n);
+		for (size_t i = 0; i < N; i++)
+			G[i] = rnd(G[i], r);
+	}
+	/* 2. Polar Express */
+	if (f64) {
+		polar_express_f64(G, m, n);
+	} else {
+		float *X = xmalloc(N * sizeof *X);
+		for (size_t i = 0; i < N; i++)
+			X[i] = (float)G[i];
+		polar_express_f32(X, m, n, bf);
+		for (size_t i = 0; i < N; i++)
+			G[i] = X[i];
+		free(X);
+	}
+	/* 3. NorMuon: reduce over columns (one value a row) when m >= n, else rows */
+	int per_row = m >= n;
+	size_t ns = st->smb_n, rsz = per_row ? n : m;
+	double *vm = xcalloc(ns, sizeof *vm), *ssz = xmalloc(ns * sizeof *ssz);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			vm[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+	double vsum = 0;
+	for (size_t k = 0; k < ns; k++) {
+		vm[k] = rnd(vm[k] / rsz, r);                  /* v_mean, fp32 */
+		vsum += vm[k];
+	}
+	double vn = rnd(sqrt(rnd(rnd(vsum, r) * rsz, r)), r);
+	double beta2 = rnd(rnd(o->c.muon_beta2, r), xr);    /* beta2_t.to(X dtype) */
+	double wb = rnd(1 - beta2, xr);
+	double ssq = 0;
+	for (size_t k = 0; k < ns; k++) {
+		st->smb[k] = rnd(lerp(st->smb[k], vm[k], wb), r);
+		double sz = st->smb[k] > 1e-10 ? st->smb[k] : rnd(1e-10, r);
+		ssz[k] = rnd(1 / sqrt(sz), r);                 /* step_size */
+		ssq += rnd(rnd(vm[k] * rsz, r) * rnd(ssz[k] * ssz[k], r), r);
+	}
+	double vn2 = rnd(sqrt(rnd(ssq, r)), r);
+	double ratio = rnd(vn / (vn2 > 1e-10 ? vn2 : rnd(1e-10, r)), r);
+	for (size_t k = 0; k < ns; k++)
+		ssz[k] = rnd(rnd(ssz[k] * ratio, r), xr);     /* final_scale.to(X dtype) */
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] = rnd(G[i * n + j] * ssz[per_row ? i : j], xr);
+	free(ssz);
+	free(vm);
+
+	/* 4. cautious weight decay and update */
+	double lrp = group_lr(o, PG_MATRIX) * s->lr_mult * sqrt(m > n ? (double)m / n : 1.0);
+	double lr = rnd(rnd(lrp, r), xr), wd = rnd(rnd(s->muon_wd, r), xr);
+	double lrwd = rnd(lr * wd, xr);
+	for (size_t i = 0; i < N; i++) {
+		double x = G[i];
+		int mask = rnd(x * w[i], r) >= 0;
+		double a = rnd(lr * x, xr);
+		double b = mask ? rnd(rnd(lrwd * w[i], r), r) : 0;
+		w[i] = rnd(w[i] - rnd(a + b, r), r);
+	}
+	store_vals(o, p, w, r);
+	free(w);
+	free(G);
+}
+
+/* ---- OE tables: moment-free table-RMS update ---- */
+
+static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
+{
+	struct param *p = &o->t->p[pi];
+	size_t R = p->rows, C = p->cols, nv = 0;
+	enum round_mode r = o->fp64 ? RND_F64 : RND_F32;
+	enum round_mode tr = o->fp64 ? RND_F64 : RND_BF16;
+	for (size_t i = 0; i < R; i++)
+		nv += p->counts[i] > 0;
+	if (nv) {
+		size_t *rows = xmalloc(nv * sizeof *rows);
+		double *gb = xmalloc(nv * C * sizeof *gb);
+		size_t k = 0;
+		for (size_t i = 0; i < R; i++) {
+			if (!p->counts[i])
+				continue;
+			rows[k] = i;
+			for (size_t j = 0; j < C; j++) {
+				double g = o->fp64 ? p->g64[i * C + j] : p->g[i * C + j];
+				gb[k * C + j] = rnd(g / p->counts[i], r);
+			}
+			k++;
+		}
+		if (o->c.table_neumann) {
+			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
+			for (size_t i = 0; i < nv * C; i++)
+				gb[i] = rnd(gb[i], r);
+		}
+		double ss = 0;
+		for (size_t i = 0; i < nv * C; i++)
+			ss += gb[i] * gb[i];
+		double rms = rnd(sqrt(ss / (double)(nv * C)), r);
+		if (rms < 1e-30)
+			rms = 1e-30;
+		double eta = rnd(group_lr(o, PG_OE) * s->lr_mult, r);
+		for (k = 0; k < nv; k++)
+			for (size_t j = 0; j < C; j++) {
+				size_t at = rows[k] * C + j;
+				double step = rnd(eta * rnd(gb[k * C + j] / rms, r), r);
+				if (o->fp64)
+					p->w64[at] -= step;
+				else
+					p->w[at] = (float)rnd(p->w[at] - step, tr);
+			}
+		free(rows);
+		free(gb);
+	}
+	memset(p->counts, 0, R * sizeof *p->counts);
+}
+
+int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e)
+{
+	(void)e;
+	for (size_t i = 0; i < o->t->n; i++) {
+		struct param *p = &o->t->p[i];
+		struct pstate *st = &o->st[i];
+		switch (p->group) {
+		case PG_MATRIX:
+			muon_param(o, i, s);
+			break;
+		case PG_OE:
+			oe_param(o, i, s);
+			break;
+		default: {
+			int s0 = s->step == 0 && step0_target(o, p);
+			enum cfg_step0 mode = o->c.step0;
+			if (s0 && (mode == STEP0_NOSTEP0 || mode == STEP0_NOSTEP0_ALL))
+				break;
+			double *keep = NULL;
+			if (s0 && mode == STEP0_MOM_ONLY_NODISP) {
+				keep = xmalloc(p->numel * sizeof *keep);
+				load_vals(o, p, keep, NULL);
+			}
+			adamw_param(o, i, s);
+			if (keep) {
+				store_vals(o, p, keep, RND_F64);
+				free(keep);
+			}
+			if (s0 && (mode == STEP0_DISP_ONLY_NOMOM || mode == STEP0_DISP_STEPCOUNT_NOMOM)) {
+				memset(st->m, 0, p->numel * sizeof *st->m);
+				memset(st->v, 0, p->numel * sizeof *st->v);
+				if (mode == STEP0_DISP_ONLY_NOMOM)
+					st->step = 0;
+			}
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+int optim_step(struct optim *o, int step, struct err *e)
+{
+	struct optim_sched s;
+	optim_schedule(&o->c, step, &s);
+	return optim_step_sched(o, &s, e);
+}
+
+/* ---- state I/O ---- */
+
+enum { REC_F64 = 0, REC_I64 = 1 };
+
+struct obuf {
+	unsigned char *d;
+	size_t n, cap;
+};
+
+static void ob_put(struct obuf *b, const void *src, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 64;
+		b->d = xrealloc(b->d, b->cap);
+	}
+	memcpy(b->d + b->n, src, n);
+	b->n += n;
+}
+
+static void ob_u64(struct obuf *b, uint64_t v)
+{
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	ob_put(b, x, 8);
+}
+
+static void ob_u32(struct obuf *b, uint32_t v)
+{
+	unsigned char x[4];
+	for (int i = 0; i < 4; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	ob_put(b, x, 4);
+}
+
+static void ob_rec(struct obuf *b, const char *pname, const char *suffix, uint32_t kind,
+		   const double *f, size_t n, int64_t iv)
+{
+	char name[PARAM_NAME_MAX + 32];
+	snprintf(name, sizeof name, "%s.%s", pname, suffix);
+	ob_u32(b, (uint32_t)strlen(name));
+	ob_put(b, name, strlen(name));
+	ob_u32(b, kind);
+	ob_u64(b, kind == REC_F64 ? n : 1);
+	if (kind == REC_I64) {
+		ob_u64(b, (uint64_t)iv);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u;
+		memcpy(&u, &f[i], 8);
+		ob_u64(b, u);
+	}
+}
+
+int optim_save(const struct optim *o, const char *path, struct err *e)
+{
+	struct obuf b = {0};
+	uint64_t nrec = 0;
+	for (size_t i = 0; i < o->t->n; i++) {
+		if (o->st[i].m)
+			nrec += 3;
+		if (o->st[i].buf)
+			nrec += 2;
+	}
+	ob_put(&b, "SUPKOPT1", 8);
+	ob_u64(&b, nrec);
+	for (size_t i = 0; i < o->t->n; i++) {
+		const struct param *p = &o->t->p[i];
+		const struct pstate *st = &o->st[i];
+		if (st->m) {
+			ob_rec(&b, p->name, "exp_avg", REC_F64, st->m, p->numel, 0);
+			ob_rec(&b, p->name, "exp_avg_sq", REC_F64, st->v, p->numel, 0);
+			ob_rec(&b, p->name, "step", REC_I64, NULL, 0, st->step);
+		}
+		if (st->buf) {
+			ob_rec(&b, p->name, "momentum_buffer", REC_F64, st->buf, p->numel, 0);
+			ob_rec(&b, p->name, "second_momentum_buffer", REC_F64, st->smb, st->smb_n, 0);
+		}
+	}
+	int rc = file_write_atomic(path, b.d, b.n, e);
+	free(b.d);
+	return rc;
+}
+
+static uint64_t rd_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t rd_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Find the state array a record name refers to; 0 or -1. */
+static int rec_target(struct optim *o, const char *name, size_t *pi, int *which)
+{
+	static const char *suf[] = {"exp_avg", "exp_avg_sq", "step", "momentum_buffer",
+				    "second_momentum_buffer"};
+	const char *dot = strrchr(name, '.');
+	if (!dot)
+		return -1;
+	for (int k = 0; k < 5; k++) {
+		if (strcmp(dot + 1, suf[k]))
+			continue;
+		for (size_t i = 0; i < o->t->n; i++) {
+			const char *pn = o->t->p[i].name;
+			if (strlen(pn) == (size_t)(dot - name) && !strncmp(pn, name, (size_t)(dot - name))) {
+				*pi = i;
+				*which = k;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+int optim_load(struct optim *o, const char *path, struct err *e)
+{
+	size_t limit = 64;
+	for (size_t i = 0; i < o->t->n; i++)
+		limit += 3 * (o->t->p[i].numel * 8 + 200) + o->st[i].smb_n * 8;
+	char *data;
+	size_t len;
+	if (file_read_all(path, limit, &data, &len, e))
+		return -1;
+	const unsigned char *d = (const unsigned char *)data;
+	size_t at = 16;
+	int rc = -1;
+	if (len < 16 || memcmp(d, "SUPKOPT1", 8)) {
+		err_set(e, EXIT_USAGE, "'%s': not an optimizer state file", path);
+		goto out;
+	}
+	uint64_t nrec = rd_u64(d + 8);
+	/* fresh state: AdamW state only where the file has it */
+	for (size_t i = 0; i < o->t->n; i++) {
+		free(o->st[i].m);
+		free(o->st[i].v);
+		o->st[i].m = o->st[i].v = NULL;
+		o->st[i].step = 0;
+	}
+	for (uint64_t r = 0; r < nrec; r++) {
+		if (len - at < 4)
+			goto trunc;
+		uint32_t nl = rd_u32(d + at);
+		at += 4;
+		if (nl >= PARAM_NAME_MAX + 32 || len - at < (size_t)nl + 12)
+			goto trunc;
+		char name[PARAM_NAME_MAX + 32];
+		memcpy(name, d + at, nl);
+		name[nl] = 0;
+		at += nl;
+		uint32_t kind = rd_u32(d + at);
+		uint64_t cnt = rd_u64(d + at + 4);
+		at += 12;
+		size_t pi;
+		int which;
+		if (rec_target(o, name, &pi, &which)) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': no such optimizer state",
+				path, (unsigned long long)r, name);
+			goto out;
+		}
+		struct param *p = &o->t->p[pi];
+		struct pstate *st = &o->st[pi];
+		int is_muon = which >= 3;
+		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : p->numel;
+		if ((is_muon != (p->group == PG_MATRIX)) || (p->group == PG_OE) ||
+		    kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': kind or size does not match the model",
+				path, (unsigned long long)r, name);
+			goto out;
+		}
+		if (len - at < cnt * 8)
+			goto trunc;
+		if (which == 2) {
+			st->step = (int64_t)rd_u64(d + at);
+		} else {
+			double **dst = which == 0 ? &st->m : which == 1 ? &st->v
+				     : which == 3 ? &st->buf : &st->smb;
+			if (!*dst)
+				*dst = xcalloc(want, sizeof(double));
+			for (size_t i = 0; i < want; i++) {
+				uint64_t u = rd_u64(d + at + 8 * i);
+				memcpy(&(*dst)[i], &u, 8);
+			}
+		}
+		at += cnt * 8;
+	}
+	for (size_t i = 0; i < o->t->n; i++)
+		if ((o->st[i].m == NULL) != (o->st[i].v == NULL)) {
+			err_set(e, EXIT_USAGE, "'%s': '%s': exp_avg and exp_avg_sq must both be present",
+				path, o->t->p[i].name);
+			goto out;
+		}
+	if (at != len) {
+		err_set(e, EXIT_USAGE, "'%s': trailing bytes after %llu records", path,
+			(unsigned long long)nrec);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+trunc:
+	err_set(e, EXIT_USAGE, "'%s': truncated at byte %zu", path, at);
+out:
+	free(data);
+	return rc;
+}

@@ -1,0 +1,96 @@
+/* optim.h: MuonAdamW (the benchmark optimizer, SPEC section 2), its
+ * schedules, and the optimizer-side arms of SPEC section 3 (OE table-RMS
+ * update, BiEq / MuonEq-R / MuonEq-RC, cooldown momentum, fp32 polar,
+ * cosine Muon wd, Neumann-Gram at either site, Table-Neumann, embed_state,
+ * the step-0 modes, lr_scale / muon_wd_scale).
+ *
+ * Ownership: the optimizer borrows the parameter table (the model owns it)
+ * and keeps all of its own state (AdamW moments and step counters, Muon
+ * momentum and NorMuon second-moment buffers), keyed by the parameter's
+ * index in the table. It updates p->w (fp32 runs) or p->w64 (fp64 runs) in
+ * place from p->g / p->g64, and resets p->counts of OE tables.
+ *
+ * Precision (the exact rounding points are documented in trainer/optim.c):
+ * fp32 runs follow the benchmark's dtypes (fp32 params, fp32 Muon momentum,
+ * bf16 Polar Express unless polar = fp32, bf16 wte/value_embeds with bf16
+ * moments unless embed_state = fp32, bf16 OE tables); fp64 runs do every
+ * operation in fp64 with no bf16 rounding.
+ *
+ * Implementation: trainer/optim.c (steps, state I/O), trainer/polar.c (the
+ * matrix operators below), trainer/schedule.c (schedules).
+ */
+#ifndef SUPKIT_OPTIM_H
+#define SUPKIT_OPTIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lib/err.h"
+#include "trainer/config.h"
+#include "trainer/param.h"
+
+/* ---- schedules (trainer/schedule.c) ---- */
+
+struct optim_sched {
+	int step;          /* 0-based optimizer step t */
+	double progress;   /* p_t = min(max(t - warmup, 0) / (S - warmup), 1) */
+	double lrm;        /* LR multiplier (1, then linear warmdown to 0) */
+	double lr_mult;    /* lrm * lr_scale: what every group's initial lr is multiplied by */
+	double momentum;   /* Muon mu_t (cooldown applied when the arm is on) */
+	double muon_wd;    /* Muon wd_t (linear or cosine, times muon_wd_scale) */
+};
+
+/* The schedule values at 0-based step t for config c. */
+void optim_schedule(const struct config *c, int step, struct optim_sched *s);
+
+/* ---- the optimizer (trainer/optim.c) ---- */
+
+struct optim;
+
+/* Make the optimizer for config c over table t (borrowed; must outlive the
+ * optimizer). fp64 = 1 for fp64 runs (uses w64/g64). Returns 0, or -1 with
+ * e set (EXIT_USAGE) when a parameter does not fit its group (e.g. a Muon
+ * parameter that is not a matrix, an OE table without counts). */
+int optim_create(const struct config *c, struct param_table *t, int fp64,
+		 struct optim **out, struct err *e);
+void optim_free(struct optim *o);
+
+/* One optimizer step with the schedule of 0-based step t (optim_schedule). */
+int optim_step(struct optim *o, int step, struct err *e);
+/* The same with explicit schedule values (tests, audits). */
+int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e);
+
+/* AdamW step counter of parameter i (0 = no state yet). */
+int64_t optim_adamw_count(const struct optim *o, size_t i);
+
+/* State I/O for bit-identical resume. File format ("SUPKOPT1"): magic,
+ * uint64 record count, then per record: uint32 name length, name, uint32
+ * kind (0 = f64 array, 1 = i64 scalar), uint64 count, data (little-endian).
+ * Records: "<param>.exp_avg", "<param>.exp_avg_sq", "<param>.step",
+ * "<param>.momentum_buffer", "<param>.second_momentum_buffer". Written
+ * atomically; load checks that every record matches a parameter and size
+ * (error names the file and the record). */
+int optim_save(const struct optim *o, const char *path, struct err *e);
+int optim_load(struct optim *o, const char *path, struct err *e);
+
+/* ---- matrix operators (trainer/polar.c); row-major m x n ---- */
+
+/* Polar Express, 5 iterations (SPEC 2) on X (m x n, in place), with the
+ * Frobenius normalisation. bf16 = 1 emulates the benchmark's bf16 tensor
+ * arithmetic (see polar.c); bf16 = 0 is the plain fp32 path. */
+void polar_express_f32(float *X, size_t m, size_t n, int bf16);
+void polar_express_f64(double *X, size_t m, size_t n);
+
+/* BiEq (SPEC 3): two passes of row then column equilibration of G with
+ * homotopy a = min(t/tau, 1)^2 (tau <= 0: a = 1). */
+void bieq_apply(double *G, size_t m, size_t n, double a);
+/* MuonEq-R: rows scaled by (sum_j G_ij^2 + 1e-8)^-1/2. */
+void muoneq_r_apply(double *G, size_t m, size_t n);
+/* MuonEq-RC: rows and columns scaled simultaneously from the same G. */
+void muoneq_rc_apply(double *G, size_t m, size_t n);
+/* Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2) of U (V x d) in place
+ * with a = min(t/tau, 1)^2. */
+void neumann_gram_apply(double *U, size_t V, size_t d, double a);
+/* a = min(t/tau, 1)^2, a = 1 when tau <= 0. */
+double homotopy_alpha(int step, double tau);
+
+#endif

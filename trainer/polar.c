@@ -1,0 +1,282 @@
+/* polar.c: the matrix operators of the optimizer: Polar Express (SPEC 2;
+ * karpathy/autoresearch train.py muon_step_fused), the pre-polar
+ * equilibrators BiEq (SPEC 3, paper 004 section 3.1), MuonEq-R and
+ * MuonEq-RC (paper 004 Table 1 rows 2a/2b, after Chang et al. Alg. 2), and
+ * Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2). Matrices are
+ * row-major; products go through cblas (sgemm for the fp32/bf16 paths,
+ * dgemm for fp64).
+ *
+ * bf16 Polar Express emulates PyTorch's bf16 tensor arithmetic one
+ * operation at a time: every elementwise op takes its Python scalar rounded
+ * to bf16 (as eager PyTorch does for bf16 tensors), computes in fp32 and
+ * rounds the result to bf16; every matmul accumulates in fp32 (cuBLAS
+ * semantics; sgemm here) and rounds its output to bf16; the Frobenius norm
+ * accumulates in fp64 and is rounded to bf16. Summation order differs from
+ * any GPU kernel, so results match a correct implementation only to bf16
+ * tolerance (SPEC 2: several percent of the update).
+ * Left out: fewer than 5 iterations (ns_steps is fixed at 5 in the benchmark).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cblas.h>
+#include "lib/bf16.h"
+#include "lib/err.h"
+#include "trainer/optim.h"
+
+static const double polar_coeffs[5][3] = {
+	{8.156554524902461, -22.48329292557795, 15.878769915207462},
+	{4.042929935166739, -2.808917465908714, 0.5000178451051316},
+	{3.8916678022926607, -2.772484153217685, 0.5060648178503393},
+	{3.285753657755655, -2.3681294933425376, 0.46449024233003106},
+	{2.3465413258596377, -1.7097828382687081, 0.42323551169305323},
+};
+
+static inline float rnd_if(float x, int bf)
+{
+	return bf ? bf16_round(x) : x;
+}
+
+static void round_all(float *x, size_t n, int bf)
+{
+	if (!bf)
+		return;
+	for (size_t i = 0; i < n; i++)
+		x[i] = bf16_round(x[i]);
+}
+
+void polar_express_f32(float *X, size_t m, size_t n, int bf)
+{
+	size_t mn = m * n, q = m > n ? n : m;
+	int tall = m > n;
+	float *A = xmalloc(q * q * sizeof *A);
+	float *AA = xmalloc(q * q * sizeof *AA);
+	float *P = xmalloc(mn * sizeof *P);
+
+	round_all(X, mn, bf);                            /* X = g.bfloat16() */
+	double ss = 0;
+	for (size_t i = 0; i < mn; i++)
+		ss += (double)X[i] * X[i];
+	float nrm = rnd_if((float)sqrt(ss), bf);         /* X.norm() */
+	float den = rnd_if(nrm * rnd_if(1.02f, bf), bf);
+	den = rnd_if(den + rnd_if(1e-6f, bf), bf);
+	for (size_t i = 0; i < mn; i++)
+		X[i] = rnd_if(X[i] / den, bf);
+
+	for (int it = 0; it < 5; it++) {
+		float a = rnd_if((float)polar_coeffs[it][0], bf);
+		float b = rnd_if((float)polar_coeffs[it][1], bf);
+		float c = rnd_if((float)polar_coeffs[it][2], bf);
+		int iq = (int)q, im = (int)m, in = (int)n;
+		if (tall)       /* A = X^T X (n x n) */
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, iq, iq, im,
+				    1.0f, X, in, X, in, 0.0f, A, iq);
+		else            /* A = X X^T (m x m) */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, iq, iq, in,
+				    1.0f, X, in, X, in, 0.0f, A, iq);
+		round_all(A, q * q, bf);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, iq, iq, iq,
+			    1.0f, A, iq, A, iq, 0.0f, AA, iq);
+		round_all(AA, q * q, bf);
+		for (size_t i = 0; i < q * q; i++)   /* B = b A + c (A A), into A */
+			A[i] = rnd_if(rnd_if(b * A[i], bf) + rnd_if(c * AA[i], bf), bf);
+		if (tall)       /* P = X B */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, in,
+				    1.0f, X, in, A, iq, 0.0f, P, in);
+		else            /* P = B X */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, im,
+				    1.0f, A, iq, X, in, 0.0f, P, in);
+		for (size_t i = 0; i < mn; i++)
+			X[i] = rnd_if(rnd_if(a * X[i], bf) + rnd_if(P[i], bf), bf);
+	}
+	free(A);
+	free(AA);
+	free(P);
+}
+
+void polar_express_f64(double *X, size_t m, size_t n)
+{
+	size_t mn = m * n, q = m > n ? n : m;
+	int tall = m > n;
+	double *A = xmalloc(q * q * sizeof *A);
+	double *AA = xmalloc(q * q * sizeof *AA);
+	double *P = xmalloc(mn * sizeof *P);
+	double ss = 0;
+	for (size_t i = 0; i < mn; i++)
+		ss += X[i] * X[i];
+	double den = sqrt(ss) * 1.02 + 1e-6;
+	for (size_t i = 0; i < mn; i++)
+		X[i] /= den;
+	for (int it = 0; it < 5; it++) {
+		double a = polar_coeffs[it][0], b = polar_coeffs[it][1], c = polar_coeffs[it][2];
+		int iq = (int)q, im = (int)m, in = (int)n;
+		if (tall)
+			cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, iq, iq, im,
+				    1.0, X, in, X, in, 0.0, A, iq);
+		else
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, iq, iq, in,
+				    1.0, X, in, X, in, 0.0, A, iq);
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, iq, iq, iq,
+			    1.0, A, iq, A, iq, 0.0, AA, iq);
+		for (size_t i = 0; i < q * q; i++)
+			A[i] = b * A[i] + c * AA[i];
+		if (tall)
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, in,
+				    1.0, X, in, A, iq, 0.0, P, in);
+		else
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, im, in, im,
+				    1.0, A, iq, X, in, 0.0, P, in);
+		for (size_t i = 0; i < mn; i++)
+			X[i] = a * X[i] + P[i];
+	}
+	free(A);
+	free(AA);
+	free(P);
+}
+
+double homotopy_alpha(int step, double tau)
+{
+	if (tau <= 0)
+		return 1.0;
+	double r = step / tau;
+	if (r > 1)
+		r = 1;
+	return r * r;
+}
+
+/* Scale rows of G by ((1-a) + a (r_i / mean r + 1e-4))^-1/2, r_i = mean_j G_ij^2. */
+static void bieq_rows(double *G, size_t m, size_t n, double a, double *r)
+{
+	double mr = 0;
+	for (size_t i = 0; i < m; i++) {
+		double s = 0;
+		for (size_t j = 0; j < n; j++)
+			s += G[i * n + j] * G[i * n + j];
+		r[i] = s / n;
+		mr += r[i];
+	}
+	mr /= m;
+	for (size_t i = 0; i < m; i++) {
+		double f = 1.0 / sqrt((1 - a) + a * (r[i] / (mr + 1e-30) + 1e-4));
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] *= f;
+	}
+}
+
+static void bieq_cols(double *G, size_t m, size_t n, double a, double *c)
+{
+	double mc = 0;
+	memset(c, 0, n * sizeof *c);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			c[j] += G[i * n + j] * G[i * n + j];
+	for (size_t j = 0; j < n; j++) {
+		c[j] /= m;
+		mc += c[j];
+	}
+	mc /= n;
+	for (size_t j = 0; j < n; j++)
+		c[j] = 1.0 / sqrt((1 - a) + a * (c[j] / (mc + 1e-30) + 1e-4));
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] *= c[j];
+}
+
+void bieq_apply(double *G, size_t m, size_t n, double a)
+{
+	double *w = xmalloc((m > n ? m : n) * sizeof *w);
+	for (int pass = 0; pass < 2; pass++) {
+		bieq_rows(G, m, n, a, w);
+		bieq_cols(G, m, n, a, w);   /* column means recomputed after the row step */
+	}
+	free(w);
+}
+
+void muoneq_r_apply(double *G, size_t m, size_t n)
+{
+	for (size_t i = 0; i < m; i++) {
+		double s = 0;
+		for (size_t j = 0; j < n; j++)
+			s += G[i * n + j] * G[i * n + j];
+		double f = 1.0 / sqrt(s + 1e-8);
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] *= f;
+	}
+}
+
+void muoneq_rc_apply(double *G, size_t m, size_t n)
+{
+	double *r = xcalloc(m, sizeof *r), *c = xcalloc(n, sizeof *c);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			double g2 = G[i * n + j] * G[i * n + j];
+			r[i] += g2;
+			c[j] += g2;
+		}
+	for (size_t i = 0; i < m; i++)
+		r[i] = 1.0 / sqrt(r[i] + 1e-8);
+	for (size_t j = 0; j < n; j++)
+		c[j] = 1.0 / sqrt(c[j] + 1e-8);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] *= r[i] * c[j];
+	free(r);
+	free(c);
+}
+
+void neumann_gram_apply(double *U, size_t V, size_t d, double a)
+{
+	if (V == 0 || d == 0)
+		return;
+	double *mu = xcalloc(d, sizeof *mu);
+	double *proj = xmalloc(V * sizeof *proj);
+	double *H = xmalloc(d * d * sizeof *H);
+	double *W = xmalloc(V * d * sizeof *W);
+	/* mu = u / (||u|| + 1e-30), u the mean row */
+	for (size_t v = 0; v < V; v++)
+		for (size_t j = 0; j < d; j++)
+			mu[j] += U[v * d + j];
+	double nu = 0;
+	for (size_t j = 0; j < d; j++) {
+		mu[j] /= (double)V;
+		nu += mu[j] * mu[j];
+	}
+	nu = sqrt(nu);
+	for (size_t j = 0; j < d; j++)
+		mu[j] /= nu + 1e-30;
+	/* Up = (U mu^T) mu; U becomes Uo = U - Up (proj keeps U mu^T) */
+	double no2 = 0;
+	for (size_t v = 0; v < V; v++) {
+		double s = 0;
+		for (size_t j = 0; j < d; j++)
+			s += U[v * d + j] * mu[j];
+		proj[v] = s;
+		for (size_t j = 0; j < d; j++) {
+			U[v * d + j] -= s * mu[j];
+			no2 += U[v * d + j] * U[v * d + j];
+		}
+	}
+	/* H = Uo^T Uo / (||Uo^T Uo||_F + 1e-30) */
+	int iv = (int)V, id = (int)d;
+	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, id, id, iv, 1.0, U, id, U, id,
+		    0.0, H, id);
+	double hn = 0;
+	for (size_t i = 0; i < d * d; i++)
+		hn += H[i] * H[i];
+	hn = sqrt(hn);
+	/* Uw = Uo (I - 0.5 a H) = Uo - (0.5 a / (hn + 1e-30)) Uo (Uo^T Uo) */
+	memcpy(W, U, V * d * sizeof *W);
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, iv, id, id,
+		    -0.5 * a / (hn + 1e-30), U, id, H, id, 1.0, W, id);
+	double nw2 = 0;
+	for (size_t i = 0; i < V * d; i++)
+		nw2 += W[i] * W[i];
+	double c = sqrt(no2) / (sqrt(nw2) + 1e-30);
+	for (size_t v = 0; v < V; v++)
+		for (size_t j = 0; j < d; j++)
+			U[v * d + j] = proj[v] * mu[j] + c * W[v * d + j];
+	free(mu);
+	free(proj);
+	free(H);
+	free(W);
+}
