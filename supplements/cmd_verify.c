@@ -1,0 +1,118 @@
+/* cmd_verify.c: supkit-verify ARCHIVE.zip | DIR: parse, call verify_path (or
+ * scan_path for --no-manifest), report. The work is in supplements/verify.c
+ * and scan.c; man/supkit-verify.1. */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/cli.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "supplements/args.h"
+#include "supplements/scan.h"
+#include "supplements/verify.h"
+
+static const char usage[] =
+	"usage: supkit verify [options] ARCHIVE.zip | DIR\n"
+	"Check a supplement against its manifest.json and replay its diffs file;\n"
+	"exit 0 only when every entry and run checked out.";
+
+enum { OPT_JSON = 256, OPT_DIFFS, OPT_BASELINE, OPT_NO_REPLAY, OPT_NO_MANIFEST };
+static const struct cli_opt opts[] = {
+	{"diffs", OPT_DIFFS, "PATH", "entry path of the diffs file (default diffs.json)"},
+	{"baseline", OPT_BASELINE, "PATH", "entry path of the baseline (default baseline.cfg, then baseline/train.py)"},
+	{"no-replay", OPT_NO_REPLAY, NULL, "check the manifest only"},
+	{"no-manifest", OPT_NO_MANIFEST, NULL, "list and hash the supplement; print the manifest pack would write"},
+	{"output", 'o', "FILE", "with --no-manifest: write the manifest to FILE instead of stdout"},
+	{"json", OPT_JSON, NULL, "print the findings as one JSON object"},
+	{"quiet", 'q', NULL, "no progress on stderr"},
+	{NULL, 0, NULL, NULL},
+};
+
+struct ctx {
+	struct verify_opts vo;
+	int json, no_manifest;
+	const char *out;
+};
+
+static int on_opt(int key, const char *arg, void *p, struct err *e)
+{
+	struct ctx *c = p;
+	(void)e;
+	switch (key) {
+	case OPT_DIFFS: c->vo.diffs = arg; break;
+	case OPT_BASELINE: c->vo.baseline = arg; break;
+	case OPT_NO_REPLAY: c->vo.no_replay = 1; break;
+	case OPT_NO_MANIFEST: c->no_manifest = 1; break;
+	case OPT_JSON: c->json = 1; break;
+	case 'o': c->out = arg; break;
+	case 'q': c->vo.quiet = 1; break;
+	}
+	return 0;
+}
+
+/* --no-manifest: what pack would write, from what the supplement holds. */
+static int list_only(const char *path, const struct ctx *c)
+{
+	struct scan s;
+	struct err e = {0};
+	struct scan_opts so = {.safetensors_digest = 1, .quiet = c->vo.quiet};
+	if (scan_path(path, &so, &s, &e) < 0) {
+		err_print(err_prog, &e);
+		scan_release(&s);
+		return e.code;
+	}
+	size_t len;
+	char *text = manifest_print(&s.actual, &len);
+	int rc = EXIT_OK;
+	if (c->out) {
+		if (file_write_atomic(c->out, text, len, &e) < 0) {
+			err_print(err_prog, &e);
+			rc = e.code;
+		}
+	} else {
+		fwrite(text, 1, len, stdout);
+	}
+	for (size_t i = 0; i < s.n_issues; i++)
+		fprintf(stderr, "%s: '%s': entry '%s' left out: %s\n", err_prog, path, s.issues[i].path,
+			s.issues[i].reason);
+	if (rc == EXIT_OK && s.n_issues)
+		rc = EXIT_CHECK;
+	free(text);
+	scan_release(&s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	cli_set_prog("supkit-verify");
+	setlocale(LC_CTYPE, "C.UTF-8");
+	struct ctx c = {0};
+	struct err e = {0};
+	char *ops[1];
+	int n;
+	if (args_parse(argc, argv, opts, usage, on_opt, &c, ops, 1, &n, &e) < 0)
+		cli_usage_error("%s", e.msg);
+	if (n != 1)
+		cli_usage_error("expected one supplement (a zip file or a folder)");
+	if (c.out && !c.no_manifest)
+		cli_usage_error("--output goes with --no-manifest");
+	if (c.no_manifest)
+		return list_only(ops[0], &c);
+	struct verify_report r;
+	if (verify_path(ops[0], &c.vo, &r, &e) < 0) {
+		err_print(err_prog, &e);
+		verify_report_release(&r);
+		return e.code ? e.code : EXIT_SYS;
+	}
+	if (c.json) {
+		cJSON *j = verify_report_json(&r, ops[0]);
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	} else {
+		verify_report_print(stdout, &r, ops[0]);
+	}
+	int rc = r.verified ? EXIT_OK : EXIT_CHECK;
+	verify_report_release(&r);
+	return rc;
+}
