@@ -1,0 +1,174 @@
+/* sub_stats.c: supkit audit stats: per-cell seed tables and paired contrasts
+ * from run records, or (--check) a rounding-aware check of a published table.
+ * Thin: parse, validate, call audit/stats.h, report. Reference: SPEC section 6;
+ * man supkit-audit (stats) and supkit-formats(5) (records). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit_cmds.h"
+#include "audit/stats.h"
+#include "lib/cli.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+
+enum { OPT_JSON = 256, OPT_NAMES, OPT_CONTRASTS, OPT_CHECK, OPT_INPUT_DECIMALS, OPT_VERBOSE };
+
+static const struct cli_opt opts[] = {
+	{"names", OPT_NAMES, "RULES", "naming rules: run name -> arm, depth, seed (PCRE2)"},
+	{"contrasts", OPT_CONTRASTS, "FILE", "contrast spec (default: the built-in 2x3 factorial)"},
+	{"check", OPT_CHECK, "PUBLISHED.json", "check a published table against the records"},
+	{"input-decimals", OPT_INPUT_DECIMALS, "N", "--check: decimals the records were printed with (6)"},
+	{"json", OPT_JSON, NULL, "print one JSON object instead of Markdown tables"},
+	{"output", 'o', "FILE", "write the report to FILE (atomically) instead of stdout"},
+	{"verbose", OPT_VERBOSE, NULL, "--check: list the figures that are OK too"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const char usage[] =
+	"usage: supkit audit stats [options] RECORDS...\n"
+	"\n"
+	"RECORDS are folders (every result.json under them) or results JSON files.\n"
+	"Prints per-cell tables and paired contrasts (mean +- SD, 95% t interval,\n"
+	"k/n seeds improved, ratios); with --check, each published figure as ok,\n"
+	"rounding or inconsistent (exit 1 on inconsistent or missing).\n";
+
+struct args {
+	const char *names, *contrasts, *check, *output;
+	int json, verbose;
+	int64_t input_decimals;
+};
+
+static int on_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	struct args *a = ctx;
+	switch (key) {
+	case OPT_NAMES: a->names = arg; break;
+	case OPT_CONTRASTS: a->contrasts = arg; break;
+	case OPT_CHECK: a->check = arg; break;
+	case OPT_JSON: a->json = 1; break;
+	case OPT_VERBOSE: a->verbose = 1; break;
+	case 'o': a->output = arg; break;
+	case OPT_INPUT_DECIMALS:
+		return cli_parse_i64(arg, 0, 15, &a->input_decimals, "--input-decimals", e);
+	}
+	return 0;
+}
+
+/* Write the report (text already in memory) to stdout or atomically to a file. */
+static int emit(const char *path, const char *text, size_t len, struct err *e)
+{
+	if (!path) {
+		fwrite(text, 1, len, stdout);
+		return fflush(stdout) == 0 ? 0 : err_errno(e, EXIT_SYS, "cannot write stdout");
+	}
+	return file_write_atomic(path, text, len, e);
+}
+
+int audit_stats_main(int argc, char **argv)
+{
+	struct args a = {.input_decimals = 6};
+	struct err e = {0};
+	int first;
+	if (cli_parse(argc, argv, opts, usage, on_opt, &a, &first, &e) < 0)
+		cli_usage_error("%s", e.msg);
+	if (first >= argc)
+		cli_usage_error("no RECORDS given");
+
+	struct stats_rules *rules = NULL;
+	struct stats_records rec;
+	struct stats_cells cells = {0};
+	struct stats_spec spec = {0};
+	struct stats_results res = {0};
+	cJSON *pub = NULL, *report = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = EXIT_OK;
+	stats_records_init(&rec);
+
+	if (a.names && stats_rules_load(&rules, a.names, &e) < 0)
+		goto fail;
+	for (int i = first; i < argc; i++)
+		if (stats_records_add_path(&rec, argv[i], rules, &e) < 0)
+			goto fail;
+	if (!rec.n) {
+		err_set(&e, EXIT_USAGE, "no run records found in the RECORDS given%s",
+			rec.n_ignored ? " (every run name matched no naming rule; see --names)" : "");
+		goto fail;
+	}
+	stats_cells_build(&rec, &cells);
+	if (rec.n_ignored)
+		fprintf(stderr, "%s: %zu run%s matched no naming rule and %s ignored (first: '%s')\n",
+			err_prog, rec.n_ignored, rec.n_ignored == 1 ? "" : "s",
+			rec.n_ignored == 1 ? "was" : "were", rec.ignored[0]);
+
+	if (a.check) {
+		struct stats_check_counts counts = {0};
+		pub = json_read_file(a.check, 0, &e);
+		if (!pub)
+			goto fail;
+		cJSON *items = cJSON_CreateArray();
+		if (stats_check_published(pub, a.check, &cells, (int)a.input_decimals, items, &counts,
+					  &e) < 0) {
+			cJSON_Delete(items);
+			goto fail;
+		}
+		if (a.json) {
+			report = cJSON_CreateObject();
+			cJSON_AddItemToObject(report, "figures", items);
+			cJSON_AddNumberToObject(report, "ok", (double)counts.ok);
+			cJSON_AddNumberToObject(report, "rounding", (double)counts.rounding);
+			cJSON_AddNumberToObject(report, "inconsistent", (double)counts.inconsistent);
+			cJSON_AddNumberToObject(report, "missing", (double)counts.missing);
+			cJSON_AddStringToObject(report, "published", a.check);
+			json_sort(report);
+			text = json_print(report, 1);
+			len = strlen(text);
+		} else {
+			FILE *m = open_memstream(&text, &len);
+			if (!m)
+				die(EXIT_SYS, "out of memory");
+			stats_print_check(m, items, &counts, a.verbose);
+			fclose(m);
+			cJSON_Delete(items);
+		}
+		if (counts.inconsistent || counts.missing)
+			rc = EXIT_CHECK;
+	} else {
+		if ((a.contrasts ? stats_spec_load(&spec, a.contrasts, &e)
+				 : stats_spec_builtin(&spec, &e)) < 0)
+			goto fail;
+		if (stats_evaluate(&spec, &cells, &res, &e) < 0)
+			goto fail;
+		if (a.json) {
+			report = stats_to_json(&cells, &res, &rec);
+			cJSON_AddStringToObject(report, "spec", spec.name);
+			json_sort(report);
+			text = json_print(report, 1);
+			len = strlen(text);
+		} else {
+			FILE *m = open_memstream(&text, &len);
+			if (!m)
+				die(EXIT_SYS, "out of memory");
+			stats_print_markdown(m, &cells, &res);
+			fclose(m);
+		}
+	}
+	if (emit(a.output, text, len, &e) < 0)
+		goto fail;
+	goto out;
+fail:
+	err_print(NULL, &e);
+	rc = e.code ? e.code : EXIT_SYS;
+out:
+	free(text);
+	cJSON_Delete(report);
+	cJSON_Delete(pub);
+	stats_results_free(&res);
+	if (spec.name)
+		stats_spec_free(&spec);
+	stats_cells_free(&cells);
+	stats_records_free(&rec);
+	stats_rules_free(rules);
+	return rc;
+}
