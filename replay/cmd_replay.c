@@ -210,17 +210,20 @@ static int cmd_run(int argc, char **argv)
 
 static const char diff_usage[] =
 	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]\n"
+	"       supkit replay diff -u BASELINE FILE [-o OUT]\n"
 	"Write a diffs file: for each FILE a `diff -U 0` of BASELINE against it (labelled with the\n"
 	"paths as given) and its SHA-256. A run is named after FILE's parent folder, or by the\n"
-	"-n options in order.";
+	"-n options in order. With -u, the plain diff of one FILE (exit 0 even when they differ).";
 static const struct cli_opt diff_opts[] = {
 	{"name", 'n', "RUN", "name the next FILE's run (repeat once per FILE)"},
 	{"output", 'o', "DIFFS.json", "write the diffs file here (atomically) instead of stdout"},
+	{"unified", 'u', NULL, "print the plain -U 0 diff of one FILE instead of a diffs file"},
 	{NULL, 0, NULL, NULL},
 };
 
 struct diff_args {
 	const char *out;
+	int unified;
 	const char **names;
 	int n_names;
 };
@@ -233,6 +236,8 @@ static int diff_opt(int key, const char *arg, void *ctx, struct err *e)
 		a->out = arg;
 	else if (key == 'n')
 		a->names[a->n_names++] = arg;
+	else if (key == 'u')
+		a->unified = 1;
 	return 0;
 }
 
@@ -248,6 +253,33 @@ static char *parent_name(const char *path, struct err *e)
 	char *name = xstrdup(path_basename(dir));
 	free(dir);
 	return name;
+}
+
+/* diff -u: one plain diff, through the same checks as a diffs file. */
+static int diff_unified(const struct diff_args *a, char *base, size_t blen, char **ops, int nf)
+{
+	struct err e = {0};
+	if (nf != 1 || a->n_names)
+		cli_usage_error("-u takes BASELINE and one FILE, and no --name");
+	char *data, *text;
+	size_t len, tlen;
+	if (file_read_all(ops[1], REPLAY_MAX_BASELINE_BYTES, &data, &len, &e) < 0)
+		fail(&e);
+	if (replay_make_diff(base, blen, ops[0], data, len, ops[1], &text, &tlen, &e) < 0)
+		fail(&e);
+	if (a->out) {
+		if (file_write_atomic(a->out, text, tlen, &e) < 0)
+			fail(&e);
+	} else if (fwrite(text, 1, tlen, stdout) != tlen || fflush(stdout) != 0) {
+		err_errno(&e, EXIT_SYS, "cannot write to stdout");
+		fail(&e);
+	}
+	free(text);
+	free(data);
+	free(base);
+	free((void *)a->names);
+	free(ops);
+	return EXIT_OK;
 }
 
 static int cmd_diff(int argc, char **argv)
@@ -269,6 +301,8 @@ static int cmd_diff(int argc, char **argv)
 	size_t blen;
 	if (file_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
 		fail(&e);
+	if (a.unified)
+		return diff_unified(&a, base, blen, ops, nf);
 	struct replay_input *in = xcalloc((size_t)nf, sizeof *in);
 	char **owned = xcalloc((size_t)nf * 2, sizeof *owned);
 	for (int i = 0; i < nf; i++) {

@@ -323,6 +323,40 @@ static int label_ok(const char *s)
 	return 1;
 }
 
+int replay_make_diff(const char *baseline, size_t blen, const char *base_label, const char *data,
+		     size_t len, const char *label, char **out, size_t *out_len, struct err *e)
+{
+	if (!label_ok(base_label) || !label_ok(label) || !replay_name_safe(path_basename(label))) {
+		char *q = replay_name_quote(label_ok(base_label) ? label : base_label);
+		err_set(e, EXIT_USAGE, "unsafe file label '%s' (empty, control characters, '..' or a leading quote)", q);
+		free(q);
+		return -1;
+	}
+	if (memchr(baseline, '\0', blen) || memchr(data, '\0', len)) {
+		char *q = replay_name_quote(memchr(baseline, '\0', blen) ? base_label : label);
+		err_set(e, EXIT_USAGE, "'%s' contains a NUL byte (binary files are not supported)", q);
+		free(q);
+		return -1;
+	}
+	char *diff, *back = NULL;
+	size_t dlen, back_len = 0;
+	mkdiff_unified(baseline, blen, data, len, base_label, label, 0, &diff, &dlen);
+	/* Check the inverse before handing the diff out. */
+	struct err e2 = {0};
+	if (udiff_patch(baseline, blen, diff, dlen, "generated diff", NULL, &back, &back_len, &e2) < 0 ||
+	    back_len != len || memcmp(back, data, len) != 0) {
+		err_set(e, EXIT_SYS, "internal error: the diff generated for '%s' does not apply back%s%s", label,
+			e2.msg[0] ? ": " : "", e2.msg);
+		free(back);
+		free(diff);
+		return -1;
+	}
+	free(back);
+	*out = diff;
+	*out_len = dlen;
+	return 0;
+}
+
 cJSON *replay_make_diffs(const char *baseline, size_t blen, const char *base_label,
 			 const struct replay_input *in, size_t n, struct err *e)
 {
@@ -330,24 +364,11 @@ cJSON *replay_make_diffs(const char *baseline, size_t blen, const char *base_lab
 		err_set(e, EXIT_USAGE, "%zu runs, over the limit of %d", n, REPLAY_MAX_RUNS);
 		return NULL;
 	}
-	if (!label_ok(base_label)) {
-		char *q = replay_name_quote(base_label);
-		err_set(e, EXIT_USAGE, "baseline label '%s' is empty or has control characters", q);
-		free(q);
-		return NULL;
-	}
-	if (memchr(baseline, '\0', blen)) {
-		err_set(e, EXIT_USAGE, "the baseline contains a NUL byte (binary files are not supported)");
-		return NULL;
-	}
 	cJSON *root = cJSON_CreateObject();
 	for (size_t i = 0; i < n; i++) {
 		char *q = replay_name_quote(in[i].run);
-		if (memchr(in[i].data, '\0', in[i].len)) {
-			err_set(e, EXIT_USAGE, "run '%s': the file contains a NUL byte (binary files are not "
-				"supported)", q);
-			goto fail;
-		}
+		char *diff;
+		size_t dlen;
 		if (!replay_name_safe(in[i].run)) {
 			err_set(e, EXIT_USAGE, "run '%s': unsafe run name (empty, '/', '..' or control characters)", q);
 			goto fail;
@@ -356,28 +377,11 @@ cJSON *replay_make_diffs(const char *baseline, size_t blen, const char *base_lab
 			err_set(e, EXIT_USAGE, "run '%s' given twice (name the runs with --name)", q);
 			goto fail;
 		}
-		if (!label_ok(in[i].label) || !replay_name_safe(path_basename(in[i].label))) {
-			char *ql = replay_name_quote(in[i].label);
-			err_set(e, EXIT_USAGE, "run '%s': unsafe file name '%s'", q, ql);
-			free(ql);
+		if (replay_make_diff(baseline, blen, base_label, in[i].data, in[i].len, in[i].label, &diff, &dlen,
+				     e) < 0) {
+			err_prefix(e, "run '%s'", q);
 			goto fail;
 		}
-		char *diff;
-		size_t dlen;
-		mkdiff_unified(baseline, blen, in[i].data, in[i].len, base_label, in[i].label, 0, &diff, &dlen);
-		/* Check the inverse before recording it. */
-		char *back = NULL;
-		size_t back_len = 0;
-		struct err e2 = {0};
-		if (udiff_patch(baseline, blen, diff, dlen, "generated diff", NULL, &back, &back_len, &e2) < 0 ||
-		    back_len != in[i].len || memcmp(back, in[i].data, back_len) != 0) {
-			err_set(e, EXIT_SYS, "run '%s': internal error: the generated diff does not apply back%s%s", q,
-				e2.msg[0] ? ": " : "", e2.msg);
-			free(back);
-			free(diff);
-			goto fail;
-		}
-		free(back);
 		char hex[SHA256_HEX_LEN + 1];
 		sha256_buf_hex(in[i].data, in[i].len, hex);
 		cJSON *o = cJSON_AddObjectToObject(root, in[i].run);

@@ -99,6 +99,14 @@ int replay_name_safe(const char *s);
  * (for printing untrusted names on one line); caller frees. */
 char *replay_name_quote(const char *s);
 
+/* One -U 0 diff of baseline (labelled base_label) against data (labelled
+ * label), as `diff -U 0 --label base_label --label label` prints it, checked
+ * by applying it back. Refuses binary input (a NUL byte) and labels with
+ * control characters or an unsafe last component (-1, EXIT_USAGE). *out is
+ * fresh and NUL-terminated (empty when identical); caller frees. */
+int replay_make_diff(const char *baseline, size_t blen, const char *base_label, const char *data,
+		     size_t len, const char *label, char **out, size_t *out_len, struct err *e);
+
 /* One run for replay_make_diffs: the file's bytes and the names to record. */
 struct replay_input {
 	const char *run;     /* run name (must be safe) */
