@@ -64,6 +64,10 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 /* Zero every gradient (g, g64) and OE count. */
 void model_zero_grad(struct model *m);
 
+/* Write the parameters to a safetensors checkpoint (trainer/checkpoint.h;
+ * fp64 runs first round w64 into w); meta as for checkpoint_save. */
+int model_save(struct model *m, const char *path, const char *const *meta, struct err *e);
+
 /* fp64 runs: copy w64 into w (rounded to fp32), or w into w64. No-op in fp32. */
 void model_sync_f32(struct model *m);
 void model_sync_from_f32(struct model *m);

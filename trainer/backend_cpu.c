@@ -1,0 +1,303 @@
+/* backend_cpu.c: the CPU reference backend (trainer/backend.h) in fp32 and
+ * fp64. GEMMs go to OpenBLAS (cblas_sgemm / cblas_dgemm, threaded by
+ * OpenBLAS); the other ops are plain single-threaded loops. Each op is
+ * written once over a real type in trainer/backend_cpu_ops.h and
+ * instantiated twice here; the table's entries dispatch on the dtype of the
+ * first floating operand.
+ *
+ * Left out: bf16 arithmetic (bf16 is storage only: embed_gather reads bf16
+ * tables), OpenMP (not configured), the optimizer's polar iterations (their
+ * issue adds them). Reference: SPEC section 1; the attention follows the
+ * row-block recomputation of FlashAttention (Dao et al. 2022, Alg. 1-2)
+ * without the on-chip tiling.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/bf16.h"
+#include "lib/err.h"
+#include "trainer/backend.h"
+
+/* Programming errors (shape or dtype mismatches) abort with the op's name. */
+static void bk_check(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "backend_cpu: %s: bad shapes or dtypes\n", what);
+		abort();
+	}
+}
+
+#define REAL float
+#define SFX f32
+#define GEMM cblas_sgemm
+#include "trainer/backend_cpu_ops.h"
+#undef REAL
+#undef SFX
+#undef GEMM
+
+#define REAL double
+#define SFX f64
+#define GEMM cblas_dgemm
+#include "trainer/backend_cpu_ops.h"
+#undef REAL
+#undef SFX
+#undef GEMM
+
+static const struct backend_ops *pick(const struct tensor *t, const char *op)
+{
+	if (t->dtype == TD_F32)
+		return &ops_f32;
+	if (t->dtype == TD_F64)
+		return &ops_f64;
+	bk_check(0, op);
+	return NULL;
+}
+
+/* The same dtype for every floating operand (NULL skipped). */
+static void same(const char *op, const struct tensor *a, const struct tensor *b,
+		 const struct tensor *c, const struct tensor *d)
+{
+	const struct tensor *t[] = { b, c, d };
+	for (int i = 0; i < 3; i++)
+		bk_check(!t[i] || t[i]->dtype == a->dtype, op);
+}
+
+static void d_zero(struct tensor *x)
+{
+	pick(x, "zero")->zero(x);
+}
+
+static void d_axpby(struct tensor *y, double a, const struct tensor *x, double b)
+{
+	same("axpby", y, x, NULL, NULL);
+	bk_check(tensor_numel(x) == tensor_numel(y), "axpby");
+	pick(y, "axpby")->axpby(y, a, x, b);
+}
+
+static double d_dot(const struct tensor *x, const struct tensor *y)
+{
+	same("dot", x, y, NULL, NULL);
+	bk_check(tensor_numel(x) == tensor_numel(y), "dot");
+	return pick(x, "dot")->dot(x, y);
+}
+
+static void d_cols_get(struct tensor *out, const struct tensor *x, int64_t c0, int accum)
+{
+	same("cols_get", out, x, NULL, NULL);
+	bk_check(tensor_rows(out) == tensor_rows(x) && c0 >= 0 &&
+		 c0 + tensor_cols(out) <= tensor_cols(x), "cols_get");
+	pick(out, "cols_get")->cols_get(out, x, c0, accum);
+}
+
+static void d_cols_add(struct tensor *out, const struct tensor *x, int64_t c0)
+{
+	same("cols_add", out, x, NULL, NULL);
+	bk_check(tensor_rows(out) == tensor_rows(x) && c0 >= 0 &&
+		 c0 + tensor_cols(x) <= tensor_cols(out), "cols_add");
+	pick(out, "cols_add")->cols_add(out, x, c0);
+}
+
+static void d_matmul(struct tensor *out, const struct tensor *a, const struct tensor *b,
+		     int ta, int tb, double alpha, double beta)
+{
+	same("matmul", out, a, b, NULL);
+	pick(out, "matmul")->matmul(out, a, b, ta, tb, alpha, beta);
+}
+
+static void d_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+			  double eps)
+{
+	same("rmsnorm_fwd", out, rstd, x, NULL);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(rstd) == tensor_rows(x),
+		 "rmsnorm_fwd");
+	pick(out, "rmsnorm_fwd")->rmsnorm_fwd(out, rstd, x, eps);
+}
+
+static void d_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout, const struct tensor *out,
+			  const struct tensor *rstd, int accum)
+{
+	same("rmsnorm_bwd", dx, dout, out, rstd);
+	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out) &&
+		 tensor_numel(rstd) == tensor_rows(out), "rmsnorm_bwd");
+	pick(dx, "rmsnorm_bwd")->rmsnorm_bwd(dx, dout, out, rstd, accum);
+}
+
+static void d_rmsnorm_ref_fwd(struct tensor *out, struct tensor *r, const struct tensor *x,
+			      const struct tensor *s, double eps)
+{
+	same("rmsnorm_ref_fwd", out, r, x, s);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(s) == tensor_numel(x) &&
+		 tensor_numel(r) == tensor_rows(x), "rmsnorm_ref_fwd");
+	pick(out, "rmsnorm_ref_fwd")->rmsnorm_ref_fwd(out, r, x, s, eps);
+}
+
+static void d_rmsnorm_ref_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			      const struct tensor *x, const struct tensor *s,
+			      const struct tensor *r, int accum)
+{
+	same("rmsnorm_ref_bwd", dx, ds, dout, x);
+	same("rmsnorm_ref_bwd", dx, s, r, NULL);
+	bk_check(tensor_numel(dx) == tensor_numel(x) && tensor_numel(ds) == tensor_numel(x) &&
+		 tensor_numel(r) == tensor_rows(x), "rmsnorm_ref_bwd");
+	pick(dx, "rmsnorm_ref_bwd")->rmsnorm_ref_bwd(dx, ds, dout, x, s, r, accum);
+}
+
+static void d_rope_fwd(struct tensor *x, const struct tensor *cos, const struct tensor *sin,
+		       int64_t T)
+{
+	same("rope_fwd", x, cos, sin, NULL);
+	bk_check(x->ndim >= 2 && tensor_numel(x) % (T * x->shape[x->ndim - 2] * tensor_cols(x)) == 0,
+		 "rope_fwd");
+	pick(x, "rope_fwd")->rope_fwd(x, cos, sin, T);
+}
+
+static void d_rope_bwd(struct tensor *dx, const struct tensor *cos, const struct tensor *sin,
+		       int64_t T)
+{
+	same("rope_bwd", dx, cos, sin, NULL);
+	bk_check(dx->ndim >= 2, "rope_bwd");
+	pick(dx, "rope_bwd")->rope_bwd(dx, cos, sin, T);
+}
+
+static void d_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,
+		       const struct tensor *k, const struct tensor *v, int64_t window, double scale)
+{
+	same("attn_fwd", y, lse, q, k);
+	same("attn_fwd", y, v, NULL, NULL);
+	bk_check(q->ndim == 4 && tensor_numel(v) == tensor_numel(q) && window >= 0, "attn_fwd");
+	pick(y, "attn_fwd")->attn_fwd(y, lse, q, k, v, window, scale);
+}
+
+static void d_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
+		       const struct tensor *dy, const struct tensor *q, const struct tensor *k,
+		       const struct tensor *v, const struct tensor *y, const struct tensor *lse,
+		       int64_t window, double scale)
+{
+	same("attn_bwd", dq, dk, dv, dy);
+	same("attn_bwd", dq, q, k, v);
+	same("attn_bwd", dq, y, lse, NULL);
+	int64_t n = tensor_numel(q);
+	bk_check(q->ndim == 4 && tensor_numel(dk) == n && tensor_numel(dv) == n &&
+		 tensor_numel(dy) == n && tensor_numel(y) == n && window >= 0, "attn_bwd");
+	pick(dq, "attn_bwd")->attn_bwd(dq, dk, dv, dy, q, k, v, y, lse, window, scale);
+}
+
+static int64_t d_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			    double cap, double dscale)
+{
+	same("softcap_ce", logits, loss, NULL, NULL);
+	bk_check(tensor_numel(loss) == tensor_rows(logits), "softcap_ce");
+	int64_t V = tensor_cols(logits), R = tensor_rows(logits);
+	for (int64_t r = 0; r < R; r++)
+		bk_check(targets[r] < V, "softcap_ce target");
+	return pick(logits, "softcap_ce")->softcap_ce(logits, loss, targets, cap, dscale);
+}
+
+static void d_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,
+			   int64_t c0, int round_bf16, int accum)
+{
+	bk_check(table->dtype == TD_BF16 || table->dtype == out->dtype, "embed_gather");
+	bk_check(c0 >= 0 && c0 + tensor_cols(table) <= tensor_cols(out), "embed_gather");
+	pick(out, "embed_gather")->embed_gather(out, table, idx, c0, round_bf16, accum);
+}
+
+static void d_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
+				const int32_t *idx, int64_t c0)
+{
+	same("embed_scatter_add", gtable, dout, NULL, NULL);
+	bk_check(c0 >= 0 && c0 + tensor_cols(gtable) <= tensor_cols(dout), "embed_scatter_add");
+	pick(gtable, "embed_scatter_add")->embed_scatter_add(gtable, dout, idx, c0);
+}
+
+static void d_relu2_fwd(struct tensor *out, const struct tensor *h)
+{
+	same("relu2_fwd", out, h, NULL, NULL);
+	bk_check(tensor_numel(out) == tensor_numel(h), "relu2_fwd");
+	pick(out, "relu2_fwd")->relu2_fwd(out, h);
+}
+
+static void d_relu2_bwd(struct tensor *dh, const struct tensor *dout, const struct tensor *h)
+{
+	same("relu2_bwd", dh, dout, h, NULL);
+	bk_check(tensor_numel(dh) == tensor_numel(h) && tensor_numel(dout) == tensor_numel(h),
+		 "relu2_bwd");
+	pick(dh, "relu2_bwd")->relu2_bwd(dh, dout, h);
+}
+
+static void d_ve_gate_fwd(struct tensor *v, const struct tensor *glog, const struct tensor *ve)
+{
+	same("ve_gate_fwd", v, glog, ve, NULL);
+	bk_check(tensor_numel(v) == tensor_numel(ve) && tensor_rows(glog) == tensor_rows(v) &&
+		 tensor_cols(v) % tensor_cols(glog) == 0, "ve_gate_fwd");
+	pick(v, "ve_gate_fwd")->ve_gate_fwd(v, glog, ve);
+}
+
+static void d_ve_gate_bwd(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+			  const struct tensor *glog, const struct tensor *ve)
+{
+	same("ve_gate_bwd", dglog, dve, dv, glog);
+	same("ve_gate_bwd", dglog, ve, NULL, NULL);
+	bk_check(tensor_numel(dv) == tensor_numel(ve) && tensor_numel(dve) == tensor_numel(ve) &&
+		 tensor_numel(dglog) == tensor_numel(glog) && tensor_rows(glog) == tensor_rows(dv),
+		 "ve_gate_bwd");
+	pick(dglog, "ve_gate_bwd")->ve_gate_bwd(dglog, dve, dv, glog, ve);
+}
+
+static void d_mul_cols_fwd(struct tensor *out, const struct tensor *x, const struct tensor *s)
+{
+	same("mul_cols_fwd", out, x, s, NULL);
+	bk_check(tensor_numel(out) == tensor_numel(x), "mul_cols_fwd");
+	pick(out, "mul_cols_fwd")->mul_cols_fwd(out, x, s);
+}
+
+static void d_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			   const struct tensor *x, const struct tensor *s)
+{
+	same("mul_cols_bwd", dx, ds, dout, x);
+	same("mul_cols_bwd", dx, s, NULL, NULL);
+	bk_check(tensor_numel(dx) == tensor_numel(dout) && tensor_numel(x) == tensor_numel(dout) &&
+		 (!ds || tensor_numel(ds) == tensor_numel(s)), "mul_cols_bwd");
+	pick(dx, "mul_cols_bwd")->mul_cols_bwd(dx, ds, dout, x, s);
+}
+
+static const struct backend_ops cpu_ops = {
+	.name = "cpu",
+	.zero = d_zero,
+	.axpby = d_axpby,
+	.dot = d_dot,
+	.cols_get = d_cols_get,
+	.cols_add = d_cols_add,
+	.matmul = d_matmul,
+	.rmsnorm_fwd = d_rmsnorm_fwd,
+	.rmsnorm_bwd = d_rmsnorm_bwd,
+	.rmsnorm_ref_fwd = d_rmsnorm_ref_fwd,
+	.rmsnorm_ref_bwd = d_rmsnorm_ref_bwd,
+	.rope_fwd = d_rope_fwd,
+	.rope_bwd = d_rope_bwd,
+	.attn_fwd = d_attn_fwd,
+	.attn_bwd = d_attn_bwd,
+	.softcap_ce = d_softcap_ce,
+	.embed_gather = d_embed_gather,
+	.embed_scatter_add = d_embed_scatter_add,
+	.relu2_fwd = d_relu2_fwd,
+	.relu2_bwd = d_relu2_bwd,
+	.ve_gate_fwd = d_ve_gate_fwd,
+	.ve_gate_bwd = d_ve_gate_bwd,
+	.mul_cols_fwd = d_mul_cols_fwd,
+	.mul_cols_bwd = d_mul_cols_bwd,
+};
+
+const struct backend_ops *backend_cpu(void)
+{
+	return &cpu_ops;
+}
+
+/* OpenBLAS's own setter (declared in its cblas.h as openblas_set_num_threads). */
+void backend_cpu_set_threads(int n)
+{
+	if (n > 0)
+		openblas_set_num_threads(n);
+}

@@ -1,0 +1,930 @@
+/* model.c: the benchmark GPT of SPEC section 1 at any depth, with the
+ * model-side arms of SPEC section 3 (OE hashed n-gram tables, post-QK-norm
+ * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas), forward
+ * and backward by hand over the backend table (trainer/backend.h).
+ *
+ * Parameters: the table of paramspec_build, one allocation (w, g, and in
+ * fp64 runs w64, g64), pointers carved out in paramspec order; initial
+ * values from lib/rng in that order, or a checkpoint (init_from).
+ * Activations: everything the backward needs is kept per layer (x entering
+ * the layer, the normalised inputs, q, k, v after their norms, attention
+ * output and log-sum-exp, the MLP pre-activation); the MLP activation is
+ * recomputed. Logits exist only for a chunk of MODEL_CE_ROWS rows at a time.
+ *
+ * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
+ * multi-threading outside OpenBLAS, the CUDA backend (kernels/), mixed bf16
+ * matmuls (fp32 runs compute in fp32 on bf16-rounded embeddings).
+ * Reference: SPEC sections 1, 3, 11; karpathy/autoresearch train.py (read
+ * to understand the model; this is our own code).
+ */
+#include "trainer/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/bf16.h"
+#include "lib/rng.h"
+#include "trainer/checkpoint.h"
+
+#define MODEL_CE_ROWS 256      /* rows of logits made at a time */
+#define MODEL_MAX_OE 16
+
+struct layer {
+	struct param *q, *k, *v, *proj, *fc, *mproj, *gate, *ve;
+	int window;
+	/* activations for N tokens (run dtype) */
+	void *xin;      /* (N,C) x entering the layer */
+	void *a;        /* (N,C) rms(x mixed) */
+	void *r1;       /* (N) */
+	void *qq, *kk, *vv; /* (N,C) attention inputs (after rope, norm, q_tau) */
+	void *qn;       /* (N,C) q after its norm, before q_tau (qk_scale only) */
+	void *rq, *rk;  /* (N*H) */
+	void *glog;     /* (N,H) ve gate logits (ve layers) */
+	void *y;        /* (N,C) attention output */
+	void *lse;      /* (B,H,T) */
+	void *m;        /* (N,C) rms(x after attention) */
+	void *r2;       /* (N) */
+	void *hfc;      /* (N,4C) MLP pre-activation */
+};
+
+struct model {
+	struct config cfg;
+	const struct backend_ops *bk;
+	enum tdtype dt;
+	size_t es;                     /* element size of dt */
+	struct param_spec *spec;
+	size_t nspec;
+	struct param_table table;
+	void *pblock;                  /* parameters and gradients */
+	size_t pbytes;
+	uint8_t *mask_block;
+	uint32_t *count_block;
+
+	int L, C, H, D, V, Cg, ntab, T0;
+	struct param *wte, *lm_head, *resid, *x0l, *oe[MODEL_MAX_OE], *qtau, *wtel, *outl;
+	struct layer *lay;
+	void *cos, *sin;               /* (T0, D/2) run dtype */
+
+	/* activations and scratch for capN tokens */
+	size_t capN;
+	int B, T;                      /* of the last forward */
+	void *ablock;
+	size_t abytes;
+	void *x0, *r0, *s0;            /* x0 = rms(s0), s0 = wte + OE rows (N,C) */
+	void *wrow, *x0w, *rw;         /* anchor: wte rows, x0_wte, its 1/rms (N) */
+	void *xf, *hN, *rN;            /* final state, rms(xf), (N) */
+	void *dx, *dx0, *dx0w, *da, *dq, *dk, *dv, *dy, *dm, *t1, *t2;  /* (N,C) */
+	void *dh, *u;                  /* (N,4C) */
+	void *gs, *dgs, *dglog;        /* (N,Cg), (N,Cg), (N,H) */
+	void *logits;                  /* (MODEL_CE_ROWS, V) */
+	void *closs;                   /* (MODEL_CE_ROWS) */
+	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
+	int32_t *oe_rows;              /* (ntab, N) */
+	int have_fwd;
+	size_t peak;
+};
+
+/* ---- small helpers ---- */
+
+static struct tensor pw(const struct model *m, const struct param *p)
+{
+	void *d = m->dt == TD_F64 ? (void *)p->w64 : (void *)p->w;
+	return tensor_2d(d, m->dt, (int64_t)p->rows, (int64_t)p->cols);
+}
+
+static struct tensor pg(const struct model *m, const struct param *p)
+{
+	void *d = m->dt == TD_F64 ? (void *)p->g64 : (void *)p->g;
+	return tensor_2d(d, m->dt, (int64_t)p->rows, (int64_t)p->cols);
+}
+
+static struct tensor mat(const struct model *m, void *d, int64_t r, int64_t c)
+{
+	return tensor_2d(d, m->dt, r, c);
+}
+
+static double pval(const struct model *m, const struct param *p, size_t i)
+{
+	return m->dt == TD_F64 ? p->w64[i] : (double)p->w[i];
+}
+
+static void gadd(const struct model *m, struct param *p, size_t i, double v)
+{
+	if (m->dt == TD_F64)
+		p->g64[i] += v;
+	else
+		p->g[i] += (float)v;
+}
+
+static double rget(const struct model *m, const void *d, size_t i)
+{
+	return m->dt == TD_F64 ? ((const double *)d)[i] : (double)((const float *)d)[i];
+}
+
+static void rset(const struct model *m, void *d, size_t i, double v)
+{
+	if (m->dt == TD_F64)
+		((double *)d)[i] = v;
+	else
+		((float *)d)[i] = (float)v;
+}
+
+static int round_bf16(const struct model *m, const struct param *p)
+{
+	return m->dt == TD_F32 && p->store == PARAM_BF16;
+}
+
+static void bytes_note(struct model *m)
+{
+	size_t b = model_bytes(m);
+	if (b > m->peak)
+		m->peak = b;
+}
+
+/* ---- creation ---- */
+
+/* 1 when q_tau entry (l, h, c) is frozen by qk_mask = l0_hf16. */
+static int qtau_masked(const struct config *c, int l, int cidx)
+{
+	if (c->qk_mask != QK_MASK_L0_HF16)
+		return 0;
+	if (l == 0)
+		return 1;
+	if (c->qk_scale == QK_SCALE_PAIR)
+		return cidx < 16;
+	if (c->qk_scale == QK_SCALE_UNTIED)
+		return cidx % (c->head_dim / 2) < 16;
+	return 0;
+}
+
+static void param_init(struct model *m, struct rng *r)
+{
+	const struct config *c = &m->cfg;
+	for (size_t i = 0; i < m->table.n; i++) {
+		struct param *p = &m->table.p[i];
+		const struct param_spec *s = &m->spec[i];
+		enum init_kind kind = s->init;
+		double a = s->init_a;
+		if (c->init == INIT_DENSE && kind == INITK_ZERO) {
+			kind = INITK_UNIFORM;
+			a = p->ndim == 2 && s->kind != PK_Q_TAU ? sqrt(3.0 / (double)p->cols) : 0.1;
+		}
+		for (size_t j = 0; j < p->numel; j++) {
+			double v;
+			switch (kind) {
+			case INITK_NORMAL:
+				v = a * rng_normal(r);
+				break;
+			case INITK_UNIFORM:
+				v = a * (2 * rng_uniform(r) - 1);
+				break;
+			case INITK_CONST:
+				v = a;
+				break;
+			default:
+				v = 0;
+			}
+			if (p->mask && p->mask[j])
+				v = 0;
+			float f = (float)v;
+			if (p->store == PARAM_BF16)
+				f = bf16_round(f);
+			p->w[j] = f;
+		}
+	}
+	model_sync_from_f32(m);
+}
+
+static void rope_tables(struct model *m)
+{
+	int h2 = m->D / 2;
+	size_t n = (size_t)m->T0 * h2;
+	m->cos = xmalloc(n * m->es);
+	m->sin = xmalloc(n * m->es);
+	for (int t = 0; t < m->T0; t++)
+		for (int c = 0; c < h2; c++) {
+			size_t i = (size_t)t * h2 + c;
+			if (m->dt == TD_F64) {
+				double inv = 1.0 / pow(m->cfg.rope_base, (2.0 * c) / m->D);
+				((double *)m->cos)[i] = cos(t * inv);
+				((double *)m->sin)[i] = sin(t * inv);
+			} else {
+				/* as the benchmark: fp32 inverse frequencies and angles, bf16 cos/sin */
+				float inv = 1.0f / powf((float)m->cfg.rope_base, (float)(2 * c) / (float)m->D);
+				float f = (float)t * inv;
+				((float *)m->cos)[i] = bf16_round(cosf(f));
+				((float *)m->sin)[i] = bf16_round(sinf(f));
+			}
+		}
+}
+
+int model_create(const struct config *cfg, struct model **out, struct err *e)
+{
+	*out = NULL;
+	struct model *m = xcalloc(1, sizeof *m);
+	m->cfg = *cfg;
+	m->bk = backend_cpu();
+	if (cfg->threads > 0)
+		backend_cpu_set_threads(cfg->threads);
+	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
+	m->es = tdtype_size(m->dt);
+	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
+		free(m);
+		return -1;
+	}
+	m->L = cfg->depth;
+	m->C = config_model_dim(cfg);
+	m->H = config_heads(cfg);
+	m->D = cfg->head_dim;
+	m->V = cfg->vocab_size;
+	m->Cg = cfg->ve_gate_channels;
+	m->T0 = cfg->seq_len;
+	m->ntab = config_oe_tables(cfg);
+	if (m->ntab > MODEL_MAX_OE || (m->ntab && m->C % m->ntab)) {
+		model_free(m);
+		return err_set(e, EXIT_USAGE, "config: %d OE tables do not divide model_dim %d",
+			       m->ntab, m->C);
+	}
+	if (m->T0 < 1) {
+		model_free(m);
+		return err_set(e, EXIT_USAGE, "config: seq_len must be positive");
+	}
+
+	/* one block: w, g (fp32) and w64, g64 (fp64 runs) per parameter */
+	size_t n = m->nspec, total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += m->spec[i].numel;
+	size_t per = 2 * sizeof(float) + (m->dt == TD_F64 ? 2 * sizeof(double) : 0);
+	m->pbytes = total * per;
+	m->pblock = xcalloc(total ? total : 1, per);
+	m->table.p = xcalloc(n, sizeof *m->table.p);
+	m->table.n = n;
+	m->lay = xcalloc((size_t)m->L, sizeof *m->lay);
+	size_t nmask = 0, ncount = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m->spec[i].kind == PK_Q_TAU && cfg->qk_mask != QK_MASK_NONE)
+			nmask += m->spec[i].numel;
+		if (m->spec[i].kind == PK_OE_TABLE)
+			ncount += (size_t)m->spec[i].shape[0];
+	}
+	m->mask_block = nmask ? xcalloc(nmask, 1) : NULL;
+	m->count_block = ncount ? xcalloc(ncount, sizeof(uint32_t)) : NULL;
+	char *cur = m->pblock;
+	size_t moff = 0, coff = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct param_spec *s = &m->spec[i];
+		struct param *p = &m->table.p[i];
+		snprintf(p->name, sizeof p->name, "%s", s->name);
+		p->ndim = s->ndim;
+		memcpy(p->shape, s->shape, sizeof p->shape);
+		p->numel = s->numel;
+		p->rows = (size_t)s->shape[0];
+		p->cols = p->rows ? s->numel / p->rows : 0;
+		p->group = s->group;
+		p->store = s->store;
+		p->w = (float *)cur;
+		cur += s->numel * sizeof(float);
+		p->g = (float *)cur;
+		cur += s->numel * sizeof(float);
+		if (m->dt == TD_F64) {
+			p->w64 = (double *)cur;
+			cur += s->numel * sizeof(double);
+			p->g64 = (double *)cur;
+			cur += s->numel * sizeof(double);
+		}
+		switch (s->kind) {
+		case PK_WTE: m->wte = p; break;
+		case PK_LM_HEAD: m->lm_head = p; break;
+		case PK_RESID_LAMBDAS: m->resid = p; break;
+		case PK_X0_LAMBDAS: m->x0l = p; break;
+		case PK_WTE_LAMBDAS: m->wtel = p; break;
+		case PK_OUT_LAMBDAS: m->outl = p; break;
+		case PK_OE_TABLE:
+			m->oe[s->layer] = p;
+			p->counts = m->count_block + coff;
+			coff += p->rows;
+			break;
+		case PK_Q_TAU:
+			m->qtau = p;
+			if (cfg->qk_mask != QK_MASK_NONE) {
+				p->mask = m->mask_block + moff;
+				p->frozen_mask = 1;
+				moff += p->numel;
+				for (size_t j = 0; j < p->numel; j++) {
+					int l = (int)(j / ((size_t)p->shape[1] * (p->ndim == 3 ? (size_t)p->shape[2] : 1)));
+					int c = p->ndim == 3 ? (int)(j % (size_t)p->shape[2]) : 0;
+					p->mask[j] = (uint8_t)qtau_masked(cfg, l, c);
+				}
+			}
+			break;
+		case PK_ATTN_Q: m->lay[s->layer].q = p; break;
+		case PK_ATTN_K: m->lay[s->layer].k = p; break;
+		case PK_ATTN_V: m->lay[s->layer].v = p; break;
+		case PK_ATTN_PROJ: m->lay[s->layer].proj = p; break;
+		case PK_MLP_FC: m->lay[s->layer].fc = p; break;
+		case PK_MLP_PROJ: m->lay[s->layer].mproj = p; break;
+		case PK_VE_GATE: m->lay[s->layer].gate = p; break;
+		case PK_VALUE_EMBED: m->lay[s->layer].ve = p; break;
+		default: break;
+		}
+	}
+	for (int i = 0; i < m->L; i++)
+		m->lay[i].window = config_window(cfg, i);
+	rope_tables(m);
+
+	if (cfg->init_from[0]) {
+		if (checkpoint_load(&m->table, cfg->init_from, e) != 0) {
+			model_free(m);
+			return -1;
+		}
+		model_sync_from_f32(m);
+	} else {
+		struct rng r;
+		rng_seed(&r, cfg->seed);
+		param_init(m, &r);
+	}
+	bytes_note(m);
+	*out = m;
+	return 0;
+}
+
+void model_free(struct model *m)
+{
+	if (!m)
+		return;
+	free(m->spec);
+	free(m->table.p);
+	free(m->pblock);
+	free(m->mask_block);
+	free(m->count_block);
+	free(m->lay);
+	free(m->cos);
+	free(m->sin);
+	free(m->ablock);
+	free(m->oe_rows);
+	free(m);
+}
+
+struct param_table *model_params(struct model *m) { return &m->table; }
+const struct config *model_config(const struct model *m) { return &m->cfg; }
+const struct backend_ops *model_backend(const struct model *m) { return m->bk; }
+
+const struct param_spec *model_spec(const struct model *m, size_t *n)
+{
+	*n = m->nspec;
+	return m->spec;
+}
+
+size_t model_param_count(const struct model *m)
+{
+	size_t s = 0;
+	for (size_t i = 0; i < m->table.n; i++)
+		s += m->table.p[i].numel;
+	return s;
+}
+
+size_t model_bytes(const struct model *m)
+{
+	size_t b = m->pbytes + m->abytes + (m->oe_rows ? m->capN * (size_t)m->ntab * 4 : 0);
+	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
+	return b;
+}
+
+size_t model_peak_bytes(const struct model *m) { return m->peak; }
+
+void model_sync_f32(struct model *m)
+{
+	if (m->dt != TD_F64)
+		return;
+	for (size_t i = 0; i < m->table.n; i++) {
+		struct param *p = &m->table.p[i];
+		for (size_t j = 0; j < p->numel; j++)
+			p->w[j] = (float)p->w64[j];
+	}
+}
+
+void model_sync_from_f32(struct model *m)
+{
+	if (m->dt != TD_F64)
+		return;
+	for (size_t i = 0; i < m->table.n; i++) {
+		struct param *p = &m->table.p[i];
+		for (size_t j = 0; j < p->numel; j++)
+			p->w64[j] = p->w[j];
+	}
+}
+
+void model_zero_grad(struct model *m)
+{
+	for (size_t i = 0; i < m->table.n; i++) {
+		struct param *p = &m->table.p[i];
+		memset(p->g, 0, p->numel * sizeof(float));
+		if (p->g64)
+			memset(p->g64, 0, p->numel * sizeof(double));
+		if (p->counts)
+			memset(p->counts, 0, p->rows * sizeof(uint32_t));
+	}
+}
+
+const void *model_last_x0(const struct model *m) { return m->have_fwd ? m->x0 : NULL; }
+const void *model_last_x0_wte(const struct model *m)
+{
+	return m->have_fwd && m->x0w ? m->x0w : NULL;
+}
+
+/* ---- activations ---- */
+
+/* The next n elements of size es at offset *off of base (NULL while sizing). */
+static void *carve_at(char *base, size_t *off, size_t n, size_t es)
+{
+	void *p = base ? base + *off : NULL;
+	*off += (n * es + 63) / 64 * 64;
+	return p;
+}
+#define carve(cur, n, es) carve_at(base, cur, n, es)
+
+/* Lay out every activation for N tokens in one block (base = NULL: only
+ * measure); returns the bytes needed. */
+static size_t act_layout(struct model *m, char *base, size_t N)
+{
+	size_t cur = 0;
+	size_t C = (size_t)m->C, H = (size_t)m->H, es = m->es;
+	int anchor = m->wtel != NULL;
+	int shared = anchor && m->cfg.anchor == ANCHOR_SHARED;
+	m->x0 = carve(&cur, N * C, es);
+	m->r0 = carve(&cur, N, es);
+	m->s0 = carve(&cur, N * C, es);
+	m->wrow = shared ? carve(&cur, N * C, es) : NULL;
+	m->x0w = anchor ? carve(&cur, N * C, es) : NULL;
+	m->rw = anchor ? carve(&cur, N, es) : NULL;
+	for (int i = 0; i < m->L; i++) {
+		struct layer *l = &m->lay[i];
+		l->xin = i == 0 ? m->x0 : carve(&cur, N * C, es);
+		l->a = carve(&cur, N * C, es);
+		l->r1 = carve(&cur, N, es);
+		l->qq = carve(&cur, N * C, es);
+		l->kk = carve(&cur, N * C, es);
+		l->vv = carve(&cur, N * C, es);
+		l->qn = m->qtau ? carve(&cur, N * C, es) : NULL;
+		l->rq = carve(&cur, N * H, es);
+		l->rk = carve(&cur, N * H, es);
+		l->glog = l->gate ? carve(&cur, N * H, es) : NULL;
+		l->y = carve(&cur, N * C, es);
+		l->lse = carve(&cur, N * H, es);      /* (B,H,T) */
+		l->m = carve(&cur, N * C, es);
+		l->r2 = carve(&cur, N, es);
+		l->hfc = carve(&cur, N * 4 * C, es);
+	}
+	m->xf = carve(&cur, N * C, es);
+	m->hN = carve(&cur, N * C, es);
+	m->rN = carve(&cur, N, es);
+	void **sc[] = { &m->dx, &m->dx0, &m->dx0w, &m->da, &m->dq, &m->dk, &m->dv, &m->dy,
+			&m->dm, &m->t1, &m->t2 };
+	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
+		*sc[i] = carve(&cur, N * C, es);
+	m->dh = carve(&cur, N * 4 * C, es);
+	m->u = carve(&cur, N * 4 * C, es);
+	m->gs = carve(&cur, N * (size_t)m->Cg, es);
+	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
+	m->dglog = carve(&cur, N * H, es);
+	m->logits = carve(&cur, (size_t)MODEL_CE_ROWS * (size_t)m->V, es);
+	m->closs = carve(&cur, MODEL_CE_ROWS, es);
+	m->qs = carve(&cur, H * (size_t)m->D, es);
+	m->dqs = carve(&cur, H * (size_t)m->D, es);
+	return cur;
+}
+#undef carve
+
+static void act_reserve(struct model *m, int B, int T)
+{
+	size_t N = (size_t)B * T;
+	if (N > m->capN) {
+		size_t need = act_layout(m, NULL, N);
+		free(m->ablock);
+		m->ablock = xmalloc(need);
+		m->abytes = need;
+		m->capN = N;
+		act_layout(m, m->ablock, N);
+		free(m->oe_rows);
+		m->oe_rows = m->ntab ? xmalloc(N * (size_t)m->ntab * sizeof(int32_t)) : NULL;
+	}
+	m->B = B;
+	m->T = T;
+	bytes_note(m);
+}
+
+/* ---- the q_tau scale of layer l: s[h*D + c] = exp(tau) (H*D) ---- */
+
+static void qtau_scale(struct model *m, int l)
+{
+	const struct param *p = m->qtau;
+	int H = m->H, D = m->D;
+	for (int h = 0; h < H; h++)
+		for (int c = 0; c < D; c++) {
+			size_t j;
+			if (m->cfg.qk_scale == QK_SCALE_PAIR)
+				j = ((size_t)l * H + h) * (D / 2) + (c % (D / 2));
+			else if (m->cfg.qk_scale == QK_SCALE_UNTIED)
+				j = ((size_t)l * H + h) * D + c;
+			else
+				j = (size_t)l * H + h;
+			rset(m, m->qs, (size_t)h * D + c, exp(pval(m, p, j)));
+		}
+}
+
+/* dtau from ds = dL/ds (H*D): dtau[j] += sum over its coordinates ds * s. */
+static void qtau_grad(struct model *m, int l)
+{
+	struct param *p = m->qtau;
+	int H = m->H, D = m->D;
+	for (int h = 0; h < H; h++)
+		for (int c = 0; c < D; c++) {
+			size_t j;
+			if (m->cfg.qk_scale == QK_SCALE_PAIR)
+				j = ((size_t)l * H + h) * (D / 2) + (c % (D / 2));
+			else if (m->cfg.qk_scale == QK_SCALE_UNTIED)
+				j = ((size_t)l * H + h) * D + c;
+			else
+				j = (size_t)l * H + h;
+			if (p->mask && p->mask[j])
+				continue;
+			size_t k = (size_t)h * D + c;
+			gadd(m, p, j, rget(m, m->dqs, k) * rget(m, m->qs, k));
+		}
+}
+
+/* ---- OE hashing (SPEC 3) ---- */
+
+static void oe_hash(struct model *m, const int32_t *idx, int B, int T)
+{
+	uint64_t V1 = (uint64_t)m->V + 1;
+	int k = m->cfg.oe_k;
+	for (int j = 0; j < m->ntab; j++) {
+		int order = 2 + j / k;                 /* n-gram length of table j */
+		uint64_t rows = m->oe[j]->rows;
+		for (int b = 0; b < B; b++)
+			for (int t = 0; t < T; t++) {
+				uint64_t id = (uint64_t)idx[b * T + t], f = 1;
+				for (int r = 1; r < order; r++) {
+					f *= V1;
+					uint64_t pr = t - r >= 0 ? (uint64_t)idx[b * T + t - r] : (uint64_t)m->V;
+					id += f * pr;
+				}
+				m->oe_rows[(size_t)j * B * T + (size_t)b * T + t] = (int32_t)(id % rows);
+			}
+	}
+}
+
+/* ---- forward ---- */
+
+static int check_tokens(const struct model *m, const int32_t *in, const int32_t *tg, int B, int T,
+			struct err *e)
+{
+	if (B < 1 || T < 1 || T > m->T0)
+		return err_set(e, EXIT_USAGE, "model: batch %d x %d does not fit seq_len %d", B, T, m->T0);
+	for (int64_t n = 0; n < (int64_t)B * T; n++) {
+		if (in[n] < 0 || in[n] >= m->V)
+			return err_set(e, EXIT_USAGE, "model: input token %d at %lld is not in [0, %d)",
+				       in[n], (long long)n, m->V);
+		if (tg && tg[n] >= m->V)
+			return err_set(e, EXIT_USAGE, "model: target token %d at %lld is not below %d",
+				       tg[n], (long long)n, m->V);
+	}
+	return 0;
+}
+
+static void forward(struct model *m, const int32_t *idx, int B, int T)
+{
+	const struct backend_ops *bk = m->bk;
+	int64_t N = (int64_t)B * T, C = m->C, H = m->H, D = m->D;
+	double eps = m->cfg.norm_eps;
+	struct tensor x0 = mat(m, m->x0, N, C), r0 = tensor_1d(m->r0, m->dt, N);
+	struct tensor s0 = mat(m, m->s0, N, C);
+
+	/* embeddings: s0 = wte[idx] (+ concat_j E_j[h_j]); x0 = rms(s0) */
+	struct tensor wte = pw(m, m->wte);
+	bk->embed_gather(&s0, &wte, idx, 0, round_bf16(m, m->wte), 0);
+	if (m->wrow) {
+		struct tensor wr = mat(m, m->wrow, N, C);
+		bk->cols_get(&wr, &s0, 0, 0);
+	}
+	if (m->ntab) {
+		oe_hash(m, idx, B, T);
+		int64_t w = C / m->ntab;
+		for (int j = 0; j < m->ntab; j++) {
+			struct tensor tj = pw(m, m->oe[j]);
+			bk->embed_gather(&s0, &tj, m->oe_rows + (size_t)j * N, j * w,
+					 round_bf16(m, m->oe[j]), 1);
+		}
+	}
+	bk->rmsnorm_fwd(&x0, &r0, &s0, eps);
+	if (m->x0w) {
+		struct tensor x0w = mat(m, m->x0w, N, C), rw = tensor_1d(m->rw, m->dt, N);
+		if (m->cfg.anchor == ANCHOR_SHARED) {
+			struct tensor wr = mat(m, m->wrow, N, C);
+			bk->rmsnorm_ref_fwd(&x0w, &rw, &wr, &s0, m->cfg.shared_eps);
+		} else {
+			/* rms of the wte row alone (s0 holds wte + OE; regather wte) */
+			struct tensor t1 = mat(m, m->t1, N, C);
+			bk->embed_gather(&t1, &wte, idx, 0, round_bf16(m, m->wte), 0);
+			bk->rmsnorm_fwd(&x0w, &rw, &t1, eps);
+		}
+	}
+
+	for (int i = 0; i < m->L; i++) {
+		struct layer *l = &m->lay[i];
+		void *xnext = i + 1 < m->L ? m->lay[i + 1].xin : m->xf;
+		struct tensor xin = mat(m, l->xin, N, C), x = mat(m, xnext, N, C);
+		/* x = resid*x + x0l*x0 (+ wtel*x0_wte) */
+		bk->axpby(&x, pval(m, m->resid, i), &xin, 0);
+		bk->axpby(&x, pval(m, m->x0l, i), &x0, 1);
+		if (m->wtel) {
+			struct tensor x0w = mat(m, m->x0w, N, C);
+			bk->axpby(&x, pval(m, m->wtel, i), &x0w, 1);
+		}
+		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
+		bk->rmsnorm_fwd(&a, &r1, &x, eps);
+		struct tensor q = mat(m, l->qq, N, C), k = mat(m, l->kk, N, C), v = mat(m, l->vv, N, C);
+		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
+		bk->matmul(&q, &a, &Wq, 0, 1, 1, 0);     // q is (N,C)
+		bk->matmul(&k, &a, &Wk, 0, 1, 1, 0);
+		bk->matmul(&v, &a, &Wv, 0, 1, 1, 0);
+		if (l->gate) {
+			/* v += 2 sigmoid(a[:, :Cg] Wg^T)[head] * value_embeds[idx] */
+			struct tensor gs = mat(m, m->gs, N, m->Cg), gl = mat(m, l->glog, N, H);
+			struct tensor Wg = pw(m, l->gate), ve = mat(m, m->t1, N, C), vt = pw(m, l->ve);
+			bk->cols_get(&gs, &a, 0, 0);
+			bk->matmul(&gl, &gs, &Wg, 0, 1, 1, 0);   // glog is (N,H)
+			bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
+			bk->ve_gate_fwd(&v, &gl, &ve);
+		}
+		struct tensor q4 = { l->qq, m->dt, 3, { N, H, D, 1 } };
+		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
+		struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
+		bk->rope_fwd(&q4, &cs, &sn, T);
+		bk->rope_fwd(&k4, &cs, &sn, T);
+		struct tensor qh = mat(m, l->qq, N * H, D), kh = mat(m, l->kk, N * H, D);
+		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
+		if (m->qtau) {
+			struct tensor qn = mat(m, l->qn, N * H, D), qs = tensor_1d(m->qs, m->dt, H * D);
+			struct tensor qn2 = mat(m, l->qn, N, H * D);
+			bk->rmsnorm_fwd(&qn, &rq, &qh, eps);
+			qtau_scale(m, i);
+			bk->mul_cols_fwd(&q, &qn2, &qs);
+		} else {
+			bk->rmsnorm_fwd(&qh, &rq, &qh, eps);
+		}
+		bk->rmsnorm_fwd(&kh, &rk, &kh, eps);
+		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
+		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
+		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
+		struct tensor ya = { l->y, m->dt, 4, { B, T, H, D } };
+		struct tensor lse = { l->lse, m->dt, 3, { B, H, T, 1 } };
+		bk->attn_fwd(&ya, &lse, &qa, &ka, &va, l->window, 1.0 / sqrt((double)D));
+		struct tensor y = mat(m, l->y, N, C), Wp = pw(m, l->proj);
+		bk->matmul(&x, &y, &Wp, 0, 1, 1, 1);      // x += y Wproj^T
+		struct tensor mm = mat(m, l->m, N, C), r2 = tensor_1d(l->r2, m->dt, N);
+		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
+		struct tensor h = mat(m, l->hfc, N, 4 * C), u = mat(m, m->u, N, 4 * C);
+		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
+		bk->matmul(&h, &mm, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
+		bk->relu2_fwd(&u, &h);
+		bk->matmul(&x, &u, &Wmp, 0, 1, 1, 1);     // x += relu(h)^2 Wmproj^T
+	}
+	struct tensor xf = mat(m, m->xf, N, C);
+	if (m->outl) {
+		struct tensor x0w = mat(m, m->x0w, N, C);
+		bk->axpby(&xf, pval(m, m->outl, 0), &x0, 1);
+		bk->axpby(&xf, pval(m, m->outl, 1), &x0w, 1);
+	}
+	struct tensor hN = mat(m, m->hN, N, C), rN = tensor_1d(m->rN, m->dt, N);
+	bk->rmsnorm_fwd(&hN, &rN, &xf, eps);
+	m->have_fwd = 1;
+}
+
+/* Loss over N rows in chunks; with dscale != 0 also dhN (into m->dy) and
+ * the lm_head gradient. Returns the sum of losses; per-token into losses. */
+static double head(struct model *m, const int32_t *tg, int64_t N, double dscale, float *losses)
+{
+	const struct backend_ops *bk = m->bk;
+	int64_t C = m->C, V = m->V;
+	struct tensor Wlm = pw(m, m->lm_head), gWlm = pg(m, m->lm_head);
+	double sum = 0;
+	for (int64_t r0 = 0; r0 < N; r0 += MODEL_CE_ROWS) {
+		int64_t R = N - r0 < MODEL_CE_ROWS ? N - r0 : MODEL_CE_ROWS;
+		struct tensor hc = mat(m, (char *)m->hN + (size_t)(r0 * C) * m->es, R, C);
+		struct tensor lg = mat(m, m->logits, R, V), ls = tensor_1d(m->closs, m->dt, R);
+		bk->matmul(&lg, &hc, &Wlm, 0, 1, 1, 0);   // logits is (R,V)
+		bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale);
+		for (int64_t r = 0; r < R; r++) {
+			double v = rget(m, m->closs, (size_t)r);
+			sum += v;
+			if (losses)
+				losses[r0 + r] = (float)v;
+		}
+		if (dscale != 0) {
+			struct tensor dh = mat(m, (char *)m->dy + (size_t)(r0 * C) * m->es, R, C);
+			bk->matmul(&dh, &lg, &Wlm, 0, 0, 1, 0);   // dhN is (R,C)
+			bk->matmul(&gWlm, &lg, &hc, 1, 0, 1, 1);  // dWlm (V,C) += dlogits^T hN
+		}
+	}
+	return sum;
+}
+
+static void backward(struct model *m, const int32_t *idx, int B, int T)
+{
+	const struct backend_ops *bk = m->bk;
+	int64_t N = (int64_t)B * T, C = m->C, H = m->H, D = m->D;
+	struct tensor dx = mat(m, m->dx, N, C), dx0 = mat(m, m->dx0, N, C);
+	struct tensor dx0w = mat(m, m->dx0w, N, C), dhN = mat(m, m->dy, N, C);
+	struct tensor hN = mat(m, m->hN, N, C), rN = tensor_1d(m->rN, m->dt, N);
+	struct tensor x0 = mat(m, m->x0, N, C);
+	struct tensor x0w = m->x0w ? mat(m, m->x0w, N, C) : x0;
+
+	bk->rmsnorm_bwd(&dx, &dhN, &hN, &rN, 0);
+	bk->zero(&dx0);
+	if (m->x0w)
+		bk->zero(&dx0w);
+	if (m->outl) {
+		gadd(m, m->outl, 0, bk->dot(&dx, &x0));
+		gadd(m, m->outl, 1, bk->dot(&dx, &x0w));
+		bk->axpby(&dx0, pval(m, m->outl, 0), &dx, 1);
+		bk->axpby(&dx0w, pval(m, m->outl, 1), &dx, 1);
+	}
+	struct tensor da = mat(m, m->da, N, C), dq = mat(m, m->dq, N, C), dk = mat(m, m->dk, N, C);
+	struct tensor dv = mat(m, m->dv, N, C), dy = mat(m, m->dy, N, C), dm = mat(m, m->dm, N, C);
+	struct tensor dh = mat(m, m->dh, N, 4 * C), u = mat(m, m->u, N, 4 * C);
+	struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
+	for (int i = m->L - 1; i >= 0; i--) {
+		struct layer *l = &m->lay[i];
+		/* MLP: x += relu(h)^2 Wmp^T with h = rms(x2) Wfc^T */
+		struct tensor h = mat(m, l->hfc, N, 4 * C), mm = mat(m, l->m, N, C);
+		struct tensor r2 = tensor_1d(l->r2, m->dt, N);
+		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
+		struct tensor gWfc = pg(m, l->fc), gWmp = pg(m, l->mproj);
+		bk->relu2_fwd(&u, &h);
+		bk->matmul(&gWmp, &dx, &u, 1, 0, 1, 1);   // dWmp (C,4C) += dx^T u
+		bk->matmul(&dh, &dx, &Wmp, 0, 0, 1, 0);   // du (N,4C) = dx Wmp
+		bk->relu2_bwd(&dh, &dh, &h);
+		bk->matmul(&gWfc, &dh, &mm, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T m
+		bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dm (N,C) = dh Wfc
+		bk->rmsnorm_bwd(&dx, &dm, &mm, &r2, 1);
+		/* attention: x += y Wp^T */
+		struct tensor y = mat(m, l->y, N, C), Wp = pw(m, l->proj), gWp = pg(m, l->proj);
+		bk->matmul(&gWp, &dx, &y, 1, 0, 1, 1);
+		bk->matmul(&dy, &dx, &Wp, 0, 0, 1, 0);
+		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
+		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
+		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
+		struct tensor ya = { l->y, m->dt, 4, { B, T, H, D } };
+		struct tensor dya = { m->dy, m->dt, 4, { B, T, H, D } };
+		struct tensor dqa = { m->dq, m->dt, 4, { B, T, H, D } };
+		struct tensor dka = { m->dk, m->dt, 4, { B, T, H, D } };
+		struct tensor dva = { m->dv, m->dt, 4, { B, T, H, D } };
+		struct tensor lse = { l->lse, m->dt, 3, { B, H, T, 1 } };
+		bk->attn_bwd(&dqa, &dka, &dva, &dya, &qa, &ka, &va, &ya, &lse, l->window,
+			     1.0 / sqrt((double)D));
+		/* q: (q_tau) <- rms <- rope;  k: rms <- rope */
+		struct tensor dqh = mat(m, m->dq, N * H, D), dkh = mat(m, m->dk, N * H, D);
+		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
+		if (m->qtau) {
+			struct tensor qn2 = mat(m, l->qn, N, H * D), qs = tensor_1d(m->qs, m->dt, H * D);
+			struct tensor dqs = tensor_1d(m->dqs, m->dt, H * D), qnh = mat(m, l->qn, N * H, D);
+			qtau_scale(m, i);
+			bk->zero(&dqs);
+			bk->mul_cols_bwd(&dq, &dqs, &dq, &qn2, &qs);
+			qtau_grad(m, i);
+			bk->rmsnorm_bwd(&dqh, &dqh, &qnh, &rq, 0);
+		} else {
+			struct tensor qh = mat(m, l->qq, N * H, D);
+			bk->rmsnorm_bwd(&dqh, &dqh, &qh, &rq, 0);
+		}
+		struct tensor kh = mat(m, l->kk, N * H, D);
+		bk->rmsnorm_bwd(&dkh, &dkh, &kh, &rk, 0);
+		struct tensor dq4 = { m->dq, m->dt, 3, { N, H, D, 1 } };
+		struct tensor dk4 = { m->dk, m->dt, 3, { N, H, D, 1 } };
+		bk->rope_bwd(&dq4, &cs, &sn, T);
+		bk->rope_bwd(&dk4, &cs, &sn, T);
+		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
+		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
+		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
+		bk->matmul(&gWq, &dq, &a, 1, 0, 1, 1);
+		bk->matmul(&gWk, &dk, &a, 1, 0, 1, 1);
+		bk->matmul(&gWv, &dv, &a, 1, 0, 1, 1);
+		bk->matmul(&da, &dq, &Wq, 0, 0, 1, 0);    // da (N,C) = dq Wq + dk Wk + dv Wv
+		bk->matmul(&da, &dk, &Wk, 0, 0, 1, 1);
+		bk->matmul(&da, &dv, &Wv, 0, 0, 1, 1);
+		if (l->gate) {
+			struct tensor gl = mat(m, l->glog, N, H), dgl = mat(m, m->dglog, N, H);
+			struct tensor ve = mat(m, m->t1, N, C), dve = mat(m, m->t2, N, C);
+			struct tensor vt = pw(m, l->ve), gvt = pg(m, l->ve);
+			struct tensor gs = mat(m, m->gs, N, m->Cg), dgs = mat(m, m->dgs, N, m->Cg);
+			struct tensor Wg = pw(m, l->gate), gWg = pg(m, l->gate);
+			bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
+			bk->ve_gate_bwd(&dgl, &dve, &dv, &gl, &ve);
+			bk->embed_scatter_add(&gvt, &dve, idx, 0);
+			bk->cols_get(&gs, &a, 0, 0);
+			bk->matmul(&gWg, &dgl, &gs, 1, 0, 1, 1);  // dWg (H,Cg) += dglog^T a[:, :Cg]
+			bk->matmul(&dgs, &dgl, &Wg, 0, 0, 1, 0);  // (N,Cg)
+			bk->cols_add(&da, &dgs, 0);
+		}
+		struct tensor xin = mat(m, l->xin, N, C);
+		bk->rmsnorm_bwd(&dx, &da, &a, &r1, 1);
+		/* mixing: x = resid*xin + x0l*x0 (+ wtel*x0w) */
+		gadd(m, m->resid, (size_t)i, bk->dot(&dx, &xin));
+		gadd(m, m->x0l, (size_t)i, bk->dot(&dx, &x0));
+		bk->axpby(&dx0, pval(m, m->x0l, i), &dx, 1);
+		if (m->wtel) {
+			gadd(m, m->wtel, (size_t)i, bk->dot(&dx, &x0w));
+			bk->axpby(&dx0w, pval(m, m->wtel, i), &dx, 1);
+		}
+		bk->axpby(&dx, 0, &dx, pval(m, m->resid, i));
+	}
+	/* dx is now the gradient into xin[0] = x0 */
+	bk->axpby(&dx0, 1, &dx, 1);
+	struct tensor r0 = tensor_1d(m->r0, m->dt, N), ds = mat(m, m->da, N, C);
+	bk->rmsnorm_bwd(&ds, &dx0, &x0, &r0, 0);   // ds = d(wte rows + OE rows)
+	struct tensor gwte = pg(m, m->wte);
+	if (m->x0w) {
+		struct tensor rw = tensor_1d(m->rw, m->dt, N);
+		if (m->cfg.anchor == ANCHOR_SHARED) {
+			struct tensor wr = mat(m, m->wrow, N, C), s0 = mat(m, m->s0, N, C);
+			struct tensor dw = mat(m, m->t1, N, C);
+			bk->zero(&dw);
+			bk->rmsnorm_ref_bwd(&dw, &ds, &dx0w, &wr, &s0, &rw, 1);
+			bk->embed_scatter_add(&gwte, &dw, idx, 0);
+		} else {
+			struct tensor dw = mat(m, m->t1, N, C);
+			bk->rmsnorm_bwd(&dw, &dx0w, &x0w, &rw, 0);
+			bk->embed_scatter_add(&gwte, &dw, idx, 0);
+		}
+	}
+	bk->embed_scatter_add(&gwte, &ds, idx, 0);
+	if (m->ntab) {
+		int64_t w = C / m->ntab;
+		for (int j = 0; j < m->ntab; j++) {
+			struct tensor gt = pg(m, m->oe[j]);
+			const int32_t *rows = m->oe_rows + (size_t)j * N;
+			bk->embed_scatter_add(&gt, &ds, rows, j * w);
+			for (int64_t n = 0; n < N; n++)
+				m->oe[j]->counts[rows[n]]++;
+		}
+	}
+}
+
+static int64_t count_targets(const int32_t *tg, int64_t N)
+{
+	int64_t c = 0;
+	for (int64_t n = 0; n < N; n++)
+		c += tg[n] >= 0;
+	return c;
+}
+
+int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t *targets,
+			   int B, int T, double loss_scale, double *loss, struct err *e)
+{
+	if (check_tokens(m, inputs, targets, B, T, e) != 0)
+		return -1;
+	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
+	act_reserve(m, B, T);
+	forward(m, inputs, B, T);
+	double dscale = valid ? loss_scale / (double)valid : 0;
+	double sum = head(m, targets, N, dscale, NULL);
+	*loss = valid ? sum / (double)valid : 0;
+	if (dscale == 0) {
+		/* nothing to differentiate: zero upstream gradient (counts still move) */
+		struct tensor dhN = mat(m, m->dy, N, m->C);
+		m->bk->zero(&dhN);
+	}
+	backward(m, inputs, B, T);
+	/* masked q_tau entries never carry gradient */
+	if (m->qtau && m->qtau->mask)
+		for (size_t j = 0; j < m->qtau->numel; j++)
+			if (m->qtau->mask[j]) {
+				m->qtau->g[j] = 0;
+				if (m->qtau->g64)
+					m->qtau->g64[j] = 0;
+			}
+	return 0;
+}
+
+int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *targets,
+		       int B, int T, float *losses, double *loss, struct err *e)
+{
+	if (check_tokens(m, inputs, targets, B, T, e) != 0)
+		return -1;
+	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
+	act_reserve(m, B, T);
+	forward(m, inputs, B, T);
+	double sum = head(m, targets, N, 0, losses);
+	*loss = valid ? sum / (double)valid : 0;
+	return 0;
+}
+
+int model_save(struct model *m, const char *path, const char *const *meta, struct err *e)
+{
+	model_sync_f32(m);
+	return checkpoint_save(&m->table, path, meta, e);
+}
