@@ -296,6 +296,16 @@ struct zname {
 	const char *name;
 	size_t idx;
 };
+
+/* libarchive reports '\\' in zip names as '/'; compare names that way. */
+static char *backslash_to_slash(const char *s)
+{
+	char *c = xstrdup(s);
+	for (char *p = c; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	return c;
+}
 static int cmp_zname(const void *a, const void *b)
 {
 	return strcmp(((const struct zname *)a)->name, ((const struct zname *)b)->name);
@@ -312,10 +322,12 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 	unsigned char *seen = xcalloc(n ? n : 1, 1);
 	struct zname *byname = xmalloc((n ? n : 1) * sizeof *byname);
 	char **clean = xcalloc(n ? n : 1, sizeof *clean); /* name without a trailing '/' */
+	char **slashed = xcalloc(n ? n : 1, sizeof *slashed); /* name with '\\' as '/' (libarchive's view) */
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct zipdir_entry *x = &zd.e[i];
-		byname[i] = (struct zname){x->name, i};
+		slashed[i] = backslash_to_slash(x->name);
+		byname[i] = (struct zname){slashed[i], i};
 		size_t len = x->name_len;
 		if (strlen(x->name) != len) {
 			rc = issue(s, o, path, x->name, len, e, "name holds a NUL byte");
@@ -388,12 +400,15 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 			goto out;
 		}
 		/* the central-directory entry of that name not seen yet */
-		struct zname key = {name, 0}, *hit = n ? bsearch(&key, byname, n, sizeof *byname, cmp_zname) : NULL;
-		while (hit && hit > byname && !strcmp((hit - 1)->name, name))
+		char *lname = backslash_to_slash(name);
+		struct zname key = {lname, 0}, *hit = n ? bsearch(&key, byname, n, sizeof *byname, cmp_zname) : NULL;
+		while (hit && hit > byname && !strcmp((hit - 1)->name, lname))
 			hit--;
-		while (hit && hit < byname + n && !strcmp(hit->name, name) && seen[hit->idx])
+		while (hit && hit < byname + n && !strcmp(hit->name, lname) && seen[hit->idx])
 			hit++;
-		if (!hit || hit == byname + n || strcmp(hit->name, name) != 0) {
+		int found = hit && hit < byname + n && !strcmp(hit->name, lname);
+		free(lname);
+		if (!found) {
 			char *q = scan_quote(name, strlen(name));
 			rc = err_set(e, EXIT_USAGE, "'%s': entry '%s' is not in the central directory", path, q);
 			free(q);
@@ -500,9 +515,12 @@ out:
 		archive_read_free(a);
 	}
 	free(buf);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(clean[i]);
+		free(slashed[i]);
+	}
 	free(clean);
+	free(slashed);
 	free(byname);
 	free(bad);
 	free(seen);
