@@ -156,9 +156,12 @@ static void run_print_table(const struct replay_report *rep)
 		const char *v = r->status == REPLAY_OK ? "ok" : r->status == REPLAY_MISMATCH ? "MISMATCH" : "FAILED";
 		if (r->status == REPLAY_FAILED && !r->hunks)
 			printf("%-*s %6s %8s %8s  %s\n", (int)w, r->name, "-", "-", "-", v);
-		else
-			printf("%-*s %6zu %7s%zu %7s%zu  %s\n", (int)w, r->name, r->hunks, "+", r->added, "-",
-			       r->removed, v);
+		else {
+			char add[32], rem[32];
+			snprintf(add, sizeof add, "+%zu", r->added);
+			snprintf(rem, sizeof rem, "-%zu", r->removed);
+			printf("%-*s %6zu %8s %8s  %s\n", (int)w, r->name, r->hunks, add, rem, v);
+		}
 	}
 	printf("%zu run%s: %zu ok, %zu mismatch, %zu failed\n", rep->n_runs, rep->n_runs == 1 ? "" : "s",
 	       rep->n_ok, rep->n_mismatch, rep->n_failed);
