@@ -1,0 +1,922 @@
+/* compute.c: the compute and memory accounting of `supkit audit compute`:
+ * parameter breakdown (from paramspec_build), FLOPs per token and per step,
+ * extra FLOPs per arm component, persistent memory deltas, measured figures
+ * from run records, and the check of a published audit JSON.
+ *
+ * Leaves out: activation memory (only persistent state is analytical; the
+ * measured peak covers the rest), kernel-level FLOP counts of the baseline
+ * optimizer other than Polar Express, and wall-clock modelling.
+ *
+ * Reference: shared/SPEC.md section 5 (formulas and reference figures);
+ * papers 000/001 Table 1b (routing and Table-Neumann counts), paper 004
+ * Table 5 (the Lemma-2 Neumann-Gram count); shared/vectors/README.md for the
+ * conventions.
+ */
+#include "audit/compute.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "trainer/paramspec.h"
+
+static const char *const extra_keys[CX_N] = {
+	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
+};
+static const char *const extra_formulas[CX_N] = {
+	"8 d per token x tokens/step",
+	"5 per OE parameter",
+	"16 m n per block matrix (ve_gate included)",
+	"MuonEq-R 4 m n, MuonEq-RC 8 m n per block matrix",
+	"per V x d table (wte, lm_head, each value_embeds): full 4Vd^2+14Vd+3d^2+3d | lemma2 4Vd^2+4Vd",
+	"per OE table j, k = d/4, R_j visited rows: 4 R_j k^2 + 14 R_j k + 3k^2 + 3k (lemma2: 4 R_j k^2 + 4 R_j k)",
+	"4 L d per token x tokens/step",
+	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
+};
+static const char *const mem_keys[CM_N] = {"oe", "fp32_state", "qk_scaling", "routing"};
+static const char *const mem_formulas[CM_N] = {
+	"4 bytes per OE parameter + 4 bytes per OE row",
+	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
+	"16 bytes per q_tau entry",
+	"16 bytes per routing lambda",
+};
+
+const char *compute_extra_key(enum compute_extra k)
+{
+	return k < CX_N ? extra_keys[k] : "?";
+}
+
+const char *compute_extra_formula(enum compute_extra k)
+{
+	return k < CX_N ? extra_formulas[k] : "?";
+}
+
+const char *compute_mem_key(enum compute_mem k)
+{
+	return k < CM_N ? mem_keys[k] : "?";
+}
+
+const char *compute_mem_formula(enum compute_mem k)
+{
+	return k < CM_N ? mem_formulas[k] : "?";
+}
+
+const char *compute_neumann_name(enum compute_neumann n)
+{
+	return n == COMPUTE_NEUMANN_LEMMA2 ? "lemma2" : "full";
+}
+
+const char *compute_denom_name(enum compute_denom d)
+{
+	return d == COMPUTE_DENOM_PAPER ? "paper" : "formula";
+}
+
+static double neumann_table_flops(double V, double d, enum compute_neumann n)
+{
+	if (n == COMPUTE_NEUMANN_LEMMA2)
+		return 4 * V * d * d + 4 * V * d;
+	return 4 * V * d * d + 14 * V * d + 3 * d * d + 3 * d;
+}
+
+/* The benchmark geometry at depth 6, whose step the papers print as 59.37 TFLOPs. */
+static int is_paper_d6(const struct compute_report *r)
+{
+	return r->depth == 6 && r->d == 384 && r->head_dim == 128 && r->V == 8192 && r->T == 2048 &&
+	       r->tokens_per_step == 524288;
+}
+
+int compute_config(const struct config *c, const struct compute_opts *o, struct compute_report *r,
+		   struct err *e)
+{
+	struct param_spec *p;
+	size_t n;
+	memset(r, 0, sizeof *r);
+	r->opts = *o;
+	if (paramspec_build(c, &p, &n, e) != 0)
+		return -1;
+	snprintf(r->arm, sizeof r->arm, "%s", c->arm);
+	config_sha256(c, r->config_sha256);
+	r->depth = c->depth;
+	r->d = config_model_dim(c);
+	r->H = config_heads(c);
+	r->head_dim = c->head_dim;
+	r->V = c->vocab_size;
+	r->T = c->seq_len;
+	r->tokens_per_step = (int64_t)c->batch_rows * c->seq_len * c->grad_accum;
+	const double tok = (double)r->tokens_per_step, d = r->d, L = c->depth;
+
+	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0;
+	const double k = d / 4;
+	for (size_t i = 0; i < n; i++) {
+		const struct param_spec *s = &p[i];
+		int64_t num = (int64_t)s->numel;
+		switch (s->kind) {
+		case PK_WTE:
+			r->p_wte += num;
+			break;
+		case PK_VALUE_EMBED:
+			r->p_value_embeds += num;
+			r->n_ve++;
+			break;
+		case PK_LM_HEAD:
+			r->p_lm_head += num;
+			break;
+		case PK_RESID_LAMBDAS:
+		case PK_X0_LAMBDAS:
+			r->p_scalars += num;
+			break;
+		case PK_Q_TAU:
+			r->p_q_tau += num;
+			break;
+		case PK_WTE_LAMBDAS:
+		case PK_OUT_LAMBDAS:
+			r->p_routing += num;
+			break;
+		case PK_OE_TABLE:
+			if (r->oe_tables < COMPUTE_OE_TABLES_MAX)
+				r->oe_rows[r->oe_tables] = s->shape[0];
+			r->oe_tables++;
+			r->oe_rows_total += s->shape[0];
+			r->p_oe += num;
+			break;
+		default: /* block matrices, ve_gate included */
+			r->p_matrices += num;
+			break;
+		}
+		if (s->group == PG_MATRIX) {
+			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
+			polar += 5 * (4 * m * nn * q + 2 * q * q * q);
+			bieq += 16 * m * nn;
+			muoneq += (c->muoneq == MUONEQ_RC ? 8 : 4) * m * nn;
+		}
+		if (s->kind == PK_WTE || s->kind == PK_LM_HEAD || s->kind == PK_VALUE_EMBED)
+			neumann += neumann_table_flops((double)s->shape[0], (double)s->shape[1], o->neumann);
+		if (s->kind == PK_OE_TABLE) {
+			/* per-table constant here; the row-dependent part below */
+			if (o->neumann == COMPUTE_NEUMANN_FULL)
+				tabneu += 3 * k * k + 3 * k;
+		}
+	}
+	free(p);
+	r->p_backbone = r->p_wte + r->p_value_embeds + r->p_lm_head + r->p_matrices + r->p_scalars +
+			r->p_q_tau + r->p_routing;
+	r->p_total = r->p_backbone + r->p_oe;
+
+	double attn = 0;
+	for (int i = 0; i < c->depth; i++) {
+		int w = config_window(c, i);
+		attn += 12.0 * r->H * r->head_dim * (w < c->seq_len ? w : c->seq_len);
+	}
+	r->flops_token = 6.0 * (double)(r->p_lm_head + r->p_matrices) + attn;
+	r->flops_step = r->flops_token * tok;
+	r->step_denominator = (o->denom == COMPUTE_DENOM_PAPER && is_paper_d6(r)) ? COMPUTE_PAPER_D6_STEP_FLOPS
+										    : r->flops_step;
+	r->polar_step = polar;
+
+	if (c->oe) {
+		r->extra[CX_OE_LOOKUP] = 8 * d * tok;
+		r->extra[CX_OE_UPDATE] = 5 * (double)r->p_oe;
+		if (c->table_neumann) {
+			double rows = o->tabneu_rows > 0 ? (double)o->tabneu_rows : (double)r->oe_rows_total;
+			double per_row = o->neumann == COMPUTE_NEUMANN_LEMMA2 ? 4 * k * k + 4 * k : 4 * k * k + 14 * k;
+			r->extra[CX_TABLE_NEUMANN] = per_row * rows + tabneu;
+		}
+	}
+	if (c->muoneq == MUONEQ_BIEQ)
+		r->extra[CX_BIEQ] = bieq;
+	if (c->muoneq == MUONEQ_R || c->muoneq == MUONEQ_RC)
+		r->extra[CX_MUONEQ] = muoneq;
+	if (c->neumann)
+		r->extra[CX_NEUMANN] = neumann;
+	if (c->qk_scale != QK_SCALE_NONE)
+		r->extra[CX_QK_SCALING] = 4 * L * d * tok;
+	if (c->wte_lambdas) {
+		double sites = L + (c->out_lambdas ? 2 : 0);
+		double anchor = c->anchor == ANCHOR_SHARED ? -2 : 4;
+		r->extra[CX_ROUTING] = (4 * sites + anchor) * d * tok;
+	}
+	for (int i = 0; i < CX_N; i++)
+		r->extra_total += r->extra[i];
+	r->extra_pct = 100.0 * r->extra_total / r->step_denominator;
+
+	if (c->oe)
+		r->mem[CM_OE] = 4.0 * (double)r->p_oe + 4.0 * (double)r->oe_rows_total;
+	if (c->embed_state == EMBED_STATE_FP32)
+		r->mem[CM_FP32_STATE] = 8.0 * (double)(r->p_wte + r->p_value_embeds);
+	r->mem[CM_QK_SCALING] = 16.0 * (double)r->p_q_tau;
+	r->mem[CM_ROUTING] = 16.0 * (double)r->p_routing;
+	for (int i = 0; i < CM_N; i++)
+		r->mem_total += r->mem[i];
+	return 0;
+}
+
+#define MIB (1024.0 * 1024.0)
+
+cJSON *compute_report_json(const struct compute_report *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "arm", r->arm);
+	cJSON_AddNumberToObject(o, "depth", r->depth);
+	cJSON_AddStringToObject(o, "config_sha256", r->config_sha256);
+
+	cJSON *m = cJSON_AddObjectToObject(o, "model");
+	cJSON_AddNumberToObject(m, "L", r->depth);
+	cJSON_AddNumberToObject(m, "d", r->d);
+	cJSON_AddNumberToObject(m, "H", r->H);
+	cJSON_AddNumberToObject(m, "head_dim", r->head_dim);
+	cJSON_AddNumberToObject(m, "V", (double)r->V);
+	cJSON_AddNumberToObject(m, "T", (double)r->T);
+	cJSON_AddNumberToObject(m, "n_ve", r->n_ve);
+	cJSON_AddNumberToObject(m, "tokens_per_step", (double)r->tokens_per_step);
+
+	cJSON *p = cJSON_AddObjectToObject(o, "params");
+	cJSON_AddNumberToObject(p, "wte", (double)r->p_wte);
+	cJSON_AddNumberToObject(p, "value_embeds", (double)r->p_value_embeds);
+	cJSON_AddNumberToObject(p, "lm_head", (double)r->p_lm_head);
+	cJSON_AddNumberToObject(p, "block_matrices", (double)r->p_matrices);
+	cJSON_AddNumberToObject(p, "scalars", (double)r->p_scalars);
+	cJSON_AddNumberToObject(p, "q_tau", (double)r->p_q_tau);
+	cJSON_AddNumberToObject(p, "routing_lambdas", (double)r->p_routing);
+	cJSON_AddNumberToObject(p, "backbone", (double)r->p_backbone);
+	cJSON_AddNumberToObject(p, "oe_tables", r->oe_tables);
+	cJSON *rows = cJSON_AddArrayToObject(p, "oe_rows");
+	for (int j = 0; j < r->oe_tables && j < COMPUTE_OE_TABLES_MAX; j++)
+		cJSON_AddItemToArray(rows, cJSON_CreateNumber((double)r->oe_rows[j]));
+	cJSON_AddNumberToObject(p, "oe_rows_total", (double)r->oe_rows_total);
+	cJSON_AddNumberToObject(p, "oe", (double)r->p_oe);
+	cJSON_AddNumberToObject(p, "total", (double)r->p_total);
+
+	cJSON *f = cJSON_AddObjectToObject(o, "flops");
+	cJSON_AddNumberToObject(f, "per_token", r->flops_token);
+	cJSON_AddNumberToObject(f, "per_step", r->flops_step);
+	cJSON_AddNumberToObject(f, "step_denominator", r->step_denominator);
+	cJSON_AddNumberToObject(f, "polar_express_step", r->polar_step);
+	cJSON *x = cJSON_AddObjectToObject(f, "extra_gflops_step");
+	for (int i = 0; i < CX_N; i++)
+		cJSON_AddNumberToObject(x, extra_keys[i], r->extra[i] / 1e9);
+	cJSON_AddNumberToObject(f, "extra_gflops_step_total", r->extra_total / 1e9);
+	cJSON_AddNumberToObject(f, "extra_pct", r->extra_pct);
+
+	cJSON *mm = cJSON_AddObjectToObject(o, "memory_mib");
+	for (int i = 0; i < CM_N; i++)
+		cJSON_AddNumberToObject(mm, mem_keys[i], r->mem[i] / MIB);
+	cJSON_AddNumberToObject(mm, "total", r->mem_total / MIB);
+
+	cJSON *cv = cJSON_AddObjectToObject(o, "conventions");
+	cJSON_AddStringToObject(cv, "neumann_count", compute_neumann_name(r->opts.neumann));
+	cJSON_AddStringToObject(cv, "denominator", compute_denom_name(r->opts.denom));
+	cJSON_AddNumberToObject(cv, "tabneu_rows", (double)r->opts.tabneu_rows);
+	return o;
+}
+
+/* ---- run records ---- */
+
+static int read_record(const char *path, char *arm, size_t armsz, int *depth, double v[3], struct err *e)
+{
+	struct stat st;
+	char *file = NULL;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		file = path_join(path, "result.json");
+	else
+		file = xstrdup(path);
+	cJSON *j = json_read_file(file, 64u << 20, e);
+	if (!j) {
+		free(file);
+		return -1;
+	}
+	int rc = -1;
+	const char *a;
+	double dep;
+	static const char *const keys[3] = {"peak_memory_mib", "training_seconds", "training_loop_seconds"};
+	if (!cJSON_IsObject(j)) {
+		err_set(e, EXIT_USAGE, "'%s': a run record is a JSON object", file);
+		goto out;
+	}
+	if (json_get_string(j, "arm", &a, file, e) || json_get_number(j, "depth", &dep, file, e))
+		goto out;
+	if (dep != floor(dep) || dep < 1 || dep > 64) {
+		err_set(e, EXIT_USAGE, "'%s': depth: %g is not a depth", file, dep);
+		goto out;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (json_get_number(j, keys[i], &v[i], file, e))
+			goto out;
+		if (v[i] < 0) {
+			err_set(e, EXIT_USAGE, "'%s': %s: %g is negative", file, keys[i], v[i]);
+			goto out;
+		}
+	}
+	snprintf(arm, armsz, "%s", a);
+	*depth = (int)dep;
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	free(file);
+	return rc;
+}
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/* A run is DIR/result.json or a file; a folder without result.json stands for
+ * its subfolders that have one (sorted by name). */
+static int runs_expand(char *const *paths, int npaths, char ***out, int *nout, struct err *e)
+{
+	char **v = NULL;
+	int n = 0, cap = 0;
+	for (int i = 0; i < npaths; i++) {
+		char *rj = path_join(paths[i], "result.json");
+		int direct = !is_dir(paths[i]) || file_exists(rj);
+		free(rj);
+		if (direct) {
+			if (n == cap)
+				v = xrealloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *v);
+			v[n++] = xstrdup(paths[i]);
+			continue;
+		}
+		struct dirent **ents;
+		int ne = scandir(paths[i], &ents, NULL, alphasort);
+		if (ne < 0) {
+			for (int j = 0; j < n; j++)
+				free(v[j]);
+			free(v);
+			return err_errno(e, EXIT_SYS, "cannot read '%s'", paths[i]);
+		}
+		int found = 0;
+		for (int k = 0; k < ne; k++) {
+			if (ents[k]->d_name[0] != '.') {
+				char *sub = path_join(paths[i], ents[k]->d_name);
+				char *srj = path_join(sub, "result.json");
+				if (is_dir(sub) && file_exists(srj)) {
+					if (n == cap)
+						v = xrealloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *v);
+					v[n++] = sub;
+					sub = NULL;
+					found++;
+				}
+				free(sub);
+				free(srj);
+			}
+			free(ents[k]);
+		}
+		free(ents);
+		if (!found) {
+			for (int j = 0; j < n; j++)
+				free(v[j]);
+			free(v);
+			return err_set(e, EXIT_USAGE, "'%s': no result.json in it or in its subfolders", paths[i]);
+		}
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured **out, int *nout, struct err *e)
+{
+	char **paths = NULL;
+	int npaths = 0;
+	if (runs_expand(argpaths, nargs, &paths, &npaths, e) != 0)
+		return -1;
+	struct compute_measured *m = xcalloc((size_t)npaths + 1, sizeof *m);
+	int n = 0;
+	for (int i = 0; i < npaths; i++) {
+		char arm[64];
+		int depth;
+		double v[3];
+		if (read_record(paths[i], arm, sizeof arm, &depth, v, e) != 0) {
+			for (int j = 0; j < npaths; j++)
+				free(paths[j]);
+			free(paths);
+			free(m);
+			return -1;
+		}
+		int g = 0;
+		while (g < n && !(m[g].depth == depth && !strcmp(m[g].arm, arm)))
+			g++;
+		if (g == n) {
+			snprintf(m[n].arm, sizeof m[n].arm, "%s", arm);
+			m[n].depth = depth;
+			n++;
+		}
+		m[g].n++;
+		m[g].peak_memory_mib += v[0];
+		m[g].training_seconds += v[1];
+		m[g].training_loop_seconds += v[2];
+	}
+	for (int j = 0; j < npaths; j++)
+		free(paths[j]);
+	free(paths);
+	for (int g = 0; g < n; g++) {
+		m[g].peak_memory_mib /= m[g].n;
+		m[g].training_seconds /= m[g].n;
+		m[g].training_loop_seconds /= m[g].n;
+	}
+	for (int g = 0; g < n; g++)
+		for (int h = 0; h < n; h++)
+			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, "00_dense_native")) {
+				m[g].has_dense = 1;
+				m[g].d_peak_memory_mib = m[g].peak_memory_mib - m[h].peak_memory_mib;
+				m[g].d_training_seconds = m[g].training_seconds - m[h].training_seconds;
+				m[g].d_training_loop_seconds = m[g].training_loop_seconds - m[h].training_loop_seconds;
+			}
+	*out = m;
+	*nout = n;
+	return 0;
+}
+
+cJSON *compute_measured_json(const struct compute_measured *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "runs", m->n);
+	cJSON_AddNumberToObject(o, "peak_memory_mib", m->peak_memory_mib);
+	cJSON_AddNumberToObject(o, "training_seconds", m->training_seconds);
+	cJSON_AddNumberToObject(o, "training_loop_seconds", m->training_loop_seconds);
+	if (m->has_dense) {
+		cJSON *d = cJSON_AddObjectToObject(o, "delta_vs_dense");
+		cJSON_AddNumberToObject(d, "peak_memory_mib", m->d_peak_memory_mib);
+		cJSON_AddNumberToObject(d, "training_seconds", m->d_training_seconds);
+		cJSON_AddNumberToObject(d, "training_loop_seconds", m->d_training_loop_seconds);
+	}
+	return o;
+}
+
+/* ---- --check ---- */
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (b->n + (size_t)m + 1 > b->cap) {
+		b->cap = (b->n + (size_t)m + 1) * 2;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, (size_t)m + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)m;
+}
+
+/* A published figure: a JSON number, or a string as printed ("+24.55",
+ * "26,345,772", "0.041%"). *dec = digits after the point (the precision the
+ * figure was printed to). 0 or -1 when not a number. */
+static int published_value(const cJSON *it, double *v, int *dec, char *text, size_t tn)
+{
+	char buf[64];
+	if (cJSON_IsNumber(it)) {
+		json_format_number(it->valuedouble, buf, sizeof buf);
+	} else if (cJSON_IsString(it) && it->valuestring && strlen(it->valuestring) < sizeof buf) {
+		size_t j = 0;
+		for (const char *s = it->valuestring; *s; s++) {
+			if (*s == ',' || (*s == '+' && s == it->valuestring) || (*s == '%' && !s[1]))
+				continue;
+			buf[j++] = *s;
+		}
+		buf[j] = 0;
+	} else {
+		return -1;
+	}
+	char *end;
+	if (!buf[0])
+		return -1;
+	*v = strtod(buf, &end);
+	if (*end || !isfinite(*v))
+		return -1;
+	const char *dot = strchr(buf, '.');
+	*dec = 0;
+	if (dot && !strchr(buf, 'e') && !strchr(buf, 'E'))
+		*dec = (int)strlen(dot + 1);
+	snprintf(text, tn, "%s", cJSON_IsString(it) ? it->valuestring : buf);
+	return 0;
+}
+
+/* Does computed x print as the published value at dec decimals? */
+static int agrees(double x, double pub, int dec)
+{
+	double half = 0.5 * pow(10.0, -dec);
+	return fabs(x - pub) <= half * (1 + 1e-9) + 1e-12 * fabs(pub);
+}
+
+static const cJSON *json_path(const cJSON *root, const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", path);
+	const cJSON *cur = root;
+	for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+	return cur;
+}
+
+static const char *figure_formula(const char *path)
+{
+	static const struct {
+		const char *path, *formula;
+	} f[] = {
+		{"params.wte", "V d"},
+		{"params.value_embeds", "n_ve V d"},
+		{"params.lm_head", "V d"},
+		{"params.block_matrices", "12 L d^2 + n_ve H 32 (ve_gate)"},
+		{"params.scalars", "2 L (resid_lambdas, x0_lambdas)"},
+		{"params.q_tau", "L H hd/2 (pair) | L H hd (untied) | L H (head)"},
+		{"params.routing_lambdas", "L (wte_lambdas) + 2 (out_lambdas)"},
+		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas"},
+		{"params.oe_tables", "(oe_n - 1) oe_k"},
+		{"params.oe_rows_total", "sum_j (m + 2j) = 4m + 12"},
+		{"params.oe", "OE rows x d/4"},
+		{"params.total", "backbone + OE"},
+		{"flops.per_token", "6 (lm_head + block matrices) + sum_layers 12 H hd min(window, T)"},
+		{"flops.per_step", "FLOPs/token x tokens/step"},
+		{"flops.step_denominator", "FLOPs/token x tokens/step (--denominator paper: 59.37e12 at depth 6)"},
+		{"flops.polar_express_step", "sum over block matrices 5 (4 m n q + 2 q^3), q = min(m, n)"},
+		{"flops.extra_gflops_step_total", "sum of the extra components / 1e9"},
+		{"flops.extra_pct", "100 x extra FLOPs/step / step FLOPs"},
+		{"memory_mib.total", "sum of the memory components / 2^20"},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (!strcmp(f[i].path, path))
+			return f[i].formula;
+	for (int i = 0; i < CX_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "flops.extra_gflops_step.%s", extra_keys[i]);
+		if (!strcmp(p, path))
+			return extra_formulas[i];
+	}
+	for (int i = 0; i < CM_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "memory_mib.%s", mem_keys[i]);
+		if (!strcmp(p, path))
+			return mem_formulas[i];
+	}
+	return "see supkit-audit(1)";
+}
+
+struct check_ctx {
+	const char *name;
+	const char *label;             /* "d6 12_oe_joint" */
+	const struct config *cfg;
+	const struct compute_opts *opts;
+	cJSON *ours[4];                /* [neumann alt][denom alt] bits: 0 = as selected */
+	struct sbuf out;
+	int ndis, ncmp;
+	int table_neumann;
+	const struct compute_report *rep;
+};
+
+static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
+{
+	double pv;
+	int dec;
+	char ptxt[80];
+	if (published_value(pub, &pv, &dec, ptxt, sizeof ptxt) != 0)
+		return; /* caller checked */
+	const cJSON *mine = json_path(k->ours[0], path);
+	double x = mine->valuedouble;
+	k->ncmp++;
+	if (agrees(x, pv, dec))
+		return;
+	k->ndis++;
+	char xs[40];
+	snprintf(xs, sizeof xs, "%.*f", dec + 2, x);
+	sb_printf(&k->out, "%s %s: published %s, recomputed %s [%s]", k->label, path, ptxt, xs,
+		  figure_formula(path));
+	/* which other convention, if any, the published figure follows */
+	static const char *const alt[4] = {NULL, "--neumann-count %s", "--denominator %s",
+					   "--neumann-count %s --denominator %s"};
+	int found = 0;
+	for (int a = 1; a < 4 && !found; a++) {
+		const cJSON *v = json_path(k->ours[a], path);
+		if (v && agrees(v->valuedouble, pv, dec)) {
+			char opt[96];
+			const char *nn = compute_neumann_name(k->opts->neumann == COMPUTE_NEUMANN_FULL
+								      ? COMPUTE_NEUMANN_LEMMA2
+								      : COMPUTE_NEUMANN_FULL);
+			const char *dd = compute_denom_name(k->opts->denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER
+											  : COMPUTE_DENOM_FORMULA);
+			if (a == 1)
+				snprintf(opt, sizeof opt, alt[a], nn);
+			else if (a == 2)
+				snprintf(opt, sizeof opt, alt[a], dd);
+			else
+				snprintf(opt, sizeof opt, alt[a], nn, dd);
+			snprintf(xs, sizeof xs, "%.*f", dec + 2, v->valuedouble);
+			sb_printf(&k->out, "; follows the convention %s (%s)", opt, xs);
+			found = 1;
+		}
+	}
+	/* Table-Neumann counts every row unless told the visited rows: say
+	 * how many visited rows the published figure implies */
+	if (!found && k->table_neumann && k->opts->tabneu_rows == 0 &&
+	    (!strcmp(path, "flops.extra_gflops_step_total") ||
+	     !strcmp(path, "flops.extra_gflops_step.table_neumann") || !strcmp(path, "flops.extra_pct"))) {
+		const struct compute_report *r = k->rep;
+		double kk = r->d / 4.0;
+		double per_row = r->opts.neumann == COMPUTE_NEUMANN_LEMMA2 ? 4 * kk * kk + 4 * kk : 4 * kk * kk + 14 * kk;
+		double pub_flops = pv * 1e9;
+		if (!strcmp(path, "flops.extra_pct"))
+			pub_flops = pv / 100.0 * r->step_denominator;
+		double other = r->extra_total - r->extra[CX_TABLE_NEUMANN];
+		double cst = r->extra[CX_TABLE_NEUMANN] - per_row * (double)r->oe_rows_total;
+		if (!strcmp(path, "flops.extra_gflops_step.table_neumann"))
+			other = 0;
+		double R = (pub_flops - other - cst) / per_row;
+		if (R > 0)
+			sb_printf(&k->out, "; Table-Neumann over all %lld OE rows, the published figure implies about %.0f visited rows a step (--tabneu-rows)",
+				  (long long)r->oe_rows_total, R);
+	}
+	if (!found)
+		sb_printf(&k->out, "; follows no supported convention");
+	sb_printf(&k->out, "\n");
+}
+
+static int check_walk(struct check_ctx *k, const cJSON *node, const char *path, int idx, struct err *e)
+{
+	if (cJSON_IsObject(node)) {
+		for (const cJSON *c = node->child; c; c = c->next) {
+			char p[256];
+			snprintf(p, sizeof p, "%s.%s", path, c->string);
+			if (check_walk(k, c, p, idx, e) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	double v;
+	int dec;
+	char t[80];
+	const cJSON *mine = json_path(k->ours[0], path);
+	if (!mine || !cJSON_IsNumber(mine))
+		return err_set(e, EXIT_USAGE, "'%s': arms[%d]: %s is not a figure supkit audit compute derives",
+			       k->name, idx, path);
+	if (published_value(node, &v, &dec, t, sizeof t) != 0)
+		return err_set(e, EXIT_USAGE, "'%s': arms[%d]: %s is not a number", k->name, idx, path);
+	check_leaf(k, path, node);
+	return 0;
+}
+
+int compute_check(const cJSON *published, const char *name, const struct compute_opts *o, char **lines,
+		  int *ncompared, struct err *e)
+{
+	*lines = NULL;
+	*ncompared = 0;
+	const cJSON *arms = cJSON_GetObjectItemCaseSensitive(published, "arms");
+	if (!cJSON_IsArray(arms))
+		return err_set(e, EXIT_USAGE, "'%s': expected an object with an \"arms\" array", name);
+	struct sbuf out = {0};
+	int ndis = 0, ncmp = 0, idx = 0;
+	for (const cJSON *a = arms->child; a; a = a->next, idx++) {
+		const char *arm;
+		double depth;
+		if (!cJSON_IsObject(a))
+			goto bad_entry;
+		{
+			char ctx[300];
+			snprintf(ctx, sizeof ctx, "'%s': arms[%d]", name, idx);
+			if (json_get_string(a, "arm", &arm, ctx, e) || json_get_number(a, "depth", &depth, ctx, e))
+				goto fail;
+			if (depth != floor(depth) || depth < 1 || depth > 64) {
+				err_set(e, EXIT_USAGE, "%s: depth %g is not a depth", ctx, depth);
+				goto fail;
+			}
+		}
+		struct config c;
+		config_defaults(&c);
+		c.depth = (int)depth;
+		if (config_arm_apply(&c, arm, e) != 0) {
+			err_prefix(e, "'%s': arms[%d]", name, idx);
+			goto fail;
+		}
+		const cJSON *set = cJSON_GetObjectItemCaseSensitive(a, "set");
+		if (set) {
+			if (!cJSON_IsObject(set)) {
+				err_set(e, EXIT_USAGE, "'%s': arms[%d]: \"set\" must be an object of key: value", name, idx);
+				goto fail;
+			}
+			for (const cJSON *s = set->child; s; s = s->next) {
+				char kv[700], num[40];
+				const char *val = cJSON_IsString(s) ? s->valuestring : NULL;
+				if (cJSON_IsNumber(s)) {
+					json_format_number(s->valuedouble, num, sizeof num);
+					val = num;
+				}
+				if (!val) {
+					err_set(e, EXIT_USAGE, "'%s': arms[%d]: set.%s: expected a string or number", name,
+						idx, s->string);
+					goto fail;
+				}
+				snprintf(kv, sizeof kv, "%s=%s", s->string, val);
+				if (config_set(&c, kv, e) != 0) {
+					err_prefix(e, "'%s': arms[%d]", name, idx);
+					goto fail;
+				}
+			}
+		}
+		if (config_validate(&c, e) != 0) {
+			err_prefix(e, "'%s': arms[%d]", name, idx);
+			goto fail;
+		}
+		struct check_ctx k = {0};
+		struct compute_report reps[4];
+		k.name = name;
+		char label[128];
+		snprintf(label, sizeof label, "d%d %s", c.depth, arm);
+		k.label = label;
+		k.cfg = &c;
+		k.opts = o;
+		k.table_neumann = c.oe && c.table_neumann;
+		for (int v = 0; v < 4; v++) {
+			struct compute_opts oo = *o;
+			if (v & 1)
+				oo.neumann = o->neumann == COMPUTE_NEUMANN_FULL ? COMPUTE_NEUMANN_LEMMA2 : COMPUTE_NEUMANN_FULL;
+			if (v & 2)
+				oo.denom = o->denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER : COMPUTE_DENOM_FORMULA;
+			if (compute_config(&c, &oo, &reps[v], e) != 0) {
+				for (int w = 0; w < v; w++)
+					cJSON_Delete(k.ours[w]);
+				err_prefix(e, "'%s': arms[%d]", name, idx);
+				goto fail;
+			}
+			k.ours[v] = compute_report_json(&reps[v]);
+		}
+		k.rep = &reps[0];
+		k.out = out;
+		int rc = 0;
+		static const char *const sections[] = {"params", "flops", "memory_mib"};
+		for (int s = 0; s < 3 && rc == 0; s++) {
+			const cJSON *sec = cJSON_GetObjectItemCaseSensitive(a, sections[s]);
+			if (sec)
+				rc = check_walk(&k, sec, sections[s], idx, e);
+		}
+		for (const cJSON *ch = a->child; ch && rc == 0; ch = ch->next)
+			if (strcmp(ch->string, "arm") && strcmp(ch->string, "depth") && strcmp(ch->string, "set") &&
+			    strcmp(ch->string, "params") && strcmp(ch->string, "flops") &&
+			    strcmp(ch->string, "memory_mib") && strcmp(ch->string, "id") && strcmp(ch->string, "note"))
+				rc = err_set(e, EXIT_USAGE, "'%s': arms[%d]: unknown key \"%s\"", name, idx, ch->string);
+		out = k.out;
+		for (int v = 0; v < 4; v++)
+			cJSON_Delete(k.ours[v]);
+		if (rc != 0)
+			goto fail;
+		ndis += k.ndis;
+		ncmp += k.ncmp;
+	}
+	*lines = out.p ? out.p : xstrdup("");
+	*ncompared = ncmp;
+	return ndis;
+bad_entry:
+	err_set(e, EXIT_USAGE, "'%s': arms[%d]: expected an object", name, idx);
+fail:
+	free(out.p);
+	return -1;
+}
+
+/* ---- human output ---- */
+
+/* 1234567 -> "1,234,567" */
+static void fmt_int(int64_t v, char *buf, size_t n)
+{
+	char t[32];
+	snprintf(t, sizeof t, "%lld", (long long)(v < 0 ? -v : v));
+	size_t len = strlen(t), j = 0;
+	if (v < 0 && j + 1 < n)
+		buf[j++] = '-';
+	for (size_t i = 0; i < len && j + 2 < n; i++) {
+		buf[j++] = t[i];
+		if ((len - i - 1) % 3 == 0 && i + 1 < len)
+			buf[j++] = ',';
+	}
+	buf[j] = 0;
+}
+
+/* 13733.4 -> "13,733.4" with dec decimals */
+static void fmt_fixed(double v, int dec, char *buf, size_t n)
+{
+	char t[64];
+	snprintf(t, sizeof t, "%.*f", dec, fabs(v));
+	char *dot = strchr(t, '.');
+	size_t ilen = dot ? (size_t)(dot - t) : strlen(t), j = 0;
+	if (v < 0 && round(v * pow(10, dec)) != 0)
+		buf[j++] = '-';
+	for (size_t i = 0; i < ilen && j + 2 < n; i++) {
+		buf[j++] = t[i];
+		if ((ilen - i - 1) % 3 == 0 && i + 1 < ilen)
+			buf[j++] = ',';
+	}
+	snprintf(buf + j, n - j, "%s", dot ? dot : "");
+}
+
+void compute_print_table(FILE *f, const struct compute_report *r, int n, const struct compute_measured *m, int nm)
+{
+	fprintf(f, "%-34s %10s   %10s   %11s  %-21s %10s", "arm", "backbone", "OE", "total params",
+		"extra GFLOPs/step (%)", "memory MiB");
+	if (nm > 0)
+		fprintf(f, "  %-22s %s", "peak MiB (delta)", "timed / full loop s");
+	fprintf(f, "\n");
+	for (int i = 0; i < n; i++) {
+		char label[80], b[32], o[32], t[32], line[128], ex[64];
+		snprintf(label, sizeof label, "d%d %s", r[i].depth, r[i].arm);
+		fmt_int(r[i].p_backbone, b, sizeof b);
+		fmt_int(r[i].p_oe, o, sizeof o);
+		fmt_int(r[i].p_total, t, sizeof t);
+		snprintf(line, sizeof line, "%10s + %10s = %11s", b, o, t);
+		snprintf(ex, sizeof ex, "%s%.2f (%s%.3f%%)", r[i].extra_total > 0 ? "+" : "", r[i].extra_total / 1e9,
+			 r[i].extra_pct > 0 ? "+" : "", r[i].extra_pct);
+		fprintf(f, "%-34s %s  %-21s %+10.2f", label, line, ex, r[i].mem_total / MIB);
+		for (int j = 0; j < nm; j++) {
+			if (m[j].depth != r[i].depth || strcmp(m[j].arm, r[i].arm))
+				continue;
+			char pk[32], dl[32], col[96];
+			fmt_fixed(m[j].peak_memory_mib, 1, pk, sizeof pk);
+			if (m[j].has_dense) {
+				fmt_fixed(m[j].d_peak_memory_mib, 1, dl, sizeof dl);
+				snprintf(col, sizeof col, "%s (%s%s)", pk, m[j].d_peak_memory_mib >= 0 ? "+" : "", dl);
+			} else {
+				snprintf(col, sizeof col, "%s (no dense)", pk);
+			}
+			fprintf(f, "  %-22s %.1fs / %.1fs (n=%d)", col, m[j].training_seconds,
+				m[j].training_loop_seconds, m[j].n);
+		}
+		fprintf(f, "\n");
+	}
+	if (n > 0)
+		fprintf(f, "conventions: Neumann-Gram count %s, step-FLOPs denominator %s, Table-Neumann rows %s\n",
+			compute_neumann_name(r[0].opts.neumann), compute_denom_name(r[0].opts.denom),
+			r[0].opts.tabneu_rows ? "as given" : "all (upper bound)");
+}
+
+void compute_print_detail(FILE *f, const struct compute_report *r, const struct compute_measured *m)
+{
+	char a[32], b[32];
+	fprintf(f, "arm %s, depth %d (L=%d, d=%d, H=%d, hd=%d, V=%lld, T=%lld, n_ve=%d, %lld tokens/step)\n",
+		r->arm, r->depth, r->depth, r->d, r->H, r->head_dim, (long long)r->V, (long long)r->T, r->n_ve,
+		(long long)r->tokens_per_step);
+	fprintf(f, "config sha256 %s\n\nparameters\n", r->config_sha256);
+	const struct {
+		const char *name;
+		int64_t v;
+	} p[] = {
+		{"wte", r->p_wte}, {"value_embeds", r->p_value_embeds}, {"lm_head", r->p_lm_head},
+		{"block matrices", r->p_matrices}, {"scalars", r->p_scalars}, {"q_tau", r->p_q_tau},
+		{"routing lambdas", r->p_routing}, {"backbone (num_params)", r->p_backbone},
+		{"OE rows total", r->oe_rows_total}, {"OE params", r->p_oe}, {"total", r->p_total},
+	};
+	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
+		fmt_int(p[i].v, a, sizeof a);
+		fprintf(f, "  %-24s %16s\n", p[i].name, a);
+	}
+	if (r->oe_tables) {
+		fprintf(f, "  %-24s", "OE rows per table");
+		for (int j = 0; j < r->oe_tables && j < COMPUTE_OE_TABLES_MAX; j++) {
+			fmt_int(r->oe_rows[j], a, sizeof a);
+			fprintf(f, " %s", a);
+		}
+		fprintf(f, "\n");
+	}
+	fmt_int((int64_t)llround(r->flops_token), a, sizeof a);
+	fprintf(f, "\nFLOPs\n  %-24s %16s\n", "per token", a);
+	fprintf(f, "  %-24s %16.4f TFLOPs\n", "per step", r->flops_step / 1e12);
+	fprintf(f, "  %-24s %16.4f TFLOPs (%s)\n", "share denominator", r->step_denominator / 1e12,
+		compute_denom_name(r->opts.denom));
+	fprintf(f, "  %-24s %16.4f GFLOPs (baseline Muon, not extra)\n", "Polar Express/step", r->polar_step / 1e9);
+	fprintf(f, "  extra GFLOPs/step\n");
+	for (int i = 0; i < CX_N; i++)
+		fprintf(f, "    %-22s %16.4f\n", extra_keys[i], r->extra[i] / 1e9);
+	fprintf(f, "    %-22s %16.4f (%.4f%% of the step)\n", "sum", r->extra_total / 1e9, r->extra_pct);
+	fprintf(f, "\npersistent memory delta MiB\n");
+	for (int i = 0; i < CM_N; i++)
+		fprintf(f, "  %-24s %16.2f\n", mem_keys[i], r->mem[i] / MIB);
+	fprintf(f, "  %-24s %16.2f\n", "total", r->mem_total / MIB);
+	if (m) {
+		fmt_fixed(m->peak_memory_mib, 1, a, sizeof a);
+		fprintf(f, "\nmeasured (%d runs)\n  %-24s %16s", m->n, "peak memory MiB", a);
+		if (m->has_dense) {
+			fmt_fixed(m->d_peak_memory_mib, 1, b, sizeof b);
+			fprintf(f, " (%s%s vs dense)", m->d_peak_memory_mib >= 0 ? "+" : "", b);
+		}
+		fprintf(f, "\n  %-24s %16.1f\n  %-24s %16.1f\n", "timed loop s", m->training_seconds, "full loop s",
+			m->training_loop_seconds);
+	}
+	fprintf(f, "\nconventions: Neumann-Gram count %s, Table-Neumann rows %s\n", compute_neumann_name(r->opts.neumann),
+		r->opts.tabneu_rows ? "as given" : "all (upper bound)");
+}

@@ -1,0 +1,307 @@
+/* sub_compute.c: `supkit audit compute`: parse, pick the configs, call
+ * audit/compute.c, report (human table, --json, --check, --print-config).
+ *
+ * Leaves out every formula (audit/compute.c) and the config format
+ * (trainer/config.c). Reference: SPEC section 5; supkit-audit(1), COMPUTE.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit_cmds.h"
+#include "audit/compute.h"
+#include "lib/cli.h"
+#include "lib/json.h"
+
+enum {
+	OPT_DEPTH = 256, OPT_ARM, OPT_SET, OPT_TABLE, OPT_RUNS, OPT_CHECK, OPT_JSON, OPT_PRINT_CONFIG,
+	OPT_LIST_ARMS, OPT_NEUMANN, OPT_DENOM, OPT_TABNEU
+};
+
+static const struct cli_opt opts[] = {
+	{"depth", OPT_DEPTH, "N", "model depth L (default 8, or the config file's)"},
+	{"arm", OPT_ARM, "NAME", "a named arm (see --list-arms), applied over the baseline"},
+	{"set", OPT_SET, "KEY=VALUE", "override one config key (repeatable, after the file and arm)"},
+	{"table", OPT_TABLE, NULL, "every named arm at depths 6 and 8"},
+	{"runs", OPT_RUNS, "DIR", "add measured figures from DIR/result.json, or from each DIR/*/result.json (repeatable)"},
+	{"check", OPT_CHECK, "FILE", "compare a published audit JSON with the recomputed figures; exit 1 on a disagreement"},
+	{"json", OPT_JSON, NULL, "print one deterministic JSON object"},
+	{"print-config", OPT_PRINT_CONFIG, NULL, "print the canonical config (its SHA-256 identifies the run)"},
+	{"list-arms", OPT_LIST_ARMS, NULL, "list the named arms and their overrides"},
+	{"neumann-count", OPT_NEUMANN, "full|lemma2", "Neumann-Gram FLOPs per table: papers 000/001 (full, default) or 004 (lemma2)"},
+	{"denominator", OPT_DENOM, "formula|paper", "step FLOPs of the share: the formula (default) or the papers' 59.37e12 at depth 6"},
+	{"tabneu-rows", OPT_TABNEU, "N", "visited OE rows a step for Table-Neumann (default: every row)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const char usage[] =
+	"usage: supkit audit compute [options] [CONFIG]\n"
+	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
+	"       supkit audit compute --table [--runs DIR]... [--json]\n"
+	"       supkit audit compute --check PUBLISHED.json [--table]\n"
+	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).";
+
+struct args {
+	int depth;            /* 0 = not given */
+	const char *arm;
+	char **sets;
+	int nsets;
+	int table, json, print_config, list_arms;
+	char **runs;
+	int nruns;
+	const char *check;
+	struct compute_opts o;
+};
+
+static int on_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	struct args *a = ctx;
+	int64_t v;
+	switch (key) {
+	case OPT_DEPTH:
+		if (cli_parse_i64(arg, 1, 64, &v, "--depth", e))
+			return -1;
+		a->depth = (int)v;
+		return 0;
+	case OPT_ARM:
+		a->arm = arg;
+		return 0;
+	case OPT_SET:
+		a->sets = xrealloc(a->sets, (size_t)(a->nsets + 1) * sizeof *a->sets);
+		a->sets[a->nsets++] = (char *)arg;
+		return 0;
+	case OPT_TABLE:
+		a->table = 1;
+		return 0;
+	case OPT_RUNS:
+		a->runs = xrealloc(a->runs, (size_t)(a->nruns + 1) * sizeof *a->runs);
+		a->runs[a->nruns++] = (char *)arg;
+		return 0;
+	case OPT_CHECK:
+		a->check = arg;
+		return 0;
+	case OPT_JSON:
+		a->json = 1;
+		return 0;
+	case OPT_PRINT_CONFIG:
+		a->print_config = 1;
+		return 0;
+	case OPT_LIST_ARMS:
+		a->list_arms = 1;
+		return 0;
+	case OPT_NEUMANN:
+		if (!strcmp(arg, "full"))
+			a->o.neumann = COMPUTE_NEUMANN_FULL;
+		else if (!strcmp(arg, "lemma2"))
+			a->o.neumann = COMPUTE_NEUMANN_LEMMA2;
+		else
+			return err_set(e, EXIT_USAGE, "--neumann-count: '%s' is not full or lemma2", arg);
+		return 0;
+	case OPT_DENOM:
+		if (!strcmp(arg, "formula"))
+			a->o.denom = COMPUTE_DENOM_FORMULA;
+		else if (!strcmp(arg, "paper"))
+			a->o.denom = COMPUTE_DENOM_PAPER;
+		else
+			return err_set(e, EXIT_USAGE, "--denominator: '%s' is not formula or paper", arg);
+		return 0;
+	case OPT_TABNEU:
+		if (cli_parse_i64(arg, 1, INT64_C(1) << 40, &v, "--tabneu-rows", e))
+			return -1;
+		a->o.tabneu_rows = v;
+		return 0;
+	}
+	return err_set(e, EXIT_USAGE, "unhandled option");
+}
+
+static void fail(const struct err *e)
+{
+	err_print(err_prog, e);
+	exit(e->code ? e->code : EXIT_SYS);
+}
+
+/* Baseline (or file), then depth, arm, --set; validated. */
+static void config_build(struct config *c, const char *file, int depth, const char *arm, const struct args *a)
+{
+	struct err e = {0};
+	config_defaults(c);
+	if (file && config_load_file(c, file, &e) != 0)
+		fail(&e);
+	if (depth)
+		c->depth = depth;
+	if (arm && config_arm_apply(c, arm, &e) != 0)
+		fail(&e);
+	for (int i = 0; i < a->nsets; i++)
+		if (config_set(c, a->sets[i], &e) != 0)
+			fail(&e);
+	if (config_validate(c, &e) != 0)
+		fail(&e);
+}
+
+static int list_arms(int json)
+{
+	if (!json) {
+		for (int i = 0; i < config_arm_count(); i++)
+			printf("%-30s %s\n", config_arm_name(i), config_arm_summary(i));
+		return EXIT_OK;
+	}
+	cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "arms");
+	for (int i = 0; i < config_arm_count(); i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", config_arm_name(i));
+		cJSON_AddStringToObject(o, "summary", config_arm_summary(i));
+		cJSON_AddStringToObject(o, "overrides", config_arm_overrides(i));
+		cJSON_AddItemToArray(arr, o);
+	}
+	json_print_stdout(root);
+	cJSON_Delete(root);
+	return EXIT_OK;
+}
+
+static int run_check(const struct args *a)
+{
+	struct err e = {0};
+	cJSON *pub = json_read_file(a->check, 0, &e);
+	if (!pub)
+		fail(&e);
+	char *lines;
+	int ncmp;
+	int nd = compute_check(pub, a->check, &a->o, &lines, &ncmp, &e);
+	cJSON_Delete(pub);
+	if (nd < 0)
+		fail(&e);
+	char conv[160];
+	snprintf(conv, sizeof conv, "Neumann-Gram count %s, step-FLOPs denominator %s, Table-Neumann rows %s",
+		 compute_neumann_name(a->o.neumann), compute_denom_name(a->o.denom),
+		 a->o.tabneu_rows ? "as given" : "all");
+	if (a->json) {
+		cJSON *root = cJSON_CreateObject();
+		cJSON_AddStringToObject(root, "file", a->check);
+		cJSON_AddNumberToObject(root, "compared", ncmp);
+		cJSON_AddNumberToObject(root, "disagreements", nd);
+		cJSON_AddStringToObject(root, "conventions", conv);
+		cJSON *arr = cJSON_AddArrayToObject(root, "lines");
+		for (char *s = lines, *nl; *s; s = nl + 1) {
+			nl = strchr(s, '\n');
+			*nl = 0;
+			cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+		}
+		json_print_stdout(root);
+		cJSON_Delete(root);
+	} else {
+		fputs(lines, stdout);
+		printf("%d figures compared, %d disagree (%s)\n", ncmp, nd, conv);
+	}
+	free(lines);
+	return nd ? EXIT_CHECK : EXIT_OK;
+}
+
+int audit_compute_main(int argc, char **argv)
+{
+	struct args a = {0};
+	struct err e = {0};
+	const char *file = NULL;
+	/* options may follow the CONFIG operand */
+	int base = 0;
+	for (;;) {
+		int ind;
+		if (cli_parse(argc - base, argv + base, opts, usage, on_opt, &a, &ind, &e) != 0)
+			cli_usage_error("%s", e.msg);
+		base += ind;
+		if (base >= argc)
+			break;
+		if (file)
+			cli_usage_error("one CONFIG file at most ('%s' and '%s')", file, argv[base]);
+		file = argv[base];
+		if (base + 1 >= argc)
+			break;
+	}
+	if (a.list_arms) {
+		free(a.sets);
+		free(a.runs);
+		return list_arms(a.json);
+	}
+	if (a.check) {
+		if (file || a.arm || a.table || a.nsets || a.print_config || a.nruns)
+			cli_usage_error("--check takes only the convention options and --json");
+		free(a.sets);
+		free(a.runs);
+		return run_check(&a);
+	}
+	if (a.table && (file || a.arm || a.depth))
+		cli_usage_error("--table covers every arm at depths 6 and 8: no CONFIG, --arm or --depth");
+	if (a.print_config && (a.table || a.json))
+		cli_usage_error("--print-config prints one config: no --table or --json");
+
+	struct compute_measured *meas = NULL;
+	int nmeas = 0;
+	if (a.nruns && compute_runs_load(a.runs, a.nruns, &meas, &nmeas, &e) != 0)
+		fail(&e);
+
+	/* the configs to account for */
+	struct config *cfgs = NULL;
+	int n = 0;
+	if (a.table) {
+		cfgs = xcalloc(2 * (size_t)config_arm_count(), sizeof *cfgs);
+		static const int depths[2] = {6, 8};
+		for (int di = 0; di < 2; di++)
+			for (int i = 0; i < config_arm_count(); i++)
+				config_build(&cfgs[n++], NULL, depths[di], config_arm_name(i), &a);
+	} else if (!file && !a.arm && !a.depth && nmeas > 0) {
+		cfgs = xcalloc((size_t)nmeas, sizeof *cfgs);
+		for (int i = 0; i < nmeas; i++) {
+			if (config_arm_find(meas[i].arm) < 0) {
+				err_set(&e, EXIT_USAGE, "run records: arm '%s' is not a named arm (give CONFIG or --arm)",
+					meas[i].arm);
+				fail(&e);
+			}
+			config_build(&cfgs[n++], NULL, meas[i].depth, meas[i].arm, &a);
+		}
+	} else {
+		cfgs = xcalloc(1, sizeof *cfgs);
+		config_build(&cfgs[n++], file, a.depth, a.arm, &a);
+	}
+
+	if (a.print_config) {
+		char *t = config_print(&cfgs[0]);
+		fputs(t, stdout);
+		free(t);
+		free(cfgs);
+		free(meas);
+		free(a.sets);
+		free(a.runs);
+		return EXIT_OK;
+	}
+
+	struct compute_report *reps = xcalloc((size_t)n, sizeof *reps);
+	for (int i = 0; i < n; i++)
+		if (compute_config(&cfgs[i], &a.o, &reps[i], &e) != 0)
+			fail(&e);
+
+	if (a.json) {
+		cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "arms");
+		for (int i = 0; i < n; i++) {
+			cJSON *o = compute_report_json(&reps[i]);
+			for (int j = 0; j < nmeas; j++)
+				if (meas[j].depth == reps[i].depth && !strcmp(meas[j].arm, reps[i].arm))
+					cJSON_AddItemToObject(o, "measured", compute_measured_json(&meas[j]));
+			cJSON_AddItemToArray(arr, o);
+		}
+		json_print_stdout(root);
+		cJSON_Delete(root);
+	} else if (n == 1 && !a.table) {
+		const struct compute_measured *m = NULL;
+		for (int j = 0; j < nmeas; j++)
+			if (meas[j].depth == reps[0].depth && !strcmp(meas[j].arm, reps[0].arm))
+				m = &meas[j];
+		compute_print_detail(stdout, &reps[0], m);
+	} else {
+		compute_print_table(stdout, reps, n, meas, nmeas);
+	}
+	free(reps);
+	free(cfgs);
+	free(meas);
+	free(a.sets);
+	free(a.runs);
+	return EXIT_OK;
+}
