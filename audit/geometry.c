@@ -1,0 +1,1077 @@
+/* geometry.c: stable rank, mean-row energy, the q_tau profile and the
+ * residual scalars of checkpoints (contract in geometry.h; SPEC section 7;
+ * papers 000/001 Table 4, Table 5a, Table 8b).
+ *
+ * ||W||_2^2 = lambda_max(G) with G the Gram matrix of the short side: for
+ * M >= N, G = W^T W (N x N) accumulated by dsyrk over row blocks converted
+ * to float64 (so a bf16 table of 150k rows never sits whole in float64);
+ * for M < N, G = W W^T (M x M). LAPACKE dsyevr then finds the largest
+ * eigenvalue alone (RANGE = 'I', IL = IU = q, bisection to full accuracy).
+ * Cost M N^2 (dsyrk) + O(N^3) for the tridiagonal reduction, against
+ * ~4 M N^2 + 8 N^3 for an SVD; the top eigenvalue of a Gram matrix is
+ * perturbed by at most ~eps ||W||_2^2, so the stable rank keeps ~1e-15
+ * relative accuracy (tests/unit/audit/test_geometry.c checks 1e-10 against
+ * numpy's SVD; bench/bench_geometry.sh times it).
+ *
+ * Left out: tensors of unknown names are skipped; nothing is written here
+ * (the command prints or writes the report).
+ */
+#include "geometry.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/progress.h"
+
+/* ---- one matrix ---- */
+
+/* Running sums over row blocks of an M x N matrix. */
+struct gram_acc {
+	int64_t m, n;     /* full shape */
+	int64_t q;        /* Gram size: min(m, n) */
+	double fro2;
+	double *colsum;   /* n */
+	double *g;        /* q x q, upper triangle (row-major) */
+	int started;
+};
+
+static void acc_init(struct gram_acc *a, int64_t m, int64_t n)
+{
+	memset(a, 0, sizeof *a);
+	a->m = m;
+	a->n = n;
+	a->q = m < n ? m : n;
+	a->colsum = xcalloc((size_t)(n ? n : 1), sizeof *a->colsum);
+	a->g = xcalloc((size_t)(a->q ? a->q * a->q : 1), sizeof *a->g);
+}
+
+static void acc_release(struct gram_acc *a)
+{
+	free(a->colsum);
+	free(a->g);
+	memset(a, 0, sizeof *a);
+}
+
+/* Add rows r x n (row-major) to the sums; the Gram part only for the tall
+ * case (M >= N). For M < N the whole matrix comes in one block. */
+static void acc_rows(struct gram_acc *a, const double *w, int64_t r, int gram)
+{
+	int64_t n = a->n;
+	double f = 0;
+	for (int64_t i = 0; i < r; i++) {
+		const double *row = w + i * n;
+		double fr = 0;
+		for (int64_t j = 0; j < n; j++) {
+			fr += row[j] * row[j];
+			a->colsum[j] += row[j];
+		}
+		f += fr;
+	}
+	a->fro2 += f;
+	if (!gram || r == 0)
+		return;
+	if (a->m >= a->n)   /* G += B^T B, B = r x n */
+		cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, (int)r, 1.0, w, (int)n,
+			    a->started ? 1.0 : 0.0, a->g, (int)n);
+	else                /* G = W W^T, W = m x n */
+		cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)r, (int)n, 1.0, w, (int)n,
+			    0.0, a->g, (int)r);
+	a->started = 1;
+}
+
+/* Largest eigenvalue of the q x q symmetric matrix g (upper triangle). */
+static int top_eig(double *g, int64_t q, double *out, struct err *e)
+{
+	if (q == 0) {
+		*out = 0;
+		return 0;
+	}
+	lapack_int found = 0;
+	double wv[1] = {0}, z[1] = {0};
+	lapack_int isuppz[2] = {0, 0};
+	lapack_int info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)q, g, (lapack_int)q,
+					 0.0, 0.0, (lapack_int)q, (lapack_int)q,
+					 2 * LAPACKE_dlamch('S'), &found, wv, z, 1, isuppz);
+	if (info != 0 || found != 1)
+		return err_set(e, EXIT_SYS, "LAPACKE_dsyevr failed (info %d)", (int)info);
+	*out = wv[0];
+	return 0;
+}
+
+static void acc_finish(struct gram_acc *a, double spec2, struct geom_stats *s)
+{
+	double cs2 = 0;
+	for (int64_t j = 0; j < a->n; j++)
+		cs2 += a->colsum[j] * a->colsum[j];
+	s->fro2 = a->fro2;
+	s->spec2 = spec2;
+	s->stable_rank = spec2 > 0 ? a->fro2 / spec2 : NAN;
+	/* M ||sum/M||^2 / fro2 = ||sum||^2 / (M fro2) */
+	s->mean_row_energy = a->fro2 > 0 ? cs2 / ((double)a->m * a->fro2) : NAN;
+}
+
+static int dims_ok(int64_t m, int64_t n, struct err *e)
+{
+	if (m < 0 || n < 0 || m > INT_MAX || n > INT_MAX || (m && n > INT64_MAX / m))
+		return err_set(e, EXIT_USAGE, "matrix of %lld x %lld is too large", (long long)m,
+			       (long long)n);
+	return 0;
+}
+
+/* sigma_1^2 by dgesdd (values only) on a copy. */
+static int svd_spec2(const double *w, int64_t m, int64_t n, double *out, struct err *e)
+{
+	int64_t q = m < n ? m : n;
+	if (q == 0) {
+		*out = 0;
+		return 0;
+	}
+	double *a = xmalloc((size_t)(m * n) * sizeof *a);
+	memcpy(a, w, (size_t)(m * n) * sizeof *a);
+	double *s = xmalloc((size_t)q * sizeof *s);
+	/* Row-major W (m x n) is column-major W^T (n x m): same singular values. */
+	double du[1], dv[1];
+	lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, a,
+					 (lapack_int)n, s, du, 1, dv, 1);
+	*out = s[0] * s[0];
+	free(a);
+	free(s);
+	if (info != 0)
+		return err_set(e, EXIT_SYS, "LAPACKE_dgesdd failed (info %d)", (int)info);
+	return 0;
+}
+
+int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method method,
+		      struct geom_stats *out, struct err *e)
+{
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	struct gram_acc a;
+	acc_init(&a, m, n);
+	acc_rows(&a, w, m, method == GEOM_GRAM);
+	double spec2;
+	int rc = method == GEOM_GRAM ? top_eig(a.g, a.q, &spec2, e) : svd_spec2(w, m, n, &spec2, e);
+	if (rc == 0)
+		acc_finish(&a, spec2, out);
+	acc_release(&a);
+	return rc;
+}
+
+#define GEOM_BLOCK_ELEMS (1 << 20)   /* float64 elements converted at a time (8 MiB) */
+
+int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct geom_stats *out,
+		      struct err *e)
+{
+	int64_t m = t->ndim ? t->shape[0] : 1;
+	uint64_t numel = st_numel(t);
+	int64_t n = m ? (int64_t)(numel / (uint64_t)m) : 0;
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	if (method == GEOM_SVD || m < n || m * n <= GEOM_BLOCK_ELEMS) {
+		double *w = xmalloc((size_t)(numel ? numel : 1) * sizeof *w);
+		int rc = st_to_f64(t, w, e);
+		if (rc == 0)
+			rc = geom_matrix_stats(w, m, n, method, out, e);
+		free(w);
+		return rc;
+	}
+	/* Tall and large: convert and accumulate block by block of rows. */
+	int64_t br = GEOM_BLOCK_ELEMS / n;
+	if (br < 1)
+		br = 1;
+	double *w = xmalloc((size_t)(br * n) * sizeof *w);
+	struct gram_acc a;
+	acc_init(&a, m, n);
+	size_t es = st_dtype_size(t->dtype);
+	int rc = 0;
+	for (int64_t r0 = 0; r0 < m && rc == 0; r0 += br) {
+		int64_t r = m - r0 < br ? m - r0 : br;
+		struct st_tensor sub = *t;
+		sub.ndim = 2;
+		sub.shape[0] = r;
+		sub.shape[1] = n;
+		sub.data = (const unsigned char *)t->data + (size_t)(r0 * n) * es;
+		rc = st_to_f64(&sub, w, e);
+		if (rc == 0)
+			acc_rows(&a, w, r, 1);
+	}
+	double spec2 = 0;
+	if (rc == 0)
+		rc = top_eig(a.g, a.q, &spec2, e);
+	if (rc == 0)
+		acc_finish(&a, spec2, out);
+	acc_release(&a);
+	free(w);
+	return rc;
+}
+
+/* ---- names ---- */
+
+static const char *const group_names[GG_NGROUPS] = {
+	"wte", "lm_head", "oe_tables", "value_embeds", "attn_square", "mlp_rect", "ve_gate", "other",
+};
+
+const char *geom_group_name(enum geom_group g)
+{
+	return (unsigned)g < GG_NGROUPS ? group_names[g] : "?";
+}
+
+/* The name without a torch.compile or DDP prefix. */
+static const char *strip_prefix(const char *name)
+{
+	for (;;) {
+		if (!strncmp(name, "_orig_mod.", 10))
+			name += 10;
+		else if (!strncmp(name, "module.", 7))
+			name += 7;
+		else
+			return name;
+	}
+}
+
+/* "<prefix><digits>." at s: the index and the rest after the dot, or NULL. */
+static const char *index_after(const char *s, const char *prefix, int *idx)
+{
+	size_t pl = strlen(prefix);
+	if (strncmp(s, prefix, pl) != 0)
+		return NULL;
+	s += pl;
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	long v = 0;
+	while (isdigit((unsigned char)*s)) {
+		v = v * 10 + (*s++ - '0');
+		if (v > 1000000)
+			return NULL;
+	}
+	if (*s != '.')
+		return NULL;
+	*idx = (int)v;
+	return s + 1;
+}
+
+int geom_classify(const char *name, enum geom_group *g, int *layer, const char **kind)
+{
+	static const struct {
+		const char *suffix;
+		enum geom_group g;
+		const char *kind;
+	} blk[] = {
+		{"attn.c_q.weight", GG_ATTN, "attn.c_q"},
+		{"attn.c_k.weight", GG_ATTN, "attn.c_k"},
+		{"attn.c_v.weight", GG_ATTN, "attn.c_v"},
+		{"attn.c_proj.weight", GG_ATTN, "attn.c_proj"},
+		{"mlp.c_fc.weight", GG_MLP, "mlp.c_fc"},
+		{"mlp.c_proj.weight", GG_MLP, "mlp.c_proj"},
+		{"attn.ve_gate.weight", GG_VE_GATE, "attn.ve_gate"},
+	};
+	name = strip_prefix(name);
+	*layer = -1;
+	*kind = NULL;
+	if (!strcmp(name, "transformer.wte.weight")) {
+		*g = GG_WTE;
+		return 0;
+	}
+	if (!strcmp(name, "lm_head.weight")) {
+		*g = GG_LM_HEAD;
+		return 0;
+	}
+	int i;
+	const char *rest;
+	if ((rest = index_after(name, "transformer.h.", &i))) {
+		for (size_t k = 0; k < sizeof blk / sizeof blk[0]; k++) {
+			if (!strcmp(rest, blk[k].suffix)) {
+				*g = blk[k].g;
+				*layer = i;
+				*kind = blk[k].kind;
+				return 0;
+			}
+		}
+		return -1;
+	}
+	if (((rest = index_after(name, "value_embeds.", &i))) && !strcmp(rest, "weight")) {
+		*g = GG_VALUE_EMBED;
+		*layer = i;
+		return 0;
+	}
+	if ((((rest = index_after(name, "oe.", &i))) || ((rest = index_after(name, "oe_tables.", &i)))) &&
+	    !strcmp(rest, "weight")) {
+		*g = GG_OE;
+		*layer = i;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- arms ---- */
+
+static char *strip_seed(char *s)
+{
+	size_t n = strlen(s);
+	size_t k = n;
+	while (k > 0 && isdigit((unsigned char)s[k - 1]))
+		k--;
+	if (k == n)
+		return s;
+	static const char *const tags[] = {"_seed", "-seed", "_s", "-s"};
+	for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) {
+		size_t tl = strlen(tags[t]);
+		if (k > tl && !strncmp(s + k - tl, tags[t], tl)) {
+			s[k - tl] = '\0';
+			break;
+		}
+	}
+	return s;
+}
+
+/* "arm = X" in a config text file; fresh string or NULL. */
+static char *arm_from_config(const char *path)
+{
+	char *buf;
+	size_t len;
+	struct err e;
+	if (file_read_all(path, 1 << 20, &buf, &len, &e) < 0)
+		return NULL;
+	char *out = NULL;
+	for (char *line = strtok(buf, "\n"); line && !out; line = strtok(NULL, "\n")) {
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (strncmp(line, "arm", 3) != 0)
+			continue;
+		char *p = line + 3;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '=')
+			continue;
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t l = strcspn(p, " \t\r#");
+		if (l)
+			out = xstrndup(p, l);
+	}
+	free(buf);
+	return out;
+}
+
+char *geom_arm_of(const char *path, const struct st_file *f, const char **source)
+{
+	for (size_t i = 0; f && i < f->n_meta; i++) {
+		if (!strcmp(f->meta_keys[i], "arm") && f->meta_vals[i][0]) {
+			*source = "metadata";
+			return xstrdup(f->meta_vals[i]);
+		}
+	}
+	char *dir = path_dirname(path);
+	char *rj = path_join(dir, "result.json");
+	struct err e;
+	cJSON *j = json_read_file(rj, 16u << 20, &e);
+	free(rj);
+	if (j) {
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "arm");
+		if (!cJSON_IsString(a)) {
+			const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "config");
+			a = cJSON_GetObjectItemCaseSensitive(c, "arm");
+		}
+		if (cJSON_IsString(a) && a->valuestring[0]) {
+			char *s = xstrdup(a->valuestring);
+			cJSON_Delete(j);
+			free(dir);
+			*source = "result.json";
+			return s;
+		}
+		cJSON_Delete(j);
+	}
+	static const char *const cfgs[] = {"config", "config.cfg"};
+	for (size_t k = 0; k < 2; k++) {
+		char *cp = path_join(dir, cfgs[k]);
+		char *a = arm_from_config(cp);
+		free(cp);
+		if (a) {
+			free(dir);
+			*source = "config";
+			return a;
+		}
+	}
+	const char *base = path_basename(path);
+	char *name = xstrdup(base);
+	size_t bl = strlen(name);
+	if (bl > 12 && !strcmp(name + bl - 12, ".safetensors"))
+		name[bl - 12] = '\0';
+	if (!strcmp(name, "model") || !strcmp(name, "checkpoint") || !name[0]) {
+		const char *db = path_basename(dir);
+		if (db[0] && strcmp(db, ".") && strcmp(db, "/")) {
+			free(name);
+			name = xstrdup(db);
+		}
+	}
+	free(dir);
+	*source = "file name";
+	return strip_seed(name);
+}
+
+/* ---- one checkpoint ---- */
+
+static cJSON *num(double v)
+{
+	return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static int need_float(const struct st_tensor *t, const char *path, struct err *e)
+{
+	if (t->dtype == ST_F64 || t->dtype == ST_F32 || t->dtype == ST_BF16 || t->dtype == ST_F16)
+		return 0;
+	return err_set(e, EXIT_USAGE, "'%s': tensor '%s': dtype %s is not a float type", path, t->name,
+		       st_dtype_name(t->dtype));
+}
+
+/* A missing tensor: an error naming the table, or (allow_missing) fine. */
+static int missing(const struct geom_opts *o, const char *path, const char *name, const char *table,
+		   struct err *e)
+{
+	if (o->allow_missing)
+		return 0;
+	return err_set(e, EXIT_USAGE, "'%s': no tensor '%s' (%s needs it; --allow-missing skips the table)",
+		       path, name, table);
+}
+
+struct mat {
+	const struct st_tensor *t;
+	enum geom_group g;
+	int layer;
+	const char *kind;
+	struct geom_stats s;
+};
+
+/* Group summary {"stable_rank", "mean_row_energy", "n", "width"} over the
+ * matrices of group g (NULL when there are none). */
+static cJSON *group_summary(const struct mat *m, size_t nm, enum geom_group g, int with_width)
+{
+	double sr = 0, en = 0;
+	int k = 0;
+	int64_t width = -1;
+	for (size_t i = 0; i < nm; i++) {
+		if (m[i].g != g)
+			continue;
+		sr += m[i].s.stable_rank;
+		en += m[i].s.mean_row_energy;
+		int64_t c = m[i].t->ndim >= 2 ? m[i].t->shape[1] : 1;
+		width = width < 0 || width == c ? c : 0;   /* 0: mixed widths */
+		k++;
+	}
+	if (!k)
+		return cJSON_CreateNull();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "stable_rank", num(sr / k));
+	cJSON_AddItemToObject(o, "mean_row_energy", num(en / k));
+	cJSON_AddNumberToObject(o, "n", k);
+	if (with_width)
+		cJSON_AddNumberToObject(o, "width", (double)width);
+	return o;
+}
+
+static cJSON *vec_json(const struct st_tensor *t, struct err *e, int64_t limit)
+{
+	uint64_t n = st_numel(t);
+	double *v = xmalloc((size_t)(n ? n : 1) * sizeof *v);
+	if (st_to_f64(t, v, e) < 0) {
+		free(v);
+		return NULL;
+	}
+	cJSON *a = cJSON_CreateArray();
+	for (uint64_t i = 0; i < n && (limit < 0 || (int64_t)i < limit); i++)
+		cJSON_AddItemToArray(a, num(v[i]));
+	free(v);
+	return a;
+}
+
+/* Mean of exp(q[...]) over the entries selected by layer range and plane range. */
+struct qsel {
+	int64_t l0, l1, c0, c1;   /* [l0, l1) layers, [c0, c1) planes */
+};
+
+static double q_mean(const double *x, int64_t L, int64_t H, int64_t C, int64_t planes, struct qsel s,
+		     int64_t *count)
+{
+	double sum = 0;
+	int64_t k = 0;
+	for (int64_t l = s.l0; l < s.l1 && l < L; l++)
+		for (int64_t h = 0; h < H; h++)
+			for (int64_t c = 0; c < C; c++) {
+				int64_t plane = planes ? c % planes : 0;
+				if (planes && (plane < s.c0 || plane >= s.c1))
+					continue;
+				sum += x[(l * H + h) * C + c];
+				k++;
+			}
+	if (count)
+		*count = k;
+	return k ? sum / (double)k : NAN;
+}
+
+/* The q_tau profile (Table 5a). d is the model width (for the layout). */
+static cJSON *q_tau_profile(const struct st_tensor *t, int64_t L, int64_t d, const char *path,
+			    struct err *e)
+{
+	int64_t H, C;
+	const char *layout;
+	if (t->ndim == 3) {
+		H = t->shape[1];
+		C = t->shape[2];
+		int64_t hd = H ? d / H : 0;
+		if (hd && C * 2 == hd)
+			layout = "pair";
+		else if (hd && C == hd)
+			layout = "untied";
+		else {
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s': shape [%lld, %lld, %lld] is neither "
+				"pair (L x H x hd/2) nor untied (L x H x hd) for width %lld", path, t->name,
+				(long long)t->shape[0], (long long)H, (long long)C, (long long)d);
+			return NULL;
+		}
+	} else if (t->ndim == 2) {
+		H = t->shape[1];
+		C = 1;
+		layout = "head";
+	} else {
+		err_set(e, EXIT_USAGE, "'%s': tensor '%s': expected 2 or 3 dimensions, not %d", path,
+			t->name, t->ndim);
+		return NULL;
+	}
+	if (t->shape[0] != L) {
+		err_set(e, EXIT_USAGE, "'%s': tensor '%s': %lld layers, the checkpoint has %lld", path,
+			t->name, (long long)t->shape[0], (long long)L);
+		return NULL;
+	}
+	uint64_t n = st_numel(t);
+	double *x = xmalloc((size_t)(n ? n : 1) * sizeof *x);
+	if (st_to_f64(t, x, e) < 0) {
+		free(x);
+		return NULL;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		x[i] = exp(x[i]);
+	int64_t planes = !strcmp(layout, "head") ? 0 : (!strcmp(layout, "pair") ? C : C / 2);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "layout", layout);
+	cJSON_AddNumberToObject(o, "planes", (double)planes);
+	struct qsel all = {0, L, 0, planes};
+	double mean = q_mean(x, L, H, C, planes, all, NULL);
+	double ss = 0;
+	for (uint64_t i = 0; i < n; i++)
+		ss += (x[i] - mean) * (x[i] - mean);
+	cJSON_AddItemToObject(o, "mean", num(mean));
+	cJSON_AddItemToObject(o, "sd", num(n > 1 ? sqrt(ss / (double)(n - 1)) : NAN));
+	if (planes) {
+		int64_t b1 = planes / 4, b2 = 3 * planes / 4;
+		cJSON *bands = cJSON_AddArrayToObject(o, "bands");
+		int64_t lim[4] = {0, b1, b2, planes};
+		for (int k = 0; k < 3; k++) {
+			cJSON *b = cJSON_CreateObject();
+			cJSON *r = cJSON_AddArrayToObject(b, "planes");
+			cJSON_AddItemToArray(r, cJSON_CreateNumber((double)lim[k]));
+			cJSON_AddItemToArray(r, cJSON_CreateNumber((double)(lim[k + 1] - 1)));
+			struct qsel s = {0, L, lim[k], lim[k + 1]};
+			cJSON_AddItemToObject(b, "mean", num(q_mean(x, L, H, C, planes, s, NULL)));
+			cJSON_AddItemToArray(bands, b);
+		}
+	} else {
+		cJSON_AddNullToObject(o, "bands");
+	}
+	cJSON *by = cJSON_AddArrayToObject(o, "by_layer");
+	for (int64_t l = 0; l < L; l++) {
+		struct qsel s = {l, l + 1, 0, planes};
+		cJSON_AddItemToArray(by, num(q_mean(x, L, H, C, planes, s, NULL)));
+	}
+	struct qsel l0 = {0, 1, 0, planes}, mid = {2, L - 1, 0, planes}, fin = {L - 1, L, 0, planes};
+	cJSON_AddItemToObject(o, "layer0", num(q_mean(x, L, H, C, planes, l0, NULL)));
+	cJSON *ml = cJSON_AddArrayToObject(o, "middle_layers");
+	if (L - 1 > 2) {
+		cJSON_AddItemToArray(ml, cJSON_CreateNumber(2));
+		cJSON_AddItemToArray(ml, cJSON_CreateNumber((double)(L - 2)));
+	}
+	cJSON_AddItemToObject(o, "middle", num(L - 1 > 2 ? q_mean(x, L, H, C, planes, mid, NULL) : NAN));
+	cJSON_AddItemToObject(o, "final", num(q_mean(x, L, H, C, planes, fin, NULL)));
+	free(x);
+	return o;
+}
+
+static int cmp_mat(const void *a, const void *b)
+{
+	const struct mat *x = a, *y = b;
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	if (x->layer != y->layer)
+		return x->layer < y->layer ? -1 : 1;
+	return strcmp(x->t->name, y->t->name);
+}
+
+cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geom_opts *o,
+		     int file_i, int file_n, struct err *e)
+{
+	struct mat *m = xcalloc(f->n ? f->n : 1, sizeof *m);
+	size_t nm = 0;
+	const struct st_tensor *scal[4] = {NULL, NULL, NULL, NULL};
+	static const char *const scal_names[4] = {"x0_lambdas", "wte_lambdas", "resid_lambdas",
+						  "out_lambdas"};
+	const struct st_tensor *qt = NULL;
+	int max_layer = -1, max_oe = -1;
+	cJSON *out = NULL;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct st_tensor *t = &f->t[i];
+		const char *nm0 = strip_prefix(t->name);
+		for (int k = 0; k < 4; k++)
+			if (!strcmp(nm0, scal_names[k]))
+				scal[k] = t;
+		if (!strcmp(nm0, "q_tau"))
+			qt = t;
+		struct mat x = {.t = t};
+		if (geom_classify(t->name, &x.g, &x.layer, &x.kind) < 0)
+			continue;
+		if (need_float(t, path, e) < 0)
+			goto fail;
+		if (t->ndim != 2) {
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s': a matrix needs 2 dimensions, not %d", path,
+				t->name, t->ndim);
+			goto fail;
+		}
+		if ((x.g == GG_ATTN || x.g == GG_MLP || x.g == GG_VE_GATE) && x.layer > max_layer)
+			max_layer = x.layer;
+		if (x.g == GG_OE && x.layer > max_oe)
+			max_oe = x.layer;
+		m[nm++] = x;
+	}
+	for (int k = 0; k < 4; k++)
+		if (scal[k] && need_float(scal[k], path, e) < 0)
+			goto fail;
+	qsort(m, nm, sizeof *m, cmp_mat);
+
+	/* Presence: the tables' tensors. */
+	int L = max_layer + 1;
+	int have[GG_NGROUPS] = {0};
+	for (size_t i = 0; i < nm; i++)
+		have[m[i].g]++;
+	if (!have[GG_WTE] && missing(o, path, "transformer.wte.weight", "Table 4 (wte)", e) < 0)
+		goto fail;
+	if (!have[GG_LM_HEAD] && missing(o, path, "lm_head.weight", "Table 4 (lm_head)", e) < 0)
+		goto fail;
+	if (L == 0 && missing(o, path, "transformer.h.0.attn.c_q.weight", "Table 4 (attention and MLP)", e) < 0)
+		goto fail;
+	{
+		static const char *const kinds[6] = {"attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj",
+						     "mlp.c_fc", "mlp.c_proj"};
+		for (int l = 0; l < L; l++) {
+			for (int k = 0; k < 6; k++) {
+				int found = 0;
+				for (size_t i = 0; i < nm && !found; i++)
+					found = m[i].layer == l && m[i].kind && !strcmp(m[i].kind, kinds[k]);
+				if (!found) {
+					char nmb[96];
+					snprintf(nmb, sizeof nmb, "transformer.h.%d.%s.weight", l, kinds[k]);
+					if (missing(o, path, nmb, k < 4 ? "Table 4 (square attention)" :
+						    "Table 4 (rectangular MLP)", e) < 0)
+						goto fail;
+				}
+			}
+		}
+	}
+	if (!have[GG_VALUE_EMBED] && L > 0) {
+		char nmb[64];
+		snprintf(nmb, sizeof nmb, "value_embeds.%d.weight", L - 1);
+		if (missing(o, path, nmb, "Table 4 (value_embeds)", e) < 0)
+			goto fail;
+	}
+	for (int j = 0; j <= max_oe; j++) {
+		int found = 0;
+		for (size_t i = 0; i < nm && !found; i++)
+			found = m[i].g == GG_OE && m[i].layer == j;
+		if (!found) {
+			char nmb[64];
+			snprintf(nmb, sizeof nmb, "oe.%d.weight", j);
+			if (missing(o, path, nmb, "Table 4 (oe tables: oe.0 .. oe.3)", e) < 0)
+				goto fail;
+		}
+	}
+	if (!scal[0] && missing(o, path, "x0_lambdas", "Table 8b", e) < 0)
+		goto fail;
+	if (!scal[2] && missing(o, path, "resid_lambdas", "Table 8b", e) < 0)
+		goto fail;
+	for (int k = 0; k < 4; k++) {
+		if (scal[k] && L > 0 && k != 3 && st_numel(scal[k]) != (uint64_t)L) {
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s': %llu entries, the checkpoint has %d layers",
+				path, scal[k]->name, (unsigned long long)st_numel(scal[k]), L);
+			goto fail;
+		}
+	}
+
+	/* The matrices, with progress. */
+	/* Progress only once a checkpoint has taken a while (small ones stay quiet). */
+	struct progress pr;
+	progress_init(&pr, o->quiet);
+	double t0 = now_seconds();
+	for (size_t i = 0; i < nm; i++) {
+		if (now_seconds() - t0 > 1.0)
+			progress_update(&pr, 0, "geometry: checkpoint %d/%d, matrix %zu/%zu %s", file_i + 1,
+					file_n, i + 1, nm, m[i].t->name);
+		if (geom_tensor_stats(m[i].t, o->method, &m[i].s, e) < 0) {
+			progress_done(&pr);
+			err_prefix(e, "'%s': tensor '%s'", path, m[i].t->name);
+			goto fail;
+		}
+	}
+	progress_done(&pr);
+
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "path", path);
+	const char *src = NULL;
+	char *arm = geom_arm_of(path, f, &src);
+	cJSON_AddStringToObject(out, "arm", arm);
+	cJSON_AddStringToObject(out, "arm_source", src);
+	free(arm);
+	cJSON_AddNumberToObject(out, "depth", L);
+	int64_t d = 0;
+	for (size_t i = 0; i < nm && !d; i++)
+		if (m[i].g == GG_WTE || m[i].g == GG_LM_HEAD)
+			d = m[i].t->shape[1];
+	cJSON_AddNumberToObject(out, "width", (double)d);
+
+	cJSON *mats = cJSON_AddObjectToObject(out, "matrices");
+	for (size_t i = 0; i < nm; i++) {
+		cJSON *x = cJSON_AddObjectToObject(mats, strip_prefix(m[i].t->name));
+		cJSON_AddStringToObject(x, "group", geom_group_name(m[i].g));
+		cJSON_AddNumberToObject(x, "rows", (double)m[i].t->shape[0]);
+		cJSON_AddNumberToObject(x, "cols", (double)m[i].t->shape[1]);
+		cJSON_AddItemToObject(x, "stable_rank", num(m[i].s.stable_rank));
+		cJSON_AddItemToObject(x, "mean_row_energy", num(m[i].s.mean_row_energy));
+		cJSON_AddItemToObject(x, "fro_sq", num(m[i].s.fro2));
+		cJSON_AddItemToObject(x, "sigma1_sq", num(m[i].s.spec2));
+	}
+	cJSON *t4 = cJSON_AddObjectToObject(out, "table4");
+	cJSON_AddItemToObject(t4, "wte", group_summary(m, nm, GG_WTE, 1));
+	cJSON_AddItemToObject(t4, "lm_head", group_summary(m, nm, GG_LM_HEAD, 1));
+	cJSON_AddItemToObject(t4, "oe_tables", group_summary(m, nm, GG_OE, 1));
+	cJSON_AddItemToObject(t4, "value_embeds", group_summary(m, nm, GG_VALUE_EMBED, 1));
+	cJSON_AddItemToObject(t4, "attn_square", group_summary(m, nm, GG_ATTN, 0));
+	cJSON_AddItemToObject(t4, "mlp_rect", group_summary(m, nm, GG_MLP, 0));
+
+	if (qt) {
+		cJSON *q = q_tau_profile(qt, L, d, path, e);
+		if (!q)
+			goto fail;
+		cJSON_AddItemToObject(out, "q_tau", q);
+	} else {
+		cJSON_AddNullToObject(out, "q_tau");
+	}
+	cJSON *sc = cJSON_AddObjectToObject(out, "scalars");
+	for (int k = 0; k < 4; k++) {
+		if (!scal[k]) {
+			cJSON_AddNullToObject(sc, scal_names[k]);
+			continue;
+		}
+		cJSON *v = vec_json(scal[k], e, -1);
+		if (!v)
+			goto fail;
+		cJSON_AddItemToObject(sc, scal_names[k], v);
+	}
+	free(m);
+	return out;
+fail:
+	cJSON_Delete(out);
+	free(m);
+	return NULL;
+}
+
+cJSON *geom_audit_file(const char *path, const struct geom_opts *o, int file_i, int file_n,
+		       struct err *e)
+{
+	struct st_file f;
+	if (st_open(&f, path, e) < 0)
+		return NULL;
+	cJSON *j = geom_audit_st(&f, path, o, file_i, file_n, e);
+	st_close(&f);
+	return j;
+}
+
+/* ---- several checkpoints ---- */
+
+/* Element-wise mean of k JSON values of the same structure: numbers are
+ * averaged (null if any is null), arrays of equal length and objects with
+ * the same keys recursively, equal strings kept; anything else is null. */
+static cJSON *json_mean(cJSON *const *v, int k)
+{
+	if (cJSON_IsNumber(v[0])) {
+		double s = 0;
+		for (int i = 0; i < k; i++) {
+			if (!cJSON_IsNumber(v[i]))
+				return cJSON_CreateNull();
+			s += v[i]->valuedouble;
+		}
+		return num(s / k);
+	}
+	if (cJSON_IsString(v[0])) {
+		for (int i = 1; i < k; i++)
+			if (!cJSON_IsString(v[i]) || strcmp(v[i]->valuestring, v[0]->valuestring))
+				return cJSON_CreateNull();
+		return cJSON_CreateString(v[0]->valuestring);
+	}
+	if (cJSON_IsArray(v[0]) || cJSON_IsObject(v[0])) {
+		int obj = cJSON_IsObject(v[0]);
+		int n = cJSON_GetArraySize(v[0]);
+		for (int i = 1; i < k; i++)
+			if ((obj ? !cJSON_IsObject(v[i]) : !cJSON_IsArray(v[i])) || cJSON_GetArraySize(v[i]) != n)
+				return cJSON_CreateNull();
+		cJSON *out = obj ? cJSON_CreateObject() : cJSON_CreateArray();
+		cJSON **c = xmalloc((size_t)k * sizeof *c);
+		int idx = 0;
+		for (cJSON *x = v[0]->child; x; x = x->next, idx++) {
+			int ok = 1;
+			for (int i = 0; i < k; i++) {
+				c[i] = obj ? cJSON_GetObjectItemCaseSensitive(v[i], x->string)
+					   : cJSON_GetArrayItem(v[i], idx);
+				ok &= c[i] != NULL;
+			}
+			cJSON *r = ok ? json_mean(c, k) : cJSON_CreateNull();
+			if (obj)
+				cJSON_AddItemToObject(out, x->string, r);
+			else
+				cJSON_AddItemToArray(out, r);
+		}
+		free(c);
+		return out;
+	}
+	return cJSON_CreateNull();
+}
+
+cJSON *geom_audit(char *const *paths, int n, const struct geom_opts *o, struct err *e)
+{
+	cJSON *rep = cJSON_CreateObject();
+	cJSON_AddStringToObject(rep, "method", o->method == GEOM_GRAM ? "gram" : "svd");
+	cJSON *cks = cJSON_AddArrayToObject(rep, "checkpoints");
+	for (int i = 0; i < n; i++) {
+		cJSON *c = geom_audit_file(paths[i], o, i, n, e);
+		if (!c) {
+			cJSON_Delete(rep);
+			return NULL;
+		}
+		cJSON_AddItemToArray(cks, c);
+	}
+	cJSON *arms = cJSON_AddObjectToObject(rep, "arms");
+	cJSON **v = xmalloc((size_t)(n ? n : 1) * sizeof *v);
+	for (cJSON *c = cks->child; c; c = c->next) {
+		const char *arm = cJSON_GetObjectItemCaseSensitive(c, "arm")->valuestring;
+		if (cJSON_GetObjectItemCaseSensitive(arms, arm))
+			continue;
+		cJSON *a = cJSON_AddObjectToObject(arms, arm);
+		cJSON *list = cJSON_AddArrayToObject(a, "checkpoints");
+		int k = 0;
+		for (cJSON *d = c; d; d = d->next) {
+			if (strcmp(cJSON_GetObjectItemCaseSensitive(d, "arm")->valuestring, arm))
+				continue;
+			v[k++] = d;
+			cJSON_AddItemToArray(list, cJSON_CreateString(
+				cJSON_GetObjectItemCaseSensitive(d, "path")->valuestring));
+		}
+		cJSON_AddNumberToObject(a, "n", k);
+		static const char *const parts[3] = {"table4", "q_tau", "scalars"};
+		for (int p = 0; p < 3; p++) {
+			cJSON **w = xmalloc((size_t)k * sizeof *w);
+			for (int i = 0; i < k; i++)
+				w[i] = cJSON_GetObjectItemCaseSensitive(v[i], parts[p]);
+			cJSON_AddItemToObject(a, parts[p], json_mean(w, k));
+			free(w);
+		}
+	}
+	free(v);
+	return rep;
+}
+
+/* ---- human tables ---- */
+
+static double jnum(const cJSON *o, const char *k)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+static void cell_sr_energy(FILE *fp, const cJSON *g, int width, int with_energy)
+{
+	char b[64];
+	if (!cJSON_IsObject(g)) {
+		snprintf(b, sizeof b, "-");
+	} else {
+		double sr = jnum(g, "stable_rank"), en = jnum(g, "mean_row_energy"), w = jnum(g, "width");
+		int n = 0;
+		if (isnan(sr))
+			n = snprintf(b, sizeof b, "n/a");
+		else if (!isnan(w) && w > 0)
+			n = snprintf(b, sizeof b, "%.2f/%.0f", sr, w);
+		else
+			n = snprintf(b, sizeof b, "%.2f", sr);
+		if (with_energy && n > 0 && (size_t)n < sizeof b)
+			snprintf(b + n, sizeof b - (size_t)n, isnan(en) ? " (n/a)" : " (%.2f%%)", 100 * en);
+	}
+	fprintf(fp, "  %-*s", width, b);
+}
+
+static void print_vec(FILE *fp, const cJSON *a, int lo, int hi, const char *fmt)
+{
+	if (!cJSON_IsArray(a)) {
+		fputs("-", fp);
+		return;
+	}
+	fputc('[', fp);
+	int i = 0, first = 1;
+	for (const cJSON *x = a->child; x; x = x->next, i++) {
+		if (i < lo || (hi >= 0 && i >= hi))
+			continue;
+		if (!first)
+			fputs(", ", fp);
+		first = 0;
+		if (cJSON_IsNumber(x))
+			fprintf(fp, fmt, x->valuedouble);
+		else
+			fputs("null", fp);
+	}
+	fputc(']', fp);
+}
+
+struct row {
+	const char *label;
+	const cJSON *t4, *q, *sc;
+};
+
+static void print_rows(FILE *fp, const struct row *r, int n, int lw)
+{
+	fprintf(fp, "Table 4: stable rank ||W||_F^2/||W||_2^2 (/ width) and mean-row energy share\n");
+	fprintf(fp, "%-*s  %-20s  %-20s  %-20s  %-12s  %-12s  %-12s\n", lw, "checkpoint", "wte", "lm_head",
+		"oe_tables (mean)", "value_embeds", "attn_square", "mlp_rect");
+	for (int i = 0; i < n; i++) {
+		fprintf(fp, "%-*s", lw, r[i].label);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "wte"), 20, 1);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "lm_head"), 20, 1);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "oe_tables"), 20, 1);
+		const char *rest[3] = {"value_embeds", "attn_square", "mlp_rect"};
+		for (int k = 0; k < 3; k++) {
+			const cJSON *g = cJSON_GetObjectItemCaseSensitive(r[i].t4, rest[k]);
+			char b[32];
+			double sr = cJSON_IsObject(g) ? jnum(g, "stable_rank") : NAN;
+			if (!cJSON_IsObject(g))
+				snprintf(b, sizeof b, "-");
+			else if (isnan(sr))
+				snprintf(b, sizeof b, "n/a");
+			else
+				snprintf(b, sizeof b, "%.2f (%d)", sr, (int)jnum(g, "n"));
+			fprintf(fp, "  %-12s", b);
+		}
+		fputc('\n', fp);
+	}
+	int anyq = 0;
+	for (int i = 0; i < n; i++)
+		anyq |= cJSON_IsObject(r[i].q);
+	fputc('\n', fp);
+	if (!anyq) {
+		fprintf(fp, "Table 5a: no q_tau in these checkpoints\n");
+	} else {
+		fprintf(fp, "Table 5a: exp(q_tau) profile (mean +- SD; plane bands; layers)\n");
+		fprintf(fp, "%-*s  %-16s  %-9s  %-9s  %-9s  %-8s  %-8s  %-8s  %s\n", lw, "checkpoint",
+			"overall", "band 1", "band 2", "band 3", "layer 0", "middle", "final", "by layer");
+		for (int i = 0; i < n; i++) {
+			fprintf(fp, "%-*s", lw, r[i].label);
+			if (!cJSON_IsObject(r[i].q)) {
+				fprintf(fp, "  -\n");
+				continue;
+			}
+			char b[48];
+			snprintf(b, sizeof b, "%.4f +- %.4f", jnum(r[i].q, "mean"), jnum(r[i].q, "sd"));
+			fprintf(fp, "  %-16s", b);
+			const cJSON *bands = cJSON_GetObjectItemCaseSensitive(r[i].q, "bands");
+			for (int k = 0; k < 3; k++) {
+				const cJSON *bk = cJSON_GetArrayItem(bands, k);
+				if (bk)
+					fprintf(fp, "  %-9.4f", jnum(bk, "mean"));
+				else
+					fprintf(fp, "  %-9s", "-");
+			}
+			fprintf(fp, "  %-8.4f  %-8.4f  %-8.4f  ", jnum(r[i].q, "layer0"), jnum(r[i].q, "middle"),
+				jnum(r[i].q, "final"));
+			print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].q, "by_layer"), 0, -1, "%.3f");
+			fputc('\n', fp);
+		}
+		/* Band limits from the first profile with bands. */
+		for (int i = 0; i < n; i++) {
+			const cJSON *bands = cJSON_IsObject(r[i].q) ?
+				cJSON_GetObjectItemCaseSensitive(r[i].q, "bands") : NULL;
+			if (!cJSON_IsArray(bands))
+				continue;
+			fprintf(fp, "bands: planes c in");
+			for (int k = 0; k < 3; k++) {
+				const cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(bands, k),
+										 "planes");
+				fprintf(fp, " [%d, %d]%s", (int)cJSON_GetArrayItem(p, 0)->valuedouble,
+					(int)cJSON_GetArrayItem(p, 1)->valuedouble, k < 2 ? "," : "");
+			}
+			fprintf(fp, "; middle = layers 2 .. L-2\n");
+			break;
+		}
+	}
+	fputc('\n', fp);
+	fprintf(fp, "Table 8b: residual scalars\n");
+	for (int i = 0; i < n; i++) {
+		fprintf(fp, "%s\n", r[i].label);
+		fprintf(fp, "  x0_lambdas         ");
+		print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].sc, "x0_lambdas"), 0, -1, "%+.2f");
+		fprintf(fp, "\n  wte_lambdas        ");
+		print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].sc, "wte_lambdas"), 0, -1, "%+.2f");
+		fprintf(fp, "\n  resid_lambdas[0:2] ");
+		print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].sc, "resid_lambdas"), 0, 2, "%.3f");
+		fprintf(fp, "\n  out_lambdas        ");
+		print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].sc, "out_lambdas"), 0, -1, "%+.2f");
+		fputc('\n', fp);
+	}
+}
+
+void geom_print(FILE *fp, const cJSON *rep)
+{
+	const cJSON *cks = cJSON_GetObjectItemCaseSensitive(rep, "checkpoints");
+	const cJSON *arms = cJSON_GetObjectItemCaseSensitive(rep, "arms");
+	int n = cJSON_GetArraySize(cks), na = cJSON_GetArraySize(arms);
+	struct row *r = xcalloc((size_t)(n + na + 1), sizeof *r);
+	int lw = 10, k = 0;
+	for (const cJSON *c = cks->child; c; c = c->next, k++) {
+		r[k].label = cJSON_GetObjectItemCaseSensitive(c, "path")->valuestring;
+		r[k].t4 = cJSON_GetObjectItemCaseSensitive(c, "table4");
+		r[k].q = cJSON_GetObjectItemCaseSensitive(c, "q_tau");
+		r[k].sc = cJSON_GetObjectItemCaseSensitive(c, "scalars");
+		int l = (int)strlen(r[k].label);
+		lw = l > lw ? l : lw;
+	}
+	print_rows(fp, r, n, lw);
+	if (n > 1) {
+		char **labels = xcalloc((size_t)na + 1, sizeof *labels);
+		k = 0;
+		lw = 10;
+		for (const cJSON *a = arms->child; a; a = a->next, k++) {
+			labels[k] = xasprintf("%s (n=%d)", a->string, (int)jnum(a, "n"));
+			r[k].label = labels[k];
+			r[k].t4 = cJSON_GetObjectItemCaseSensitive(a, "table4");
+			r[k].q = cJSON_GetObjectItemCaseSensitive(a, "q_tau");
+			r[k].sc = cJSON_GetObjectItemCaseSensitive(a, "scalars");
+			int l = (int)strlen(labels[k]);
+			lw = l > lw ? l : lw;
+		}
+		fprintf(fp, "\nPer-arm means\n\n");
+		print_rows(fp, r, na, lw);
+		for (int i = 0; i < na; i++)
+			free(labels[i]);
+		free(labels);
+	}
+	free(r);
+}

@@ -1,0 +1,476 @@
+/* test_geometry.c: audit/geometry.c against numpy's float64 SVD
+ * (tests/fixtures/geometry/make.py): stable rank and mean-row energy of small
+ * matrices (Gaussian, low rank + noise, identical rows, one nonzero row,
+ * wide, bf16) and of 8192 x 512 and 2048 x 512 matrices regenerated here by
+ * the script's splitmix64 formula, to 1e-10 relative, by both methods; the
+ * Table 4 / 5a / 8b summaries and per-arm means of three small checkpoints;
+ * missing and malformed tensors refused with the table named. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit/geometry.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/rng.h"
+#include "lib/safetensors.h"
+#include "t.h"
+
+#define REL 1e-10
+
+static char *fix(const char *name)
+{
+	char *d = path_join(t_fixtures(), "geometry");
+	char *p = path_join(d, name);
+	free(d);
+	return p;
+}
+
+static cJSON *expected(void)
+{
+	struct err e;
+	char *p = fix("expected.json");
+	cJSON *j = json_read_file(p, 0, &e);
+	if (!j)
+		printf("  %s\n", e.msg);
+	free(p);
+	return j;
+}
+
+static int rel_ok(double got, double want)
+{
+	return fabs(got - want) <= REL * fabs(want) || (got == want);
+}
+
+#define CHECK_REL(got, want, what)                                                        \
+	CHECKF(rel_ok((got), (want)), "%s: %.17g, numpy %.17g (rel %.3g)", (what), (double)(got), \
+	       (double)(want), fabs((got) - (want)) / fabs(want))
+
+static void check_stats(const struct geom_stats *s, const cJSON *want, const char *name)
+{
+	char what[160];
+	snprintf(what, sizeof what, "%s stable_rank", name);
+	CHECK_REL(s->stable_rank, cJSON_GetObjectItem(want, "stable_rank")->valuedouble, what);
+	snprintf(what, sizeof what, "%s mean_row_energy", name);
+	CHECK_REL(s->mean_row_energy, cJSON_GetObjectItem(want, "mean_row_energy")->valuedouble, what);
+	snprintf(what, sizeof what, "%s fro_sq", name);
+	CHECK_REL(s->fro2, cJSON_GetObjectItem(want, "fro_sq")->valuedouble, what);
+	snprintf(what, sizeof what, "%s sigma1_sq", name);
+	CHECK_REL(s->spec2, cJSON_GetObjectItem(want, "sigma1_sq")->valuedouble, what);
+}
+
+TEST(small_matrices_match_numpy)
+{
+	cJSON *x = expected();
+	if (!x) {
+		CHECK(0);
+		return;
+	}
+	struct err e;
+	struct st_file f;
+	char *p = fix("matrices.safetensors");
+	CHECKF(st_open(&f, p, &e) == 0, "%s", e.msg);
+	const cJSON *mats = cJSON_GetObjectItem(x, "matrices");
+	int n = 0;
+	for (const cJSON *w = mats->child; w; w = w->next, n++) {
+		const struct st_tensor *t = st_find(&f, w->string);
+		CHECKF(t != NULL, "%s missing", w->string);
+		if (!t)
+			continue;
+		struct geom_stats g, s;
+		CHECKF(geom_tensor_stats(t, GEOM_GRAM, &g, &e) == 0, "%s", e.msg);
+		CHECKF(geom_tensor_stats(t, GEOM_SVD, &s, &e) == 0, "%s", e.msg);
+		check_stats(&g, w, w->string);
+		check_stats(&s, w, w->string);
+	}
+	CHECK(n == 6);
+	/* Exact cases: identical rows have stable rank 1 and energy 1; a single
+	 * nonzero row of 30 has stable rank 1 and energy 1/30. */
+	struct geom_stats g;
+	geom_tensor_stats(st_find(&f, "identical_rows_50x20"), GEOM_GRAM, &g, &e);
+	CHECK(fabs(g.stable_rank - 1) < 1e-13 && fabs(g.mean_row_energy - 1) < 1e-13);
+	geom_tensor_stats(st_find(&f, "single_row_30x16"), GEOM_GRAM, &g, &e);
+	CHECK(fabs(g.stable_rank - 1) < 1e-13 && fabs(g.mean_row_energy - 1.0 / 30) < 1e-15);
+	st_close(&f);
+	free(p);
+	cJSON_Delete(x);
+}
+
+/* The script's generator: splitmix64, then a uniform in [-1, 1) (exact). */
+static uint64_t splitmix64(uint64_t x)
+{
+	uint64_t z = x + 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static double uni(uint64_t stream, uint64_t k)
+{
+	uint64_t h = splitmix64((stream << 40) | k);
+	return (double)(h >> 11) * 0x1p-53 * 2.0 - 1.0;
+}
+
+static double *big_lowrank(int64_t m, int64_t n)
+{
+	double *w = xmalloc((size_t)(m * n) * sizeof *w);
+	for (int64_t i = 0; i < m; i++) {
+		double a = uni(1, (uint64_t)i);
+		for (int64_t j = 0; j < n; j++) {
+			double p = a * uni(2, (uint64_t)j);   /* separate roundings, as numpy */
+			double q = 0.05 * uni(3, (uint64_t)(i * n + j));
+			w[i * n + j] = p + q;
+		}
+	}
+	return w;
+}
+
+static double *big_meanrow(int64_t m, int64_t n)
+{
+	double *w = xmalloc((size_t)(m * n) * sizeof *w);
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double q = 0.3 * uni(5, (uint64_t)j);
+			w[i * n + j] = uni(4, (uint64_t)(i * n + j)) + q;
+		}
+	return w;
+}
+
+TEST(big_matrices_match_numpy)
+{
+	cJSON *x = expected();
+	if (!x) {
+		CHECK(0);
+		return;
+	}
+	const cJSON *big = cJSON_GetObjectItem(x, "big");
+	const cJSON *probe = cJSON_GetObjectItem(big, "probe");
+	struct err e;
+	double *a = big_lowrank(8192, 512);
+	double *b = big_meanrow(2048, 512);
+	/* Same generator as the script, bit for bit. */
+	CHECK(a[8191 * 512 + 511] == cJSON_GetArrayItem(probe, 0)->valuedouble);
+	CHECK(b[0] == cJSON_GetArrayItem(probe, 1)->valuedouble);
+	struct geom_stats s;
+	CHECK(geom_matrix_stats(a, 8192, 512, GEOM_GRAM, &s, &e) == 0);
+	check_stats(&s, cJSON_GetObjectItem(big, "lowrank_8192x512"), "8192x512 gram");
+	/* The blocked path (a tensor of 4M elements converted block by block). */
+	struct st_tensor t = {.name = "a", .dtype = ST_F64, .ndim = 2, .shape = {8192, 512}, .data = a};
+	CHECK(geom_tensor_stats(&t, GEOM_GRAM, &s, &e) == 0);
+	check_stats(&s, cJSON_GetObjectItem(big, "lowrank_8192x512"), "8192x512 gram blocked");
+	CHECK(geom_matrix_stats(b, 2048, 512, GEOM_GRAM, &s, &e) == 0);
+	check_stats(&s, cJSON_GetObjectItem(big, "meanrow_2048x512"), "2048x512 gram");
+	CHECK(geom_matrix_stats(b, 2048, 512, GEOM_SVD, &s, &e) == 0);
+	check_stats(&s, cJSON_GetObjectItem(big, "meanrow_2048x512"), "2048x512 svd");
+	/* Wide: the transpose has the same stable rank. */
+	double *bt = xmalloc(2048 * 512 * sizeof *bt);
+	for (int i = 0; i < 2048; i++)
+		for (int j = 0; j < 512; j++)
+			bt[j * 2048 + i] = b[i * 512 + j];
+	struct geom_stats w;
+	CHECK(geom_matrix_stats(bt, 512, 2048, GEOM_GRAM, &w, &e) == 0);
+	CHECK_REL(w.stable_rank, cJSON_GetObjectItem(cJSON_GetObjectItem(big, "meanrow_2048x512"),
+						       "stable_rank")->valuedouble, "512x2048 gram");
+	free(bt);
+	free(a);
+	free(b);
+	cJSON_Delete(x);
+}
+
+TEST(degenerate_matrices)
+{
+	struct err e;
+	struct geom_stats s;
+	double z[12] = {0};
+	CHECK(geom_matrix_stats(z, 3, 4, GEOM_GRAM, &s, &e) == 0);
+	CHECK(isnan(s.stable_rank) && isnan(s.mean_row_energy) && s.fro2 == 0);
+	double one[1] = {-2.5};
+	CHECK(geom_matrix_stats(one, 1, 1, GEOM_GRAM, &s, &e) == 0);
+	CHECK(s.stable_rank == 1 && s.mean_row_energy == 1 && s.spec2 == 6.25);
+	/* diag(3, 4): sigma_1^2 = 16, ||W||_F^2 = 25 -> 25/16; mean row (1.5, 2) -> 2 * 6.25 / 25 */
+	double d[4] = {3, 0, 0, 4};
+	CHECK(geom_matrix_stats(d, 2, 2, GEOM_GRAM, &s, &e) == 0);
+	CHECK(fabs(s.stable_rank - 25.0 / 16) < 1e-15 && fabs(s.mean_row_energy - 0.5) < 1e-15);
+}
+
+TEST(names_classified)
+{
+	enum geom_group g;
+	int l;
+	const char *k;
+	CHECK(geom_classify("transformer.wte.weight", &g, &l, &k) == 0 && g == GG_WTE);
+	CHECK(geom_classify("_orig_mod.lm_head.weight", &g, &l, &k) == 0 && g == GG_LM_HEAD);
+	CHECK(geom_classify("transformer.h.13.attn.c_q.weight", &g, &l, &k) == 0 && g == GG_ATTN &&
+	      l == 13 && !strcmp(k, "attn.c_q"));
+	CHECK(geom_classify("transformer.h.3.mlp.c_proj.weight", &g, &l, &k) == 0 && g == GG_MLP && l == 3);
+	CHECK(geom_classify("transformer.h.3.attn.ve_gate.weight", &g, &l, &k) == 0 && g == GG_VE_GATE);
+	CHECK(geom_classify("value_embeds.7.weight", &g, &l, &k) == 0 && g == GG_VALUE_EMBED && l == 7);
+	CHECK(geom_classify("oe.2.weight", &g, &l, &k) == 0 && g == GG_OE && l == 2);
+	CHECK(geom_classify("module.oe_tables.3.weight", &g, &l, &k) == 0 && g == GG_OE && l == 3);
+	CHECK(geom_classify("x0_lambdas", &g, &l, &k) == -1);
+	CHECK(geom_classify("transformer.h.x.attn.c_q.weight", &g, &l, &k) == -1);
+	CHECK(geom_classify("transformer.h.-1.attn.c_q.weight", &g, &l, &k) == -1);
+	CHECK(geom_classify("transformer.h.1.attn.c_q.bias", &g, &l, &k) == -1);
+}
+
+/* Every number in want matches got (keys of want only), to REL. */
+static void check_tree(const cJSON *got, const cJSON *want, const char *where)
+{
+	char w[256];
+	if (cJSON_IsNull(want)) {
+		CHECKF(cJSON_IsNull(got), "%s: expected null", where);
+		return;
+	}
+	if (cJSON_IsNumber(want)) {
+		CHECKF(cJSON_IsNumber(got), "%s: not a number", where);
+		if (cJSON_IsNumber(got))
+			CHECK_REL(got->valuedouble, want->valuedouble, where);
+		return;
+	}
+	if (cJSON_IsString(want)) {
+		CHECKF(cJSON_IsString(got) && !strcmp(got->valuestring, want->valuestring), "%s: string",
+		       where);
+		return;
+	}
+	if (cJSON_IsArray(want)) {
+		CHECKF(cJSON_IsArray(got) && cJSON_GetArraySize(got) == cJSON_GetArraySize(want),
+		       "%s: array size", where);
+		int i = 0;
+		for (const cJSON *x = want->child; x; x = x->next, i++) {
+			snprintf(w, sizeof w, "%s[%d]", where, i);
+			const cJSON *y = cJSON_GetArrayItem(got, i);
+			if (y)
+				check_tree(y, x, w);
+		}
+		return;
+	}
+	for (const cJSON *x = want->child; x; x = x->next) {
+		snprintf(w, sizeof w, "%s.%s", where, x->string);
+		const cJSON *y = cJSON_GetObjectItemCaseSensitive(got, x->string);
+		CHECKF(y != NULL, "%s missing", w);
+		if (y)
+			check_tree(y, x, w);
+	}
+}
+
+TEST(checkpoints_match_numpy)
+{
+	cJSON *x = expected();
+	if (!x) {
+		CHECK(0);
+		return;
+	}
+	const cJSON *cks = cJSON_GetObjectItem(x, "checkpoints");
+	char *paths[3];
+	int n = 0;
+	for (const cJSON *c = cks->child; c && n < 3; c = c->next)
+		paths[n++] = fix(c->string);
+	CHECK(n == 3);
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1};
+	struct err e;
+	cJSON *rep = geom_audit(paths, n, &o, &e);
+	CHECKF(rep != NULL, "%s", e.msg);
+	if (rep) {
+		const cJSON *got = cJSON_GetObjectItem(rep, "checkpoints");
+		int i = 0;
+		for (const cJSON *c = cks->child; c; c = c->next, i++) {
+			const cJSON *g = cJSON_GetArrayItem(got, i);
+			CHECK_STREQ(cJSON_GetObjectItem(g, "path")->valuestring, paths[i]);
+			check_tree(g, c, c->string);
+		}
+		/* expected.json's keys are sorted: dense (file name), a (result.json), b (config) */
+		CHECK_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "arm_source")->valuestring,
+			    "file name");
+		CHECK_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 1), "arm_source")->valuestring,
+			    "result.json");
+		CHECK_STREQ(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 2), "arm_source")->valuestring,
+			    "config");
+		const cJSON *arms = cJSON_GetObjectItem(rep, "arms");
+		CHECK(cJSON_GetArraySize(arms) == 2);
+		check_tree(arms, cJSON_GetObjectItem(x, "arms"), "arms");
+		/* Deterministic bytes. */
+		char *s1 = json_print(rep, 1);
+		cJSON *rep2 = geom_audit(paths, n, &o, &e);
+		char *s2 = json_print(rep2, 1);
+		CHECK_STREQ(s1, s2);
+		/* The SVD method gives the same report to 1e-10. */
+		o.method = GEOM_SVD;
+		cJSON *rep3 = geom_audit(paths, n, &o, &e);
+		check_tree(cJSON_GetObjectItem(rep3, "arms"), cJSON_GetObjectItem(x, "arms"), "svd arms");
+		/* The human tables mention each arm and the Table 5a bands. */
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *fp = open_memstream(&buf, &blen);
+		geom_print(fp, rep);
+		fclose(fp);
+		CHECK(strstr(buf, "12_oe_joint (n=2)") && strstr(buf, "00_dense_native (n=1)"));
+		CHECK(strstr(buf, "[0, 3], [4, 11], [12, 15]") != NULL);
+		free(buf);
+		free(s1);
+		free(s2);
+		cJSON_Delete(rep2);
+		cJSON_Delete(rep3);
+		cJSON_Delete(rep);
+	}
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	cJSON_Delete(x);
+}
+
+/* 1 if a comma-separated token of skip occurs in name. */
+static int skipped(const char *skip, const char *name)
+{
+	char tok[96];
+	while (*skip) {
+		size_t n = strcspn(skip, ",");
+		snprintf(tok, sizeof tok, "%.*s", (int)n, skip);
+		if (n && strstr(name, tok))
+			return 1;
+		skip += n + (skip[n] == ',');
+	}
+	return 0;
+}
+
+/* A small random model through the writer, minus the tensors named in skip
+ * (a comma-separated list), with the first tensor named in `bad` made
+ * malformed (I32 or 3-D). Returns the path (caller frees). */
+static char *write_model(const char *dir, const char *skip, const char *bad_dtype, const char *bad_rank,
+			 const char *qtau_shape)
+{
+	static float buf[1 << 16];
+	struct rng r;
+	rng_seed(&r, 5);
+	for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i++)
+		buf[i] = (float)rng_normal(&r);
+	struct st_writer w;
+	st_writer_init(&w);
+	char name[96];
+	int64_t sq[2] = {16, 16}, fc[2] = {64, 16}, pr[2] = {16, 64}, emb[2] = {24, 16}, vec[1] = {2};
+	int64_t three[3] = {4, 4, 16};
+#define ADD(nm, nd, sh)                                                                    \
+	do {                                                                               \
+		if (!skipped(skip, nm)) {                                                  \
+			if (bad_dtype && !strcmp(bad_dtype, nm))                           \
+				st_writer_add(&w, nm, ST_I32, nd, sh, buf);                \
+			else if (bad_rank && !strcmp(bad_rank, nm))                        \
+				st_writer_add(&w, nm, ST_F32, 3, three, buf);              \
+			else                                                               \
+				st_writer_add(&w, nm, ST_F32, nd, sh, buf);                \
+		}                                                                          \
+	} while (0)
+	ADD("transformer.wte.weight", 2, emb);
+	ADD("lm_head.weight", 2, emb);
+	ADD("value_embeds.1.weight", 2, emb);
+	for (int l = 0; l < 2; l++) {
+		static const char *const k[4] = {"c_q", "c_k", "c_v", "c_proj"};
+		for (int i = 0; i < 4; i++) {
+			snprintf(name, sizeof name, "transformer.h.%d.attn.%s.weight", l, k[i]);
+			ADD(name, 2, sq);
+		}
+		snprintf(name, sizeof name, "transformer.h.%d.mlp.c_fc.weight", l);
+		ADD(name, 2, fc);
+		snprintf(name, sizeof name, "transformer.h.%d.mlp.c_proj.weight", l);
+		ADD(name, 2, pr);
+	}
+	ADD("resid_lambdas", 1, vec);
+	ADD("x0_lambdas", 1, vec);
+	ADD("oe.0.weight", 2, emb);
+	ADD("oe.2.weight", 2, emb);
+	if (qtau_shape) {
+		int64_t qs[3];
+		int nd = sscanf(qtau_shape, "%ld,%ld,%ld", &qs[0], &qs[1], &qs[2]);
+		st_writer_add(&w, "q_tau", ST_F32, nd, qs, buf);
+	}
+#undef ADD
+	char *p = path_join(dir, "m.safetensors");
+	struct err e;
+	if (st_write(&w, p, &e) < 0)
+		printf("  %s\n", e.msg);
+	st_writer_release(&w);
+	return p;
+}
+
+static void expect_refused(const char *path, const char *phrase1, const char *phrase2, int allow)
+{
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1, .allow_missing = allow};
+	struct err e;
+	err_clear(&e);
+	cJSON *j = geom_audit_file(path, &o, 0, 1, &e);
+	CHECKF(j == NULL, "accepted (%s)", phrase1);
+	cJSON_Delete(j);
+	CHECKF(strstr(e.msg, path) && strstr(e.msg, phrase1) && (!phrase2 || strstr(e.msg, phrase2)),
+	       "message: %s (want '%s', '%s')", e.msg, phrase1, phrase2 ? phrase2 : "");
+	CHECK(e.code == EXIT_USAGE);
+}
+
+TEST(missing_and_malformed_tensors)
+{
+	char dir[] = "/tmp/supkit-geom-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	/* oe.1 missing between oe.0 and oe.2 */
+	char *p = write_model(dir, "", NULL, NULL, NULL);
+	expect_refused(p, "'oe.1.weight'", "oe tables", 0);
+	free(p);
+	p = write_model(dir, "oe.,transformer.h.1.attn.c_k.weight", NULL, NULL, NULL);
+	expect_refused(p, "'transformer.h.1.attn.c_k.weight'", "square attention", 0);
+	/* --allow-missing: the table averages what is there */
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1, .allow_missing = 1};
+	struct err e;
+	cJSON *j = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(j != NULL, "%s", e.msg);
+	if (j) {
+		const cJSON *sq = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "table4"), "attn_square");
+		CHECK((int)cJSON_GetObjectItem(sq, "n")->valuedouble == 7);
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "q_tau")));
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "table4"), "oe_tables")));
+	}
+	cJSON_Delete(j);
+	free(p);
+	p = write_model(dir, "oe.,transformer.wte.weight", NULL, NULL, NULL);
+	expect_refused(p, "'transformer.wte.weight'", "Table 4 (wte)", 0);
+	free(p);
+	p = write_model(dir, "oe.,x0_lambdas", NULL, NULL, NULL);
+	expect_refused(p, "'x0_lambdas'", "Table 8b", 0);
+	free(p);
+	p = write_model(dir, "oe.,value_embeds", NULL, NULL, NULL);
+	expect_refused(p, "'value_embeds.1.weight'", "value_embeds", 0);
+	free(p);
+	p = write_model(dir, "oe.", "lm_head.weight", NULL, NULL);
+	expect_refused(p, "tensor 'lm_head.weight'", "not a float type", 1);
+	free(p);
+	p = write_model(dir, "oe.", NULL, "transformer.h.0.mlp.c_fc.weight", NULL);
+	expect_refused(p, "tensor 'transformer.h.0.mlp.c_fc.weight'", "2 dimensions", 1);
+	free(p);
+	/* q_tau: d = 16, H = 4 -> hd = 4: pair needs 2 planes; 3 fits neither */
+	p = write_model(dir, "oe.", NULL, NULL, "2,4,3");
+	expect_refused(p, "tensor 'q_tau'", "neither pair", 1);
+	free(p);
+	p = write_model(dir, "oe.", NULL, NULL, "3,4,2");
+	expect_refused(p, "tensor 'q_tau'", "3 layers", 1);
+	free(p);
+	p = write_model(dir, "oe.", NULL, NULL, "2,4,2");
+	j = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(j != NULL, "%s", e.msg);
+	if (j) {
+		const cJSON *q = cJSON_GetObjectItem(j, "q_tau");
+		CHECK_STREQ(cJSON_GetObjectItem(q, "layout")->valuestring, "pair");
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(q, "middle")));   /* L = 2: no middle layers */
+	}
+	cJSON_Delete(j);
+	unlink(p);
+	free(p);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	RUN(small_matrices_match_numpy);
+	RUN(big_matrices_match_numpy);
+	RUN(degenerate_matrices);
+	RUN(names_classified);
+	RUN(checkpoints_match_numpy);
+	RUN(missing_and_malformed_tensors);
+	return t_done();
+}
