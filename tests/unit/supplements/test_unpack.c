@@ -1,0 +1,270 @@
+/* test_unpack.c: supplements/zipdir.c, scan.c, verify.c and unpack.c on the
+ * committed fixtures: archives made by Info-ZIP zip and Python zipfile
+ * (tests/fixtures/supplements/make_fixtures.sh, make_hostile.py). */
+#include <dirent.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/fileio.h"
+#include "supplements/scan.h"
+#include "supplements/unpack.h"
+#include "supplements/verify.h"
+#include "supplements/zipdir.h"
+#include "t.h"
+
+static char *fix(const char *name)
+{
+	return xasprintf("%s/supplements/%s", t_fixtures(), name);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *b = NULL;
+	struct err e;
+	if (file_read_all(path, 0, &b, len, &e) < 0)
+		return NULL;
+	return b;
+}
+
+/* Entries of a folder other than "." and "..". */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+TEST(zipdir_reads_infozip_archive)
+{
+	char *p = fix("infozip.zip");
+	struct zipdir zd;
+	struct err e;
+	CHECKF(zipdir_read(p, 0, &zd, &e) == 0, "%s", e.msg);
+	CHECK(zd.n == 9);
+	size_t dirs = 0, files = 0;
+	for (size_t i = 0; i < zd.n; i++) {
+		dirs += zd.e[i].kind == ZK_DIR;
+		files += zd.e[i].kind == ZK_FILE;
+		CHECK(!zd.e[i].encrypted);
+	}
+	CHECK(dirs == 2 && files == 7);
+	CHECK_STREQ(zd.e[0].name, "manifest.json");
+	zipdir_release(&zd);
+	free(p);
+}
+
+TEST(scan_matches_python_manifest)
+{
+	/* tree.manifest.json was computed by Python (hashlib, struct for the
+	 * safetensors digest); our manifest of the same files must be the same bytes */
+	char *want_p = fix("tree.manifest.json"), *tree = fix("tree"), *zip = fix("infozip.zip");
+	size_t wl;
+	char *want = slurp(want_p, &wl);
+	CHECK(want != NULL);
+	const char *srcs[] = {tree, zip};
+	for (int k = 0; k < 2 && want; k++) {
+		struct scan s;
+		struct scan_opts o = {.safetensors_digest = 1, .quiet = 1};
+		struct err e;
+		CHECKF(scan_path(srcs[k], &o, &s, &e) == 0, "%s", e.msg);
+		CHECK(s.n_issues == 0);
+		size_t len;
+		char *got = manifest_print(&s.actual, &len);
+		CHECKF(len == wl && !memcmp(got, want, wl), "%s: manifest differs from Python's:\n%s", srcs[k], got);
+		if (k == 1) {
+			CHECK(s.is_zip && s.has_manifest);
+			CHECK(s.manifest_len == wl && !memcmp(s.manifest_data, want, wl));
+		}
+		free(got);
+		scan_release(&s);
+	}
+	free(want);
+	free(want_p);
+	free(tree);
+	free(zip);
+}
+
+TEST(verify_infozip_with_replay)
+{
+	char *zip = fix("infozip.zip");
+	struct verify_opts o = {.quiet = 1};
+	struct verify_report r;
+	struct err e;
+	CHECKF(verify_path(zip, &o, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.verified);
+	CHECK(r.cmp.n_ok == 6 && r.cmp.n == 6);
+	CHECK(r.replay == VR_DONE);
+	CHECK(r.rep.n_runs == 3 && r.rep.n_ok == 3);
+	CHECK_STREQ(r.baseline_path, "baseline.cfg");
+	verify_report_release(&r);
+	/* a baseline named explicitly that is not there is a failed check */
+	o.baseline = "nope.cfg";
+	CHECK(verify_path(zip, &o, &r, &e) == 0);
+	CHECK(!r.verified && r.replay == VR_MISSING);
+	verify_report_release(&r);
+	/* the wrong baseline: every run with a diff fails or mismatches */
+	o.baseline = "results/r1.json";
+	CHECK(verify_path(zip, &o, &r, &e) == 0);
+	CHECK(!r.verified && r.replay == VR_DONE && r.rep.n_ok < r.rep.n_runs);
+	verify_report_release(&r);
+	free(zip);
+}
+
+TEST(verify_without_manifest_is_a_failed_check)
+{
+	char *zip = fix("infozip-nomanifest.zip");
+	struct verify_opts o = {.quiet = 1};
+	struct verify_report r;
+	struct err e;
+	CHECK(verify_path(zip, &o, &r, &e) < 0);
+	CHECK(e.code == EXIT_CHECK);
+	CHECK(strstr(e.msg, "no manifest.json") != NULL);
+	verify_report_release(&r);
+	free(zip);
+}
+
+TEST(verify_flipped_byte)
+{
+	char *zip = fix("hostile/flipped.zip");
+	struct verify_opts o = {.quiet = 1};
+	struct verify_report r;
+	struct err e;
+	CHECKF(verify_path(zip, &o, &r, &e) == 0, "%s", e.msg);
+	CHECK(!r.verified);
+	CHECK(r.scan.n_issues == 1);
+	if (r.scan.n_issues)
+		CHECK_STREQ(r.scan.issues[0].path, "sub/b.txt");
+	verify_report_release(&r);
+	free(zip);
+}
+
+struct hostile {
+	const char *file, *entry, *why;
+};
+static const struct hostile hostile[] = {
+	{"zipslip.zip", "../evil.txt", "'..'"},
+	{"zipslip-deep.zip", "sub/../../evil.txt", "'..'"},
+	{"absolute.zip", "/tmp/supkit-evil.txt", "absolute"},
+	{"backslash.zip", "evil.txt", "backslash"},
+	{"symlink.zip", "link", "symlink"},
+	{"symlink-write.zip", "'d'", "symlink"},
+	{"device.zip", "dev", "special file"},
+	{"duplicate.zip", "a.txt", "duplicate"},
+	{"file-and-folder.zip", "a/b.txt", "not a folder"},
+	{"bomb.zip", "zeros.bin", "ratio"},
+	{"bomb-lying.zip", "zeros.bin", "declares"},
+	{"encrypted.zip", "secret.txt", "encrypted"},
+	{"flipped.zip", "sub/b.txt", "CRC"},
+	{"truncated.zip", "truncated.zip", "truncated"},
+	{"name-mismatch.zip", "safe.txt", "local header"},
+	{NULL, NULL, NULL},
+};
+
+TEST(unpack_refuses_hostile_archives)
+{
+	char base[] = "/tmp/supkit-unpack-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	char *out = path_join(base, "out");
+	struct unpack_limits l;
+	unpack_limits_default(&l);
+	l.quiet = 1;
+	for (int i = 0; hostile[i].file; i++) {
+		char *name = xasprintf("hostile/%s", hostile[i].file), *p = fix(name);
+		struct unpack_result r;
+		struct err e;
+		err_clear(&e);
+		int rc = unpack_zip(p, out, &l, &r, &e);
+		CHECKF(rc < 0, "%s accepted", hostile[i].file);
+		CHECKF(e.code == EXIT_USAGE, "%s: code %d", hostile[i].file, e.code);
+		CHECKF(strstr(e.msg, hostile[i].entry) && strstr(e.msg, hostile[i].why),
+		       "%s: message '%s' lacks '%s' or '%s'", hostile[i].file, e.msg, hostile[i].entry, hostile[i].why);
+		CHECKF(!strchr(e.msg, '\n'), "%s: message has a newline", hostile[i].file);
+		/* nothing written: no target, no temporary folder beside it */
+		CHECKF(count_entries(base) == 0, "%s left something in %s", hostile[i].file, base);
+		free(name);
+		free(p);
+	}
+	/* nothing escaped either */
+	struct stat st;
+	CHECK(lstat("/tmp/supkit-evil.txt", &st) != 0);
+	dir_remove_tree(base);
+	free(out);
+}
+
+TEST(unpack_good_archives_and_limits)
+{
+	char base[] = "/tmp/supkit-unpack-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	char *out = path_join(base, "out"), *zip = fix("hostile/python-ok.zip"), *info = fix("infozip.zip");
+	struct unpack_limits l;
+	unpack_limits_default(&l);
+	l.quiet = 1;
+	struct unpack_result r;
+	struct err e;
+	CHECKF(unpack_zip(zip, out, &l, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.files == 3 && r.bytes > 6 + 48); /* + manifest.json */
+	char *b = path_join(out, "sub/b.txt");
+	size_t len;
+	char *data = slurp(b, &len);
+	CHECK(data && len == 48 && !memcmp(data, "second file\n", 12));
+	free(data);
+	free(b);
+	/* the target exists and is not empty: refused */
+	CHECK(unpack_zip(zip, out, &l, &r, &e) < 0 && e.code == EXIT_USAGE);
+	dir_remove_tree(out);
+	/* an existing empty folder is fine; Info-ZIP's folder entries become folders */
+	CHECK(mkdir(out, 0777) == 0);
+	CHECKF(unpack_zip(info, out, &l, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.files == 7 && r.dirs == 2);
+	struct verify_opts vo = {.quiet = 1};
+	struct verify_report vr;
+	CHECKF(verify_path(out, &vo, &vr, &e) == 0, "%s", e.msg);
+	CHECK(vr.verified && vr.rep.n_ok == 3);
+	verify_report_release(&vr);
+	dir_remove_tree(out);
+	/* limits */
+	struct unpack_limits t = l;
+	t.max_entry = 10;
+	CHECK(unpack_zip(zip, out, &t, &r, &e) < 0 && strstr(e.msg, "--max-size"));
+	t = l;
+	t.max_total = 100;
+	CHECK(unpack_zip(zip, out, &t, &r, &e) < 0 && strstr(e.msg, "--max-total"));
+	t = l;
+	t.max_entries = 2;
+	CHECK(unpack_zip(zip, out, &t, &r, &e) < 0 && strstr(e.msg, "limit"));
+	CHECK(count_entries(base) == 0);
+	/* the bomb is only a ratio: lifting the limit lets it through */
+	char *bomb = fix("hostile/bomb.zip");
+	t = l;
+	t.max_ratio = 2000;
+	CHECKF(unpack_zip(bomb, out, &t, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.bytes == 16u << 20);
+	free(bomb);
+	dir_remove_tree(base);
+	free(out);
+	free(zip);
+	free(info);
+}
+
+int main(void)
+{
+	setlocale(LC_CTYPE, "C.UTF-8");
+	RUN(zipdir_reads_infozip_archive);
+	RUN(scan_matches_python_manifest);
+	RUN(verify_infozip_with_replay);
+	RUN(verify_without_manifest_is_a_failed_check);
+	RUN(verify_flipped_byte);
+	RUN(unpack_refuses_hostile_archives);
+	RUN(unpack_good_archives_and_limits);
+	return t_done();
+}
