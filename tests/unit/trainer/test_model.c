@@ -273,8 +273,153 @@ TEST(fd_arms_head)
 	fd_check(x);
 }
 
+/* ---- parity with the PyTorch reference (tests/fixtures/model) ---- */
+
+static void parity(const char *name)
+{
+	char path[512], bpath[512];
+	snprintf(path, sizeof path, "%s/model/%s.json", t_fixtures(), name);
+	snprintf(bpath, sizeof bpath, "%s/model/%s.bin", t_fixtures(), name);
+	struct err e = {0};
+	cJSON *j = json_read_file(path, 0, &e);
+	CHECKF(j != NULL, "%s", e.msg);
+	if (!j)
+		return;
+	char *bin = NULL;
+	size_t blen = 0;
+	CHECKF(file_read_all(bpath, 0, &bin, &blen, &e) == 0, "%s", e.msg);
+	const cJSON *kv = cJSON_GetObjectItem(j, "config");
+	const char *keys[40];
+	int nk = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, kv) if (nk < 39) keys[nk++] = it->valuestring;
+	keys[nk] = NULL;
+	int f64 = !strcmp(cJSON_GetObjectItem(j, "dtype")->valuestring, "fp64");
+	int B = cJSON_GetObjectItem(j, "B")->valueint, T = cJSON_GetObjectItem(j, "T")->valueint;
+	struct model *m = bin ? model_make(keys) : NULL;
+	CHECK(m != NULL);
+	if (!m) {
+		free(bin);
+		cJSON_Delete(j);
+		return;
+	}
+	fixture_fill(m, (uint64_t)cJSON_GetObjectItem(j, "fill_seed")->valuedouble);
+	int zero_proj = cJSON_IsTrue(cJSON_GetObjectItem(j, "zero_proj"));
+	struct param_table *t = model_params(m);
+	if (zero_proj) {
+		for (size_t i = 0; i < t->n; i++)
+			if (strstr(t->p[i].name, "c_proj.weight"))
+				memset(t->p[i].w, 0, t->p[i].numel * sizeof(float));
+		model_sync_from_f32(m);
+	}
+	int32_t *in = xmalloc((size_t)B * T * sizeof *in), *tg = xmalloc((size_t)B * T * sizeof *tg);
+	int n = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "inputs")) in[n++] = it->valueint;
+	n = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "targets")) tg[n++] = it->valueint;
+	double loss, want = cJSON_GetObjectItem(j, "loss")->valuedouble;
+	double tol = f64 ? 1e-10 : 1e-5;
+	model_zero_grad(m);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+	CHECKF(fabs(loss - want) <= tol * fabs(want), "loss %.17g, torch %.17g", loss, want);
+	const cJSON *gi = cJSON_GetObjectItem(j, "grads");
+	CHECKF((size_t)cJSON_GetArraySize(gi) == t->n, "%d gradients in the fixture, %zu parameters",
+	       cJSON_GetArraySize(gi), t->n);
+	/* the model's largest gradient (reference) */
+	double gall = 0;
+	for (size_t k = 0; bin && k < blen / (f64 ? 8 : 4); k++) {
+		double ref;
+		if (f64) {
+			memcpy(&ref, bin + 8 * k, 8);
+		} else {
+			float f;
+			memcpy(&f, bin + 4 * k, 4);
+			ref = f;
+		}
+		if (fabs(ref) > gall)
+			gall = fabs(ref);
+	}
+	double worst = 0;
+	const char *wn = "";
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		const cJSON *g = cJSON_GetObjectItem(gi, p->name);
+		CHECKF(g != NULL, "%s missing from the fixture", p->name);
+		if (!g)
+			continue;
+		size_t off = (size_t)cJSON_GetObjectItem(g, "offset")->valuedouble;
+		size_t cnt = (size_t)cJSON_GetObjectItem(g, "numel")->valuedouble;
+		CHECKF(cnt == p->numel && (off + cnt) * (f64 ? 8 : 4) <= blen, "%s: numel %zu vs %zu",
+		       p->name, cnt, p->numel);
+		if (cnt != p->numel || (off + cnt) * (f64 ? 8 : 4) > blen)
+			continue;
+		double gmax = 0, dmax = 0;
+		for (size_t k = 0; k < cnt; k++) {
+			double ref;
+			if (f64) {
+				memcpy(&ref, bin + 8 * (off + k), 8);
+			} else {
+				float f;
+				memcpy(&f, bin + 4 * (off + k), 4);
+				ref = f;
+			}
+			double d = fabs(grad_at(p, k) - ref);
+			if (fabs(ref) > gmax)
+				gmax = fabs(ref);
+			if (d > dmax)
+				dmax = d;
+		}
+		/* relative to the tensor's largest gradient; exact zeros stay exact.
+		 * The per-layer scalars (1-D) are sums of cancelling terms, and at
+		 * the benchmark init (c_proj = 0) their true value is of the order
+		 * of the rounding of those terms (SPEC 8: zero at eps = 0): they
+		 * are measured against the model's largest gradient instead. */
+		double scale = p->ndim == 1 && gall > gmax ? gall : gmax;
+		double rel = scale > 0 ? dmax / scale : dmax;
+		if (rel > worst)
+			worst = rel, wn = p->name;
+		CHECKF(scale > 0 ? rel <= tol : dmax == 0, "%s: max |diff| %.3g, max |grad| %.3g",
+		       p->name, dmax, gmax);
+		if (zero_proj && (strstr(p->name, "attn.c_q") || strstr(p->name, "attn.c_k") ||
+				  strstr(p->name, "attn.c_v") || strstr(p->name, "ve_gate") ||
+				  strstr(p->name, "value_embeds") || strstr(p->name, "mlp.c_fc")))
+			CHECKF(gmax == 0 && dmax == 0, "%s: gradient not exactly 0 with c_proj = 0", p->name);
+	}
+	printf("  %s: loss %.10f, worst relative gradient error %.3g (%s)\n", name, loss, worst, wn);
+	free(in);
+	free(tg);
+	free(bin);
+	cJSON_Delete(j);
+	model_free(m);
+}
+
+TEST(parity_base_dense_f32) { parity("base_dense_f32"); }
+TEST(parity_base_dense_f64) { parity("base_dense_f64"); }
+TEST(parity_base_bench_f32) { parity("base_bench_f32"); }
+TEST(parity_base_bench_f64) { parity("base_bench_f64"); }
+TEST(parity_oe_f32) { parity("oe_f32"); }
+TEST(parity_qk_pair_f32) { parity("qk_pair_f32"); }
+TEST(parity_qk_untied_f32) { parity("qk_untied_f32"); }
+TEST(parity_qk_head_f32) { parity("qk_head_f32"); }
+TEST(parity_qk_pair_masked_f32) { parity("qk_pair_masked_f32"); }
+TEST(parity_route_separate_f32) { parity("route_separate_f32"); }
+TEST(parity_route_shared_oe_f32) { parity("route_shared_oe_f32"); }
+TEST(parity_all_arms_f64) { parity("all_arms_f64"); }
+
 int main(void)
 {
+	RUN(parity_base_dense_f32);
+	RUN(parity_base_dense_f64);
+	RUN(parity_base_bench_f32);
+	RUN(parity_base_bench_f64);
+	RUN(parity_oe_f32);
+	RUN(parity_qk_pair_f32);
+	RUN(parity_qk_untied_f32);
+	RUN(parity_qk_head_f32);
+	RUN(parity_qk_pair_masked_f32);
+	RUN(parity_route_separate_f32);
+	RUN(parity_route_shared_oe_f32);
+	RUN(parity_all_arms_f64);
 	RUN(param_counts);
 	RUN(fd_baseline);
 	RUN(fd_arms_oe_pair_separate);
