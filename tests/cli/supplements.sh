@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# supplements.sh: supkit pack, verify and unpack end to end: reproducible
+# archives accepted by Info-ZIP unzip and Python's zipfile; archives made by
+# Info-ZIP zip verified and unpacked; manifest mismatches listed; hostile
+# archives (tests/fixtures/supplements/make_hostile.py) refused with one line
+# naming the entry, nothing written.
+source "$(dirname "$0")/lib.sh"
+S=$FIX/supplements
+have() { command -v "$1" >/dev/null 2>&1; }
+
+for t in pack verify unpack; do
+	run supkit-$t --help
+	expect_rc 0 "$t --help exits 0"
+	expect_out_contains "usage: supkit $t" "$t --help prints usage"
+done
+run supkit-pack
+expect_rc 2 "pack without arguments exits 2"
+run supkit-pack "$S/tree" -o "$TMP/x.zip" --bogus
+expect_rc 2 "pack with an unknown option exits 2"
+expect_no_file "$TMP/x.zip" "unknown option writes nothing"
+
+# --- pack: output, reproducibility --------------------------------------------
+run supkit pack "$S/tree" -o "$TMP/a.zip"
+expect_rc 0 "pack the fixture tree"
+expect_out_contains "7 entries, " "pack prints the entry count"
+if grep -qE '^7 entries, [0-9.]+ (B|KB) uncompressed, [0-9.]+ (B|KB) compressed$' <<<"$(head -n1 <<<"$out")"; then
+	ok "pack summary line format"
+else bad "pack summary line format" "$out"; fi
+run supkit-pack --json -o "$TMP/j.zip" "$S/tree"
+expect_rc 0 "pack --json"
+expect_out_contains '"entries": 7' "pack --json has entries"
+expect_same_file "$TMP/a.zip" "$TMP/j.zip" "options before or after DIR give the same zip"
+
+cp -r "$S/tree" "$TMP/t2"
+find "$TMP/t2" -type f -exec touch -d '2011-11-11 11:11' {} +
+chmod 600 "$TMP/t2/README.txt"
+(umask 077 && TZ=Pacific/Kiritimati supkit-pack -q "$TMP/t2" -o "$TMP/b.zip" >/dev/null)
+expect_same_file "$TMP/a.zip" "$TMP/b.zip" "other mtimes, modes, umask and zone: identical bytes"
+# other creation order: copy the files in reverse order into a fresh tree
+mkdir "$TMP/t3"
+(cd "$S/tree" && find . -type f | sort -r | while read -r f; do mkdir -p "$TMP/t3/$(dirname "$f")"; cp "$f" "$TMP/t3/$f"; done)
+supkit-pack -q "$TMP/t3" -o "$TMP/c.zip" >/dev/null
+expect_same_file "$TMP/a.zip" "$TMP/c.zip" "other creation order: identical bytes"
+SOURCE_DATE_EPOCH=1700000000 supkit-pack -q "$S/tree" -o "$TMP/d.zip" >/dev/null
+if ! cmp -s "$TMP/a.zip" "$TMP/d.zip"; then ok "SOURCE_DATE_EPOCH changes the timestamps"
+else bad "SOURCE_DATE_EPOCH changes the timestamps"; fi
+run env SOURCE_DATE_EPOCH=yesterday supkit-pack "$S/tree" -o "$TMP/e.zip"
+expect_rc 2 "invalid SOURCE_DATE_EPOCH exits 2"
+expect_no_file "$TMP/e.zip" "invalid SOURCE_DATE_EPOCH writes nothing"
+
+# --- interoperability ---------------------------------------------------------
+if have unzip; then
+	run unzip -t "$TMP/a.zip"
+	expect_rc 0 "unzip -t accepts our archive"
+	expect_out_contains "No errors detected" "unzip -t finds no errors"
+	run unzip -Z1 "$TMP/a.zip"
+	if [[ "$(head -n1 <<<"$out")" == manifest.json ]]; then ok "manifest.json is the first entry"
+	else bad "manifest.json is the first entry" "$out"; fi
+	mkdir "$TMP/uz" && (cd "$TMP/uz" && unzip -q "$TMP/a.zip")
+	if cmp -s "$TMP/uz/manifest.json" "$S/tree.manifest.json" && diff -r -x manifest.json "$TMP/uz" "$S/tree" >/dev/null; then
+		ok "unzip extracts the same files, and Python's manifest"
+	else bad "unzip extracts the same files, and Python's manifest"; fi
+else skip "unzip interoperability" "unzip not installed"; fi
+if have python3; then
+	run python3 -c '
+import sys, zipfile, hashlib, json
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+names = z.namelist()
+assert names[0] == "manifest.json", names
+m = json.loads(z.read("manifest.json"))
+for e in m["entries"]:
+    b = z.read(e["path"])
+    assert len(b) == e["size"] and hashlib.sha256(b).hexdigest() == e["sha256"], e["path"]
+assert sorted(e["path"] for e in m["entries"]) == sorted(names[1:])
+print("python ok", len(names))' "$TMP/a.zip"
+	expect_rc 0 "Python zipfile reads our archive and agrees with the manifest"
+else skip "Python zipfile interoperability" "python3 not installed"; fi
+
+# --- verify ---------------------------------------------------------------------
+run supkit verify "$TMP/a.zip"
+expect_rc 0 "verify our archive"
+expect_out_contains "verified: " "verify prints the verdict"
+expect_out_contains "3 of 3 runs replayed ok" "verify replays the diffs file"
+run supkit-verify "$S/infozip.zip"
+expect_rc 0 "verify an archive made by Info-ZIP zip"
+expect_out_contains "3 of 3 runs replayed ok" "replay from an Info-ZIP archive"
+run supkit-verify "$S/hostile/python-ok.zip"
+expect_rc 0 "verify an archive made by Python zipfile"
+run supkit-verify --json "$S/infozip.zip"
+j1=$out
+run supkit-verify --json "$S/infozip.zip"
+if [[ "$out" == "$j1" ]] && grep -q '"verified": true' <<<"$out"; then ok "verify --json deterministic"
+else bad "verify --json deterministic"; fi
+run supkit-verify "$S/infozip-nomanifest.zip"
+expect_rc 1 "verify without a manifest exits 1"
+expect_one_line_err "no manifest: one line"
+run supkit-verify --no-manifest "$S/infozip-nomanifest.zip"
+expect_rc 0 "--no-manifest lists and hashes"
+printf '%s\n' "$out" >"$TMP/nm.json"
+expect_same_file "$TMP/nm.json" "$S/tree.manifest.json" "--no-manifest prints the manifest pack writes (Python's)"
+run supkit-verify --no-manifest -o "$TMP/nm2.json" "$S/infozip-nomanifest.zip"
+expect_same_file "$TMP/nm2.json" "$S/tree.manifest.json" "--no-manifest -o writes it"
+run supkit-verify "$S/hostile/flipped.zip"
+expect_rc 1 "a flipped byte fails verify"
+expect_out_contains "CRC" "the flipped member is named with its CRC error"
+
+# --- manifest mismatches (folder and Info-ZIP re-zipped) ------------------------
+mismatch() { # name, edit command (in the folder), expected status word
+	local d="$TMP/mm-$1"
+	rm -rf "$d"
+	supkit-unpack -q "$TMP/a.zip" -C "$d" >/dev/null
+	(cd "$d" && eval "$2")
+	run supkit-verify --no-replay "$d"
+	expect_rc 1 "$1: folder verify exits 1"
+	expect_out_contains "$3" "$1: folder verify lists '$3'"
+	if have zip; then
+		rm -f "$d.zip"
+		(cd "$d" && zip -q -r "$d.zip" .)
+		run supkit-verify --no-replay "$d.zip"
+		expect_rc 1 "$1: zip verify exits 1"
+		expect_out_contains "$3" "$1: zip verify lists '$3'"
+	fi
+}
+mismatch missing "rm results/r1.json" "missing            42  results/r1.json"
+mismatch extra "echo new > extra.txt" "extra               4  extra.txt"
+mismatch size "echo more >> README.txt" "(size 69 in the manifest)"
+mismatch content "sed -i 's/depth = 6/depth = 7/' baseline.cfg" "(SHA-256 differs from the manifest)"
+
+# replay failure with an honest manifest: a run's recorded SHA-256 is wrong
+cp -r "$S/tree" "$TMP/rf"
+sed -i '0,/"sha256": "/s//"sha256": "00/' "$TMP/rf/diffs.json"
+sed -i 's/"sha256": "00\(.\{62\}\)../"sha256": "00\1/' "$TMP/rf/diffs.json"
+supkit-pack -q "$TMP/rf" -o "$TMP/rf.zip" >/dev/null
+run supkit-verify "$TMP/rf.zip"
+expect_rc 1 "a run that does not replay to its SHA-256 fails verify"
+expect_out_contains "mismatch" "the run is listed as a mismatch"
+run supkit-verify --no-replay "$TMP/rf.zip"
+expect_rc 0 "--no-replay checks the manifest only"
+
+# --- pack refusals ----------------------------------------------------------------
+cp -r "$S/tree" "$TMP/bad"
+ln -s README.txt "$TMP/bad/link"
+run supkit-pack "$TMP/bad" -o "$TMP/bad.zip"
+expect_rc 2 "symlink inside DIR exits 2"
+expect_one_line_err "symlink: one line"
+expect_err_contains "'link'" "symlink: names the entry"
+expect_no_file "$TMP/bad.zip" "symlink: nothing written"
+rm "$TMP/bad/link"
+mkfifo "$TMP/bad/fifo"
+run supkit-pack "$TMP/bad" -o "$TMP/bad.zip"
+expect_rc 2 "special file inside DIR exits 2"
+expect_no_file "$TMP/bad.zip" "special file: nothing written"
+rm "$TMP/bad/fifo"
+touch "$TMP/bad/$(printf 'x\377.txt')"
+run supkit-pack "$TMP/bad" -o "$TMP/bad.zip"
+expect_rc 2 "a path that is not UTF-8 exits 2"
+expect_err_contains "UTF-8" "non-UTF-8: says why"
+rm "$TMP/bad/$(printf 'x\377.txt')"
+run supkit-pack "$TMP/bad" -o "$TMP/bad/sub.zip"
+expect_rc 2 "output inside DIR exits 2"
+expect_one_line_err "output inside DIR: one line"
+expect_no_file "$TMP/bad/sub.zip" "output inside DIR: nothing written"
+
+# --- unpack ---------------------------------------------------------------------------
+run supkit-unpack "$S/infozip.zip" -C "$TMP/ui"
+expect_rc 0 "unpack an Info-ZIP archive"
+run supkit-verify "$TMP/ui"
+expect_rc 0 "the unpacked Info-ZIP archive verifies as a folder"
+run supkit-unpack "$S/infozip.zip" -C "$TMP/ui"
+expect_rc 2 "unpack into a non-empty folder exits 2"
+mkdir "$TMP/hz"
+for f in "$S"/hostile/*.zip; do
+	n=$(basename "$f" .zip)
+	[[ $n == python-ok ]] && continue
+	run supkit-unpack "$f" -C "$TMP/hz/out"
+	expect_rc 2 "hostile $n: unpack exits 2"
+	expect_one_line_err "hostile $n: one line"
+	if grep -qE "entry '[^']+'|truncated" <<<"$errout"; then ok "hostile $n: names the entry"
+	else bad "hostile $n: names the entry"; fi
+	if [[ -z "$(ls -A "$TMP/hz")" ]]; then ok "hostile $n: nothing written"
+	else bad "hostile $n: nothing written" "$(ls -A "$TMP/hz")"; rm -rf "$TMP/hz"/*; fi
+done
+run supkit-unpack --max-ratio 2000 "$S/hostile/bomb.zip" -C "$TMP/bomb"
+expect_rc 0 "--max-ratio lifts the ratio limit"
+run supkit-unpack --max-size 10 "$S/hostile/python-ok.zip" -C "$TMP/lim"
+expect_rc 2 "--max-size refuses a larger entry"
+expect_err_contains "--max-size" "--max-size named in the reason"
+run supkit-unpack --max-size ten "$S/hostile/python-ok.zip" -C "$TMP/lim"
+expect_rc 2 "--max-size with a bad number exits 2"
+finish
