@@ -97,10 +97,6 @@ int audit_stats_main(int argc, char **argv)
 		goto fail;
 	}
 	stats_cells_build(&rec, &cells);
-	if (rec.n_ignored)
-		fprintf(stderr, "%s: %zu run%s matched no naming rule and %s ignored (first: '%s')\n",
-			err_prog, rec.n_ignored, rec.n_ignored == 1 ? "" : "s",
-			rec.n_ignored == 1 ? "was" : "were", rec.ignored[0]);
 
 	if (a.check) {
 		struct stats_check_counts counts = {0};
@@ -154,6 +150,10 @@ int audit_stats_main(int argc, char **argv)
 			fclose(m);
 		}
 	}
+	if (rec.n_ignored)
+		fprintf(stderr, "%s: %zu run%s matched no naming rule and %s ignored (first: '%s')\n",
+			err_prog, rec.n_ignored, rec.n_ignored == 1 ? "" : "s",
+			rec.n_ignored == 1 ? "was" : "were", rec.ignored[0]);
 	if (emit(a.output, text, len, &e) < 0)
 		goto fail;
 	goto out;
