@@ -203,6 +203,11 @@ static inline double lerp(double a, double b, double w)
 	return w < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w);
 }
 
+static inline float lerp_f32(float a, float b, float w)
+{
+	return w < 0.5f ? a + w * (b - a) : b - (b - a) * (1.0f - w);
+}
+
 /* ---- AdamW ---- */
 
 static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
@@ -244,7 +249,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double step_size = rnd(lr / bias1, sr);
 	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
 	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
-	double *U = whiten ? xmalloc(n * sizeof *U) : NULL;
+	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? xmalloc(n * sizeof *U) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		double m = lerp(st->m[i], g[i], w1);
 		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
@@ -297,8 +302,13 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double mu = rnd(s->momentum, r);
 	double w1 = rnd(1 - mu, r);
 	for (size_t i = 0; i < N; i++) {
-		st->buf[i] = rnd(lerp(st->buf[i], G[i], w1), r);
-		G[i] = rnd(lerp(G[i], st->buf[i], mu), r);
+		if (f64) {
+			st->buf[i] = lerp(st->buf[i], G[i], w1);
+			G[i] = lerp(G[i], st->buf[i], mu);
+		} else {   /* in fp32 arithmetic, as PyTorch's fp32 lerp kernel */
+			st->buf[i] = lerp_f32((float)st->buf[i], (float)G[i], (float)w1);
+			G[i] = lerp_f32((float)G[i], (float)st->buf[i], (float)mu);
+		}
 	}
 	/* pre-polar equilibration on the fp32 momentum */
 	if (o->c.muoneq != MUONEQ_OFF) {
