@@ -626,6 +626,19 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 			found = 1;
 		}
 	}
+	/* a total printed as the sum of its rounded components */
+	if (!found && (!strcmp(path, "memory_mib.total") || !strcmp(path, "flops.extra_gflops_step_total"))) {
+		const cJSON *sec = json_path(k->ours[0], path[0] == 'm' ? "memory_mib" : "flops.extra_gflops_step");
+		double sum = 0, scale = pow(10.0, dec);
+		for (const cJSON *c = sec ? sec->child : NULL; c; c = c->next)
+			if (strcmp(c->string, "total"))
+				sum += round(c->valuedouble * scale) / scale;
+		if (agrees(sum, pv, dec)) {
+			sb_printf(&k->out, "; the published total is the sum of its components rounded to %d decimals (%.*f)",
+				  dec, dec, sum);
+			found = 1;
+		}
+	}
 	/* Table-Neumann counts every row unless told the visited rows: say
 	 * how many visited rows the published figure implies */
 	if (!found && k->table_neumann && k->opts->tabneu_rows == 0 &&
@@ -739,8 +752,12 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		struct check_ctx k = {0};
 		struct compute_report reps[4];
 		k.name = name;
-		char label[128];
-		snprintf(label, sizeof label, "d%d %s", c.depth, arm);
+		char label[256];
+		const cJSON *note = cJSON_GetObjectItemCaseSensitive(a, "note");
+		if (cJSON_IsString(note))
+			snprintf(label, sizeof label, "d%d %s (%s)", c.depth, arm, note->valuestring);
+		else
+			snprintf(label, sizeof label, "d%d %s", c.depth, arm);
 		k.label = label;
 		k.cfg = &c;
 		k.opts = o;
