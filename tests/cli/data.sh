@@ -75,7 +75,7 @@ expect_out_contains '"documents": 9' "stats counts the kept documents"
 expect_out_contains '"bytes_per_token"' "stats reports bytes per token"
 run supkit data tokenize --quiet --ranks "$R" -o "$TMP/sh" "$TMP/a.jsonl"
 expect_rc 2 "existing output refused"
-run supkit data tokenize --quiet --force --skip-invalid --val-every 0 --delim x --ranks "$R" -o "$TMP/sh" "$TMP/c.txt"
+run supkit data tokenize --quiet --force --skip-invalid --val-every 0 --delim $'\n%%\n' --ranks "$R" -o "$TMP/sh" "$TMP/c.txt"
 expect_rc 0 "--force replaces"
 [[ ! -e "$TMP/sh/val_0000.bin" ]] && ok "--val-every 0: no validation shard" || bad "--val-every 0: no validation shard"
 
