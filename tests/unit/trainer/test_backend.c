@@ -1,0 +1,524 @@
+/* test_backend.c: every op of the CPU backend (trainer/backend.h) against a
+ * naive loop written here in double, in both fp64 (tolerance 1e-12) and
+ * fp32 (per-op tolerance, relative to the result's largest magnitude). The
+ * CUDA backend is to be checked against these same cases.
+ *
+ * Attention runs with T = 150 (three row blocks of 64) and windows 0, 40
+ * and T, so the block and window edges are crossed. Backward ops are
+ * checked against hand-derived naive gradients and, for the loss, against
+ * central differences.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "lib/bf16.h"
+#include "lib/rng.h"
+#include "trainer/backend.h"
+
+static const struct backend_ops *bk;
+static struct rng R;
+
+/* ---- helpers: double master arrays <-> run-dtype tensors ---- */
+
+static double *rnd(size_t n, double a)
+{
+	double *p = malloc(n * sizeof *p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = a * (2 * rng_uniform(&R) - 1);
+	return p;
+}
+
+/* A tensor of dtype dt holding src (or zeros), shape (d0,d1,d2,d3) with
+ * trailing 0 dims omitted. */
+static struct tensor mk(enum tdtype dt, const double *src, int64_t d0, int64_t d1, int64_t d2,
+			int64_t d3)
+{
+	struct tensor t = { NULL, dt, 0, { 1, 1, 1, 1 } };
+	int64_t d[4] = { d0, d1, d2, d3 };
+	for (int i = 0; i < 4 && d[i]; i++)
+		t.shape[t.ndim++] = d[i];
+	int64_t n = tensor_numel(&t);
+	t.data = calloc((size_t)n, tdtype_size(dt));
+	for (int64_t i = 0; src && i < n; i++) {
+		if (dt == TD_F64)
+			((double *)t.data)[i] = src[i];
+		else
+			((float *)t.data)[i] = (float)src[i];
+	}
+	return t;
+}
+
+static double at(const struct tensor *t, int64_t i)
+{
+	return t->dtype == TD_F64 ? ((double *)t->data)[i] : ((float *)t->data)[i];
+}
+
+/* max |t - want| / max(max |want|, 1e-3): inputs are O(1), and a result
+ * that is zero in exact arithmetic (attention with window 0 has dq = dk = 0)
+ * is compared absolutely. */
+static double relerr(const struct tensor *t, const double *want, int64_t n)
+{
+	double dm = 0, wm = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double d = fabs(at(t, i) - want[i]);
+		if (d > dm || d != d)
+			dm = d != d ? INFINITY : d;
+		if (fabs(want[i]) > wm)
+			wm = fabs(want[i]);
+	}
+	return dm / (wm > 1e-3 ? wm : 1e-3);
+}
+
+static double tol_of(enum tdtype dt, double f32)
+{
+	return dt == TD_F64 ? 1e-12 : f32;
+}
+
+#define NDT 2
+static const enum tdtype DTS[NDT] = { TD_F64, TD_F32 };
+static const char *const DTN[NDT] = { "fp64", "fp32" };
+
+/* ---- matmul ---- */
+
+TEST(matmul_all_transposes)
+{
+	int M = 37, N = 29, K = 45;
+	double *A = rnd((size_t)M * K, 1), *Bm = rnd((size_t)K * N, 1), *C0 = rnd((size_t)M * N, 1);
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++)
+			for (int di = 0; di < NDT; di++) {
+				enum tdtype dt = DTS[di];
+				/* a stored (M,K) or (K,M); b stored (K,N) or (N,K) */
+				double *As = malloc((size_t)M * K * sizeof(double));
+				double *Bs = malloc((size_t)K * N * sizeof(double));
+				for (int i = 0; i < M; i++)
+					for (int k = 0; k < K; k++)
+						As[ta ? k * M + i : i * K + k] = A[i * K + k];
+				for (int k = 0; k < K; k++)
+					for (int j = 0; j < N; j++)
+						Bs[tb ? j * K + k : k * N + j] = Bm[k * N + j];
+				struct tensor a = ta ? mk(dt, As, K, M, 0, 0) : mk(dt, As, M, K, 0, 0);
+				struct tensor b = tb ? mk(dt, Bs, N, K, 0, 0) : mk(dt, Bs, K, N, 0, 0);
+				struct tensor c = mk(dt, C0, M, N, 0, 0);
+				bk->matmul(&c, &a, &b, ta, tb, 0.5, 2.0);
+				double *want = malloc((size_t)M * N * sizeof(double));
+				for (int i = 0; i < M; i++)
+					for (int j = 0; j < N; j++) {
+						double s = 0;
+						for (int k = 0; k < K; k++)
+							s += A[i * K + k] * Bm[k * N + j];
+						want[i * N + j] = 0.5 * s + 2.0 * C0[i * N + j];
+					}
+				double e = relerr(&c, want, (int64_t)M * N);
+				CHECKF(e < tol_of(dt, 1e-6), "ta %d tb %d %s: %.3g", ta, tb, DTN[di], e);
+				free(As), free(Bs), free(a.data), free(b.data), free(c.data), free(want);
+			}
+	free(A), free(Bm), free(C0);
+}
+
+/* ---- rmsnorm ---- */
+
+TEST(rmsnorm_fwd_bwd)
+{
+	int N = 13, C = 48;
+	double eps = 1e-6;
+	double *x = rnd((size_t)N * C, 2), *dy = rnd((size_t)N * C, 1), *d0 = rnd((size_t)N * C, 1);
+	double *y = malloc((size_t)N * C * sizeof(double)), *r = malloc(N * sizeof(double));
+	double *dx = malloc((size_t)N * C * sizeof(double));
+	for (int n = 0; n < N; n++) {
+		double ss = 0, sd = 0;
+		for (int c = 0; c < C; c++)
+			ss += x[n * C + c] * x[n * C + c];
+		r[n] = 1 / sqrt(ss / C + eps);
+		for (int c = 0; c < C; c++) {
+			y[n * C + c] = x[n * C + c] * r[n];
+			sd += dy[n * C + c] * x[n * C + c];
+		}
+		/* d/dx of x r(x): r dy - x r^3 (x.dy) / C */
+		for (int c = 0; c < C; c++)
+			dx[n * C + c] = d0[n * C + c] + r[n] * dy[n * C + c] -
+					x[n * C + c] * r[n] * r[n] * r[n] * sd / C;
+	}
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		struct tensor tx = mk(dt, x, N, C, 0, 0), ty = mk(dt, NULL, N, C, 0, 0);
+		struct tensor tr = mk(dt, NULL, N, 0, 0, 0), tdy = mk(dt, dy, N, C, 0, 0);
+		struct tensor tdx = mk(dt, d0, N, C, 0, 0);
+		bk->rmsnorm_fwd(&ty, &tr, &tx, eps);
+		CHECKF(relerr(&ty, y, N * C) < tol_of(dt, 1e-6), "%s fwd", DTN[di]);
+		CHECKF(relerr(&tr, r, N) < tol_of(dt, 1e-6), "%s rstd", DTN[di]);
+		bk->rmsnorm_bwd(&tdx, &tdy, &ty, &tr, 1);
+		CHECKF(relerr(&tdx, dx, N * C) < tol_of(dt, 1e-5), "%s bwd", DTN[di]);
+		/* in place forward */
+		bk->rmsnorm_fwd(&tx, &tr, &tx, eps);
+		CHECKF(relerr(&tx, y, N * C) < tol_of(dt, 1e-6), "%s fwd in place", DTN[di]);
+		free(tx.data), free(ty.data), free(tr.data), free(tdy.data), free(tdx.data);
+	}
+	free(x), free(dy), free(d0), free(y), free(r), free(dx);
+}
+
+TEST(rmsnorm_ref_fwd_bwd)
+{
+	int N = 9, C = 32;
+	double eps = 1e-6;
+	double *x = rnd((size_t)N * C, 1), *s = rnd((size_t)N * C, 1), *dy = rnd((size_t)N * C, 1);
+	double *y = malloc((size_t)N * C * sizeof(double)), *r = malloc(N * sizeof(double));
+	double *dx = malloc((size_t)N * C * sizeof(double)), *ds = malloc((size_t)N * C * sizeof(double));
+	for (int n = 0; n < N; n++) {
+		double ss = 0, t = 0;
+		for (int c = 0; c < C; c++)
+			ss += s[n * C + c] * s[n * C + c], t += dy[n * C + c] * x[n * C + c];
+		r[n] = 1 / sqrt(ss / C + eps);
+		for (int c = 0; c < C; c++) {
+			y[n * C + c] = x[n * C + c] * r[n];
+			dx[n * C + c] = r[n] * dy[n * C + c];
+			ds[n * C + c] = -r[n] * r[n] * r[n] * t / C * s[n * C + c];
+		}
+	}
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		struct tensor tx = mk(dt, x, N, C, 0, 0), ts = mk(dt, s, N, C, 0, 0);
+		struct tensor ty = mk(dt, NULL, N, C, 0, 0), tr = mk(dt, NULL, N, 0, 0, 0);
+		struct tensor tdy = mk(dt, dy, N, C, 0, 0), tdx = mk(dt, NULL, N, C, 0, 0);
+		struct tensor tds = mk(dt, NULL, N, C, 0, 0);
+		bk->rmsnorm_ref_fwd(&ty, &tr, &tx, &ts, eps);
+		CHECKF(relerr(&ty, y, N * C) < tol_of(dt, 1e-6), "%s fwd", DTN[di]);
+		bk->rmsnorm_ref_bwd(&tdx, &tds, &tdy, &tx, &ts, &tr, 0);
+		CHECKF(relerr(&tdx, dx, N * C) < tol_of(dt, 1e-6), "%s dx", DTN[di]);
+		CHECKF(relerr(&tds, ds, N * C) < tol_of(dt, 1e-5), "%s ds", DTN[di]);
+		free(tx.data), free(ts.data), free(ty.data), free(tr.data), free(tdy.data);
+		free(tdx.data), free(tds.data);
+	}
+	free(x), free(s), free(dy), free(y), free(r), free(dx), free(ds);
+}
+
+/* ---- rope ---- */
+
+TEST(rope_fwd_bwd)
+{
+	int Bn = 2, T = 7, H = 3, D = 8, h2 = D / 2, T0 = 10;
+	size_t n = (size_t)Bn * T * H * D;
+	double *x = rnd(n, 1), *cs = malloc((size_t)T0 * h2 * sizeof(double));
+	double *sn = malloc((size_t)T0 * h2 * sizeof(double)), *y = malloc(n * sizeof(double));
+	for (int t = 0; t < T0; t++)
+		for (int c = 0; c < h2; c++) {
+			double f = t * pow(10000.0, -2.0 * c / D);
+			cs[t * h2 + c] = cos(f), sn[t * h2 + c] = sin(f);
+		}
+	for (int b = 0; b < Bn; b++)
+		for (int t = 0; t < T; t++)
+			for (int h = 0; h < H; h++)
+				for (int c = 0; c < h2; c++) {
+					size_t o = (((size_t)b * T + t) * H + h) * D;
+					double x1 = x[o + c], x2 = x[o + c + h2];
+					double co = cs[t * h2 + c], si = sn[t * h2 + c];
+					y[o + c] = x1 * co + x2 * si;
+					y[o + c + h2] = -x1 * si + x2 * co;
+				}
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		struct tensor tx = mk(dt, x, (int64_t)Bn * T, H, D, 0);
+		struct tensor tc = mk(dt, cs, T0, h2, 0, 0), ts = mk(dt, sn, T0, h2, 0, 0);
+		bk->rope_fwd(&tx, &tc, &ts, T);
+		CHECKF(relerr(&tx, y, (int64_t)n) < tol_of(dt, 1e-6), "%s fwd", DTN[di]);
+		/* the backward is the transpose: a rotation's inverse */
+		bk->rope_bwd(&tx, &tc, &ts, T);
+		CHECKF(relerr(&tx, x, (int64_t)n) < tol_of(dt, 1e-6), "%s bwd", DTN[di]);
+		free(tx.data), free(tc.data), free(ts.data);
+	}
+	free(x), free(cs), free(sn), free(y);
+}
+
+/* ---- attention ---- */
+
+/* Naive full-matrix attention forward and backward for one (b,h) layout. */
+static void attn_naive(int Bn, int T, int H, int D, int w, double scale, const double *q,
+		       const double *k, const double *v, const double *dy, double *y, double *dq,
+		       double *dk, double *dv)
+{
+	size_t n = (size_t)Bn * T * H * D;
+	memset(y, 0, n * sizeof(double));
+	memset(dq, 0, n * sizeof(double));
+	memset(dk, 0, n * sizeof(double));
+	memset(dv, 0, n * sizeof(double));
+	double *P = malloc((size_t)T * T * sizeof(double)), *dP = malloc((size_t)T * T * sizeof(double));
+#define IX(b, t, h, c) ((((size_t)(b) * T + (t)) * H + (h)) * D + (c))
+	for (int b = 0; b < Bn; b++)
+		for (int h = 0; h < H; h++) {
+			for (int t = 0; t < T; t++) {
+				double mx = -INFINITY, sum = 0;
+				for (int s = 0; s < T; s++) {
+					int ok = s <= t && s >= t - w;
+					double sc = 0;
+					for (int c = 0; c < D; c++)
+						sc += q[IX(b, t, h, c)] * k[IX(b, s, h, c)];
+					P[t * T + s] = ok ? scale * sc : -INFINITY;
+					if (ok && P[t * T + s] > mx)
+						mx = P[t * T + s];
+				}
+				for (int s = 0; s < T; s++) {
+					P[t * T + s] = P[t * T + s] == -INFINITY ? 0 : exp(P[t * T + s] - mx);
+					sum += P[t * T + s];
+				}
+				for (int s = 0; s < T; s++)
+					P[t * T + s] /= sum;
+				for (int s = 0; s < T; s++)
+					for (int c = 0; c < D; c++)
+						y[IX(b, t, h, c)] += P[t * T + s] * v[IX(b, s, h, c)];
+			}
+			for (int t = 0; t < T; t++) {
+				double rs = 0;
+				for (int s = 0; s < T; s++) {
+					double d = 0;
+					for (int c = 0; c < D; c++)
+						d += dy[IX(b, t, h, c)] * v[IX(b, s, h, c)];
+					dP[t * T + s] = d;
+					rs += d * P[t * T + s];
+				}
+				for (int s = 0; s < T; s++) {
+					double dS = P[t * T + s] * (dP[t * T + s] - rs);
+					for (int c = 0; c < D; c++) {
+						dq[IX(b, t, h, c)] += scale * dS * k[IX(b, s, h, c)];
+						dk[IX(b, s, h, c)] += scale * dS * q[IX(b, t, h, c)];
+						dv[IX(b, s, h, c)] += P[t * T + s] * dy[IX(b, t, h, c)];
+					}
+				}
+			}
+		}
+#undef IX
+	free(P), free(dP);
+}
+
+TEST(attention_fwd_bwd_windows)
+{
+	int Bn = 2, T = 150, H = 2, D = 16;
+	size_t n = (size_t)Bn * T * H * D;
+	double scale = 1 / sqrt((double)D);
+	double *q = rnd(n, 2), *k = rnd(n, 2), *v = rnd(n, 1), *dy = rnd(n, 1);
+	double *y = malloc(n * sizeof(double)), *dq = malloc(n * sizeof(double));
+	double *dk = malloc(n * sizeof(double)), *dv = malloc(n * sizeof(double));
+	int wins[] = { 0, 40, 150 };
+	for (int wi = 0; wi < 3; wi++) {
+		attn_naive(Bn, T, H, D, wins[wi], scale, q, k, v, dy, y, dq, dk, dv);
+		for (int di = 0; di < NDT; di++) {
+			enum tdtype dt = DTS[di];
+			struct tensor tq = mk(dt, q, Bn, T, H, D), tk = mk(dt, k, Bn, T, H, D);
+			struct tensor tv = mk(dt, v, Bn, T, H, D), ty = mk(dt, NULL, Bn, T, H, D);
+			struct tensor tl = mk(dt, NULL, Bn, H, T, 0), tdy = mk(dt, dy, Bn, T, H, D);
+			struct tensor tdq = mk(dt, NULL, Bn, T, H, D), tdk = mk(dt, NULL, Bn, T, H, D);
+			struct tensor tdv = mk(dt, NULL, Bn, T, H, D);
+			bk->attn_fwd(&ty, &tl, &tq, &tk, &tv, wins[wi], scale);
+			CHECKF(relerr(&ty, y, (int64_t)n) < tol_of(dt, 1e-5), "w %d %s fwd", wins[wi],
+			       DTN[di]);
+			bk->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, wins[wi], scale);
+			/* window 0: dq = dk = 0 exactly; fp32 leaves rounding of O(1e-6) */
+			double tqk = wins[wi] ? 2e-5 : 1e-2;
+			CHECKF(relerr(&tdq, dq, (int64_t)n) < tol_of(dt, tqk), "w %d %s dq: %.3g",
+			       wins[wi], DTN[di], relerr(&tdq, dq, (int64_t)n));
+			CHECKF(relerr(&tdk, dk, (int64_t)n) < tol_of(dt, tqk), "w %d %s dk: %.3g", wins[wi],
+			       DTN[di], relerr(&tdk, dk, (int64_t)n));
+			CHECKF(relerr(&tdv, dv, (int64_t)n) < tol_of(dt, 2e-5), "w %d %s dv", wins[wi],
+			       DTN[di]);
+			free(tq.data), free(tk.data), free(tv.data), free(ty.data), free(tl.data);
+			free(tdy.data), free(tdq.data), free(tdk.data), free(tdv.data);
+		}
+	}
+	free(q), free(k), free(v), free(dy), free(y), free(dq), free(dk), free(dv);
+}
+
+/* ---- softcap cross-entropy ---- */
+
+static double ce_naive(const double *l, int V, int tg, double cap)
+{
+	double mx = -INFINITY, s = 0;
+	for (int j = 0; j < V; j++)
+		mx = fmax(mx, cap * tanh(l[j] / cap));
+	for (int j = 0; j < V; j++)
+		s += exp(cap * tanh(l[j] / cap) - mx);
+	return mx + log(s) - cap * tanh(l[tg] / cap);
+}
+
+TEST(softcap_ce_fwd_bwd)
+{
+	int R = 5, V = 33;
+	double cap = 15, dscale = 0.37;
+	double *l = rnd((size_t)R * V, 30);
+	int32_t tg[5] = { 3, 0, -1, 32, 17 };
+	double loss[5], *g = calloc((size_t)R * V, sizeof(double));
+	for (int r = 0; r < R; r++) {
+		loss[r] = tg[r] < 0 ? 0 : ce_naive(l + r * V, V, tg[r], cap);
+		for (int j = 0; j < V && tg[r] >= 0; j++) {
+			double h = 1e-6, save = l[r * V + j];
+			l[r * V + j] = save + h;
+			double lp = ce_naive(l + r * V, V, tg[r], cap);
+			l[r * V + j] = save - h;
+			double lm = ce_naive(l + r * V, V, tg[r], cap);
+			l[r * V + j] = save;
+			g[r * V + j] = dscale * (lp - lm) / (2 * h);
+		}
+	}
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		struct tensor tl = mk(dt, l, R, V, 0, 0), ts = mk(dt, NULL, R, 0, 0, 0);
+		int64_t valid = bk->softcap_ce(&tl, &ts, tg, cap, 0);
+		CHECK(valid == 4);
+		CHECKF(relerr(&ts, loss, R) < tol_of(dt, 1e-6), "%s loss", DTN[di]);
+		free(tl.data);
+		tl = mk(dt, l, R, V, 0, 0);
+		bk->softcap_ce(&tl, &ts, tg, cap, dscale);
+		/* central differences are good to ~1e-9 here */
+		CHECKF(relerr(&tl, g, R * V) < (dt == TD_F64 ? 1e-8 : 1e-5), "%s grad %.3g", DTN[di],
+		       relerr(&tl, g, R * V));
+		free(tl.data), free(ts.data);
+	}
+	free(l), free(g);
+}
+
+/* ---- embeddings, elementwise, gates ---- */
+
+TEST(embed_gather_scatter)
+{
+	int Vt = 11, k = 6, N = 9, C = 20, c0 = 7;
+	double *tab = rnd((size_t)Vt * k, 1), *base = rnd((size_t)N * C, 1);
+	int32_t idx[9] = { 0, 10, 3, 3, 5, 10, 1, 0, 3 };
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		for (int rb = 0; rb < 2; rb++) {
+			struct tensor tt = mk(dt, tab, Vt, k, 0, 0), to = mk(dt, base, N, C, 0, 0);
+			bk->embed_gather(&to, &tt, idx, c0, rb, 1);
+			double *want = malloc((size_t)N * C * sizeof(double));
+			memcpy(want, base, (size_t)N * C * sizeof(double));
+			for (int n = 0; n < N; n++)
+				for (int c = 0; c < k; c++) {
+					double v = tab[idx[n] * k + c];
+					if (dt == TD_F32)
+						v = (float)v;
+					want[n * C + c0 + c] += rb ? bf16_round((float)v) : v;
+				}
+			CHECKF(relerr(&to, want, N * C) < tol_of(dt, 1e-6), "%s gather bf16 %d", DTN[di], rb);
+			free(want), free(tt.data), free(to.data);
+		}
+		/* bf16 table into any dtype */
+		bf16 hb[66];
+		double hw[66];
+		for (int i = 0; i < Vt * k; i++)
+			hb[i] = bf16_from_f32((float)tab[i]), hw[i] = bf16_to_f32(hb[i]);
+		struct tensor th = { hb, TD_BF16, 2, { Vt, k, 1, 1 } }, to = mk(dt, NULL, N, k, 0, 0);
+		bk->embed_gather(&to, &th, idx, 0, 0, 0);
+		double want2[54];
+		for (int n = 0; n < N; n++)
+			for (int c = 0; c < k; c++)
+				want2[n * k + c] = hw[idx[n] * k + c];
+		CHECKF(relerr(&to, want2, N * k) == 0, "%s gather from bf16", DTN[di]);
+		free(to.data);
+		/* scatter-add: repeated rows sum */
+		struct tensor tg = mk(dt, tab, Vt, k, 0, 0), td = mk(dt, base, N, C, 0, 0);
+		bk->embed_scatter_add(&tg, &td, idx, c0);
+		double want[66];
+		memcpy(want, tab, sizeof want);
+		for (int n = 0; n < N; n++)
+			for (int c = 0; c < k; c++)
+				want[idx[n] * k + c] += base[n * C + c0 + c];
+		CHECKF(relerr(&tg, want, Vt * k) < tol_of(dt, 1e-6), "%s scatter", DTN[di]);
+		free(tg.data), free(td.data);
+	}
+	free(tab), free(base);
+}
+
+TEST(elementwise_and_gates)
+{
+	int N = 7, H = 3, D = 5, K = H * D;
+	double *h = rnd((size_t)N * K, 2), *dout = rnd((size_t)N * K, 1), *gl = rnd((size_t)N * H, 3);
+	double *ve = rnd((size_t)N * K, 1), *v0 = rnd((size_t)N * K, 1), *s = rnd(K, 2);
+	double r2[105], dr2[105], vg[105], dgl[21], dve[105], mc[105], dmc[105], ds[15] = {0};
+	for (int n = 0; n < N; n++)
+		for (int hh = 0; hh < H; hh++) {
+			double sg = 1 / (1 + exp(-gl[n * H + hh])), acc = 0;
+			for (int c = 0; c < D; c++) {
+				int i = n * K + hh * D + c;
+				vg[i] = v0[i] + 2 * sg * ve[i];
+				dve[i] = 2 * sg * dout[i];
+				acc += dout[i] * ve[i];
+			}
+			dgl[n * H + hh] = acc * 2 * sg * (1 - sg);
+		}
+	for (int i = 0; i < N * K; i++) {
+		double r = h[i] > 0 ? h[i] : 0;
+		r2[i] = r * r;
+		dr2[i] = 2 * r * dout[i];
+		mc[i] = h[i] * s[i % K];
+		dmc[i] = dout[i] * s[i % K];
+		ds[i % K] += dout[i] * h[i];
+	}
+	for (int di = 0; di < NDT; di++) {
+		enum tdtype dt = DTS[di];
+		double tol = tol_of(dt, 1e-6);
+		struct tensor th = mk(dt, h, N, K, 0, 0), to = mk(dt, NULL, N, K, 0, 0);
+		struct tensor tdo = mk(dt, dout, N, K, 0, 0);
+		bk->relu2_fwd(&to, &th);
+		CHECKF(relerr(&to, r2, N * K) < tol, "%s relu2", DTN[di]);
+		bk->relu2_bwd(&to, &tdo, &th);
+		CHECKF(relerr(&to, dr2, N * K) < tol, "%s relu2 bwd", DTN[di]);
+		struct tensor tv = mk(dt, v0, N, K, 0, 0), tg = mk(dt, gl, N, H, 0, 0);
+		struct tensor te = mk(dt, ve, N, K, 0, 0), tdg = mk(dt, NULL, N, H, 0, 0);
+		bk->ve_gate_fwd(&tv, &tg, &te);
+		CHECKF(relerr(&tv, vg, N * K) < tol, "%s gate fwd", DTN[di]);
+		bk->ve_gate_bwd(&tdg, &to, &tdo, &tg, &te);
+		CHECKF(relerr(&tdg, dgl, N * H) < tol, "%s gate dglog", DTN[di]);
+		CHECKF(relerr(&to, dve, N * K) < tol, "%s gate dve", DTN[di]);
+		struct tensor ts = mk(dt, s, K, 0, 0, 0), tds = mk(dt, NULL, K, 0, 0, 0);
+		bk->mul_cols_fwd(&to, &th, &ts);
+		CHECKF(relerr(&to, mc, N * K) < tol, "%s mul_cols", DTN[di]);
+		bk->mul_cols_bwd(&to, &tds, &tdo, &th, &ts);
+		CHECKF(relerr(&to, dmc, N * K) < tol, "%s mul_cols dx", DTN[di]);
+		CHECKF(relerr(&tds, ds, K) < tol, "%s mul_cols ds", DTN[di]);
+		/* axpby, dot, cols */
+		bk->axpby(&th, 2.0, &tdo, -0.5);
+		double ax[105], dd = 0;
+		for (int i = 0; i < N * K; i++)
+			ax[i] = 2 * dout[i] - 0.5 * h[i], dd += ax[i] * dout[i];
+		CHECKF(relerr(&th, ax, N * K) < tol, "%s axpby", DTN[di]);
+		CHECK_NEAR(bk->dot(&th, &tdo), dd, tol * 10);
+		struct tensor tc = mk(dt, NULL, N, 4, 0, 0);
+		bk->cols_get(&tc, &tdo, 3, 0);
+		double cg[28];
+		for (int n = 0; n < N; n++)
+			for (int c = 0; c < 4; c++)
+				cg[n * 4 + c] = dout[n * K + 3 + c];
+		CHECKF(relerr(&tc, cg, N * 4) < tol, "%s cols_get", DTN[di]);
+		bk->cols_add(&tdo, &tc, 10);
+		for (int n = 0; n < N; n++)
+			for (int c = 0; c < 4; c++)
+				ax[n * K + 10 + c] = dout[n * K + 10 + c] + cg[n * 4 + c];
+		double ca[105];
+		memcpy(ca, dout, sizeof ca);
+		for (int n = 0; n < N; n++)
+			for (int c = 0; c < 4; c++)
+				ca[n * K + 10 + c] += cg[n * 4 + c];
+		CHECKF(relerr(&tdo, ca, N * K) < tol, "%s cols_add", DTN[di]);
+		bk->zero(&tdo);
+		CHECK(at(&tdo, 0) == 0 && at(&tdo, N * K - 1) == 0);
+		free(th.data), free(to.data), free(tdo.data), free(tv.data), free(tg.data);
+		free(te.data), free(tdg.data), free(ts.data), free(tds.data), free(tc.data);
+	}
+	free(h), free(dout), free(gl), free(ve), free(v0), free(s);
+}
+
+int main(void)
+{
+	bk = backend_cpu();
+	rng_seed(&R, 1234);
+	RUN(matmul_all_transposes);
+	RUN(rmsnorm_fwd_bwd);
+	RUN(rmsnorm_ref_fwd_bwd);
+	RUN(rope_fwd_bwd);
+	RUN(attention_fwd_bwd_windows);
+	RUN(softcap_ce_fwd_bwd);
+	RUN(embed_gather_scatter);
+	RUN(elementwise_and_gates);
+	return t_done();
+}
