@@ -126,7 +126,7 @@ static void check_cases(const char *file)
 		       cJSON_GetArraySize(want));
 		struct bytes back = {0};
 		CHECK(tokenizer_decode(&tk, got.v, got.n, &back, &e) == 0);
-		CHECKF(back.n == strlen(text) && memcmp(back.v, text, back.n) == 0, "case %d round trip", k);
+		CHECKF(back.n == strlen(text) && (back.n == 0 || memcmp(back.v, text, back.n) == 0), "case %d round trip", k);
 		bytes_free(&back);
 		ids_free(&got);
 		k++;
