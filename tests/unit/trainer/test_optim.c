@@ -4,22 +4,27 @@
  * operator invariants of SPEC 3 and state save/load.
  *
  * Tolerances (per tensor, per step; "update error" = ||ours - ref||_2 /
- * ||ref_t - ref_{t-1}||_2, the error relative to what the step moved):
- *  - fp32 paths (fp32 polar, fp32 embed state, every arm on them): 1e-5
- *    update error and 1e-6 relative elementwise (|d| <= 1e-6 max(|ref|, s)
- *    with s the update scale). Both sides round to fp32 at the same points;
- *    the residue is fp32 summation order in the 5 Polar Express iterations
- *    (whose first coefficient 8.16 amplifies it) and our fp64 reductions.
- *  - fp64: 1e-9 update error (only summation order differs).
- *  - bf16 embed state (AdamW in bf16 tensors): elements may differ by one
- *    bf16 rounding flip when the fp32 value lands within fp32 error of a
- *    bf16 tie; we allow 1 bf16 ulp on at most 2% of entries, exact elsewhere
- *    up to 1e-6.
- *  - bf16 Polar Express: a correct implementation differs by several percent
- *    of the update (SPEC 2). The fixture's own gap between bf16 and fp32
- *    polar is the yardstick: we require our bf16 result within 0.25 of that
- *    gap (update error), i.e. far closer to the bf16 reference than the fp32
- *    path is, and within 5% of the update absolutely.
+ * ||ref_t - ref_{t-1}||_2, the error relative to what the step moved;
+ * "elementwise" = |ours - ref| / max(|ref|, largest |update| of the tensor)):
+ *  - fp32 paths (fp32 polar, every arm on it): AdamW and OE tensors 1e-6
+ *    elementwise; Muon matrices 1e-5 elementwise and 2e-5 update error.
+ *    Both sides round to fp32 at the same points; the residue is fp32
+ *    summation order inside the 5 Polar Express iterations, whose
+ *    coefficients (up to 22.5) amplify it: the fp32 reference itself is
+ *    3e-6..9e-6 (relative) away from the exact fp64 Polar Express on these
+ *    shapes (measured with torch_optim.polar_express), so a tighter bound
+ *    would test PyTorch's summation order, not our formulas. The formulas
+ *    are pinned by the fp64 case: 1e-9 update error, 1e-12 elementwise.
+ *  - bf16 embed state (bf16 AdamW tensors): one bf16 ulp allowed on at most
+ *    2% of the entries (a fp32 value within fp32 error of a bf16 tie may
+ *    round either way), 1e-6 elsewhere. Measured: no flips on the fixture.
+ *  - bf16 Polar Express: our emulation reproduces the reference bit for bit
+ *    on the fixture (operator and 3 full steps), but a one-ulp fp32
+ *    difference anywhere upstream can flip a bf16 rounding in the first
+ *    iteration and move the update by several percent (SPEC 2; the bf16 vs
+ *    fp32 polar gap on this fixture is 8% to 36% of the update), so the
+ *    bound is 2% update error: it catches a wrong rounding point (which
+ *    moves every step) without failing on a single flip.
  */
 #include <math.h>
 #include <stdint.h>
@@ -468,7 +473,7 @@ TEST(parity_embed_state_bf16)
 TEST(parity_bf16_polar)
 {
 	/* the benchmark's default: bf16 Polar Express and bf16 embed state */
-	struct tol t = {0.05, 1, 1, 1};
+	struct tol t = {0.02, 0.02, 0.02, 1};
 	struct case_result r;
 	run_case("base_bf16", &t, &r);
 	/* yardstick: distance from the fp32-polar reference to the bf16 one */
@@ -676,6 +681,336 @@ TEST(operators_vs_numpy)
 	ops_free(ops, n);
 }
 
+/* ---- schedules against train.py's functions ---- */
+
+TEST(schedule_vs_train_py)
+{
+	char *data = slurp(FIX "sched.txt"), *s = data, *l;
+	struct config c;
+	struct err e;
+	int cfgs = 0, points = 0;
+	if (!data) {
+		CHECK(0);
+		return;
+	}
+	config_defaults(&c);
+	while ((l = next_line(&s))) {
+		int t, off;
+		if (l[0] == '#')
+			continue;
+		if (!strncmp(l, "cfg ", 4)) {
+			config_defaults(&c);
+			cfgs++;
+			char *tok = strchr(l + 4, ' ');
+			while (tok && *tok) {
+				char kv[128];
+				int n;
+				if (sscanf(tok, " %127s%n", kv, &n) != 1)
+					break;
+				CHECKF(config_set(&c, kv, &e) == 0, "%s", e.msg);
+				tok += n;
+			}
+		} else if (sscanf(l, "at %d %n", &t, &off) == 1) {
+			double v[5];
+			struct optim_sched sc;
+			CHECK(parse_doubles(l + off, v, 5) == 5);
+			optim_schedule(&c, t, &sc);
+			CHECK(sc.step == t);
+			CHECK_NEAR(sc.progress, v[0], 1e-15);
+			CHECK_NEAR(sc.lrm, v[1], 1e-15);
+			CHECK_NEAR(sc.lr_mult, v[2], 1e-15);
+			CHECK_NEAR(sc.momentum, v[3], 1e-15);
+			CHECK_NEAR(sc.muon_wd, v[4], 1e-15);
+			points++;
+		}
+	}
+	free(data);
+	CHECK(cfgs == 4);
+	CHECK(points == 4 * 13);
+}
+
+/* ---- invariants ---- */
+
+TEST(bieq_identity_at_step0)
+{
+	/* a = min(0/tau, 1)^2 = 0: every scale is exactly 1 */
+	double G[12], H[12];
+	for (int i = 0; i < 12; i++)
+		G[i] = H[i] = sin(i * 1.7) * (i % 5 ? 1 : 1e-3);
+	CHECK(homotopy_alpha(0, 25) == 0);
+	bieq_apply(H, 3, 4, homotopy_alpha(0, 25));
+	CHECK(memcmp(G, H, sizeof G) == 0);
+	CHECK(homotopy_alpha(5, 0) == 1);          /* tau 0 = undamped */
+	CHECK(homotopy_alpha(40, 80) == 0.25);
+	CHECK(homotopy_alpha(200, 80) == 1);
+	/* and through the optimizer: BiEq(tau 25) at step 0 == no BiEq */
+	if (!fixture_load()) {
+		CHECK(0);
+		return;
+	}
+	struct table a, b;
+	struct config ca, cb;
+	struct optim *oa, *ob;
+	struct err e;
+	int fp64;
+	make_config(&ca, NULL, 0, &fp64);
+	cb = ca;
+	cb.muoneq = MUONEQ_BIEQ;
+	cb.bieq_tau = 25;
+	table_make(&a, 0);
+	table_make(&b, 0);
+	CHECK(optim_create(&ca, &a.t, 0, &oa, &e) == 0);
+	CHECK(optim_create(&cb, &b.t, 0, &ob, &e) == 0);
+	table_set_grads(&a, 0);
+	table_set_grads(&b, 0);
+	optim_step(oa, 0, &e);
+	optim_step(ob, 0, &e);
+	for (size_t i = 0; i < a.t.n; i++)
+		CHECKF(memcmp(a.p[i].w, b.p[i].w, a.p[i].numel * sizeof(float)) == 0, "%s",
+		       a.p[i].name);
+	optim_free(oa);
+	optim_free(ob);
+	table_free(&a);
+	table_free(&b);
+}
+
+TEST(neumann_keeps_zero_rows_and_norm)
+{
+	enum { V = 7, D = 5 };
+	double U[V * D], fro0 = 0, fro1 = 0;
+	for (int v = 0; v < V; v++)
+		for (int j = 0; j < D; j++)
+			U[v * D + j] = (v == 2 || v == 5) ? 0 : cos(v * 3.1 + j) + 0.7;
+	for (int i = 0; i < V * D; i++)
+		fro0 += U[i] * U[i];
+	neumann_gram_apply(U, V, D, 1.0);
+	for (int i = 0; i < V * D; i++)
+		fro1 += U[i] * U[i];
+	for (int j = 0; j < D; j++) {
+		CHECK(U[2 * D + j] == 0);
+		CHECK(U[5 * D + j] == 0);
+	}
+	CHECK_NEAR(sqrt(fro1), sqrt(fro0), 1e-6);
+	/* all rows equal: Uo = 0, the update is the rows themselves */
+	double E[4 * 3], E0[4 * 3];
+	for (int i = 0; i < 12; i++)
+		E[i] = E0[i] = (i % 3) - 0.5;
+	neumann_gram_apply(E, 4, 3, 1.0);
+	for (int i = 0; i < 12; i++)
+		CHECK_NEAR(E[i], E0[i], 1e-12);
+	/* an all-zero matrix stays zero, no NaN */
+	double Z[6] = {0};
+	neumann_gram_apply(Z, 2, 3, 1.0);
+	for (int i = 0; i < 6; i++)
+		CHECK(Z[i] == 0);
+}
+
+/* One step of the baseline config with step0 mode m on the fixture table. */
+TEST(nostep0_leaves_scalars_untouched)
+{
+	if (!fixture_load()) {
+		CHECK(0);
+		return;
+	}
+	struct table tb;
+	struct config c;
+	struct optim *o;
+	struct err e;
+	int fp64;
+	make_config(&c, NULL, 0, &fp64);
+	c.step0 = STEP0_NOSTEP0;
+	table_make(&tb, 0);
+	CHECK(optim_create(&c, &tb.t, 0, &o, &e) == 0);
+	table_set_grads(&tb, 0);
+	optim_step(o, 0, &e);
+	for (size_t i = 0; i < tb.t.n; i++) {
+		struct param *p = &tb.p[i];
+		int target = !strcmp(p->name, "wte_lambdas") || !strcmp(p->name, "out_lambdas");
+		if (p->group == PG_MATRIX || p->group == PG_OE)
+			continue;
+		CHECKF(optim_adamw_count(o, i) == (target ? 0 : 1), "%s", p->name);
+		if (target)
+			for (size_t k = 0; k < p->numel; k++)
+				CHECK(p->w[k] == (float)fx.p[i].init[k]);
+	}
+	table_set_grads(&tb, 1);
+	optim_step(o, 1, &e);
+	for (size_t i = 0; i < tb.t.n; i++)
+		if (!strcmp(tb.p[i].name, "wte_lambdas"))
+			CHECK(optim_adamw_count(o, i) == 1);
+	optim_free(o);
+	table_free(&tb);
+}
+
+TEST(masked_q_tau_stays_zero)
+{
+	if (!fixture_load()) {
+		CHECK(0);
+		return;
+	}
+	struct table tb;
+	struct config c;
+	struct optim *o;
+	struct err e;
+	int fp64;
+	make_config(&c, NULL, 0, &fp64);
+	table_make(&tb, 0);
+	CHECK(optim_create(&c, &tb.t, 0, &o, &e) == 0);
+	struct param *q = NULL;
+	for (size_t i = 0; i < tb.t.n; i++)
+		if (!strcmp(tb.p[i].name, "q_tau"))
+			q = &tb.p[i];
+	CHECK(q && q->mask);
+	if (!q || !q->mask)
+		goto out;
+	for (int t = 0; t < NSTEPS; t++) {
+		table_set_grads(&tb, t);
+		for (size_t k = 0; k < q->numel; k++)   /* adversarial: gradient on frozen entries */
+			if (q->mask[k])
+				q->g[k] = 0.5f;
+		optim_step(o, t, &e);
+		int moved = 0;
+		for (size_t k = 0; k < q->numel; k++) {
+			if (q->mask[k])
+				CHECK(q->w[k] == 0.0f && !signbit(q->w[k]));
+			else
+				moved += q->w[k] != 0;
+		}
+		CHECK(moved > 0);
+	}
+out:
+	optim_free(o);
+	table_free(&tb);
+}
+
+/* ---- save / load: bit-identical continuation ---- */
+
+static void run_steps(struct optim *o, struct table *tb, int from, int to)
+{
+	struct err e;
+	for (int t = from; t < to; t++) {
+		table_set_grads(tb, t % NSTEPS);
+		CHECK(optim_step(o, t, &e) == 0);
+	}
+}
+
+static void resume_case(const char *set, int fp64)
+{
+	struct table a, b;
+	struct config c;
+	struct optim *oa, *ob;
+	struct err e;
+	int f;
+	char sets[1][128];
+	char path[] = "/tmp/supkit_optim_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(sets[0], sizeof sets[0], "%s", set);
+	CHECK(make_config(&c, sets, 1, &f) == 0);
+	c.dtype = fp64 ? DTYPE_F64 : DTYPE_F32;
+	table_make(&a, fp64);
+	CHECK(optim_create(&c, &a.t, fp64, &oa, &e) == 0);
+	run_steps(oa, &a, 0, 2);
+	CHECKF(optim_save(oa, path, &e) == 0, "%s", e.msg);
+	/* b: a copy of a's parameters after 2 steps, fresh optimizer + load */
+	table_make(&b, fp64);
+	for (size_t i = 0; i < a.t.n; i++) {
+		memcpy(b.p[i].w, a.p[i].w, a.p[i].numel * sizeof(float));
+		if (fp64)
+			memcpy(b.p[i].w64, a.p[i].w64, a.p[i].numel * sizeof(double));
+	}
+	CHECK(optim_create(&c, &b.t, fp64, &ob, &e) == 0);
+	CHECKF(optim_load(ob, path, &e) == 0, "%s", e.msg);
+	run_steps(oa, &a, 2, 5);
+	run_steps(ob, &b, 2, 5);
+	for (size_t i = 0; i < a.t.n; i++) {
+		CHECKF(memcmp(a.p[i].w, b.p[i].w, a.p[i].numel * sizeof(float)) == 0, "%s %s", set,
+		       a.p[i].name);
+		if (fp64)
+			CHECK(memcmp(a.p[i].w64, b.p[i].w64, a.p[i].numel * sizeof(double)) == 0);
+		CHECK(optim_adamw_count(oa, i) == optim_adamw_count(ob, i));
+	}
+	optim_free(oa);
+	optim_free(ob);
+	table_free(&a);
+	table_free(&b);
+	unlink(path);
+}
+
+TEST(state_resume_bit_identical)
+{
+	if (!fixture_load()) {
+		CHECK(0);
+		return;
+	}
+	resume_case("arm=00_dense_native", 0);
+	resume_case("step0=disp_only_nomom", 0);
+	resume_case("muoneq=bieq", 1);
+}
+
+TEST(state_load_rejects_bad_files)
+{
+	if (!fixture_load()) {
+		CHECK(0);
+		return;
+	}
+	struct table a;
+	struct config c;
+	struct optim *o;
+	struct err e;
+	int f;
+	char path[] = "/tmp/supkit_optim_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	make_config(&c, NULL, 0, &f);
+	table_make(&a, 0);
+	CHECK(optim_create(&c, &a.t, 0, &o, &e) == 0);
+	run_steps(o, &a, 0, 1);
+	CHECK(optim_save(o, path, &e) == 0);
+	char *data;
+	size_t len;
+	CHECK(file_read_all(path, 0, &data, &len, &e) == 0);
+	/* truncated */
+	CHECK(file_write_atomic(path, data, len - 5, &e) == 0);
+	CHECK(optim_load(o, path, &e) == -1);
+	CHECK(e.code == EXIT_USAGE && strstr(e.msg, path) && strstr(e.msg, "truncated"));
+	/* bad magic */
+	data[0] = 'X';
+	CHECK(file_write_atomic(path, data, len, &e) == 0);
+	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "not an optimizer state"));
+	/* unknown record name: rename the first record's first letter */
+	data[0] = 'S';
+	data[20] = '#';
+	CHECK(file_write_atomic(path, data, len, &e) == 0);
+	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "record 0"));
+	free(data);
+	optim_free(o);
+	table_free(&a);
+	unlink(path);
+}
+
+TEST(create_rejects_bad_tables)
+{
+	struct config c;
+	struct err e;
+	struct optim *o;
+	float w[6] = {0}, g[6] = {0};
+	struct param p = {.name = "x", .ndim = 1, .shape = {6}, .numel = 6, .rows = 6, .cols = 1,
+			  .group = PG_MATRIX, .w = w, .g = g};
+	struct param_table t = {&p, 1};
+	config_defaults(&c);
+	CHECK(optim_create(&c, &t, 0, &o, &e) == -1);
+	CHECK(strstr(e.msg, "'x'") && strstr(e.msg, "not a matrix"));
+	p.group = PG_OE;
+	p.ndim = 2;
+	CHECK(optim_create(&c, &t, 0, &o, &e) == -1);
+	CHECK(strstr(e.msg, "visit counts") != NULL);
+	p.group = PG_LM_HEAD;
+	CHECK(optim_create(&c, &t, 1, &o, &e) == -1);   /* fp64 run without w64 */
+}
+
 int main(void)
 {
 	RUN(operators_vs_numpy);
@@ -695,5 +1030,13 @@ int main(void)
 	RUN(parity_fp64);
 	RUN(parity_embed_state_bf16);
 	RUN(parity_bf16_polar);
+	RUN(schedule_vs_train_py);
+	RUN(bieq_identity_at_step0);
+	RUN(neumann_keeps_zero_rows_and_norm);
+	RUN(nostep0_leaves_scalars_untouched);
+	RUN(masked_q_tau_stays_zero);
+	RUN(state_resume_bit_identical);
+	RUN(state_load_rejects_bad_files);
+	RUN(create_rejects_bad_tables);
 	return t_done();
 }
