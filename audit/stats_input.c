@@ -763,6 +763,9 @@ static int spec_line(struct stats_spec *s, const char *l, const char *file, int 
 
 int stats_spec_parse(struct stats_spec *s, const char *text, const char *name, struct err *e)
 {
+	struct err local;
+	if (!e)
+		e = &local;
 	memset(s, 0, sizeof *s);
 	s->name = xstrdup(name);
 	err_clear(e);

@@ -575,6 +575,88 @@ out:
 	free(pp);
 }
 
+/* Mutated inputs: every parser returns cleanly (0, or -1 with a message);
+ * run under SAN=1 this is the parsers' memory-safety regression. */
+static char *mutate(struct rng *r, const char *src)
+{
+	size_t n = strlen(src);
+	char *s = malloc(n + 16);
+	memcpy(s, src, n + 1);
+	int edits = 1 + (int)rng_below(r, 4);
+	static const char pool[] = "()+-/=*#\"?<>{}[]:,.0123456789 \n\tdx_";
+	for (int k = 0; k < edits && n; k++) {
+		size_t at = rng_below(r, n);
+		switch (rng_below(r, 3)) {
+		case 0: s[at] = pool[rng_below(r, sizeof pool - 1)]; break;
+		case 1: memmove(s + at, s + at + 1, n - at); n--; break;
+		default:
+			if (n + 1 < strlen(src) + 15) {
+				memmove(s + at + 1, s + at, n - at + 1);
+				s[at] = pool[rng_below(r, sizeof pool - 1)];
+				n++;
+			}
+		}
+	}
+	return s;
+}
+
+TEST(parsers_survive_mutations)
+{
+	static const char rules[] = "00 8 baseline_seed(?<seed>\\d+)\n* * v_d(?<depth>\\d+)_(?<arm>.+)_s(?<seed>\\d+)\n";
+	static const char spec[] = "contrast A = (11 - 10) - (d8/01 - 00)\ncontrast B = 12 - 10\nratio A / B\n";
+	static const char recs[] = "{\"baseline_seed1\": {\"result\": {\"val_bpb\": 1.5}, \"heldout_loss\": {\"bpb\": 2}},"
+				   " \"v_d6_x_s2\": {\"arm\": \"y\", \"depth\": 6, \"seed\": 3, \"val_bpb\": 1, \"heldout_bpb\": 1}}";
+	struct rng r;
+	rng_seed(&r, 99);
+	int accepted = 0, refused = 0, unexplained = 0;
+	for (int it = 0; it < 3000; it++) {
+		struct err e = {0};
+		char *t = mutate(&r, rules);
+		struct stats_rules *rs = NULL;
+		if (stats_rules_parse(&rs, t, "m.rules", &e) == 0) {
+			accepted++;
+			char *arm = NULL;
+			int depth;
+			long seed;
+			if (stats_rules_match(rs, "baseline_seed12", &arm, &depth, &seed, &e) == 1)
+				free(arm);
+			stats_rules_free(rs);
+		} else {
+			refused++;
+			unexplained += !e.msg[0];
+		}
+		free(t);
+		t = mutate(&r, spec);
+		struct stats_spec sp;
+		err_clear(&e);
+		if (stats_spec_parse(&sp, t, "m.spec", &e) == 0) {
+			accepted++;
+			stats_spec_free(&sp);
+		} else {
+			refused++;
+			unexplained += !e.msg[0];
+		}
+		free(t);
+		t = mutate(&r, recs);
+		struct stats_records rec;
+		stats_records_init(&rec);
+		err_clear(&e);
+		cJSON *j = json_parse(t, strlen(t), "m.json", &e);
+		if (j && stats_records_add_json(&rec, j, "m.json", NULL, &e) == 0)
+			accepted++;
+		else {
+			refused++;
+			unexplained += !e.msg[0];
+		}
+		cJSON_Delete(j);
+		stats_records_free(&rec);
+		free(t);
+	}
+	printf("  mutations: %d accepted, %d refused\n", accepted, refused);
+	CHECK(unexplained == 0);
+	CHECK(accepted > 100 && refused > 100);
+}
+
 int main(void)
 {
 	RUN(t_quantiles_match_reference);
@@ -589,5 +671,6 @@ int main(void)
 	RUN(spec_parse);
 	RUN(evaluate_pairs_seeds_and_refuses_unknown_arms);
 	RUN(check_published_against_records);
+	RUN(parsers_survive_mutations);
 	return t_done();
 }
