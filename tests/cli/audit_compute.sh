@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# audit_compute.sh: `supkit audit compute` end to end: the accounting, --json
+# determinism, --print-config and its SHA-256, the arm configs (each baseline.cfg
+# plus its diff, rebuilt with supkit replay when built), bad configs refused with
+# file:line, --check against the papers' figures, --runs.
+source "$(dirname "$0")/lib.sh"
+cd "$SUPKIT_ROOT"
+A=(supkit-audit compute)
+CF="$FIX/compute"
+
+run "${A[@]}" --help
+expect_rc 0 "--help exits 0"
+expect_out_contains "--neumann-count" "--help lists the options"
+
+run "${A[@]}" --depth 6
+expect_rc 0 "depth 6 accounts"
+expect_out_contains "backbone (num_params)          26,345,772" "depth 6 backbone 26,345,772"
+run "${A[@]}"
+expect_out_contains "backbone (num_params)          50,332,176" "default depth 8 backbone 50,332,176"
+expect_out_contains "per token                     239,078,400" "depth 8 FLOPs/token"
+
+run "${A[@]}" --depth 8 --arm 12_oe_joint
+expect_out_contains "sum                             63.4229" "d8 12_oe_joint extra 63.4229 GFLOPs/step"
+expect_out_contains "OE rows per table        150,855 150,857 150,859 150,861" "OE rows per table"
+
+run "${A[@]}" --table --json
+expect_rc 0 "--table --json"
+cp "$TMP/.out" "$TMP/t1.json"
+run "${A[@]}" --table --json
+if cmp -s "$TMP/.out" "$TMP/t1.json"; then ok "--json byte-identical from run to run"; else bad "--json byte-identical"; fi
+expect_out_contains '"backbone": 26346932' "--json carries the backbone count"
+
+run "${A[@]}" --table
+expect_out_contains "d8 12_oe_joint" "human table lists d8 12_oe_joint"
+expect_out_contains "+63.42 (+0.051%)" "human table in the papers' layout"
+
+# --print-config: its SHA-256 is the config_sha256 of the JSON record
+run "${A[@]}" --depth 6 --arm 12do --print-config
+sha=$(sha256sum <"$TMP/.out" | cut -d' ' -f1)
+run "${A[@]}" --depth 6 --arm 12do --json
+expect_out_contains "\"config_sha256\": \"$sha\"" "SHA-256 of --print-config identifies the run"
+run "${A[@]}" --depth 6 --arm 12do --set seed=7 --print-config
+expect_out_contains "seed = 7" "--set overrides"
+
+# arm configs: parse to the arm, and equal baseline.cfg plus their diff
+have_replay=0
+[[ -x "$SUPKIT_BIN/supkit-replay" ]] && have_replay=1
+nbad=0 nrep=0 narm=0
+for cfg in configs/arms/d[68]/*.cfg; do
+	depth=${cfg#configs/arms/d}; depth=${depth%%/*}
+	name=$(basename "$cfg" .cfg)
+	narm=$((narm + 1))
+	"${A[@]}" --print-config "$cfg" >"$TMP/a" 2>&1 || nbad=$((nbad + 1))
+	"${A[@]}" --print-config --depth "$depth" --arm "$name" >"$TMP/b" 2>&1 || nbad=$((nbad + 1))
+	cmp -s "$TMP/a" "$TMP/b" || { nbad=$((nbad + 1)); echo "  $cfg differs from --depth $depth --arm $name"; }
+	if ((have_replay)); then
+		supkit-replay apply configs/baseline.cfg "${cfg%.cfg}.diff" -o "$TMP/r.cfg" >/dev/null 2>&1 &&
+			cmp -s "$TMP/r.cfg" "$cfg" || { nrep=$((nrep + 1)); echo "  $cfg is not baseline.cfg + its diff"; }
+	fi
+done
+if ((narm >= 40 && nbad == 0)); then ok "$narm arm configs parse to their arm"; else bad "arm configs parse to their arm" "$nbad bad of $narm"; fi
+if ((have_replay)); then
+	if ((nrep == 0)); then ok "every arm config is baseline.cfg + its diff (supkit replay)"; else bad "arm configs = baseline + diff" "$nrep bad"; fi
+else
+	skip "arm configs = baseline + diff" "bin/supkit-replay not built"
+fi
+
+# bad configs: one line, file:line, exit 2
+printf 'depth = 6\nfoo = 1\n' >"$TMP/unknown.cfg"
+run "${A[@]}" "$TMP/unknown.cfg"
+expect_rc 2 "unknown key exits 2"
+expect_err_contains "unknown.cfg:2: unknown key 'foo'" "unknown key names file:line"
+expect_one_line_err "unknown key: one line"
+printf '# x\ndepth = 6\noe = maybe\n' >"$TMP/value.cfg"
+run "${A[@]}" "$TMP/value.cfg"
+expect_rc 2 "bad value exits 2"
+expect_err_contains "value.cfg:3: oe: 'maybe' is not 0 or 1" "bad value names file:line"
+printf 'vocab_size = 70000\n' >"$TMP/range.cfg"
+run "${A[@]}" "$TMP/range.cfg"
+expect_err_contains "range.cfg:1: vocab_size: 70000 is out of range [2, 65536]" "out of range names file:line"
+printf 'depth = 6\n\nqk_mask = l0_hf16\n' >"$TMP/conflict.cfg"
+run "${A[@]}" "$TMP/conflict.cfg"
+expect_rc 2 "conflicting switches exit 2"
+expect_err_contains "conflict.cfg:3: qk_mask = l0_hf16 needs qk_scale" "conflict names file:line"
+expect_one_line_err "conflict: one line"
+run "${A[@]}" --set out_lambdas=1
+expect_err_contains "--set: out_lambdas = 1 needs wte_lambdas = 1" "--set conflict named"
+run "${A[@]}" "$TMP/missing.cfg"
+expect_rc 2 "missing config exits 2 (lib/fileio: missing input)"
+expect_err_contains "missing.cfg" "missing config named"
+run "${A[@]}" --arm nosuch
+expect_rc 2 "unknown arm exits 2"
+run "${A[@]}" --table --depth 6
+expect_rc 2 "--table with --depth is a usage error"
+
+# --check against the published figures
+run "${A[@]}" --check "$CF/table1b.json"
+expect_rc 1 "--check Table 1b finds disagreements (exit 1)"
+expect_out_contains "d6 01_dense_opt flops.extra_pct: published +0.041, recomputed 0.03892" "names figure, both values"
+expect_out_contains "follows the convention --denominator paper" "names the convention a figure follows"
+expect_out_contains "162 figures compared, 20 disagree" "summary line"
+run "${A[@]}" --check "$CF/table1b.json" --denominator paper --tabneu-rows 506900
+expect_out_contains "162 figures compared, 6 disagree" "paper denominator leaves the rounded sums"
+expect_out_contains "sum of its components rounded to 2 decimals" "rounded-sum disagreement explained"
+run "${A[@]}" --check "$CF/paper004.json" --neumann-count lemma2
+expect_rc 0 "paper 004 Table 5 agrees under --neumann-count lemma2"
+run "${A[@]}" --check "$CF/paper004.json" --json
+expect_rc 1 "--check --json exit 1"
+expect_out_contains '"disagreements": 5' "--check --json counts"
+echo '{"arms": [{"arm": "00", "depth": 6, "params": {"nope": 1}}]}' >"$TMP/badpub.json"
+run "${A[@]}" --check "$TMP/badpub.json"
+expect_rc 2 "--check with an unknown figure exits 2"
+expect_err_contains "arms[0]: params.nope is not a figure" "names the entry"
+echo '{"arms": [' >"$TMP/trunc.json"
+run "${A[@]}" --check "$TMP/trunc.json"
+expect_rc 2 "--check with broken JSON exits 2"
+expect_one_line_err "broken JSON: one line"
+
+# --runs: measured means and deltas against dense
+run "${A[@]}" --runs "$CF/runs"
+expect_rc 0 "--runs"
+expect_out_contains "13,829.4 (+96.0)" "measured peak and delta vs dense"
+expect_out_contains "576.7s / 591.7s (n=1)" "timed / full loop seconds"
+run "${A[@]}" --depth 6 --arm 01_dense_opt --runs "$CF/runs" --json
+expect_out_contains '"peak_memory_mib": 96' "--json measured delta"
+mkdir -p "$TMP/empty"
+run "${A[@]}" --runs "$TMP/empty"
+expect_rc 2 "--runs on a folder without records exits 2"
+
+run "${A[@]}" --list-arms
+expect_out_contains "12do_oe_decoupled_x0_out" "--list-arms"
+finish
