@@ -216,10 +216,10 @@ static int contrast_eval(const struct stats_spec *spec, size_t di, int depth,
 		qsort(ds, nd, sizeof *ds, int_cmp);
 		char buf[256] = "";
 		size_t len = 0;
-		for (size_t i = 0; i < nd; i++)
+		for (size_t i = 0; i < nd && len < sizeof buf; i++)
 			if (i == 0 || ds[i] != ds[i - 1])
-				len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0,
-							"%sd%d", i ? "," : "", ds[i]);
+				len += (size_t)snprintf(buf + len, sizeof buf - len, "%sd%d", i ? "," : "",
+							ds[i]);
 		c.scope = xstrdup(buf);
 		free(ds);
 	}

@@ -60,6 +60,13 @@ expect_rc 0 "contrast spec: exit 0"
 expect_out_contains '`d6,d8` Val' "fixed-depth terms get their own column"
 expect_out_contains '`-0.046564 ± 0.001297`' "cross-depth contrast computed"
 
+# Four paired seeds: df = 3.
+printf 'contrast n4 = d6/noguard_full80 - d6/00\n' >"$TMP/n4.txt"
+run supkit-audit stats --names "$S/paper.rules" --contrasts "$TMP/n4.txt" --json "$S/paper_results.json"
+expect_rc 0 "four seeds: exit 0"
+expect_out_contains '"df": 3,' "four seeds: df 3"
+expect_out_contains '"t": 3.18244630528' "four seeds: t(0.975, 3)"
+
 # --check: the published vectors against the records.
 run supkit-audit stats --names "$S/paper.rules" --check "$S/stats.json" "$S/paper_results.json"
 expect_rc 0 "--check of the vectors: exit 0"
@@ -71,6 +78,10 @@ expect_rc 1 "--check: an inconsistent figure exits 1"
 expect_out_contains "inconsistent d6/00 [val] mean: published 1.048681, computed 1.048678" "--check: inconsistent with both values"
 run supkit-audit stats --names "$S/paper.rules" --check "$TMP/pub.json" --json "$S/paper_results.json"
 expect_out_contains '"inconsistent": 1' "--check --json counts"
+
+run supkit-audit stats --check "$S/stats.json" "$S/runs"
+expect_rc 1 "--check: figures without runs exit 1"
+expect_out_contains "missing      d6/00 [val]: d6/00: no runs in the records" "--check: missing cell named"
 
 # Bad input: one line, file and place named, exit 2, no output file.
 mkdir -p "$TMP/r1/a" "$TMP/r1/b"
