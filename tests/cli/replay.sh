@@ -128,4 +128,14 @@ else
 fi
 (cd "$C/change" && supkit-replay diff -u old new >"$TMP/c.diff")
 expect_same_file "$TMP/c.diff" "$C/change/U0.diff" "diff -u: same bytes as GNU diff -U 0 --label"
+
+# the committed example set (the demo) replays, and the man page shows its table
+EX=$SUPKIT_ROOT/examples/replay
+run supkit replay run --baseline "$EX/baseline/train.py" "$EX/diffs.json" -o "$TMP/ex"
+expect_rc 0 "example set: every run matches"
+expect_out_contains "4 runs: 4 ok, 0 mismatch, 0 failed" "example set: summary"
+while read -r line; do
+	grep -qF -- "$line" "$MAN" || { bad "man page EXAMPLES shows the example's table" "lacks '$line'"; line=x; break; }
+done <<<"$out"
+[[ "${line:-}" == x ]] || ok "man page EXAMPLES shows the example's table"
 finish
