@@ -256,6 +256,95 @@ TEST(unpack_good_archives_and_limits)
 	free(info);
 }
 
+/* Deterministic mutation of real archives: every byte flipped in turn and
+ * many truncations. Whatever the damage, the readers must not crash (the
+ * sanitizer build checks memory), must fail cleanly or succeed, and an
+ * unpack that succeeds must write only inside its target. */
+static void mutate_one(const char *src, size_t step, const char *base)
+{
+	char *p = fix(src);
+	size_t len;
+	char *orig = slurp(p, &len);
+	CHECK(orig != NULL);
+	char *zp = path_join(base, "m.zip"), *out = path_join(base, "out");
+	struct unpack_limits l;
+	unpack_limits_default(&l);
+	l.quiet = 1;
+	size_t n_ok = 0, n_refused = 0;
+	for (size_t i = 0; orig && i < 2 * len; i += step) {
+		size_t cut = len;
+		char *m = xmalloc(len + 1);
+		memcpy(m, orig, len);
+		if (i < len)
+			m[i] ^= (char)(0x5a + i);
+		else
+			cut = i - len; /* truncations */
+		struct err e;
+		if (file_write_atomic(zp, m, cut, &e) < 0) {
+			free(m);
+			break;
+		}
+		free(m);
+		struct zipdir zd;
+		if (zipdir_read(zp, 0, &zd, &e) == 0)
+			zipdir_release(&zd);
+		struct scan s;
+		struct scan_opts so = {.safetensors_digest = 1, .quiet = 1};
+		scan_path(zp, &so, &s, &e);
+		scan_release(&s);
+		struct unpack_result r;
+		if (unpack_zip(zp, out, &l, &r, &e) == 0) {
+			n_ok++;
+			dir_remove_tree(out);
+		} else {
+			n_refused++;
+			CHECKF(e.code == EXIT_USAGE || e.code == EXIT_SYS, "code %d: %s", e.code, e.msg);
+		}
+		CHECKF(count_entries(base) == 1, "mutation %zu of %s left files behind", i, src);
+	}
+	CHECK(n_refused > 0);
+	free(orig);
+	free(p);
+	free(zp);
+	free(out);
+}
+
+TEST(mutated_archives_never_crash)
+{
+	char base[] = "/tmp/supkit-mut-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	mutate_one("hostile/python-ok.zip", 2, base);
+	mutate_one("infozip.zip", 7, base);
+	dir_remove_tree(base);
+}
+
+TEST(mutated_manifests_never_crash)
+{
+	char *p = fix("tree.manifest.json");
+	size_t len;
+	char *orig = slurp(p, &len);
+	CHECK(orig != NULL);
+	size_t accepted = 0;
+	for (size_t i = 0; orig && i < len; i++) {
+		char *m = xmalloc(len);
+		memcpy(m, orig, len);
+		m[i] ^= 0x21;
+		struct manifest man;
+		struct err e;
+		if (manifest_parse(m, len, "m", &man, &e) == 0)
+			accepted++;
+		manifest_release(&man);
+		/* truncated */
+		if (manifest_parse(m, i, "m", &man, &e) == 0)
+			accepted++;
+		manifest_release(&man);
+		free(m);
+	}
+	CHECK(accepted < len); /* most damage is caught */
+	free(orig);
+	free(p);
+}
+
 int main(void)
 {
 	setlocale(LC_CTYPE, "C.UTF-8");
@@ -266,5 +355,7 @@ int main(void)
 	RUN(verify_flipped_byte);
 	RUN(unpack_refuses_hostile_archives);
 	RUN(unpack_good_archives_and_limits);
+	RUN(mutated_archives_never_crash);
+	RUN(mutated_manifests_never_crash);
 	return t_done();
 }
