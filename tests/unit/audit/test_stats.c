@@ -48,6 +48,12 @@ TEST(t_quantiles_match_reference)
 		CHECK_NEAR(stats_t_quantile(0.975, df), x->valuedouble, 1e-10);
 	}
 	CHECK(n == 5);
+	/* Published two-sided 95% critical values, many digits. */
+	static const double known[][2] = {{1, 12.706204736174704}, {2, 4.302652729749464},
+					  {3, 3.182446305284263}, {10, 2.228138851986274},
+					  {30, 2.042272456301238}};
+	for (size_t i = 0; i < 5; i++)
+		CHECK_NEAR(stats_t_quantile(0.975, known[i][0]), known[i][1], 1e-12);
 	/* The t_crit the vectors print. */
 	char buf[32];
 	stats_printed_format(stats_t_quantile(0.975, 2), 6, 0, buf, sizeof buf);
