@@ -1,0 +1,183 @@
+/* test_checkpoint.c: parameter table <-> safetensors (trainer/checkpoint.c):
+ * round trip through model_save and init_from, the dtypes and names in the
+ * file, and refusal of files that do not fit the model (missing, extra or
+ * misshapen tensors, masked q_tau entries that are not 0), each naming the
+ * file and the tensor. Files go to a fresh temporary folder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "lib/fileio.h"
+#include "lib/safetensors.h"
+#include "trainer/checkpoint.h"
+#include "trainer/model.h"
+
+static char dir[] = "/tmp/supkit-ckpt-XXXXXX";
+
+static struct model *make(const char *const *kv, struct config *out)
+{
+	struct config c;
+	struct err e = {0};
+	struct model *m = NULL;
+	config_defaults(&c);
+	for (size_t i = 0; kv[i]; i++)
+		if (config_set(&c, kv[i], &e) != 0) {
+			printf("  %s\n", e.msg);
+			return NULL;
+		}
+	if (config_validate(&c, &e) != 0 || model_create(&c, &m, &e) != 0) {
+		printf("  %s\n", e.msg);
+		return NULL;
+	}
+	if (out)
+		*out = c;
+	return m;
+}
+
+static const char *base[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+			      "init=dense", "oe=1", "oe_m=13", "qk_scale=pair", "wte_lambdas=1",
+			      "out_lambdas=1", NULL };
+
+TEST(round_trip)
+{
+	struct config c;
+	struct model *m = make(base, &c);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	char *path = xasprintf("%s/a.safetensors", dir);
+	struct err e = {0};
+	const char *meta[] = { "config_sha256", "abc", NULL };
+	CHECKF(model_save(m, path, meta, &e) == 0, "%s", e.msg);
+	/* names, dtypes: bf16-stored as BF16, the rest F32 */
+	struct st_file f;
+	CHECKF(st_open(&f, path, &e) == 0, "%s", e.msg);
+	struct param_table *t = model_params(m);
+	CHECK(f.n == t->n);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct st_tensor *s = st_find(&f, t->p[i].name);
+		CHECKF(s != NULL, "%s", t->p[i].name);
+		if (s)
+			CHECKF(s->dtype == (t->p[i].store == PARAM_BF16 ? ST_BF16 : ST_F32), "%s dtype",
+			       t->p[i].name);
+	}
+	CHECK(st_find(&f, "transformer.wte.weight")->dtype == ST_BF16);
+	CHECK(st_find(&f, "oe.3.weight") && st_find(&f, "q_tau")->ndim == 3);
+	int meta_ok = 0;
+	for (size_t i = 0; i < f.n_meta; i++)
+		meta_ok |= !strcmp(f.meta_keys[i], "config_sha256") && !strcmp(f.meta_vals[i], "abc");
+	CHECK(meta_ok);
+	st_close(&f);
+	/* load into a fresh model through init_from: identical values */
+	struct config c2 = c;
+	c2.init = INIT_BENCHMARK;
+	snprintf(c2.init_from, sizeof c2.init_from, "%s", path);
+	struct model *m2 = NULL;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		int same = t2->n == t->n;
+		for (size_t i = 0; same && i < t->n; i++)
+			same &= !memcmp(t->p[i].w, t2->p[i].w, t->p[i].numel * sizeof(float));
+		CHECK(same);
+		model_free(m2);
+	}
+	/* fp64: w64 is loaded too */
+	c2.dtype = DTYPE_F64;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param *p = param_find(model_params(m2), "lm_head.weight");
+		CHECK(p->w64 && p->w64[5] == (double)param_find(t, "lm_head.weight")->w[5]);
+		model_free(m2);
+	}
+	free(path);
+	model_free(m);
+}
+
+TEST(refuses_mismatch)
+{
+	struct model *m = make(base, NULL);
+	const char *other[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+				NULL };
+	struct model *plain = make(other, NULL);
+	CHECK(m && plain);
+	if (!m || !plain) {
+		model_free(m);
+		model_free(plain);
+		return;
+	}
+	char *pa = xasprintf("%s/arms.safetensors", dir), *pb = xasprintf("%s/plain.safetensors", dir);
+	struct err e = {0};
+	CHECK(model_save(m, pa, NULL, &e) == 0);
+	CHECK(model_save(plain, pb, NULL, &e) == 0);
+	/* extra tensors: the arms checkpoint into the plain model */
+	CHECK(checkpoint_load(model_params(plain), pa, &e) == -1);
+	CHECKF(strstr(e.msg, "arms.safetensors") && strstr(e.msg, "is not a parameter"), "%s", e.msg);
+	/* missing tensors: the plain checkpoint into the arms model */
+	CHECK(checkpoint_load(model_params(m), pb, &e) == -1);
+	CHECKF(strstr(e.msg, "is missing"), "%s", e.msg);
+	/* wrong shape: a file with lm_head of another width */
+	struct st_writer w;
+	st_writer_init(&w);
+	struct param_table *t = model_params(plain);
+	float *junk = calloc(64 * 65, sizeof(float));
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		if (!strcmp(p->name, "lm_head.weight")) {
+			int64_t sh[2] = { 64, 65 };
+			st_writer_add(&w, p->name, ST_F32, 2, sh, junk);
+		} else {
+			st_writer_add(&w, p->name, ST_F32, p->ndim, p->shape, p->w);
+		}
+	}
+	char *pc = xasprintf("%s/shape.safetensors", dir);
+	CHECK(st_write(&w, pc, &e) == 0);
+	st_writer_release(&w);
+	CHECK(checkpoint_load(t, pc, &e) == -1);
+	CHECKF(strstr(e.msg, "'lm_head.weight' has shape [64, 65], expected [64, 64]"), "%s", e.msg);
+	/* not a file */
+	char *pd = xasprintf("%s/none.safetensors", dir);
+	CHECK(checkpoint_load(t, pd, &e) == -1 && e.code != 0);
+	/* writing into a missing folder fails and leaves nothing */
+	char *pe = xasprintf("%s/no/such/x.safetensors", dir);
+	CHECK(model_save(plain, pe, NULL, &e) == -1);
+	CHECK(access(pe, F_OK) != 0);
+	free(junk), free(pa), free(pb), free(pc), free(pd), free(pe);
+	model_free(m);
+	model_free(plain);
+}
+
+TEST(masked_entries_must_be_zero)
+{
+	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=64", "vocab_size=64", "seq_len=16",
+			     "qk_scale=pair", "qk_mask=l0_hf16", NULL };
+	struct model *m = make(kv, NULL);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param *q = param_find(model_params(m), "q_tau");
+	char *path = xasprintf("%s/mask.safetensors", dir);
+	struct err e = {0};
+	q->w[0] = 0.5f;     /* layer 0: frozen */
+	CHECK(model_save(m, path, NULL, &e) == 0);
+	CHECK(checkpoint_load(model_params(m), path, &e) == -1);
+	CHECKF(strstr(e.msg, "'q_tau': masked entry 0 is not 0"), "%s", e.msg);
+	free(path);
+	model_free(m);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(round_trip);
+	RUN(refuses_mismatch);
+	RUN(masked_entries_must_be_zero);
+	dir_remove_tree(dir);
+	return t_done();
+}
