@@ -20,7 +20,7 @@ static const char usage[] =
 enum { OPT_JSON = 256, OPT_DIFFS, OPT_BASELINE, OPT_NO_REPLAY, OPT_NO_MANIFEST };
 static const struct cli_opt opts[] = {
 	{"diffs", OPT_DIFFS, "PATH", "entry path of the diffs file (default diffs.json)"},
-	{"baseline", OPT_BASELINE, "PATH", "entry path of the baseline (default baseline.cfg, then baseline/train.py)"},
+	{"baseline", OPT_BASELINE, "PATH", "entry path of the baseline (default baseline.cfg, then baseline/train.py, beside the diffs file)"},
 	{"no-replay", OPT_NO_REPLAY, NULL, "check the manifest only"},
 	{"no-manifest", OPT_NO_MANIFEST, NULL, "list and hash the supplement; print the manifest pack would write"},
 	{"output", 'o', "FILE", "with --no-manifest: write the manifest to FILE instead of stdout"},

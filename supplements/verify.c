@@ -19,6 +19,8 @@ void verify_report_release(struct verify_report *r)
 	manifest_release(&r->expected);
 	manifest_cmp_release(&r->cmp);
 	free(r->replay_note);
+	for (size_t i = 0; i < N_BASELINE_DEFAULTS; i++)
+		free(r->baseline_cands[i]);
 	replay_report_release(&r->rep);
 	memset(r, 0, sizeof *r);
 }
@@ -56,12 +58,12 @@ static void do_replay(const struct verify_opts *o, struct verify_report *r)
 		}
 	} else {
 		for (size_t i = 0; i < N_BASELINE_DEFAULTS && !b; i++)
-			if ((b = captured(s, baseline_defaults[i])))
-				r->baseline_path = baseline_defaults[i];
+			if ((b = captured(s, r->baseline_cands[i])))
+				r->baseline_path = r->baseline_cands[i];
 		if (!b) {
 			r->replay = VR_SKIPPED;
-			r->replay_note = xasprintf("'%s' found but no baseline ('baseline.cfg' or 'baseline/train.py'); "
-						   "name it with --baseline", r->diffs_path);
+			r->replay_note = xasprintf("'%s' found but no baseline ('%s' or '%s'); name it with --baseline",
+						   r->diffs_path, r->baseline_cands[0], r->baseline_cands[1]);
 			return;
 		}
 	}
@@ -80,13 +82,18 @@ int verify_path(const char *path, const struct verify_opts *o, struct verify_rep
 	manifest_init(&r->expected);
 	const char *cap[2 + N_BASELINE_DEFAULTS];
 	size_t nc = 0;
+	/* default baselines sit beside the diffs file */
+	const char *dp = o->diffs ? o->diffs : VERIFY_DEFAULT_DIFFS, *slash = strrchr(dp, '/');
+	for (size_t i = 0; i < N_BASELINE_DEFAULTS; i++)
+		r->baseline_cands[i] = slash ? xasprintf("%.*s/%s", (int)(slash - dp), dp, baseline_defaults[i])
+					     : xstrdup(baseline_defaults[i]);
 	if (!o->no_replay) {
 		cap[nc++] = o->diffs ? o->diffs : VERIFY_DEFAULT_DIFFS;
 		if (o->baseline)
 			cap[nc++] = o->baseline;
 		else
 			for (size_t i = 0; i < N_BASELINE_DEFAULTS; i++)
-				cap[nc++] = baseline_defaults[i];
+				cap[nc++] = r->baseline_cands[i];
 	}
 	struct scan_opts so = {.capture = cap, .n_capture = nc, .quiet = o->quiet};
 	if (scan_path(path, &so, &r->scan, e) < 0)

@@ -7,7 +7,8 @@
  * When the supplement holds a diffs file and its baseline, every run is
  * rebuilt in memory with the replay engine (replay/replay.h) and its SHA-256
  * compared. Default names (supkit-verify(1)): the diffs file "diffs.json",
- * the baseline "baseline.cfg" or else "baseline/train.py".
+ * the baseline "baseline.cfg" or else "baseline/train.py" in the diffs
+ * file's folder.
  * The verdict (verify_report.verified) is 1 only when everything checked out.
  *
  * Leaves out: extraction (unpack.h). Reference: issue 3; SPEC section 9.
@@ -47,6 +48,7 @@ struct verify_report {
 	char *replay_note;              /* one line (owned) or NULL */
 	const char *diffs_path;         /* entry names used (static or the caller's) */
 	const char *baseline_path;
+	char *baseline_cands[2];        /* default baseline paths tried (owned) */
 	struct replay_report rep;       /* when replay == VR_DONE */
 	int verified;                   /* 1: every check passed */
 };
