@@ -535,6 +535,15 @@ static void ob_rec(struct obuf *b, const char *pname, const char *suffix, uint32
 	}
 }
 
+/* Whether p's value is kept in the state file: values a checkpoint cannot
+ * hold exactly (fp32 master weights of bf16-stored tensors with embed_state
+ * = fp32; every value of an fp64 run). */
+static int has_master(const struct optim *o, const struct param *p)
+{
+	return o->fp64 || (p->store == PARAM_BF16 && p->group != PG_OE &&
+			   o->c.embed_state == EMBED_STATE_FP32);
+}
+
 int optim_save(const struct optim *o, const char *path, struct err *e)
 {
 	struct obuf b = {0};
@@ -544,6 +553,7 @@ int optim_save(const struct optim *o, const char *path, struct err *e)
 			nrec += 3;
 		if (o->st[i].buf)
 			nrec += 2;
+		nrec += has_master(o, &o->t->p[i]);
 	}
 	ob_put(&b, "SUPKOPT1", 8);
 	ob_u64(&b, nrec);
@@ -558,6 +568,12 @@ int optim_save(const struct optim *o, const char *path, struct err *e)
 		if (st->buf) {
 			ob_rec(&b, p->name, "momentum_buffer", REC_F64, st->buf, p->numel, 0);
 			ob_rec(&b, p->name, "second_momentum_buffer", REC_F64, st->smb, st->smb_n, 0);
+		}
+		if (has_master(o, p)) {
+			double *w = xmalloc(p->numel * sizeof *w);
+			load_vals(o, p, w, NULL);
+			ob_rec(&b, p->name, "master", REC_F64, w, p->numel, 0);
+			free(w);
 		}
 	}
 	int rc = file_write_atomic(path, b.d, b.n, e);
@@ -582,11 +598,11 @@ static uint32_t rd_u32(const unsigned char *p)
 static int rec_target(struct optim *o, const char *name, size_t *pi, int *which)
 {
 	static const char *suf[] = {"exp_avg", "exp_avg_sq", "step", "momentum_buffer",
-				    "second_momentum_buffer"};
+				    "second_momentum_buffer", "master"};
 	const char *dot = strrchr(name, '.');
 	if (!dot)
 		return -1;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		if (strcmp(dot + 1, suf[k]))
 			continue;
 		for (size_t i = 0; i < o->t->n; i++) {
@@ -605,7 +621,7 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 {
 	size_t limit = 64;
 	for (size_t i = 0; i < o->t->n; i++)
-		limit += 3 * (o->t->p[i].numel * 8 + 200) + o->st[i].smb_n * 8;
+		limit += 4 * (o->t->p[i].numel * 8 + 200) + o->st[i].smb_n * 8;
 	char *data;
 	size_t len;
 	if (file_read_all(path, limit, &data, &len, e))
@@ -648,10 +664,11 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		}
 		struct param *p = &o->t->p[pi];
 		struct pstate *st = &o->st[pi];
-		int is_muon = which >= 3;
+		int is_muon = which == 3 || which == 4;
 		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : p->numel;
-		if ((is_muon != (p->group == PG_MATRIX)) || (p->group == PG_OE) ||
-		    kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
+		int fits = which == 5 ? has_master(o, p)
+			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
+		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': kind or size does not match the model",
 				path, (unsigned long long)r, name);
 			goto out;
@@ -660,6 +677,16 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 			goto trunc;
 		if (which == 2) {
 			st->step = (int64_t)rd_u64(d + at);
+		} else if (which == 5) {
+			for (size_t i = 0; i < want; i++) {
+				uint64_t u = rd_u64(d + at + 8 * i);
+				double v;
+				memcpy(&v, &u, 8);
+				if (o->fp64)
+					p->w64[i] = v;
+				else
+					p->w[i] = (float)v;
+			}
 		} else {
 			double **dst = which == 0 ? &st->m : which == 1 ? &st->v
 				     : which == 3 ? &st->buf : &st->smb;

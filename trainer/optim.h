@@ -66,9 +66,13 @@ int64_t optim_adamw_count(const struct optim *o, size_t i);
  * uint64 record count, then per record: uint32 name length, name, uint32
  * kind (0 = f64 array, 1 = i64 scalar), uint64 count, data (little-endian).
  * Records: "<param>.exp_avg", "<param>.exp_avg_sq", "<param>.step",
- * "<param>.momentum_buffer", "<param>.second_momentum_buffer". Written
- * atomically; load checks that every record matches a parameter and size
- * (error names the file and the record). */
+ * "<param>.momentum_buffer", "<param>.second_momentum_buffer", and
+ * "<param>.master" for values a bf16/fp32 checkpoint cannot hold exactly
+ * (fp32 master weights of wte/value_embeds with embed_state = fp32; every
+ * parameter of an fp64 run): optim_load writes those into p->w / p->w64, so
+ * load the checkpoint first, then the optimizer state. Written atomically;
+ * load checks that every record matches a parameter and size (the error
+ * names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
 int optim_load(struct optim *o, const char *path, struct err *e);
 
