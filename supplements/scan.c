@@ -435,7 +435,9 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 			archive_read_data_skip(a);
 			continue;
 		}
-		char *keep = keeping ? xmalloc(x->usize + 1) : NULL;
+		/* grown as data arrives: a declared size is not trusted for allocation */
+		size_t keep_cap = keeping ? 1 << 16 : 0;
+		char *keep = keeping ? xmalloc(keep_cap + 1) : NULL;
 		struct sha256 h;
 		sha256_init(&h);
 		uint64_t got = 0;
@@ -456,8 +458,14 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 				break;
 			}
 			sha256_update(&h, buf, (size_t)k);
-			if (keep)
+			if (keep) {
+				if (got + (size_t)k > keep_cap) {
+					while (got + (size_t)k > keep_cap)
+						keep_cap *= 2;
+					keep = xrealloc(keep, keep_cap + 1);
+				}
 				memcpy(keep + got, buf, (size_t)k);
+			}
 			got += (uint64_t)k;
 			done += (uint64_t)k;
 			progress_update(&pg, 0, "scanning: %.1f MB", (double)done / 1e6);
