@@ -33,18 +33,26 @@ static void bk_check(int ok, const char *what)
 #define REAL float
 #define SFX f32
 #define GEMM cblas_sgemm
+#define REXP expf
+#define RTANH tanhf
 #include "trainer/backend_cpu_ops.h"
 #undef REAL
 #undef SFX
 #undef GEMM
+#undef REXP
+#undef RTANH
 
 #define REAL double
 #define SFX f64
 #define GEMM cblas_dgemm
+#define REXP exp
+#define RTANH tanh
 #include "trainer/backend_cpu_ops.h"
 #undef REAL
 #undef SFX
 #undef GEMM
+#undef REXP
+#undef RTANH
 
 static const struct backend_ops *pick(const struct tensor *t, const char *op)
 {

@@ -4,7 +4,8 @@
  * public header: the contract of every op is in trainer/backend.h.
  *
  * Sums over a row (RMS, dot products, softmax denominators) accumulate in
- * double in both instantiations. Reference: SPEC section 1.
+ * double in both instantiations; exp and tanh run in the real type (REXP,
+ * RTANH), as PyTorch's fp32 kernels do. Reference: SPEC section 1.
  */
 #ifndef REAL
 #error "include from trainer/backend_cpu.c only"
@@ -240,8 +241,8 @@ static void FN(attn_fwd)(struct tensor *y, struct tensor *lse, const struct tens
 							s[j] = 0;
 							continue;
 						}
-						double e = exp((double)s[j] - mx);
-						s[j] = (REAL)e;
+						REAL e = REXP(s[j] - (REAL)mx);
+						s[j] = e;
 						sum += e;
 					}
 					REAL inv = (REAL)(1.0 / sum);
@@ -300,7 +301,7 @@ static void FN(attn_bwd)(struct tensor *dq, struct tensor *dk, struct tensor *dv
 							dp[j] = 0;
 							continue;
 						}
-						REAL pj = (REAL)exp((double)p[j] - l);
+						REAL pj = REXP(p[j] - (REAL)l);
 						p[j] = pj;
 						dp[j] = pj * (REAL)((double)dp[j] - di);
 					}
@@ -324,17 +325,21 @@ static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const 
 {
 	int64_t R = tensor_rows(logits), V = tensor_cols(logits), valid = 0;
 	REAL *pl = logits->data, *po = loss->data;
+	REAL *ex = xmalloc((size_t)V * sizeof(REAL));     /* exp(z - max) of a row */
+	REAL rcap = (REAL)cap, icap = (REAL)(1.0 / cap);
 	for (int64_t r = 0; r < R; r++) {
-		REAL *l = pl + r * V;
-		double mx = -INFINITY, sum = 0;
+		REAL *l = pl + r * V, mx = -INFINITY;
+		double sum = 0;
 		for (int64_t j = 0; j < V; j++) {
-			REAL z = (REAL)(cap * tanh((double)l[j] / cap));
+			REAL z = rcap * RTANH(l[j] * icap);
 			l[j] = z;
 			if (z > mx)
 				mx = z;
 		}
-		for (int64_t j = 0; j < V; j++)
-			sum += exp((double)l[j] - mx);
+		for (int64_t j = 0; j < V; j++) {
+			ex[j] = REXP(l[j] - mx);
+			sum += ex[j];
+		}
 		double lse = mx + log(sum);
 		int32_t tg = targets[r];
 		if (tg < 0) {
@@ -347,12 +352,15 @@ static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const 
 		po[r] = (REAL)(lse - (double)l[tg]);
 		if (dscale == 0)
 			continue;
+		/* d/dl of dscale * loss: dscale (softmax - onehot) (1 - tanh^2) */
+		REAL f = (REAL)(dscale / sum), ht = l[tg] * icap;
 		for (int64_t j = 0; j < V; j++) {
-			double z = l[j], p = exp(z - lse) - (j == tg ? 1.0 : 0.0);
-			double th = z / cap;
-			l[j] = (REAL)(dscale * p * (1 - th * th));
+			REAL th = l[j] * icap;
+			l[j] = (ex[j] * f) * (1 - th * th);
 		}
+		l[tg] -= (REAL)dscale * (1 - ht * ht);
 	}
+	free(ex);
 	return valid;
 }
 
