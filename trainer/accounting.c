@@ -1,0 +1,51 @@
+/* accounting.c: parameter accounting over the paramspec table (see
+ * accounting.h; SPEC section 5). */
+#include "trainer/accounting.h"
+
+#include <string.h>
+
+void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *c)
+{
+	memset(c, 0, sizeof *c);
+	for (size_t i = 0; i < n; i++) {
+		int64_t k = (int64_t)s[i].numel;
+		switch (s[i].kind) {
+		case PK_WTE: c->wte += k; break;
+		case PK_VALUE_EMBED: c->value_embeds += k; break;
+		case PK_LM_HEAD: c->lm_head += k; break;
+		case PK_ATTN_Q: case PK_ATTN_K: case PK_ATTN_V: case PK_ATTN_PROJ:
+		case PK_MLP_FC: case PK_MLP_PROJ: case PK_VE_GATE:
+			c->matrices += k;
+			break;
+		case PK_RESID_LAMBDAS: case PK_X0_LAMBDAS: c->scalars += k; break;
+		case PK_Q_TAU: c->q_tau += k; break;
+		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing += k; break;
+		case PK_OE_TABLE:
+			c->oe += k;
+			c->oe_rows += s[i].shape[0];
+			c->oe_tables++;
+			break;
+		case PK_NKINDS: break;
+		}
+	}
+	c->backbone = c->wte + c->value_embeds + c->lm_head + c->matrices + c->scalars + c->q_tau + c->routing;
+	c->total = c->backbone + c->oe;
+}
+
+cJSON *param_counts_json(const struct param_counts *c)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "wte", (double)c->wte);
+	cJSON_AddNumberToObject(j, "value_embeds", (double)c->value_embeds);
+	cJSON_AddNumberToObject(j, "lm_head", (double)c->lm_head);
+	cJSON_AddNumberToObject(j, "matrices", (double)c->matrices);
+	cJSON_AddNumberToObject(j, "scalars", (double)c->scalars);
+	cJSON_AddNumberToObject(j, "q_tau", (double)c->q_tau);
+	cJSON_AddNumberToObject(j, "routing", (double)c->routing);
+	cJSON_AddNumberToObject(j, "backbone", (double)c->backbone);
+	cJSON_AddNumberToObject(j, "oe", (double)c->oe);
+	cJSON_AddNumberToObject(j, "oe_rows", (double)c->oe_rows);
+	cJSON_AddNumberToObject(j, "oe_tables", c->oe_tables);
+	cJSON_AddNumberToObject(j, "total", (double)c->total);
+	return j;
+}

@@ -1,0 +1,157 @@
+/* cmd_train.c: supkit-train, thin: parse, load the config, call train_run
+ * (trainer/train.c), report. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cli.h"
+#include "lib/err.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "trainer/config.h"
+#include "trainer/train.h"
+
+enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON };
+
+static const struct cli_opt opts[] = {
+	{"set", O_SET, "KEY=VALUE", "override a config key (repeatable; applied after CONFIG)"},
+	{"output", 'o', "RUNDIR", "write the run folder RUNDIR"},
+	{"resume", O_RESUME, "RUNDIR", "continue the run in RUNDIR from its checkpoint"},
+	{"force", O_FORCE, NULL, "replace a run already in RUNDIR"},
+	{"token-bytes", O_TOKEN_BYTES, "FILE", "token_bytes file for BPB (default: DATA_DIR/token_bytes.bin)"},
+	{"stop-after", O_STOP_AFTER, "N", "stop after N steps, leaving a checkpoint to --resume from"},
+	{"backend", O_BACKEND, "NAME", "cpu or cuda (same as --set backend=NAME)"},
+	{"threads", O_THREADS, "N", "BLAS threads (same as --set threads=N)"},
+	{"print-config", O_PRINT_CONFIG, NULL, "print the resolved config and exit"},
+	{"json", O_JSON, NULL, "print the run summary as JSON"},
+	{"quiet", 'q', NULL, "no progress lines"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const char usage[] =
+	"usage: supkit train [options] CONFIG -o RUNDIR\n"
+	"       supkit train --resume RUNDIR [options]\n"
+	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).";
+
+struct args {
+	const char **sets;
+	int n_sets;
+	const char *out, *resume, *token_bytes;
+	int force, print_config, json, quiet;
+	int64_t stop_after;
+};
+
+static int on_opt(int key, const char *arg, void *ctx, struct err *e)
+{
+	struct args *a = ctx;
+	switch (key) {
+	case O_SET:
+		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
+		a->sets[a->n_sets++] = arg;
+		return 0;
+	case 'o': a->out = arg; return 0;
+	case O_RESUME: a->resume = arg; return 0;
+	case O_FORCE: a->force = 1; return 0;
+	case O_TOKEN_BYTES: a->token_bytes = arg; return 0;
+	case O_STOP_AFTER: return cli_parse_i64(arg, 1, 1000000000, &a->stop_after, "--stop-after", e);
+	case O_BACKEND: {
+		char *kv = xasprintf("backend=%s", arg);
+		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
+		a->sets[a->n_sets++] = kv; /* lives until exit */
+		return 0;
+	}
+	case O_THREADS: {
+		char *kv = xasprintf("threads=%s", arg);
+		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
+		a->sets[a->n_sets++] = kv;
+		return 0;
+	}
+	case O_PRINT_CONFIG: a->print_config = 1; return 0;
+	case O_JSON: a->json = 1; return 0;
+	case 'q': a->quiet = 1; return 0;
+	}
+	return err_set(e, EXIT_USAGE, "unhandled option");
+}
+
+int main(int argc, char **argv)
+{
+	cli_set_prog("supkit-train");
+	struct args a;
+	memset(&a, 0, sizeof a);
+	struct err e;
+	err_clear(&e);
+	int first;
+	if (cli_parse(argc, argv, opts, usage, on_opt, &a, &first, &e) < 0) {
+		err_print(NULL, &e);
+		return EXIT_USAGE;
+	}
+	const char *cfg_path = NULL;
+	if (a.resume) {
+		if (first < argc)
+			cli_usage_error("--resume RUNDIR takes no CONFIG (the run's config.cfg is used)");
+		if (a.out)
+			cli_usage_error("--resume RUNDIR and -o cannot be combined");
+	} else {
+		if (first + 1 != argc)
+			cli_usage_error("need exactly one CONFIG");
+		cfg_path = argv[first];
+		if (!a.out && !a.print_config)
+			cli_usage_error("need -o RUNDIR");
+	}
+	struct config cfg;
+	config_defaults(&cfg);
+	char *resume_cfg = a.resume ? path_join(a.resume, "config.cfg") : NULL;
+	int rc = config_load_file(&cfg, cfg_path ? cfg_path : resume_cfg, &e);
+	free(resume_cfg);
+	for (int i = 0; rc == 0 && i < a.n_sets; i++)
+		rc = config_set(&cfg, a.sets[i], &e);
+	if (rc == 0)
+		rc = config_validate(&cfg, &e);
+	if (rc < 0) {
+		err_print(NULL, &e);
+		return e.code ? e.code : EXIT_USAGE;
+	}
+	if (a.print_config) {
+		char *t = config_print(&cfg);
+		fputs(t, stdout);
+		free(t);
+		return EXIT_OK;
+	}
+	struct train_opts o = {
+		.run_dir = a.resume ? a.resume : a.out,
+		.resume = a.resume != NULL,
+		.force = a.force,
+		.token_bytes = a.token_bytes,
+		.stop_after = (int)a.stop_after,
+		.quiet = a.quiet,
+	};
+	struct train_summary s;
+	if (train_run(&cfg, &o, &s, &e) < 0) {
+		err_print(NULL, &e);
+		return e.code ? e.code : EXIT_SYS;
+	}
+	if (a.json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "run_dir", o.run_dir);
+		cJSON_AddBoolToObject(j, "finished", s.finished);
+		cJSON_AddNumberToObject(j, "steps", s.steps_done);
+		cJSON_AddNumberToObject(j, "final_loss", s.final_loss);
+		if (s.finished) {
+			cJSON_AddNumberToObject(j, "val_bpb", s.val_bpb);
+			cJSON_AddNumberToObject(j, "heldout_bpb", s.heldout_bpb);
+		}
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	} else if (s.finished) {
+		printf("%s: %d steps, final loss %.4f, val_bpb %.6f", o.run_dir, s.steps_done, s.final_loss, s.val_bpb);
+		if (!isnan(s.heldout_bpb))
+			printf(", heldout_bpb %.6f", s.heldout_bpb);
+		printf("\n");
+	} else {
+		printf("%s: stopped after %d steps (checkpoint written; continue with --resume %s)\n", o.run_dir,
+		       s.steps_done, o.run_dir);
+	}
+	free(a.sets);
+	return EXIT_OK;
+}

@@ -1,0 +1,609 @@
+/* train.c: the training loop, evaluation and the run folder (see train.h).
+ *
+ * The loop is the benchmark's (SPEC section 2): K micro-steps a step, each
+ * micro-step's loss scaled by 1/K before backward, one optimizer step with
+ * the schedules of the 0-based step t, fast-fail on a NaN loss or one above
+ * max_loss. Timing follows the benchmark: training_seconds sums the steps
+ * after the warmup_steps (11) untimed ones; training_loop_seconds is the
+ * whole loop.
+ *
+ * Left out here: the CUDA backend selection (model_create picks the CPU
+ * reference; kernels/ adds the GPU one), distributed training.
+ */
+#define _GNU_SOURCE
+#include "trainer/train.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cblas.h>
+
+#include "lib/cli.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/progress.h"
+#include "lib/safetensors.h"
+#include "trainer/accounting.h"
+#include "trainer/loader.h"
+#include "trainer/model.h"
+#include "trainer/optim.h"
+#include "trainer/tokenizer.h"
+
+/* ---- small helpers ---- */
+
+static int path_exists(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+/* Sorted list of files matching dir/pattern; *n may be 0. Caller frees with globfree. */
+static int list_shards(const char *dir, const char *pattern, glob_t *g)
+{
+	char *pat = path_join(dir, pattern);
+	int r = glob(pat, 0, NULL, g);
+	free(pat);
+	if (r == GLOB_NOMATCH) {
+		g->gl_pathc = 0;
+		return 0;
+	}
+	return r == 0 ? 0 : -1;
+}
+
+static double peak_rss_mib(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+}
+
+/* ---- exact parameter state for resume ---- */
+
+static int params_save_exact(struct param_table *t, int fp64, const char *path, struct err *e)
+{
+	struct st_writer w;
+	st_writer_init(&w);
+	char **names = xcalloc(t->n, sizeof *names);
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		int64_t shape[3] = {p->shape[0], p->shape[1], p->shape[2]};
+		st_writer_add(&w, p->name, ST_F32, p->ndim, shape, p->w);
+		if (fp64 && p->w64) {
+			names[i] = xasprintf("%s.f64", p->name);
+			st_writer_add(&w, names[i], ST_F64, p->ndim, shape, p->w64);
+		}
+	}
+	int r = st_write(&w, path, e);
+	st_writer_release(&w);
+	for (size_t i = 0; i < t->n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static int params_load_exact(struct param_table *t, int fp64, const char *path, struct err *e)
+{
+	struct st_file f;
+	if (st_open(&f, path, e) < 0)
+		return -1;
+	int r = 0;
+	for (size_t i = 0; i < t->n && r == 0; i++) {
+		struct param *p = &t->p[i];
+		const struct st_tensor *s = st_find(&f, p->name);
+		if (!s || s->dtype != ST_F32 || st_numel(s) != p->numel) {
+			r = err_set(e, EXIT_USAGE, "'%s': tensor '%s' missing or of the wrong dtype or size", path, p->name);
+			break;
+		}
+		memcpy(p->w, s->data, p->numel * sizeof(float));
+		if (fp64 && p->w64) {
+			char *n64 = xasprintf("%s.f64", p->name);
+			s = st_find(&f, n64);
+			if (!s || s->dtype != ST_F64 || st_numel(s) != p->numel)
+				r = err_set(e, EXIT_USAGE, "'%s': tensor '%s' missing or of the wrong dtype or size", path, n64);
+			else
+				memcpy(p->w64, s->data, p->numel * sizeof(double));
+			free(n64);
+		}
+	}
+	st_close(&f);
+	return r;
+}
+
+/* ---- evaluation ---- */
+
+int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
+		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
+		   double *bpb, struct err *e)
+{
+	struct loader ld;
+	if (n_shards <= 0)
+		return err_set(e, EXIT_USAGE, "no validation shards to evaluate on");
+	if (loader_open(shards, n_shards, T, B, 0, &ld, e) < 0)
+		return -1;
+	size_t N = (size_t)B * (size_t)T;
+	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
+	float *losses = xmalloc(N * sizeof *losses);
+	double nats = 0, bytes = 0;
+	int64_t pos = 0;
+	int r = 0;
+	while (pos < skip + count) {
+		uint64_t epoch = loader_next(&ld, in, tg);
+		if (epoch > 1) {
+			r = err_set(e, EXIT_USAGE,
+				    "the validation shards hold fewer than %lld target tokens (eval_tokens + heldout_tokens); "
+				    "lower them or add validation data", (long long)(skip + count));
+			break;
+		}
+		int any = 0;
+		for (size_t i = 0; i < N; i++) {
+			int64_t g = pos + (int64_t)i;
+			if (g < skip || g >= skip + count)
+				tg[i] = -1;
+			else
+				any = 1;
+		}
+		pos += (int64_t)N;
+		if (!any)
+			continue;
+		double mean;
+		if (model_forward_loss(m, in, tg, B, T, losses, &mean, e) < 0) {
+			r = -1;
+			break;
+		}
+		for (size_t i = 0; i < N; i++) {
+			if (tg[i] < 0)
+				continue;
+			uint32_t t = (uint32_t)tg[i];
+			uint32_t nb = t < n_token_bytes ? token_bytes[t] : 0;
+			if (nb == 0)
+				continue;
+			nats += losses[i];
+			bytes += nb;
+		}
+	}
+	free(in);
+	free(tg);
+	free(losses);
+	loader_close(&ld);
+	if (r < 0)
+		return -1;
+	if (bytes <= 0)
+		return err_set(e, EXIT_USAGE, "the evaluated targets hold no text bytes (token_bytes all 0)");
+	*bpb = nats / (log(2.0) * bytes);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+struct run {
+	struct config *cfg;
+	const struct train_opts *o;
+	struct model *m;
+	struct optim *opt;
+	struct loader ld;
+	int ld_open;
+	glob_t train_g, val_g;
+	uint32_t *token_bytes;
+	uint32_t n_token_bytes;
+	cJSON *curve;              /* array of per-step objects */
+	double train_seconds, loop_seconds;
+	int step;                  /* steps completed */
+	char sha[65];
+	int fp64;
+};
+
+static int write_curve(struct run *R, struct err *e)
+{
+	char *path = path_join(R->o->run_dir, "curve.jsonl");
+	struct atomic_file af;
+	int r = atomic_open(&af, path, e);
+	if (r == 0) {
+		for (cJSON *c = R->curve->child; c; c = c->next) {
+			char *s = json_print(c, 0);
+			fprintf(af.fp, "%s\n", s);
+			free(s);
+		}
+		r = atomic_commit(&af, e);
+	}
+	free(path);
+	return r;
+}
+
+/* Write the whole resume state into a fresh folder, then swap it in:
+ * checkpoint -> checkpoint.old, new -> checkpoint, remove checkpoint.old.
+ * A crash between the renames leaves checkpoint.old, which resume uses. */
+static int save_checkpoint(struct run *R, struct err *e)
+{
+	char *ck = path_join(R->o->run_dir, "checkpoint");
+	char *old = path_join(R->o->run_dir, "checkpoint.old");
+	char *tmp = dir_temp_beside(ck, e);
+	int r = -1;
+	if (!tmp)
+		goto out;
+	char *p1 = path_join(tmp, "params.safetensors"), *p2 = path_join(tmp, "optim.bin");
+	char *p3 = path_join(tmp, "loader.bin"), *p4 = path_join(tmp, "state.json");
+	size_t ls_len = 0;
+	uint8_t *ls = loader_state(&R->ld, &ls_len);
+	cJSON *st = cJSON_CreateObject();
+	cJSON_AddNumberToObject(st, "step", R->step);
+	cJSON_AddNumberToObject(st, "training_seconds", R->train_seconds);
+	cJSON_AddNumberToObject(st, "training_loop_seconds", R->loop_seconds);
+	cJSON_AddStringToObject(st, "config_sha256", R->sha);
+	cJSON_AddItemReferenceToObject(st, "curve", R->curve);
+	r = params_save_exact(model_params(R->m), R->fp64, p1, e);
+	if (r == 0)
+		r = optim_save(R->opt, p2, e);
+	if (r == 0)
+		r = file_write_atomic(p3, ls, ls_len, e);
+	if (r == 0)
+		r = json_write_file(p4, st, e);
+	cJSON_Delete(st);
+	free(ls);
+	free(p1);
+	free(p2);
+	free(p3);
+	free(p4);
+	if (r == 0) {
+		dir_sync(tmp);
+		if (path_exists(ck) && rename(ck, old) != 0)
+			r = err_errno(e, EXIT_SYS, "cannot rename '%s'", ck);
+		if (r == 0 && rename(tmp, ck) != 0)
+			r = err_errno(e, EXIT_SYS, "cannot rename into '%s'", ck);
+		if (r == 0) {
+			dir_remove_tree(old);
+			dir_sync(R->o->run_dir);
+		}
+	}
+	if (r < 0)
+		dir_remove_tree(tmp);
+	free(tmp);
+	if (r == 0)
+		r = write_curve(R, e);
+out:
+	free(ck);
+	free(old);
+	return r;
+}
+
+static int load_checkpoint(struct run *R, struct err *e)
+{
+	char *ck = path_join(R->o->run_dir, "checkpoint");
+	if (!path_exists(ck)) {
+		free(ck);
+		ck = path_join(R->o->run_dir, "checkpoint.old");
+		if (!path_exists(ck)) {
+			err_set(e, EXIT_USAGE, "'%s' has no checkpoint to resume from", R->o->run_dir);
+			free(ck);
+			return -1;
+		}
+	}
+	char *p1 = path_join(ck, "params.safetensors"), *p2 = path_join(ck, "optim.bin");
+	char *p3 = path_join(ck, "loader.bin"), *p4 = path_join(ck, "state.json");
+	int r = -1;
+	cJSON *st = json_read_file(p4, 0, e);
+	if (!st)
+		goto out;
+	double step, ts, ls;
+	const char *sha;
+	if (json_get_number(st, "step", &step, p4, e) < 0 ||
+	    json_get_number(st, "training_seconds", &ts, p4, e) < 0 ||
+	    json_get_number(st, "training_loop_seconds", &ls, p4, e) < 0 ||
+	    json_get_string(st, "config_sha256", &sha, p4, e) < 0)
+		goto out;
+	if (strcmp(sha, R->sha) != 0) {
+		err_set(e, EXIT_USAGE, "'%s': checkpoint was made with config %.12s..., but config.cfg is %.12s...",
+			p4, sha, R->sha);
+		goto out;
+	}
+	cJSON *curve = cJSON_GetObjectItemCaseSensitive(st, "curve");
+	if (!cJSON_IsArray(curve) || step < 0 || step > R->cfg->steps || step != floor(step)) {
+		err_set(e, EXIT_USAGE, "'%s': bad step or curve", p4);
+		goto out;
+	}
+	R->step = (int)step;
+	R->train_seconds = ts;
+	R->loop_seconds = ls;
+	cJSON_Delete(R->curve);
+	R->curve = cJSON_Duplicate(curve, 1);
+	if (params_load_exact(model_params(R->m), R->fp64, p1, e) < 0)
+		goto out;
+	if (optim_load(R->opt, p2, e) < 0)
+		goto out;
+	char *lsb;
+	size_t lsn;
+	if (file_read_all(p3, 64u << 20, &lsb, &lsn, e) < 0)
+		goto out;
+	r = loader_restore(&R->ld, (const uint8_t *)lsb, lsn, e);
+	free(lsb);
+out:
+	cJSON_Delete(st);
+	free(p1);
+	free(p2);
+	free(p3);
+	free(p4);
+	free(ck);
+	return r;
+}
+
+static int write_result(struct run *R, double val_bpb, double held_bpb, double final_loss, double total_s,
+			struct err *e)
+{
+	const struct config *c = R->cfg;
+	size_t nspec;
+	const struct param_spec *spec = model_spec(R->m, &nspec);
+	struct param_counts pc;
+	param_counts_of(spec, nspec, &pc);
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "arm", c->arm);
+	cJSON_AddNumberToObject(j, "depth", c->depth);
+	cJSON_AddNumberToObject(j, "seed", (double)c->seed);
+	cJSON_AddNumberToObject(j, "val_bpb", val_bpb);
+	if (c->heldout_tokens > 0)
+		cJSON_AddNumberToObject(j, "heldout_bpb", held_bpb);
+	else
+		cJSON_AddNullToObject(j, "heldout_bpb");
+	cJSON_AddNumberToObject(j, "num_params", (double)pc.backbone);
+	cJSON_AddItemToObject(j, "parameter_accounting", param_counts_json(&pc));
+	cJSON_AddNumberToObject(j, "training_seconds", R->train_seconds);
+	cJSON_AddNumberToObject(j, "training_loop_seconds", R->loop_seconds);
+	cJSON_AddNumberToObject(j, "total_seconds", total_s);
+	cJSON_AddNumberToObject(j, "peak_memory_mib", peak_rss_mib());
+	cJSON_AddNumberToObject(j, "model_peak_memory_mib", (double)model_peak_bytes(R->m) / 1048576.0);
+	double tps = (double)c->batch_rows * c->seq_len * c->grad_accum;
+	cJSON_AddNumberToObject(j, "tokens_per_step", tps);
+	cJSON_AddNumberToObject(j, "tokens", tps * R->step);
+	cJSON_AddNumberToObject(j, "steps", R->step);
+	cJSON_AddNumberToObject(j, "final_loss", final_loss);
+	cJSON_AddNumberToObject(j, "eval_tokens", (double)c->eval_tokens);
+	cJSON_AddNumberToObject(j, "heldout_tokens", (double)c->heldout_tokens);
+	cJSON_AddStringToObject(j, "config_sha256", R->sha);
+	cJSON_AddStringToObject(j, "supkit_version", SUPKIT_VERSION);
+	cJSON_AddStringToObject(j, "backend", "cpu");
+	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
+	char *p = path_join(R->o->run_dir, "result.json");
+	int r = json_write_file(p, j, e);
+	free(p);
+	cJSON_Delete(j);
+	return r;
+}
+
+static void run_release(struct run *R)
+{
+	if (R->ld_open)
+		loader_close(&R->ld);
+	if (R->opt)
+		optim_free(R->opt);
+	if (R->m)
+		model_free(R->m);
+	globfree(&R->train_g);
+	globfree(&R->val_g);
+	free(R->token_bytes);
+	cJSON_Delete(R->curve);
+}
+
+static int setup_run_dir(struct run *R, struct err *e)
+{
+	const struct train_opts *o = R->o;
+	char *res = path_join(o->run_dir, "result.json");
+	char *ck = path_join(o->run_dir, "checkpoint");
+	char *cfgp = path_join(o->run_dir, "config.cfg");
+	int r = 0;
+	if (o->resume) {
+		if (path_exists(res))
+			r = err_set(e, EXIT_USAGE, "'%s' is a finished run (result.json exists): nothing to resume", o->run_dir);
+	} else {
+		if ((path_exists(res) || path_exists(ck)) && !o->force)
+			r = err_set(e, EXIT_USAGE, "'%s' already holds a run: use --resume to continue it or --force to replace it",
+				    o->run_dir);
+		if (r == 0 && dir_make_all(o->run_dir, e) < 0)
+			r = -1;
+		if (r == 0 && o->force) {
+			unlink(res);
+			dir_remove_tree(ck);
+			char *old = path_join(o->run_dir, "checkpoint.old");
+			dir_remove_tree(old);
+			free(old);
+		}
+		if (r == 0) {
+			char *text = config_print(R->cfg);
+			r = file_write_atomic(cfgp, text, strlen(text), e);
+			free(text);
+		}
+	}
+	free(res);
+	free(ck);
+	free(cfgp);
+	return r;
+}
+
+int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	if (config_validate(cfg, e) < 0)
+		return -1;
+	if (cfg->backend == BACKEND_CUDA)
+		return err_set(e, EXIT_SYS, "backend = cuda, but this supkit-train runs the CPU reference backend "
+				"only (build with make GPU=1 on a machine with nvcc)");
+	if (!cfg->data_dir[0])
+		return err_set(e, EXIT_USAGE, "the config sets no data_dir (a folder of train_*.bin and val_*.bin shards)");
+	if (cfg->threads > 0)
+		openblas_set_num_threads(cfg->threads);
+
+	struct run R;
+	memset(&R, 0, sizeof R);
+	R.cfg = cfg;
+	R.o = o;
+	R.fp64 = cfg->dtype == DTYPE_F64;
+	R.curve = cJSON_CreateArray();
+	config_sha256(cfg, R.sha);
+	double t_start = now_seconds();
+	int r = -1;
+
+	if (list_shards(cfg->data_dir, "train_*.bin", &R.train_g) < 0 ||
+	    list_shards(cfg->data_dir, "val_*.bin", &R.val_g) < 0) {
+		err_set(e, EXIT_SYS, "cannot list the shards in '%s'", cfg->data_dir);
+		goto out;
+	}
+	if (R.train_g.gl_pathc == 0) {
+		err_set(e, EXIT_USAGE, "'%s' holds no train_*.bin shards", cfg->data_dir);
+		goto out;
+	}
+	if (R.val_g.gl_pathc == 0 && cfg->eval_tokens + cfg->heldout_tokens > 0) {
+		err_set(e, EXIT_USAGE, "'%s' holds no val_*.bin shards (or set eval_tokens = 0 and heldout_tokens = 0)",
+			cfg->data_dir);
+		goto out;
+	}
+	char *tbp = o->token_bytes ? xstrdup(o->token_bytes) : path_join(cfg->data_dir, "token_bytes.bin");
+	int tbr = tokenizer_token_bytes(tbp, &R.token_bytes, &R.n_token_bytes, e);
+	free(tbp);
+	if (tbr < 0)
+		goto out;
+	if (R.n_token_bytes != (uint32_t)cfg->vocab_size) {
+		err_set(e, EXIT_USAGE, "token_bytes has %u entries but vocab_size is %d", R.n_token_bytes, cfg->vocab_size);
+		goto out;
+	}
+	if (setup_run_dir(&R, e) < 0)
+		goto out;
+	if (loader_open((const char *const *)R.train_g.gl_pathv, (int)R.train_g.gl_pathc, cfg->seq_len,
+			cfg->batch_rows, cfg->seed, &R.ld, e) < 0)
+		goto out;
+	R.ld_open = 1;
+	if (R.ld.vocab_size != (uint32_t)cfg->vocab_size) {
+		err_set(e, EXIT_USAGE, "the shards in '%s' are for vocab size %u, the config says %d", cfg->data_dir,
+			R.ld.vocab_size, cfg->vocab_size);
+		goto out;
+	}
+	if (model_create(cfg, &R.m, e) < 0)
+		goto out;
+	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
+		goto out;
+	if (o->resume && load_checkpoint(&R, e) < 0)
+		goto out;
+
+	const int B = cfg->batch_rows, T = cfg->seq_len, K = cfg->grad_accum;
+	size_t N = (size_t)B * (size_t)T;
+	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
+	struct progress pr;
+	progress_init(&pr, o->quiet);
+	double last_loss = NAN;
+	int start = R.step, stopped = 0;
+	r = 0;
+	while (R.step < cfg->steps) {
+		if (o->stop_after > 0 && R.step - start >= o->stop_after) {
+			stopped = 1;
+			break;
+		}
+		int t = R.step;
+		double t0 = now_seconds();
+		model_zero_grad(R.m);
+		double lsum = 0;
+		for (int k = 0; k < K && r == 0; k++) {
+			double loss;
+			loader_next(&R.ld, in, tg);
+			if (model_forward_backward(R.m, in, tg, B, T, 1.0 / K, &loss, e) < 0) {
+				r = -1;
+				break;
+			}
+			if (!isfinite(loss) || loss > cfg->max_loss)
+				r = err_set(e, EXIT_CHECK, "step %d: loss %g is %s (fast-fail)", t, loss,
+					    isfinite(loss) ? "above max_loss" : "not a number");
+			lsum += loss;
+		}
+		if (r == 0 && optim_step(R.opt, t, e) < 0)
+			r = -1;
+		if (r < 0)
+			break;
+		double dt = now_seconds() - t0;
+		R.loop_seconds += dt;
+		if (t >= cfg->warmup_steps)
+			R.train_seconds += dt;
+		last_loss = lsum / K;
+		struct optim_sched sc;
+		optim_schedule(cfg, t, &sc);
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "step", t);
+		cJSON_AddNumberToObject(c, "loss", last_loss);
+		cJSON_AddNumberToObject(c, "lrm", sc.lrm);
+		cJSON_AddNumberToObject(c, "momentum", sc.momentum);
+		cJSON_AddNumberToObject(c, "muon_wd", sc.muon_wd);
+		cJSON_AddNumberToObject(c, "dt", dt);
+		cJSON_AddNumberToObject(c, "tok_s", (double)N * K / dt);
+		R.step++;
+		if (cfg->eval_every > 0 && R.step % cfg->eval_every == 0 && R.step < cfg->steps && cfg->eval_tokens > 0) {
+			double bpb;
+			if (train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T,
+					   R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &bpb, e) < 0) {
+				cJSON_Delete(c);
+				r = -1;
+				break;
+			}
+			cJSON_AddNumberToObject(c, "val_bpb", bpb);
+		}
+		cJSON_AddItemToArray(R.curve, c);
+		progress_update(&pr, R.step == cfg->steps, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
+				R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
+		if (cfg->checkpoint_every > 0 && R.step % cfg->checkpoint_every == 0 && R.step < cfg->steps &&
+		    save_checkpoint(&R, e) < 0) {
+			r = -1;
+			break;
+		}
+	}
+	progress_done(&pr);
+	free(in);
+	free(tg);
+	if (r < 0)
+		goto out;
+	s->steps_done = R.step;
+	s->final_loss = last_loss;
+	if (stopped) {
+		r = save_checkpoint(&R, e);
+		goto out;
+	}
+
+	double val_bpb = NAN, held_bpb = NAN;
+	if (cfg->eval_tokens > 0 &&
+	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
+			   R.n_token_bytes, 0, cfg->eval_tokens, &val_bpb, e) < 0) {
+		r = -1;
+		goto out;
+	}
+	if (cfg->heldout_tokens > 0 &&
+	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
+			   R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &held_bpb, e) < 0) {
+		r = -1;
+		goto out;
+	}
+	char step_s[32];
+	snprintf(step_s, sizeof step_s, "%d", R.step);
+	const char *meta[] = {"arm", cfg->arm, "step", step_s, "config_sha256", R.sha, NULL};
+	char *mp = path_join(o->run_dir, "model.safetensors"), *op = path_join(o->run_dir, "optim.bin");
+	r = model_save(R.m, mp, meta, e);
+	if (r == 0)
+		r = optim_save(R.opt, op, e);
+	free(mp);
+	free(op);
+	if (r == 0)
+		r = write_curve(&R, e);
+	if (r == 0)
+		r = write_result(&R, val_bpb, held_bpb, last_loss, now_seconds() - t_start, e);
+	if (r == 0) {
+		char *ck = path_join(o->run_dir, "checkpoint"), *old = path_join(o->run_dir, "checkpoint.old");
+		dir_remove_tree(ck);
+		dir_remove_tree(old);
+		free(ck);
+		free(old);
+		s->finished = 1;
+		s->val_bpb = val_bpb;
+		s->heldout_bpb = held_bpb;
+	}
+out:
+	run_release(&R);
+	return r;
+}

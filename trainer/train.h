@@ -1,0 +1,63 @@
+/* train.h: a training run (SPEC sections 2 and 4): the loop that drives the
+ * model (model.h), the optimizer (optim.h) and the data loader (loader.h),
+ * evaluates BPB on the validation and held-out segments, and writes a run
+ * folder.
+ *
+ * Run folder (RUNDIR), every file written atomically:
+ *   config.cfg          the resolved config, canonical form (config_print)
+ *   checkpoint/         resume state, replaced as a whole every
+ *                       checkpoint_every steps: params.safetensors (every
+ *                       parameter's exact values: F32, plus F64 for fp64
+ *                       runs), optim.bin, loader.bin, state.json
+ *   curve.jsonl         one JSON object a step: step, loss, lrm, momentum,
+ *                       muon_wd, dt, tok_s (and val_bpb at eval steps)
+ *   model.safetensors   final weights, PyTorch state_dict names
+ *   optim.bin           final optimizer state
+ *   result.json         written last: its presence means the run finished
+ *
+ * Resume: train_run with opts->resume continues from RUNDIR/checkpoint so
+ * that the final weights are bit-identical to an uninterrupted run (the
+ * model, optimizer and loader are deterministic, and the checkpoint keeps
+ * every value exactly), also after kill -9 between checkpoints.
+ */
+#ifndef SUPKIT_TRAIN_H
+#define SUPKIT_TRAIN_H
+
+#include <stdint.h>
+#include "lib/err.h"
+#include "trainer/config.h"
+
+struct train_opts {
+	const char *run_dir;       /* output folder (created) */
+	int resume;                /* continue run_dir from its checkpoint */
+	int force;                 /* replace a finished run_dir */
+	const char *token_bytes;   /* token_bytes file; NULL: data_dir/token_bytes.bin */
+	int stop_after;            /* > 0: stop after this many steps of this
+	                              invocation, leaving a checkpoint (as if
+	                              interrupted); the run is not finished */
+	int quiet;                 /* no progress lines */
+};
+
+struct train_summary {
+	int finished;              /* 1 when result.json was written */
+	int steps_done;            /* steps completed in total */
+	double val_bpb, heldout_bpb;
+	double final_loss;
+};
+
+/* Run (or resume) training for cfg (validated here). 0 on success, -1 with
+ * e set: EXIT_USAGE for bad config or data, EXIT_CHECK when the loss is NaN
+ * or above max_loss (fast-fail), EXIT_SYS for I/O. */
+int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e);
+
+/* Bits per byte of the model on the `count` target tokens that follow the
+ * first `skip` ones of the stream of shards (loader with seed 0, rows of
+ * B x T): sum of cross-entropy (nats) over targets with token_bytes > 0,
+ * divided by ln 2 times the sum of their bytes (SPEC section 4). Errors when
+ * the shards hold fewer targets than skip + count (no wrap-around). */
+struct model;
+int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
+		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
+		   double *bpb, struct err *e);
+
+#endif
