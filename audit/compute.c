@@ -406,12 +406,21 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			free(m);
 			return -1;
 		}
+		int ai = config_arm_find(arm); /* short names group with their arm */
+		if (ai >= 0)
+			snprintf(arm, sizeof arm, "%s", config_arm_name(ai));
 		int g = 0;
 		while (g < n && !(m[g].depth == depth && !strcmp(m[g].arm, arm)))
 			g++;
 		if (g == n) {
 			snprintf(m[n].arm, sizeof m[n].arm, "%s", arm);
 			m[n].depth = depth;
+			if (is_dir(paths[i])) {
+				char *cp = path_join(paths[i], "config.cfg");
+				if (file_exists(cp) && strlen(cp) < sizeof m[n].config)
+					snprintf(m[n].config, sizeof m[n].config, "%s", cp);
+				free(cp);
+			}
 			n++;
 		}
 		m[g].n++;

@@ -126,9 +126,12 @@ struct compute_measured {
 	double d_peak_memory_mib;    /* deltas of the means against it */
 	double d_training_seconds;
 	double d_training_loop_seconds;
+	char config[1024];           /* the first run's config.cfg beside its
+	                                result.json, or "" when it has none */
 };
 
-/* Read DIR/result.json (or the file itself when path is a file) for each
+/* Read DIR/result.json (or the file itself when path is a file; a folder
+ * without result.json stands for its subfolders that have one) for each
  * path, group by (arm, depth) in first-seen order, mean, and deltas against
  * 00_dense_native at the same depth. *out is caller-freed. 0 or -1 (the
  * message names the file and key). */

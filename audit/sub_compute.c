@@ -250,8 +250,20 @@ int audit_compute_main(int argc, char **argv)
 	} else if (!file && !a.arm && !a.depth && nmeas > 0) {
 		cfgs = xcalloc((size_t)nmeas, sizeof *cfgs);
 		for (int i = 0; i < nmeas; i++) {
+			/* the run's own config.cfg when it has one, else the named arm */
+			if (meas[i].config[0]) {
+				config_build(&cfgs[n], meas[i].config, 0, NULL, &a);
+				if (cfgs[n].depth != meas[i].depth || strcmp(cfgs[n].arm, meas[i].arm)) {
+					err_set(&e, EXIT_USAGE, "'%s': arm %s at depth %d, but its result.json says %s at depth %d",
+						meas[i].config, cfgs[n].arm, cfgs[n].depth, meas[i].arm, meas[i].depth);
+					fail(&e);
+				}
+				n++;
+				continue;
+			}
 			if (config_arm_find(meas[i].arm) < 0) {
-				err_set(&e, EXIT_USAGE, "run records: arm '%s' is not a named arm (give CONFIG or --arm)",
+				err_set(&e, EXIT_USAGE,
+					"run records: arm '%s' is not a named arm and its run has no config.cfg (give CONFIG or --arm)",
 					meas[i].arm);
 				fail(&e);
 			}

@@ -123,6 +123,21 @@ expect_out_contains "13,829.4 (+96.0)" "measured peak and delta vs dense"
 expect_out_contains "576.7s / 591.7s (n=1)" "timed / full loop seconds"
 run "${A[@]}" --depth 6 --arm 01_dense_opt --runs "$CF/runs" --json
 expect_out_contains '"peak_memory_mib": 96' "--json measured delta"
+# a run with its own config.cfg (any arm name): accounted from that config
+mkdir -p "$TMP/runs/r1" "$TMP/runs/r2"
+printf 'arm = my_arm\ndepth = 4\noe = 1\noe_m = 1000\n' >"$TMP/runs/r1/config.cfg"
+echo '{"arm": "my_arm", "depth": 4, "peak_memory_mib": 500, "training_seconds": 10, "training_loop_seconds": 11}' >"$TMP/runs/r1/result.json"
+echo '{"arm": "00", "depth": 4, "peak_memory_mib": 450, "training_seconds": 9, "training_loop_seconds": 10}' >"$TMP/runs/r2/result.json"
+run "${A[@]}" --runs "$TMP/runs"
+expect_rc 0 "--runs with a run's config.cfg"
+# d4: 4 V d (wte, lm_head, 2 value_embeds) = 8,388,608 + 12*4*256^2 + 2*2*32 = 3,145,856 + 8 scalars;
+# OE m = 1000: 4012 rows x 64
+expect_out_contains "d4 my_arm                          11,534,472 +    256,768 =  11,791,240" "accounted from the run's config.cfg"
+expect_out_contains "500.0 (+50.0)" "short arm name groups with its arm (dense delta)"
+printf 'arm = other\ndepth = 4\n' >"$TMP/runs/r1/config.cfg"
+run "${A[@]}" --runs "$TMP/runs"
+expect_rc 2 "config.cfg disagreeing with result.json exits 2"
+expect_err_contains "but its result.json says my_arm" "names the disagreement"
 mkdir -p "$TMP/empty"
 run "${A[@]}" --runs "$TMP/empty"
 expect_rc 2 "--runs on a folder without records exits 2"
