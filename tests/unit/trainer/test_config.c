@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "t.h"
+#include "lib/fileio.h"
 #include "trainer/config.h"
 #include "trainer/paramspec.h"
 
@@ -351,6 +352,71 @@ TEST(arms)
 	CHECK(config_arm_apply(&c, "nosuch", &e) != 0);
 }
 
+/* Mutated baseline files (bytes flipped, inserted, lines cut): never a
+ * crash (ASan in SAN=1), and every refusal is one line naming "m.cfg:N". */
+TEST(mutations)
+{
+	char *text;
+	size_t len;
+	struct err e;
+	if (file_read_all("configs/baseline.cfg", 0, &text, &len, &e) != 0)
+		T_SKIP(e.msg);
+	uint64_t x = 88172645463325252ull;
+	const char pool[] = "=#\n\r \t0123456789.-+eE_abcxyz\x01\xff";
+	int refused = 0, accepted = 0;
+	for (int it = 0; it < 3000; it++) {
+		char *m = xmalloc(len + 16);
+		memcpy(m, text, len);
+		size_t n = len;
+		int edits = 1 + (int)(x % 4);
+		for (int k = 0; k < edits; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			size_t at = (size_t)(x >> 8) % n;
+			switch (x % 3) {
+			case 0:
+				m[at] = pool[(x >> 40) % (sizeof pool - 1)];
+				break;
+			case 1:
+				if (n < len + 15) {
+					memmove(m + at + 1, m + at, n - at);
+					m[at] = pool[(x >> 40) % (sizeof pool - 1)];
+					n++;
+				}
+				break;
+			default:
+				n = at; /* truncate */
+				break;
+			}
+			if (!n)
+				break;
+		}
+		if (!n) {
+			free(m);
+			continue;
+		}
+		struct config c;
+		config_defaults(&c);
+		int rc = config_load_text(&c, m, n, "m.cfg", &e);
+		if (rc == 0)
+			rc = config_validate(&c, &e);
+		if (rc == 0) {
+			accepted++;
+			char *t = config_print(&c);
+			CHECK(t != NULL && strlen(t) > 0);
+			free(t);
+		} else {
+			refused++;
+			CHECKF(strchr(e.msg, '\n') == NULL, "two lines: %s", e.msg);
+			CHECKF(!strncmp(e.msg, "m.cfg:", 6), "%s", e.msg);
+			CHECK(e.code == EXIT_USAGE);
+		}
+		free(m);
+	}
+	printf("  %d refused, %d accepted\n", refused, accepted);
+	CHECK(refused > 100 && accepted > 100);
+	free(text);
+}
+
 int main(void)
 {
 	RUN(defaults_are_benchmark);
@@ -366,5 +432,6 @@ int main(void)
 	RUN(paramspec_arm_parameters);
 	RUN(paramspec_names_order_groups);
 	RUN(arms);
+	RUN(mutations);
 	return t_done();
 }
