@@ -28,17 +28,17 @@ static const struct cli_opt opts[] = {
 	{"json", OPT_JSON, NULL, "print one deterministic JSON object"},
 	{"print-config", OPT_PRINT_CONFIG, NULL, "print the canonical config (its SHA-256 identifies the run)"},
 	{"list-arms", OPT_LIST_ARMS, NULL, "list the named arms and their overrides"},
-	{"neumann-count", OPT_NEUMANN, "full|lemma2", "Neumann-Gram FLOPs per table: papers 000/001 (full, default) or 004 (lemma2)"},
-	{"denominator", OPT_DENOM, "formula|paper", "step FLOPs of the share: the formula (default) or the papers' 59.37e12 at depth 6"},
+	{"neumann-count", OPT_NEUMANN, "C", "Neumann-Gram FLOPs a table: full (papers 000/001, default) or lemma2 (004)"},
+	{"denominator", OPT_DENOM, "C", "share of the step: formula (default) or paper (59.37e12 at depth 6)"},
 	{"tabneu-rows", OPT_TABNEU, "N", "visited OE rows a step for Table-Neumann (default: every row)"},
 	{NULL, 0, NULL, NULL},
 };
 
 static const char usage[] =
-	"usage: supkit audit compute [options] [CONFIG]\n"
+	"usage: supkit audit compute [options] [CONFIG...]\n"
 	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
 	"       supkit audit compute --table [--runs DIR]... [--json]\n"
-	"       supkit audit compute --check PUBLISHED.json [--table]\n"
+	"       supkit audit compute --check PUBLISHED.json [--neumann-count C] [--denominator C] [--json]\n"
 	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).";
 
 struct args {
@@ -201,7 +201,9 @@ int audit_compute_main(int argc, char **argv)
 	struct args a = {0};
 	struct err e = {0};
 	const char *file = NULL;
-	/* options may follow the CONFIG operand */
+	char **files = xcalloc((size_t)argc + 1, sizeof *files);
+	int nfiles = 0;
+	/* options may follow the CONFIG operands */
 	int base = 0;
 	for (;;) {
 		int ind;
@@ -210,22 +212,25 @@ int audit_compute_main(int argc, char **argv)
 		base += ind;
 		if (base >= argc)
 			break;
-		if (file)
-			cli_usage_error("one CONFIG file at most ('%s' and '%s')", file, argv[base]);
-		file = argv[base];
+		files[nfiles++] = argv[base];
 		if (base + 1 >= argc)
 			break;
 	}
+	file = nfiles == 1 ? files[0] : NULL;
+	if (nfiles > 1 && (a.print_config || a.arm || a.depth || a.table))
+		cli_usage_error("several CONFIG files make a table: no --print-config, --arm, --depth or --table");
 	if (a.list_arms) {
 		free(a.sets);
 		free(a.runs);
+		free(files);
 		return list_arms(a.json);
 	}
 	if (a.check) {
-		if (file || a.arm || a.table || a.nsets || a.print_config || a.nruns)
+		if (nfiles || a.arm || a.table || a.nsets || a.print_config || a.nruns)
 			cli_usage_error("--check takes only the convention options and --json");
 		free(a.sets);
 		free(a.runs);
+		free(files);
 		return run_check(&a);
 	}
 	if (a.table && (file || a.arm || a.depth))
@@ -247,6 +252,10 @@ int audit_compute_main(int argc, char **argv)
 		for (int di = 0; di < 2; di++)
 			for (int i = 0; i < config_arm_count(); i++)
 				config_build(&cfgs[n++], NULL, depths[di], config_arm_name(i), &a);
+	} else if (nfiles > 1) {
+		cfgs = xcalloc((size_t)nfiles, sizeof *cfgs);
+		for (int i = 0; i < nfiles; i++)
+			config_build(&cfgs[n++], files[i], 0, NULL, &a);
 	} else if (!file && !a.arm && !a.depth && nmeas > 0) {
 		cfgs = xcalloc((size_t)nmeas, sizeof *cfgs);
 		for (int i = 0; i < nmeas; i++) {
@@ -282,6 +291,7 @@ int audit_compute_main(int argc, char **argv)
 		free(meas);
 		free(a.sets);
 		free(a.runs);
+		free(files);
 		return EXIT_OK;
 	}
 
@@ -301,7 +311,7 @@ int audit_compute_main(int argc, char **argv)
 		}
 		json_print_stdout(root);
 		cJSON_Delete(root);
-	} else if (n == 1 && !a.table) {
+	} else if (n == 1 && !a.table && nfiles <= 1) {
 		const struct compute_measured *m = NULL;
 		for (int j = 0; j < nmeas; j++)
 			if (meas[j].depth == reps[0].depth && !strcmp(meas[j].arm, reps[0].arm))
@@ -315,5 +325,6 @@ int audit_compute_main(int argc, char **argv)
 	free(meas);
 	free(a.sets);
 	free(a.runs);
+	free(files);
 	return EXIT_OK;
 }

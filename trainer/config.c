@@ -466,9 +466,9 @@ int config_validate(const struct config *c, struct err *e)
 		return conflict(c, "arm", NULL, e, "arm: must not be empty");
 	for (const char *p = c->arm; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '_' || *p == '-' || *p == '.' || *p == '#'))
+		      *p == '_' || *p == '-' || *p == '.'))
 			return conflict(c, "arm", NULL, e,
-					"arm: '%s' may hold only letters, digits and _ - . #", c->arm);
+					"arm: '%s' may hold only letters, digits and _ - .", c->arm);
 	if (c->head_dim % 2)
 		return conflict(c, "head_dim", NULL, e, "head_dim: %d is odd (RoPE needs pairs)",
 				c->head_dim);

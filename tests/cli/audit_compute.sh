@@ -34,6 +34,10 @@ run "${A[@]}" --table
 expect_out_contains "d8 12_oe_joint" "human table lists d8 12_oe_joint"
 expect_out_contains "+63.42 (+0.051%)" "human table in the papers' layout"
 
+run "${A[@]}" configs/arms/d8/00_dense_native.cfg configs/arms/d8/12_oe_joint.cfg
+expect_rc 0 "several CONFIG files"
+expect_out_contains "d8 12_oe_joint                     50,334,224 + 77,239,296 = 127,573,520  +63.42 (+0.051%)         +456.98" "a table from config files alone"
+
 # --print-config: its SHA-256 is the config_sha256 of the JSON record
 run "${A[@]}" --depth 6 --arm 12do --print-config
 sha=$(sha256sum <"$TMP/.out" | cut -d' ' -f1)

@@ -350,6 +350,15 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "#4a", &e) == 0 && c.embed_state == EMBED_STATE_BF16 && c.oe);
 	CHECK(config_arm_apply(&c, "nosuch", &e) != 0);
+	/* the short names of SPEC 3 */
+	const char *spec[] = {"00", "01", "02", "10", "11", "12", "12m", "12d", "12do", "12do_shared", "4a", NULL};
+	for (int i = 0; spec[i]; i++)
+		CHECKF(config_arm_find(spec[i]) >= 0, "%s", spec[i]);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "12m", &e) == 0 && c.qk_mask == QK_MASK_L0_HF16 && c.oe);
+	CHECK(config_arm_apply(&c, "12do_shared", &e) == 0 && c.anchor == ANCHOR_SHARED);
+	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
+	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }
 
 /* Mutated baseline files (bytes flipped, inserted, lines cut): never a
