@@ -5,13 +5,14 @@
  * ||W||_2^2 = lambda_max(G) with G the Gram matrix of the short side: for
  * M >= N, G = W^T W (N x N) accumulated by dsyrk over row blocks converted
  * to float64 (so a bf16 table of 150k rows never sits whole in float64);
- * for M < N, G = W W^T (M x M). LAPACKE dsyevr then finds the largest
- * eigenvalue alone (RANGE = 'I', IL = IU = q, bisection to full accuracy).
- * Cost M N^2 (dsyrk) + O(N^3) for the tridiagonal reduction, against
- * ~4 M N^2 + 8 N^3 for an SVD; the top eigenvalue of a Gram matrix is
- * perturbed by at most ~eps ||W||_2^2, so the stable rank keeps ~1e-15
- * relative accuracy (tests/unit/audit/test_geometry.c checks 1e-10 against
- * numpy's SVD; bench/bench_geometry.sh times it).
+ * for M < N, G = W W^T (M x M). Its largest eigenvalue comes from Lanczos
+ * on G certified by one Cholesky factorisation (top_eig), or from LAPACKE
+ * dsyevr (GEOM_GRAM_EVR, and the fallback). Cost M N^2 (dsyrk) + O(k N^2)
+ * + N^3/3 (Cholesky), against ~4 M N^2 + 8 N^3 for an SVD; the top
+ * eigenvalue of a Gram matrix is perturbed by at most ~eps ||W||_2^2, so
+ * the stable rank keeps ~1e-15 relative accuracy in practice, 1e-12 by
+ * certificate (tests/unit/audit/test_geometry.c checks 1e-10 against
+ * numpy's SVD for every method; bench/bench_geometry.sh times them).
  *
  * Left out: tensors of unknown names are skipped; nothing is written here
  * (the command prints or writes the report).
@@ -87,8 +88,10 @@ static void acc_rows(struct gram_acc *a, const double *w, int64_t r, int gram)
 	a->started = 1;
 }
 
-/* Largest eigenvalue of the q x q symmetric matrix g (upper triangle). */
-static int top_eig(double *g, int64_t q, double *out, struct err *e)
+/* Largest eigenvalue of the q x q symmetric matrix g (upper triangle) by
+ * LAPACK dsyevr (RANGE = 'I', IL = IU = q: bisection on the tridiagonal
+ * form; the O(q^3) reduction dominates). g is overwritten. */
+static int top_eig_evr(double *g, int64_t q, double *out, struct err *e)
 {
 	if (q == 0) {
 		*out = 0;
@@ -104,6 +107,120 @@ static int top_eig(double *g, int64_t q, double *out, struct err *e)
 		return err_set(e, EXIT_SYS, "LAPACKE_dsyevr failed (info %d)", (int)info);
 	*out = wv[0];
 	return 0;
+}
+
+/* 1 when x I - g is positive definite (Cholesky succeeds), i.e. every
+ * eigenvalue of g is below x (up to Cholesky's backward error, about
+ * q eps ||g||). work: q x q. */
+static int below_all(const double *g, int64_t q, double x, double *work)
+{
+	for (int64_t i = 0; i < q; i++)
+		for (int64_t j = i; j < q; j++)
+			work[i * q + j] = (i == j ? x : 0.0) - g[i * q + j];
+	return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)q, work, (lapack_int)q) == 0;
+}
+
+/* Largest eigenvalue of the tridiagonal matrix (alpha, beta) of order k. */
+static double tridiag_max(const double *alpha, const double *beta, int k, double *d, double *f)
+{
+	memcpy(d, alpha, (size_t)k * sizeof *d);
+	if (k > 1)
+		memcpy(f, beta, (size_t)(k - 1) * sizeof *f);
+	if (LAPACKE_dsterf((lapack_int)k, d, f) != 0)
+		return NAN;
+	double mx = d[0];
+	for (int i = 1; i < k; i++)
+		mx = d[i] > mx ? d[i] : mx;
+	return mx;
+}
+
+#define LANCZOS_MAX 160        /* Krylov dimension before falling back to dsyevr */
+#define LANCZOS_CERT 1e-12     /* certified relative bound: lambda_max <= theta (1 + this) */
+
+/* Largest eigenvalue of the q x q Gram matrix g (upper triangle, g intact):
+ * Lanczos with full reorthogonalisation from a fixed start vector gives a
+ * Ritz value theta <= lambda_max (a Rayleigh quotient); once theta is
+ * stationary, Cholesky of theta (1 + 1e-12) I - g certifies that no
+ * eigenvalue lies above, so theta is lambda_max to 1e-12 relative (in
+ * practice to rounding). Each step is one dsymv (2 q^2 flops) against
+ * dsytrd's 4/3 q^3 in dsyevr. When certification fails (the start vector
+ * missed the top eigenvector, or no convergence in LANCZOS_MAX steps) the
+ * answer comes from dsyevr. Returns 0 or -1. */
+static int top_eig(double *g, int64_t q, double *out, struct err *e)
+{
+	if (q <= 16)   /* tiny: dsyevr costs nothing */
+		return top_eig_evr(g, q, out, e);
+	double tr = 0;
+	for (int64_t i = 0; i < q; i++)
+		tr += g[i * q + i];
+	if (!(tr > 0)) {   /* zero matrix (or NaN: let dsyevr report it) */
+		if (tr == 0) {
+			*out = 0;
+			return 0;
+		}
+		return top_eig_evr(g, q, out, e);
+	}
+	int kmax = q < LANCZOS_MAX ? (int)q : LANCZOS_MAX;
+	double *V = xmalloc((size_t)(kmax + 1) * (size_t)q * sizeof *V);
+	double *w = xmalloc((size_t)q * sizeof *w);
+	double *h = xmalloc((size_t)(kmax + 1) * sizeof *h);
+	double alpha[LANCZOS_MAX], beta[LANCZOS_MAX], d[LANCZOS_MAX], f[LANCZOS_MAX];
+	/* Start: a fixed pseudo-random unit vector (splitmix64). */
+	double nrm = 0;
+	uint64_t x = 0x243F6A8885A308D3ull;
+	for (int64_t i = 0; i < q; i++) {
+		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		z ^= z >> 31;
+		V[i] = (double)(z >> 11) * 0x1p-53 - 0.5;
+		nrm += V[i] * V[i];
+	}
+	cblas_dscal((int)q, 1 / sqrt(nrm), V, 1);
+	double theta = -1, prev = -2;
+	int certified = 0, k = 0;
+	double *work = NULL;
+	for (k = 1; k <= kmax; k++) {
+		double *v = V + (size_t)(k - 1) * (size_t)q;
+		cblas_dsymv(CblasRowMajor, CblasUpper, (int)q, 1.0, g, (int)q, v, 1, 0.0, w, 1);
+		alpha[k - 1] = cblas_ddot((int)q, v, 1, w, 1);
+		/* Full reorthogonalisation against V[0..k), twice. */
+		for (int pass = 0; pass < 2; pass++) {
+			cblas_dgemv(CblasRowMajor, CblasNoTrans, k, (int)q, 1.0, V, (int)q, w, 1, 0.0, h, 1);
+			cblas_dgemv(CblasRowMajor, CblasTrans, k, (int)q, -1.0, V, (int)q, h, 1, 1.0, w, 1);
+		}
+		double b = cblas_dnrm2((int)q, w, 1);
+		int done = b <= 1e-14 * tr || k == kmax;
+		if (k % 8 == 0 || done) {
+			theta = tridiag_max(alpha, beta, k, d, f);
+			if (done || fabs(theta - prev) <= 1e-15 * theta) {
+				if (!work)
+					work = xmalloc((size_t)(q * q) * sizeof *work);
+				if (below_all(g, q, theta * (1 + LANCZOS_CERT), work)) {
+					certified = 1;
+					break;
+				}
+				if (done)
+					break;
+			}
+			prev = theta;
+		}
+		if (k < kmax) {
+			beta[k - 1] = b;
+			double *vn = V + (size_t)k * (size_t)q;
+			for (int64_t i = 0; i < q; i++)
+				vn[i] = w[i] / b;
+		}
+	}
+	free(V);
+	free(w);
+	free(h);
+	free(work);
+	if (certified) {
+		*out = theta;
+		return 0;
+	}
+	return top_eig_evr(g, q, out, e);
 }
 
 static void acc_finish(struct gram_acc *a, double spec2, struct geom_stats *s)
@@ -156,9 +273,11 @@ int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method me
 		return -1;
 	struct gram_acc a;
 	acc_init(&a, m, n);
-	acc_rows(&a, w, m, method == GEOM_GRAM);
+	acc_rows(&a, w, m, method != GEOM_SVD);
 	double spec2;
-	int rc = method == GEOM_GRAM ? top_eig(a.g, a.q, &spec2, e) : svd_spec2(w, m, n, &spec2, e);
+	int rc = method == GEOM_GRAM ? top_eig(a.g, a.q, &spec2, e)
+		 : method == GEOM_GRAM_EVR ? top_eig_evr(a.g, a.q, &spec2, e)
+		 : svd_spec2(w, m, n, &spec2, e);
 	if (rc == 0)
 		acc_finish(&a, spec2, out);
 	acc_release(&a);
@@ -205,7 +324,7 @@ int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct
 	}
 	double spec2 = 0;
 	if (rc == 0)
-		rc = top_eig(a.g, a.q, &spec2, e);
+		rc = method == GEOM_GRAM ? top_eig(a.g, a.q, &spec2, e) : top_eig_evr(a.g, a.q, &spec2, e);
 	if (rc == 0)
 		acc_finish(&a, spec2, out);
 	acc_release(&a);
@@ -853,7 +972,8 @@ static cJSON *json_mean(cJSON *const *v, int k)
 cJSON *geom_audit(char *const *paths, int n, const struct geom_opts *o, struct err *e)
 {
 	cJSON *rep = cJSON_CreateObject();
-	cJSON_AddStringToObject(rep, "method", o->method == GEOM_GRAM ? "gram" : "svd");
+	cJSON_AddStringToObject(rep, "method", o->method == GEOM_GRAM ? "gram" :
+				o->method == GEOM_GRAM_EVR ? "gram-evr" : "svd");
 	cJSON *cks = cJSON_AddArrayToObject(rep, "checkpoints");
 	for (int i = 0; i < n; i++) {
 		cJSON *c = geom_audit_file(paths[i], o, i, n, e);

@@ -3,11 +3,12 @@
  *
  * Per matrix W (M x N), in float64: stable rank ||W||_F^2 / ||W||_2^2 and
  * mean-row energy share M ||mean row||^2 / ||W||_F^2. ||W||_2^2 is the top
- * eigenvalue of the Gram matrix on the short side (dsyrk, then dsyevr for the
- * largest eigenvalue only), streamed over row blocks so a bf16 table is never
- * held whole in float64; GEOM_SVD computes it by dgesdd instead (the check
- * and the benchmark's reference). Both agree to ~1e-15 relative: the top
- * eigenvalue of W^T W is perturbed by at most eps ||W||_2^2.
+ * eigenvalue of the Gram matrix on the short side (dsyrk, streamed over row
+ * blocks so a bf16 table is never held whole in float64), found by Lanczos
+ * and certified by a Cholesky factorisation (GEOM_GRAM) or by dsyevr
+ * (GEOM_GRAM_EVR); GEOM_SVD takes sigma_1 from dgesdd instead. All agree to
+ * ~1e-15 relative: the top eigenvalue of W^T W is perturbed by at most
+ * eps ||W||_2^2.
  *
  * A checkpoint (safetensors, PyTorch state_dict names as in paramspec.h, an
  * optional "_orig_mod." or "module." prefix ignored) is summarised as:
@@ -35,7 +36,9 @@
 #include "lib/err.h"
 #include "lib/safetensors.h"
 
-enum geom_method { GEOM_GRAM, GEOM_SVD };
+/* How ||W||_2^2 is found: Gram matrix + certified Lanczos (default), Gram
+ * matrix + dsyevr, or dgesdd on W. */
+enum geom_method { GEOM_GRAM, GEOM_GRAM_EVR, GEOM_SVD };
 
 /* Figures of one matrix. NaN where undefined (an all-zero matrix). */
 struct geom_stats {

@@ -15,7 +15,7 @@ enum { OPT_JSON = 256, OPT_METHOD, OPT_ALLOW_MISSING };
 static const struct cli_opt opts[] = {
 	{"json", OPT_JSON, NULL, "print the report as one JSON object"},
 	{"output", 'o', "FILE", "also write the JSON report to FILE (atomically)"},
-	{"method", OPT_METHOD, "gram|svd", "||W||_2 by Gram eigenvalue (default) or by SVD"},
+	{"method", OPT_METHOD, "M", "||W||_2 by gram (Lanczos, default), gram-evr (dsyevr) or svd"},
 	{"allow-missing", OPT_ALLOW_MISSING, NULL, "leave out tables whose tensors are missing"},
 	{"quiet", 'q', NULL, "no progress on stderr"},
 	{NULL, 0, NULL, NULL},
@@ -45,10 +45,12 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	case OPT_METHOD:
 		if (!strcmp(arg, "gram"))
 			c->g.method = GEOM_GRAM;
+		else if (!strcmp(arg, "gram-evr"))
+			c->g.method = GEOM_GRAM_EVR;
 		else if (!strcmp(arg, "svd"))
 			c->g.method = GEOM_SVD;
 		else
-			return err_set(e, EXIT_USAGE, "--method: '%s' is not gram or svd", arg);
+			return err_set(e, EXIT_USAGE, "--method: '%s' is not gram, gram-evr or svd", arg);
 		return 0;
 	}
 	return 0;

@@ -79,11 +79,11 @@ TEST(small_matrices_match_numpy)
 		CHECKF(t != NULL, "%s missing", w->string);
 		if (!t)
 			continue;
-		struct geom_stats g, s;
-		CHECKF(geom_tensor_stats(t, GEOM_GRAM, &g, &e) == 0, "%s", e.msg);
-		CHECKF(geom_tensor_stats(t, GEOM_SVD, &s, &e) == 0, "%s", e.msg);
-		check_stats(&g, w, w->string);
-		check_stats(&s, w, w->string);
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_stats g;
+			CHECKF(geom_tensor_stats(t, (enum geom_method)meth, &g, &e) == 0, "%s", e.msg);
+			check_stats(&g, w, w->string);
+		}
 	}
 	CHECK(n == 6);
 	/* Exact cases: identical rows have stable rank 1 and energy 1; a single
@@ -164,6 +164,8 @@ TEST(big_matrices_match_numpy)
 	check_stats(&s, cJSON_GetObjectItem(big, "meanrow_2048x512"), "2048x512 gram");
 	CHECK(geom_matrix_stats(b, 2048, 512, GEOM_SVD, &s, &e) == 0);
 	check_stats(&s, cJSON_GetObjectItem(big, "meanrow_2048x512"), "2048x512 svd");
+	CHECK(geom_matrix_stats(b, 2048, 512, GEOM_GRAM_EVR, &s, &e) == 0);
+	check_stats(&s, cJSON_GetObjectItem(big, "meanrow_2048x512"), "2048x512 gram-evr");
 	/* Wide: the transpose has the same stable rank. */
 	double *bt = xmalloc(2048 * 512 * sizeof *bt);
 	for (int i = 0; i < 2048; i++)
@@ -177,6 +179,31 @@ TEST(big_matrices_match_numpy)
 	free(a);
 	free(b);
 	cJSON_Delete(x);
+}
+
+/* A square Gaussian matrix has a clustered top spectrum, the hard case for
+ * Lanczos: the certified value agrees with dsyevr and dgesdd. */
+TEST(lanczos_agrees_on_clustered_spectra)
+{
+	struct rng r;
+	rng_seed(&r, 11);
+	int64_t sizes[3][2] = {{512, 512}, {300, 100}, {64, 200}};
+	for (int c = 0; c < 3; c++) {
+		int64_t m = sizes[c][0], n = sizes[c][1];
+		double *w = xmalloc((size_t)(m * n) * sizeof *w);
+		for (int64_t i = 0; i < m * n; i++)
+			w[i] = rng_normal(&r);
+		struct geom_stats a, b, s;
+		struct err e;
+		CHECK(geom_matrix_stats(w, m, n, GEOM_GRAM, &a, &e) == 0);
+		CHECK(geom_matrix_stats(w, m, n, GEOM_GRAM_EVR, &b, &e) == 0);
+		CHECK(geom_matrix_stats(w, m, n, GEOM_SVD, &s, &e) == 0);
+		CHECKF(fabs(a.spec2 - s.spec2) <= 1e-12 * s.spec2, "%lldx%lld lanczos %.17g svd %.17g",
+		       (long long)m, (long long)n, a.spec2, s.spec2);
+		CHECKF(fabs(b.spec2 - s.spec2) <= 1e-12 * s.spec2, "%lldx%lld evr %.17g svd %.17g",
+		       (long long)m, (long long)n, b.spec2, s.spec2);
+		free(w);
+	}
 }
 
 TEST(degenerate_matrices)
@@ -468,6 +495,7 @@ int main(void)
 {
 	RUN(small_matrices_match_numpy);
 	RUN(big_matrices_match_numpy);
+	RUN(lanczos_agrees_on_clustered_spectra);
 	RUN(degenerate_matrices);
 	RUN(names_classified);
 	RUN(checkpoints_match_numpy);
