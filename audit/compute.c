@@ -305,6 +305,10 @@ static int read_record(const char *path, char *arm, size_t armsz, int *depth, do
 		goto out;
 	}
 	for (int i = 0; i < 3; i++) {
+		v[i] = NAN; /* optional: a CPU run may not measure peak memory */
+		const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+		if (!it || cJSON_IsNull(it))
+			continue;
 		if (json_get_number(j, keys[i], &v[i], file, e))
 			goto out;
 		if (v[i] < 0) {
@@ -394,6 +398,7 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 	if (runs_expand(argpaths, nargs, &paths, &npaths, e) != 0)
 		return -1;
 	struct compute_measured *m = xcalloc((size_t)npaths + 1, sizeof *m);
+	int *cnt = xcalloc(3 * ((size_t)npaths + 1), sizeof *cnt);
 	int n = 0;
 	for (int i = 0; i < npaths; i++) {
 		char arm[64];
@@ -404,6 +409,7 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 				free(paths[j]);
 			free(paths);
 			free(m);
+			free(cnt);
 			return -1;
 		}
 		int ai = config_arm_find(arm); /* short names group with their arm */
@@ -424,18 +430,22 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			n++;
 		}
 		m[g].n++;
-		m[g].peak_memory_mib += v[0];
-		m[g].training_seconds += v[1];
-		m[g].training_loop_seconds += v[2];
+		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
+		for (int k = 0; k < 3; k++)
+			if (!isnan(v[k])) {
+				*f[k] += v[k];
+				cnt[g * 3 + k]++;
+			}
 	}
 	for (int j = 0; j < npaths; j++)
 		free(paths[j]);
 	free(paths);
 	for (int g = 0; g < n; g++) {
-		m[g].peak_memory_mib /= m[g].n;
-		m[g].training_seconds /= m[g].n;
-		m[g].training_loop_seconds /= m[g].n;
+		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
+		for (int k = 0; k < 3; k++)
+			*f[k] = cnt[g * 3 + k] ? *f[k] / cnt[g * 3 + k] : NAN;
 	}
+	free(cnt);
 	for (int g = 0; g < n; g++)
 		for (int h = 0; h < n; h++)
 			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, "00_dense_native")) {
@@ -449,18 +459,24 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 	return 0;
 }
 
+static void add_finite(cJSON *o, const char *k, double v)
+{
+	if (!isnan(v))
+		cJSON_AddNumberToObject(o, k, v);
+}
+
 cJSON *compute_measured_json(const struct compute_measured *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "runs", m->n);
-	cJSON_AddNumberToObject(o, "peak_memory_mib", m->peak_memory_mib);
-	cJSON_AddNumberToObject(o, "training_seconds", m->training_seconds);
-	cJSON_AddNumberToObject(o, "training_loop_seconds", m->training_loop_seconds);
+	add_finite(o, "peak_memory_mib", m->peak_memory_mib);
+	add_finite(o, "training_seconds", m->training_seconds);
+	add_finite(o, "training_loop_seconds", m->training_loop_seconds);
 	if (m->has_dense) {
 		cJSON *d = cJSON_AddObjectToObject(o, "delta_vs_dense");
-		cJSON_AddNumberToObject(d, "peak_memory_mib", m->d_peak_memory_mib);
-		cJSON_AddNumberToObject(d, "training_seconds", m->d_training_seconds);
-		cJSON_AddNumberToObject(d, "training_loop_seconds", m->d_training_loop_seconds);
+		add_finite(d, "peak_memory_mib", m->d_peak_memory_mib);
+		add_finite(d, "training_seconds", m->d_training_seconds);
+		add_finite(d, "training_loop_seconds", m->d_training_loop_seconds);
 	}
 	return o;
 }
@@ -838,6 +854,10 @@ static void fmt_int(int64_t v, char *buf, size_t n)
 /* 13733.4 -> "13,733.4" with dec decimals */
 static void fmt_fixed(double v, int dec, char *buf, size_t n)
 {
+	if (isnan(v)) {
+		snprintf(buf, n, "-");
+		return;
+	}
 	char t[64];
 	snprintf(t, sizeof t, "%.*f", dec, fabs(v));
 	char *dot = strchr(t, '.');
@@ -880,8 +900,11 @@ void compute_print_table(FILE *f, const struct compute_report *r, int n, const s
 			} else {
 				snprintf(col, sizeof col, "%s (no dense)", pk);
 			}
-			fprintf(f, "  %-22s %.1fs / %.1fs (n=%d)", col, m[j].training_seconds,
-				m[j].training_loop_seconds, m[j].n);
+			char ts[32], tl[32];
+			snprintf(ts, sizeof ts, isnan(m[j].training_seconds) ? "-" : "%.1fs", m[j].training_seconds);
+			snprintf(tl, sizeof tl, isnan(m[j].training_loop_seconds) ? "-" : "%.1fs",
+				 m[j].training_loop_seconds);
+			fprintf(f, "  %-22s %s / %s (n=%d)", col, ts, tl, m[j].n);
 		}
 		fprintf(f, "\n");
 	}
@@ -940,8 +963,9 @@ void compute_print_detail(FILE *f, const struct compute_report *r, const struct 
 			fmt_fixed(m->d_peak_memory_mib, 1, b, sizeof b);
 			fprintf(f, " (%s%s vs dense)", m->d_peak_memory_mib >= 0 ? "+" : "", b);
 		}
-		fprintf(f, "\n  %-24s %16.1f\n  %-24s %16.1f\n", "timed loop s", m->training_seconds, "full loop s",
-			m->training_loop_seconds);
+		fmt_fixed(m->training_seconds, 1, a, sizeof a);
+		fmt_fixed(m->training_loop_seconds, 1, b, sizeof b);
+		fprintf(f, "\n  %-24s %16s\n  %-24s %16s\n", "timed loop s", a, "full loop s", b);
 	}
 	fprintf(f, "\nconventions: Neumann-Gram count %s, Table-Neumann rows %s\n", compute_neumann_name(r->opts.neumann),
 		r->opts.tabneu_rows ? "as given" : "all (upper bound)");

@@ -385,13 +385,28 @@ TEST(runs_means_and_deltas)
 	CHECK(m[0].has_dense && m[0].d_peak_memory_mib == 0);
 	CHECK(m[1].n == 1 && m[1].d_peak_memory_mib == 230.5 && m[1].d_training_loop_seconds == 12);
 	free(m);
-	/* a record without a key is refused, naming the file and key */
-	char *bad = path_join(root, "bad.json");
+	/* measured keys are optional (a CPU run may not measure peak memory):
+	 * the mean is over the runs that have it */
+	char *part = path_join(root, "part.json");
 	struct err e2;
-	file_write_atomic(bad, "{\"arm\": \"x\", \"depth\": 6}", 24, &e2);
+	const char *pt = "{\"arm\": \"00\", \"depth\": 6, \"training_seconds\": 14}";
+	file_write_atomic(part, pt, strlen(pt), &e2);
+	char *pp[2] = {root, part};
+	CHECKF(compute_runs_load(pp, 2, &m, &n, &e) == 0, "%s", e.msg);
+	CHECK(n == 2 && m[0].n == 3 && m[0].peak_memory_mib == 101 && m[0].training_seconds == 12);
+	free(m);
+	/* a record without arm or depth, or with a non-number, is refused,
+	 * naming the file and key */
+	char *bad = path_join(root, "bad.json");
+	file_write_atomic(bad, "{\"arm\": \"x\"}", 13, &e2);
 	char *bp[1] = {bad};
 	CHECK(compute_runs_load(bp, 1, &m, &n, &e) != 0);
+	CHECKF(strstr(e.msg, "bad.json") && strstr(e.msg, "depth"), "%s", e.msg);
+	const char *bt = "{\"arm\": \"x\", \"depth\": 6, \"peak_memory_mib\": \"big\"}";
+	file_write_atomic(bad, bt, strlen(bt), &e2);
+	CHECK(compute_runs_load(bp, 1, &m, &n, &e) != 0);
 	CHECKF(strstr(e.msg, "bad.json") && strstr(e.msg, "peak_memory_mib"), "%s", e.msg);
+	free(part);
 	dir_remove_tree(root);
 	free(a);
 	free(b);
