@@ -330,6 +330,13 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		default: break;
 		}
 	}
+	for (int j = 0; j < m->ntab; j++)
+		if (!m->oe[j] || (int64_t)m->oe[j]->cols * m->ntab != m->C) {
+			int J = m->ntab;
+			model_free(m);
+			return err_set(e, EXIT_USAGE, "config: %d OE tables of width model_dim/4 do not "
+				       "concatenate to model_dim (oe_n and oe_k must give 4 tables)", J);
+		}
 	for (int i = 0; i < m->L; i++)
 		m->lay[i].window = config_window(cfg, i);
 	rope_tables(m);

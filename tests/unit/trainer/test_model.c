@@ -562,6 +562,16 @@ TEST(bad_tokens_and_shapes_refused)
 	CHECK(model_forward_loss(m, in, tg, 2, 2, NULL, &loss, &e) == 0);
 	CHECK(model_peak_bytes(m) >= model_bytes(m) && model_bytes(m) > 0);
 	model_free(m);
+	/* OE tables must concatenate to d */
+	const char *x[] = { "oe=1", "oe_m=13", "oe_k=3", NULL };
+	struct config c;
+	if (cfg_make(&c, small) == 0) {
+		for (int i = 0; x[i]; i++)
+			config_set(&c, x[i], &e);
+		m = NULL;
+		CHECK(model_create(&c, &m, &e) == -1 && m == NULL);
+		CHECKF(strstr(e.msg, "OE tables") != NULL, "%s", e.msg);
+	}
 }
 
 TEST(init_deterministic)
