@@ -4,9 +4,10 @@
  * (FNV-1a hash table, byte-exact comparison), then compare_seq() trims common
  * prefix and suffix and splits each remaining box at a middle snake found by
  * searching forward and backward at once (Myers 1986, section 4b), marking
- * deleted and inserted lines. The change flags are then grouped into regions
- * and hunks. Leaves out: GNU diff's boundary shifting and discarding of
- * frequent lines (speed heuristics that do not change validity).
+ * deleted and inserted lines; shift_boundaries() slides runs of changes as
+ * GNU diff's analyze.c does; the flags are then grouped into regions and
+ * hunks. Leaves out: GNU diff's discarding of frequent lines (a speed
+ * heuristic that does not change validity).
  * Reference: E. W. Myers, "An O(ND) Difference Algorithm and Its Variations",
  * Algorithmica 1 (1986) 251-266; GNU diffutils manual, "Unified Format".
  */
@@ -210,6 +211,59 @@ static void compare_seq(struct ctx *c, long xoff, long xlim, long yoff, long yli
 	}
 }
 
+/* Slide each run of changed lines of one file (changed[0..n), equivalence
+ * classes eq) as GNU diff's analyze.c does: up while the line before it equals
+ * its last line, merging with earlier runs, then down while its first line
+ * equals the line after it, merging with later runs, then back up to end
+ * where a run of changes in the other file (other) ends, if it passed one.
+ * Sliding a run over equal lines leaves the unchanged lines the same
+ * sequence, so the script stays valid and as short. Both flag arrays have a
+ * zero at index -1 and at their end. */
+static void shift_boundaries(char *changed, const char *other, const size_t *eq, long n)
+{
+	long i = 0, j = 0;
+	for (;;) {
+		while (i < n && !changed[i]) {
+			while (other[j++])
+				;
+			i++;
+		}
+		if (i == n)
+			break;
+		long start = i, runlength, corresponding;
+		while (changed[++i])
+			;
+		while (other[j])
+			j++;
+		do {
+			runlength = i - start;
+			while (start && eq[start - 1] == eq[i - 1]) {
+				changed[--start] = 1;
+				changed[--i] = 0;
+				while (changed[start - 1])
+					start--;
+				while (other[--j])
+					;
+			}
+			corresponding = other[j - 1] ? i : n;
+			while (i != n && eq[start] == eq[i]) {
+				changed[start++] = 0;
+				changed[i++] = 1;
+				while (changed[i])
+					i++;
+				while (other[++j])
+					corresponding = i;
+			}
+		} while (runlength != i - start);
+		while (corresponding < i) {
+			changed[--start] = 1;
+			changed[--i] = 0;
+			while (other[--j])
+				;
+		}
+	}
+}
+
 size_t mkdiff_cost_limit(size_t n)
 {
 	size_t lim = 1;
@@ -238,8 +292,10 @@ size_t mkdiff_script(const struct udiff_lines *A, const struct udiff_lines *B, s
 	struct ctx c;
 	c.a = ids;
 	c.b = ids + n;
-	c.del = xcalloc(n + 1, 1);
-	c.ins = xcalloc(m + 1, 1);
+	/* Flags with a zero sentinel before and after (shift_boundaries reads them). */
+	char *del_mem = xcalloc(n + 2, 1), *ins_mem = xcalloc(m + 2, 1);
+	c.del = del_mem + 1;
+	c.ins = ins_mem + 1;
 	c.off = (long)m + 1;
 	c.fd = xmalloc((n + m + 3) * sizeof *c.fd);
 	c.bd = xmalloc((n + m + 3) * sizeof *c.bd);
@@ -247,6 +303,8 @@ size_t mkdiff_script(const struct udiff_lines *A, const struct udiff_lines *B, s
 	compare_seq(&c, 0, (long)n, 0, (long)m);
 	free(c.fd);
 	free(c.bd);
+	shift_boundaries(c.del, c.ins, c.a, (long)n);
+	shift_boundaries(c.ins, c.del, c.b, (long)m);
 
 	/* Group the flags into change regions. */
 	size_t cap = 16, k = 0;
@@ -277,8 +335,8 @@ size_t mkdiff_script(const struct udiff_lines *A, const struct udiff_lines *B, s
 		}
 		ed[k++] = r;
 	}
-	free(c.del);
-	free(c.ins);
+	free(del_mem);
+	free(ins_mem);
 	free(ids);
 	*edits = ed;
 	return k;

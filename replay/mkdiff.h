@@ -6,9 +6,12 @@
  * (GNU diffutils) does: same header, hunk grouping, ",1" omitted, "\ No newline
  * at end of file" markers. Lines compare byte for byte ("\r\n" differs from
  * "\n"; a last line without a newline differs from the same text with one).
+ * Runs of changes are then slid over equal lines as GNU diff does (merging
+ * runs, aligning with the other file's changes), so the hunks usually match
+ * GNU diff's byte for byte; where they do not, both are equally short and
+ * apply to the same file.
  * Leaves out: GNU diff's other output formats, whitespace options, and its
- * shift-to-boundary heuristics (our hunks may choose an equally short but
- * different alignment than GNU diff; both apply to the same file).
+ * discarding of frequent lines (a speed heuristic for large files).
  * Reference: E. W. Myers, "An O(ND) Difference Algorithm and Its Variations",
  * Algorithmica 1 (1986), sections 3 and 4b; GNU diffutils manual, "Unified Format".
  */

@@ -177,7 +177,7 @@ TEST(unified_applies_back)
 /* Byte-identical to GNU diff -U 0 / -U 3 --label old --label new. */
 TEST(equals_gnu_diff_on_fixtures)
 {
-	static const char *cases[] = {"change", "crlf", "nonl_old", "nonl_new", "nonl_both", "append_nonl",
+	static const char *cases[] = {"change", "multi", "crlf", "nonl_old", "nonl_new", "nonl_both", "append_nonl",
 				      "add_newline", "empty_old", "empty_new", "repeats", "identical"};
 	char path[512];
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
