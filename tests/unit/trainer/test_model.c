@@ -594,8 +594,35 @@ TEST(init_deterministic)
 	model_free(c);
 }
 
+TEST(dense_init_draws_zero_tensors)
+{
+	const char *x[] = { "init=dense", "oe=1", "oe_m=13", "head_dim=64", "qk_scale=pair",
+			    "qk_mask=l0_hf16", "wte_lambdas=1", "out_lambdas=1", NULL };
+	struct model *m = small_model(x);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param_table *t = model_params(m);
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		size_t nz = 0, live = 0;
+		int rep = 1;
+		for (size_t j = 0; j < p->numel; j++) {
+			nz += p->w[j] != 0;
+			live += !(p->mask && p->mask[j]);
+			if (p->mask && p->mask[j])
+				CHECKF(p->w[j] == 0, "%s[%zu] masked but %g", p->name, j, p->w[j]);
+			rep &= p->store != PARAM_BF16 || bf16_round(p->w[j]) == p->w[j];
+		}
+		CHECKF(nz == live, "%s: %zu of %zu live entries non-zero", p->name, nz, live);
+		CHECKF(rep, "%s: not bf16-representable", p->name);
+	}
+	model_free(m);
+}
+
 int main(void)
 {
+	RUN(dense_init_draws_zero_tensors);
 	RUN(step0_x0_equals_anchor);
 	RUN(masked_qtau_no_gradient);
 	RUN(oe_counts_and_accumulation);
