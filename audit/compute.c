@@ -550,8 +550,15 @@ static const cJSON *json_path(const cJSON *root, const char *path)
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", path);
 	const cJSON *cur = root;
-	for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
-		cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+	for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, ".")) {
+		if (cJSON_IsArray(cur)) {
+			char *end;
+			long i = strtol(tok, &end, 10);
+			cur = (*end || i < 0 || i >= cJSON_GetArraySize(cur)) ? NULL : cJSON_GetArrayItem(cur, (int)i);
+		} else {
+			cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+		}
+	}
 	return cur;
 }
 
@@ -624,7 +631,7 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 		return;
 	k->ndis++;
 	char xs[40];
-	snprintf(xs, sizeof xs, "%.*f", dec + 2, x);
+	snprintf(xs, sizeof xs, "%.*f", x == floor(x) && fabs(x) < 1e15 ? 0 : dec + 2, x);
 	sb_printf(&k->out, "%s %s: published %s, recomputed %s [%s]", k->label, path, ptxt, xs,
 		  figure_formula(path));
 	/* which other convention, if any, the published figure follows */
@@ -646,7 +653,7 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 				snprintf(opt, sizeof opt, alt[a], dd);
 			else
 				snprintf(opt, sizeof opt, alt[a], nn, dd);
-			snprintf(xs, sizeof xs, "%.*f", dec + 2, v->valuedouble);
+			snprintf(xs, sizeof xs, "%.*f", v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15 ? 0 : dec + 2, v->valuedouble);
 			sb_printf(&k->out, "; follows the convention %s (%s)", opt, xs);
 			found = 1;
 		}
@@ -691,6 +698,16 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 
 static int check_walk(struct check_ctx *k, const cJSON *node, const char *path, int idx, struct err *e)
 {
+	if (cJSON_IsArray(node)) {
+		int i = 0;
+		for (const cJSON *c = node->child; c; c = c->next, i++) {
+			char p[256];
+			snprintf(p, sizeof p, "%s.%d", path, i);
+			if (check_walk(k, c, p, idx, e) != 0)
+				return -1;
+		}
+		return 0;
+	}
 	if (cJSON_IsObject(node)) {
 		for (const cJSON *c = node->child; c; c = c->next) {
 			char p[256];
@@ -804,8 +821,8 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		k.rep = &reps[0];
 		k.out = out;
 		int rc = 0;
-		static const char *const sections[] = {"params", "flops", "memory_mib"};
-		for (int s = 0; s < 3 && rc == 0; s++) {
+		static const char *const sections[] = {"params", "flops", "memory_mib", "model"};
+		for (int s = 0; s < 4 && rc == 0; s++) {
 			const cJSON *sec = cJSON_GetObjectItemCaseSensitive(a, sections[s]);
 			if (sec)
 				rc = check_walk(&k, sec, sections[s], idx, e);
@@ -813,8 +830,23 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		for (const cJSON *ch = a->child; ch && rc == 0; ch = ch->next)
 			if (strcmp(ch->string, "arm") && strcmp(ch->string, "depth") && strcmp(ch->string, "set") &&
 			    strcmp(ch->string, "params") && strcmp(ch->string, "flops") &&
-			    strcmp(ch->string, "memory_mib") && strcmp(ch->string, "id") && strcmp(ch->string, "note"))
+			    strcmp(ch->string, "memory_mib") && strcmp(ch->string, "id") && strcmp(ch->string, "note") &&
+			    strcmp(ch->string, "model") && strcmp(ch->string, "config_sha256") &&
+			    strcmp(ch->string, "conventions") && strcmp(ch->string, "measured"))
 				rc = err_set(e, EXIT_USAGE, "'%s': arms[%d]: unknown key \"%s\"", name, idx, ch->string);
+		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(a, "config_sha256");
+		if (rc == 0 && sha) {
+			if (!cJSON_IsString(sha)) {
+				rc = err_set(e, EXIT_USAGE, "'%s': arms[%d]: config_sha256 must be a string", name, idx);
+			} else {
+				k.ncmp++;
+				if (strcmp(sha->valuestring, reps[0].config_sha256)) {
+					k.ndis++;
+					sb_printf(&k.out, "%s config_sha256: published %s, recomputed %s [SHA-256 of the canonical config]\n",
+						  k.label, sha->valuestring, reps[0].config_sha256);
+				}
+			}
+		}
 		out = k.out;
 		for (int v = 0; v < 4; v++)
 			cJSON_Delete(k.ours[v]);
