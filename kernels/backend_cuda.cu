@@ -1,0 +1,1196 @@
+/* backend_cuda.cu: the CUDA backend table (trainer/backend.h) for C code,
+ * exported through kernels/cuda_api.h: device setup, memory (managed
+ * allocations, staging of host operands, accounting), cuBLAS GEMMs and own
+ * kernels for every other op but attention (kernels/attention.cu).
+ *
+ * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
+ * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
+ * round fp32 inputs to bf16 and accumulate in fp32 (CUDA_MM_BF16, the
+ * benchmark's autocast) or run in full fp32 (CUDA_MM_F32). Every op is
+ * deterministic: fixed launch shapes, fixed reduction trees, no float
+ * atomics; the embedding scatter-add sorts the indices (stable) and sums each
+ * table row's contributions in token order, as the CPU loop does.
+ *
+ * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 activation
+ * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
+ * tables only), asynchronous ops (each op synchronises, because the model
+ * reads and writes small host-side values between ops), cuBLASLt epilogues,
+ * the optimizer's operations (trainer/optim.c exposes no backend hooks).
+ * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
+ * loops), SPEC section 1; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda_api.h"
+#include "kernels/cuda_internal.h"
+
+/* ---- state ---- */
+
+static struct {
+	int ready;
+	cudaStream_t st;
+	cublasHandle_t blas;
+	enum cuda_mm_mode mm;
+	size_t in_use, peak;
+	size_t dev_peak, dev_total;
+} g_cu;
+
+static void bk_fail(const char *op, const char *what)
+{
+	fprintf(stderr, "backend_cuda: %s: %s\n", op, what);
+	abort();
+}
+
+static void bk_check(int ok, const char *op)
+{
+	if (!ok)
+		bk_fail(op, "bad shapes or dtypes");
+}
+
+#define BLAS_CK(op, call)                                                              \
+	do {                                                                           \
+		cublasStatus_t bs_ = (call);                                           \
+		if (bs_ != CUBLAS_STATUS_SUCCESS) {                                    \
+			fprintf(stderr, "backend_cuda: %s: cuBLAS status %d (%s:%d)\n", \
+				(op), (int)bs_, __FILE__, __LINE__);                   \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+static void mem_note(void)
+{
+	if (g_cu.in_use > g_cu.peak)
+		g_cu.peak = g_cu.in_use;
+}
+
+static void dev_sample(void)
+{
+	size_t fr = 0, tot = 0;
+	if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
+		g_cu.dev_total = tot;
+		if (tot - fr > g_cu.dev_peak)
+			g_cu.dev_peak = tot - fr;
+	} else {
+		cudaGetLastError();
+	}
+}
+
+static void cuda_init(void)
+{
+	if (g_cu.ready)
+		return;
+	int n = cuda_device_count();
+	if (n < 1)
+		bk_fail("init", "no CUDA device");
+	CUDA_CK("init", cudaSetDevice(0));
+	CUDA_CK("init", cudaStreamCreateWithFlags(&g_cu.st, cudaStreamNonBlocking));
+	/* keep freed scratch in the pool instead of returning it at every sync */
+	cudaMemPool_t pool;
+	CUDA_CK("init", cudaDeviceGetDefaultMemPool(&pool, 0));
+	uint64_t thr = UINT64_MAX;
+	CUDA_CK("init", cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+	BLAS_CK("init", cublasCreate(&g_cu.blas));
+	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
+	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
+	g_cu.ready = 1;
+	dev_sample();
+}
+
+cudaStream_t cuda_stream(void)
+{
+	cuda_init();
+	return g_cu.st;
+}
+
+void *cuda_scratch_alloc(const char *op, size_t n)
+{
+	void *p = NULL;
+	CUDA_CK(op, cudaMallocAsync(&p, n ? n : 1, cuda_stream()));
+	g_cu.in_use += n;
+	mem_note();
+	return p;
+}
+
+void cuda_scratch_free(void *p, size_t n)
+{
+	if (!p)
+		return;
+	CUDA_CK("free", cudaFreeAsync(p, g_cu.st));
+	g_cu.in_use -= n;
+}
+
+/* ---- the C API ---- */
+
+extern "C" int cuda_device_count(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return n;
+}
+
+extern "C" int cuda_device_name(char *buf, size_t n)
+{
+	cudaDeviceProp pr;
+	if (cuda_device_count() < 1 || cudaGetDeviceProperties(&pr, 0) != cudaSuccess) {
+		cudaGetLastError();
+		return -1;
+	}
+	snprintf(buf, n, "%s", pr.name);
+	return 0;
+}
+
+extern "C" void cuda_set_matmul_mode(enum cuda_mm_mode mode)
+{
+	g_cu.mm = mode;
+}
+
+/* Managed blocks carry their size in a 256-byte prefix (alignment kept). */
+#define MEM_PREFIX 256
+
+extern "C" void *cuda_mem_alloc(size_t n)
+{
+	cuda_init();
+	char *p = NULL;
+	if (cudaMallocManaged((void **)&p, n + MEM_PREFIX, cudaMemAttachGlobal) != cudaSuccess) {
+		cudaGetLastError();
+		return NULL;
+	}
+	CUDA_CK("alloc", cudaMemsetAsync(p, 0, n + MEM_PREFIX, g_cu.st));
+	CUDA_CK("alloc", cudaStreamSynchronize(g_cu.st));
+	memcpy(p, &n, sizeof n);
+	g_cu.in_use += n;
+	mem_note();
+	dev_sample();
+	return p + MEM_PREFIX;
+}
+
+extern "C" void cuda_mem_free(void *q)
+{
+	if (!q)
+		return;
+	char *p = (char *)q - MEM_PREFIX;
+	size_t n;
+	memcpy(&n, p, sizeof n);
+	cuda_sync();
+	CUDA_CK("free", cudaFree(p));
+	g_cu.in_use -= n;
+}
+
+extern "C" void cuda_sync(void)
+{
+	if (g_cu.ready)
+		CUDA_CK("sync", cudaStreamSynchronize(g_cu.st));
+}
+
+extern "C" void cuda_mem_stats(struct cuda_mem_stats *s)
+{
+	if (g_cu.ready)
+		dev_sample();
+	s->in_use = g_cu.in_use;
+	s->peak = g_cu.peak;
+	size_t fr = 0, tot = 0;
+	s->device_used = 0;
+	if (g_cu.ready && cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+		s->device_used = tot - fr;
+	else
+		cudaGetLastError();
+	s->device_peak = g_cu.dev_peak;
+	s->device_total = g_cu.dev_total;
+}
+
+/* ---- operand mapping: device/managed used in place, host staged ---- */
+
+#define CTX_MAX 16
+
+struct stage {
+	const char *host;
+	void *dev;
+	size_t bytes;
+	int out;
+};
+
+struct opctx {
+	const char *op;
+	struct stage s[CTX_MAX];
+	int n;
+};
+
+static void ctx_init(struct opctx *c, const char *op)
+{
+	cuda_init();
+	c->op = op;
+	c->n = 0;
+}
+
+/* The device address of bytes at p; out = 1 when the op writes them. */
+static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
+{
+	if (!p || !bytes)
+		return (void *)p;
+	cudaPointerAttributes a;
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError();
+		a.type = cudaMemoryTypeUnregistered;
+		a.devicePointer = NULL;
+	}
+	if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged)
+		return a.devicePointer ? a.devicePointer : (void *)p;
+	if (a.type == cudaMemoryTypeHost && a.devicePointer)
+		return a.devicePointer;
+	const char *h = (const char *)p;
+	for (int i = 0; i < c->n; i++) {
+		struct stage *s = &c->s[i];
+		if (s->host == h && s->bytes == bytes) {
+			s->out |= out;
+			return s->dev;
+		}
+		if (h < s->host + s->bytes && s->host < h + bytes)
+			bk_fail(c->op, "host operands overlap");
+	}
+	if (c->n == CTX_MAX)
+		bk_fail(c->op, "too many host operands");
+	struct stage *s = &c->s[c->n++];
+	s->host = h;
+	s->bytes = bytes;
+	s->out = out;
+	s->dev = cuda_scratch_alloc(c->op, bytes);
+	CUDA_CK(c->op, cudaMemcpyAsync(s->dev, p, bytes, cudaMemcpyHostToDevice, g_cu.st));
+	return s->dev;
+}
+
+/* Finish the op: copy staged outputs back, wait, release the staging. */
+static void ctx_done(struct opctx *c)
+{
+	CUDA_CK(c->op, cudaGetLastError());
+	for (int i = 0; i < c->n; i++)
+		if (c->s[i].out)
+			CUDA_CK(c->op, cudaMemcpyAsync((void *)c->s[i].host, c->s[i].dev, c->s[i].bytes,
+						       cudaMemcpyDeviceToHost, g_cu.st));
+	for (int i = 0; i < c->n; i++)
+		cuda_scratch_free(c->s[i].dev, c->s[i].bytes);
+	CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
+	c->n = 0;
+}
+
+static size_t tbytes(const struct tensor *t)
+{
+	return (size_t)tensor_numel(t) * tdtype_size(t->dtype);
+}
+
+static const float *fin(struct opctx *c, const struct tensor *t)
+{
+	bk_check(t->dtype == TD_F32, c->op);
+	return (const float *)ctx_map(c, t->data, tbytes(t), 0);
+}
+
+static float *fout(struct opctx *c, struct tensor *t)
+{
+	bk_check(t->dtype == TD_F32, c->op);
+	return (float *)ctx_map(c, t->data, tbytes(t), 1);
+}
+
+static const int32_t *iin(struct opctx *c, const int32_t *idx, int64_t n)
+{
+	return (const int32_t *)ctx_map(c, idx, (size_t)n * sizeof(int32_t), 0);
+}
+
+/* A host-readable copy of n indices (tmp is set when one was made). */
+static const int32_t *idx_host(const char *op, const int32_t *idx, int64_t n, int32_t **tmp)
+{
+	*tmp = NULL;
+	cudaPointerAttributes a;
+	if (cudaPointerGetAttributes(&a, idx) != cudaSuccess) {
+		cudaGetLastError();
+		return idx;
+	}
+	if (a.type != cudaMemoryTypeDevice)
+		return idx;
+	*tmp = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+	if (!*tmp)
+		bk_fail(op, "out of host memory");
+	CUDA_CK(op, cudaMemcpy(*tmp, idx, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+	return *tmp;
+}
+
+/* ---- launch shapes and reductions ---- */
+
+#define NT 256
+
+static unsigned grid_for(int64_t n, int bs)
+{
+	int64_t b = (n + bs - 1) / bs;
+	if (b < 1)
+		b = 1;
+	if (b > (1 << 20))
+		b = 1 << 20;
+	return (unsigned)b;
+}
+
+/* blocks of NT threads, one warp per row */
+static unsigned grid_rows(int64_t rows)
+{
+	int64_t b = (rows + NT / 32 - 1) / (NT / 32);
+	bk_check(b < (int64_t)1 << 31, "rows");
+	return (unsigned)(b < 1 ? 1 : b);
+}
+
+#define GSTRIDE(i, n) \
+	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+	     i += (int64_t)gridDim.x * blockDim.x)
+
+__device__ static double warp_sum(double v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+/* Sum over the block (blockDim.x a multiple of 32), the same in every thread. */
+__device__ static double block_sum(double v)
+{
+	__shared__ double sh[32];
+	__shared__ double res;
+	int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+	v = warp_sum(v);
+	__syncthreads();
+	if (l == 0)
+		sh[w] = v;
+	__syncthreads();
+	if (w == 0) {
+		double t = l < nw ? sh[l] : 0.0;
+		t = warp_sum(t);
+		if (l == 0)
+			res = t;
+	}
+	__syncthreads();
+	return res;
+}
+
+__device__ static float block_max(float v)
+{
+	__shared__ float sh[32];
+	__shared__ float res;
+	int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	__syncthreads();
+	if (l == 0)
+		sh[w] = v;
+	__syncthreads();
+	if (w == 0) {
+		float t = l < nw ? sh[l] : -INFINITY;
+		for (int o = 16; o > 0; o >>= 1)
+			t = fmaxf(t, __shfl_xor_sync(0xffffffffu, t, o));
+		if (l == 0)
+			res = t;
+	}
+	__syncthreads();
+	return res;
+}
+
+#define WARP_ROW(row, N)                                                             \
+	int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+	int lane = threadIdx.x & 31;                                                 \
+	if (row >= (N))                                                              \
+		return;
+
+/* ---- elementwise kernels ---- */
+
+__global__ static void k_axpby(float *y, const float *x, float a, float b, int mode, int64_t n)
+{
+	GSTRIDE(i, n) {
+		if (mode == 0)
+			y[i] = a * x[i];
+		else if (mode == 1)
+			y[i] += a * x[i];
+		else
+			y[i] = a * x[i] + b * y[i];
+	}
+}
+
+#define DOT_BLOCKS 256
+
+__global__ static void k_dot_part(const float *x, const float *y, int64_t n, double *part)
+{
+	double s = 0;
+	GSTRIDE(i, n)
+		s += (double)x[i] * (double)y[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+}
+
+__global__ static void k_dot_final(const double *part, int np, double *out)
+{
+	double s = 0;
+	for (int i = threadIdx.x; i < np; i += blockDim.x)
+		s += part[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		*out = s;
+}
+
+__global__ static void k_cols_get(float *o, const float *x, int64_t N, int64_t C, int64_t k,
+				  int64_t c0, int accum)
+{
+	GSTRIDE(i, N * k) {
+		int64_t n = i / k, c = i % k;
+		float v = x[n * C + c0 + c];
+		o[i] = accum ? o[i] + v : v;
+	}
+}
+
+__global__ static void k_cols_add(float *o, const float *x, int64_t N, int64_t C, int64_t k,
+				  int64_t c0)
+{
+	GSTRIDE(i, N * k) {
+		int64_t n = i / k, c = i % k;
+		o[n * C + c0 + c] += x[i];
+	}
+}
+
+__global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n)
+{
+	GSTRIDE(i, n)
+		o[i] = __float2bfloat16_rn(x[i]);
+}
+
+/* ---- normalisation ---- */
+
+__global__ static void k_rms_fwd(float *out, float *rstd, const float *x, int64_t N, int64_t C,
+				 double eps)
+{
+	WARP_ROW(row, N)
+	const float *r = x + row * C;
+	double ss = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		ss += (double)r[c] * r[c];
+	ss = warp_sum(ss);
+	float s = (float)(1.0 / sqrt(ss / (double)C + eps));
+	if (lane == 0)
+		rstd[row] = s;
+	float *o = out + row * C;
+	for (int64_t c = lane; c < C; c += 32)
+		o[c] = r[c] * s;
+}
+
+__global__ static void k_rms_bwd(float *dx, const float *dout, const float *out,
+				 const float *rstd, int64_t N, int64_t C, int accum)
+{
+	WARP_ROW(row, N)
+	const float *a = dout + row * C, *b = out + row * C;
+	double s = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		s += (double)a[c] * b[c];
+	s = warp_sum(s);
+	float m = (float)(s / (double)C), r = rstd[row];
+	float *d = dx + row * C;
+	for (int64_t c = lane; c < C; c += 32) {
+		float v = r * (a[c] - b[c] * m);
+		d[c] = accum ? d[c] + v : v;
+	}
+}
+
+__global__ static void k_rms_ref_fwd(float *out, float *rr, const float *x, const float *s,
+				     int64_t N, int64_t C, double eps)
+{
+	WARP_ROW(row, N)
+	double ss = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		ss += (double)s[row * C + c] * s[row * C + c];
+	ss = warp_sum(ss);
+	float q = (float)(1.0 / sqrt(ss / (double)C + eps));
+	if (lane == 0)
+		rr[row] = q;
+	for (int64_t c = lane; c < C; c += 32)
+		out[row * C + c] = x[row * C + c] * q;
+}
+
+__global__ static void k_rms_ref_bwd(float *dx, float *ds, const float *dy, const float *x,
+				     const float *s, const float *rr, int64_t N, int64_t C, int accum)
+{
+	WARP_ROW(row, N)
+	double t = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		t += (double)dy[row * C + c] * x[row * C + c];
+	t = warp_sum(t);
+	float q = rr[row];
+	float f = (float)(-(double)q * q * q * t / (double)C);
+	for (int64_t c = lane; c < C; c += 32) {
+		int64_t i = row * C + c;
+		float a = q * dy[i], b = f * s[i];
+		dx[i] = accum ? dx[i] + a : a;
+		ds[i] = accum ? ds[i] + b : b;
+	}
+}
+
+/* ---- rotary embedding ---- */
+
+__global__ static void k_rope(float *x, const float *cs, const float *sn, int64_t N, int64_t H,
+			      int64_t D, int64_t T, float sgn)
+{
+	int64_t h2 = D / 2;
+	GSTRIDE(i, N * H * h2) {
+		int64_t n = i / (H * h2), rem = i % (H * h2), h = rem / h2, c = rem % h2;
+		int64_t t = n % T;
+		float co = cs[t * h2 + c], si = sgn * sn[t * h2 + c];
+		float *r = x + (n * H + h) * D;
+		float x1 = r[c], x2 = r[c + h2];
+		r[c] = x1 * co + x2 * si;
+		r[c + h2] = -x1 * si + x2 * co;
+	}
+}
+
+/* ---- loss: one block per row ---- */
+
+__global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *tg, int64_t V,
+				    double cap, double dscale)
+{
+	int64_t row = blockIdx.x;
+	float *z = logits + row * V;
+	float mx = -INFINITY;
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+		float v = (float)(cap * tanh((double)z[j] / cap));
+		z[j] = v;
+		mx = fmaxf(mx, v);
+	}
+	mx = block_max(mx);
+	double s = 0;
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+		s += exp((double)z[j] - mx);
+	s = block_sum(s);
+	double lse = mx + log(s);
+	int32_t t = tg[row];
+	if (t < 0) {
+		if (threadIdx.x == 0)
+			loss[row] = 0;
+		if (dscale != 0)
+			for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+				z[j] = 0;
+		return;
+	}
+	float zt = z[t];
+	__syncthreads();   /* every thread has read z[t] before the gradient overwrites it */
+	if (threadIdx.x == 0)
+		loss[row] = (float)(lse - (double)zt);
+	if (dscale == 0)
+		return;
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+		double zz = z[j], p = exp(zz - lse) - (j == t ? 1.0 : 0.0);
+		double th = zz / cap;
+		z[j] = (float)(dscale * p * (1 - th * th));
+	}
+}
+
+/* ---- embeddings ---- */
+
+__global__ static void k_gather(float *out, const void *table, int bf, const int32_t *idx,
+				int64_t N, int64_t C, int64_t k, int64_t c0, int rnd, int accum)
+{
+	GSTRIDE(i, N * k) {
+		int64_t n = i / k, c = i % k, r = idx[n];
+		float v = bf ? __bfloat162float(((const __nv_bfloat16 *)table)[r * k + c])
+			     : ((const float *)table)[r * k + c];
+		if (rnd)
+			v = __bfloat162float(__float2bfloat16_rn(v));
+		float *o = out + n * C + c0 + c;
+		*o = accum ? *o + v : v;
+	}
+}
+
+/* Rows keys[u] of g get the rows order[start[u] .. start[u+1]) of d, in order. */
+__global__ static void k_scatter(float *g, const float *d, const int32_t *order,
+				 const int32_t *start, const int32_t *keys, int64_t U, int64_t k,
+				 int64_t C, int64_t c0)
+{
+	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
+		for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+			float *gp = g + (int64_t)keys[u] * k + c;
+			float acc = *gp;
+			for (int32_t j = start[u]; j < start[u + 1]; j++)
+				acc += d[(int64_t)order[j] * C + c0 + c];
+			*gp = acc;
+		}
+}
+
+/* ---- activations and gates ---- */
+
+__global__ static void k_relu2_fwd(float *o, const float *h, int64_t n)
+{
+	GSTRIDE(i, n) {
+		float r = h[i] > 0 ? h[i] : 0;
+		o[i] = r * r;
+	}
+}
+
+__global__ static void k_relu2_bwd(float *dh, const float *d, const float *h, int64_t n)
+{
+	GSTRIDE(i, n)
+		dh[i] = h[i] > 0 ? 2 * h[i] * d[i] : 0;
+}
+
+__global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t n,
+				     int64_t D)
+{
+	GSTRIDE(i, n) {
+		float g = (float)(2.0 / (1.0 + exp(-(double)gl[i / D])));
+		v[i] += g * ve[i];
+	}
+}
+
+/* one warp per (n, h) */
+__global__ static void k_ve_gate_bwd(float *dgl, float *dve, const float *dv, const float *gl,
+				     const float *ve, int64_t NH, int64_t D)
+{
+	WARP_ROW(row, NH)
+	double s = 1.0 / (1.0 + exp(-(double)gl[row]));
+	float g = (float)(2 * s);
+	double acc = 0;
+	for (int64_t c = lane; c < D; c += 32) {
+		int64_t i = row * D + c;
+		acc += (double)dv[i] * ve[i];
+		dve[i] = g * dv[i];
+	}
+	acc = warp_sum(acc);
+	if (lane == 0)
+		dgl[row] = (float)(acc * 2 * s * (1 - s));
+}
+
+__global__ static void k_mul_cols(float *o, const float *x, const float *s, int64_t n, int64_t K)
+{
+	GSTRIDE(i, n)
+		o[i] = x[i] * s[i % K];
+}
+
+#define MC_ROWS 256   /* rows per partial column sum */
+
+__global__ static void k_mul_cols_part(double *part, const float *d, const float *x, int64_t N,
+				       int64_t K)
+{
+	int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= K)
+		return;
+	int64_t n0 = (int64_t)blockIdx.y * MC_ROWS, n1 = n0 + MC_ROWS < N ? n0 + MC_ROWS : N;
+	double s = 0;
+	for (int64_t n = n0; n < n1; n++)
+		s += (double)d[n * K + k] * x[n * K + k];
+	part[(int64_t)blockIdx.y * K + k] = s;
+}
+
+__global__ static void k_mul_cols_sum(float *ds, const double *part, int64_t nchunk, int64_t K)
+{
+	GSTRIDE(k, K) {
+		double s = 0;
+		for (int64_t j = 0; j < nchunk; j++)
+			s += part[j * K + k];
+		ds[k] = (float)(ds[k] + s);
+	}
+}
+
+/* ---- the ops ---- */
+
+static void c_zero(struct tensor *x)
+{
+	struct opctx c;
+	ctx_init(&c, "zero");
+	float *p = fout(&c, x);
+	CUDA_CK(c.op, cudaMemsetAsync(p, 0, tbytes(x), g_cu.st));
+	ctx_done(&c);
+}
+
+static void c_axpby(struct tensor *y, double a, const struct tensor *x, double b)
+{
+	struct opctx c;
+	ctx_init(&c, "axpby");
+	bk_check(tensor_numel(x) == tensor_numel(y), c.op);
+	int64_t n = tensor_numel(y);
+	const float *px = fin(&c, x);
+	float *py = fout(&c, y);
+	int mode = b == 0 ? 0 : b == 1 ? 1 : 2;
+	k_axpby<<<grid_for(n, NT), NT, 0, g_cu.st>>>(py, px, (float)a, (float)b, mode, n);
+	ctx_done(&c);
+}
+
+static double c_dot(const struct tensor *x, const struct tensor *y)
+{
+	struct opctx c;
+	ctx_init(&c, "dot");
+	bk_check(tensor_numel(x) == tensor_numel(y), c.op);
+	int64_t n = tensor_numel(x);
+	const float *px = fin(&c, x), *py = fin(&c, y);
+	double *part = (double *)cuda_scratch_alloc(c.op, (DOT_BLOCKS + 1) * sizeof(double));
+	k_dot_part<<<DOT_BLOCKS, NT, 0, g_cu.st>>>(px, py, n, part);
+	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, part + DOT_BLOCKS);
+	double r = 0;
+	CUDA_CK(c.op, cudaMemcpyAsync(&r, part + DOT_BLOCKS, sizeof r, cudaMemcpyDeviceToHost,
+				      g_cu.st));
+	cuda_scratch_free(part, (DOT_BLOCKS + 1) * sizeof(double));
+	ctx_done(&c);
+	return r;
+}
+
+static void c_cols_get(struct tensor *out, const struct tensor *x, int64_t c0, int accum)
+{
+	struct opctx c;
+	ctx_init(&c, "cols_get");
+	int64_t N = tensor_rows(x), C = tensor_cols(x), k = tensor_cols(out);
+	bk_check(tensor_rows(out) == N && c0 >= 0 && c0 + k <= C, c.op);
+	const float *px = fin(&c, x);
+	float *po = fout(&c, out);
+	k_cols_get<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, px, N, C, k, c0, accum);
+	ctx_done(&c);
+}
+
+static void c_cols_add(struct tensor *out, const struct tensor *x, int64_t c0)
+{
+	struct opctx c;
+	ctx_init(&c, "cols_add");
+	int64_t N = tensor_rows(out), C = tensor_cols(out), k = tensor_cols(x);
+	bk_check(tensor_rows(x) == N && c0 >= 0 && c0 + k <= C, c.op);
+	const float *px = fin(&c, x);
+	float *po = fout(&c, out);
+	k_cols_add<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, px, N, C, k, c0);
+	ctx_done(&c);
+}
+
+/* A bf16 device copy of operand t (already mapped at p); *tmp to free. */
+static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *p, void **tmp,
+			   size_t *tmpn)
+{
+	*tmp = NULL;
+	*tmpn = 0;
+	if (t->dtype == TD_BF16)
+		return p;
+	int64_t n = tensor_numel(t);
+	*tmpn = (size_t)n * 2;
+	*tmp = cuda_scratch_alloc(c->op, *tmpn);
+	k_f32_to_bf16<<<grid_for(n, NT), NT, 0, g_cu.st>>>((__nv_bfloat16 *)*tmp, (const float *)p, n);
+	return *tmp;
+}
+
+/* Row-major out (M,N) = alpha op(a) op(b) + beta out, as the column-major
+ * product out^T = op(b)^T op(a)^T (no data movement). */
+static void c_matmul(struct tensor *out, const struct tensor *a, const struct tensor *b, int ta,
+		     int tb, double alpha, double beta)
+{
+	struct opctx c;
+	ctx_init(&c, "matmul");
+	int64_t M = tensor_rows(out), N = tensor_cols(out);
+	int64_t ar = tensor_rows(a), ac = tensor_cols(a), br = tensor_rows(b), bc = tensor_cols(b);
+	int64_t K = ta ? ar : ac;
+	bk_check((ta ? ac : ar) == M && (tb ? br : bc) == N && (tb ? bc : br) == K, c.op);
+	bk_check(M < INT32_MAX && N < INT32_MAX && K < INT32_MAX && ac < INT32_MAX &&
+		 bc < INT32_MAX, c.op);
+	bk_check((out->dtype == TD_F32 || out->dtype == TD_BF16) &&
+		 (a->dtype == TD_F32 || a->dtype == TD_BF16) &&
+		 (b->dtype == TD_F32 || b->dtype == TD_BF16), c.op);
+	const void *pa = ctx_map(&c, a->data, tbytes(a), 0);
+	const void *pb = ctx_map(&c, b->data, tbytes(b), 0);
+	void *po = ctx_map(&c, out->data, tbytes(out), 1);
+	float fa = (float)alpha, fb = (float)beta;
+	cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int any_bf = a->dtype == TD_BF16 || b->dtype == TD_BF16 || out->dtype == TD_BF16;
+	cudaDataType_t ct = out->dtype == TD_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+	if (M == 0 || N == 0) {
+		ctx_done(&c);
+		return;
+	}
+	if (!any_bf) {
+		cublasComputeType_t comp = g_cu.mm == CUDA_MM_F32 ? CUBLAS_COMPUTE_32F
+								   : CUBLAS_COMPUTE_32F_FAST_16BF;
+		BLAS_CK(c.op, cublasGemmEx(g_cu.blas, ob, oa, (int)N, (int)M, (int)K, &fa, pb,
+					   CUDA_R_32F, (int)bc, pa, CUDA_R_32F, (int)ac, &fb, po, ct,
+					   (int)N, comp, CUBLAS_GEMM_DEFAULT));
+	} else {
+		void *ta_ = NULL, *tb_ = NULL;
+		size_t na = 0, nb = 0;
+		const void *qa = as_bf16(&c, a, pa, &ta_, &na), *qb = as_bf16(&c, b, pb, &tb_, &nb);
+		BLAS_CK(c.op, cublasGemmEx(g_cu.blas, ob, oa, (int)N, (int)M, (int)K, &fa, qb,
+					   CUDA_R_16BF, (int)bc, qa, CUDA_R_16BF, (int)ac, &fb, po, ct,
+					   (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+		cuda_scratch_free(ta_, na);
+		cuda_scratch_free(tb_, nb);
+	}
+	ctx_done(&c);
+}
+
+static void c_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+			  double eps)
+{
+	struct opctx c;
+	ctx_init(&c, "rmsnorm_fwd");
+	int64_t N = tensor_rows(x), C = tensor_cols(x);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(rstd) == N, c.op);
+	const float *px = fin(&c, x);
+	float *po = fout(&c, out), *pr = fout(&c, rstd);
+	k_rms_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(po, pr, px, N, C, eps);
+	ctx_done(&c);
+}
+
+static void c_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout, const struct tensor *out,
+			  const struct tensor *rstd, int accum)
+{
+	struct opctx c;
+	ctx_init(&c, "rmsnorm_bwd");
+	int64_t N = tensor_rows(out), C = tensor_cols(out);
+	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out) &&
+		 tensor_numel(rstd) == N, c.op);
+	const float *pd = fin(&c, dout), *py = fin(&c, out), *pr = fin(&c, rstd);
+	float *px = fout(&c, dx);
+	k_rms_bwd<<<grid_rows(N), NT, 0, g_cu.st>>>(px, pd, py, pr, N, C, accum);
+	ctx_done(&c);
+}
+
+static void c_rmsnorm_ref_fwd(struct tensor *out, struct tensor *r, const struct tensor *x,
+			      const struct tensor *s, double eps)
+{
+	struct opctx c;
+	ctx_init(&c, "rmsnorm_ref_fwd");
+	int64_t N = tensor_rows(x), C = tensor_cols(x);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(s) == tensor_numel(x) &&
+		 tensor_numel(r) == N, c.op);
+	const float *px = fin(&c, x), *ps = fin(&c, s);
+	float *po = fout(&c, out), *pr = fout(&c, r);
+	k_rms_ref_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(po, pr, px, ps, N, C, eps);
+	ctx_done(&c);
+}
+
+static void c_rmsnorm_ref_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			      const struct tensor *x, const struct tensor *s,
+			      const struct tensor *r, int accum)
+{
+	struct opctx c;
+	ctx_init(&c, "rmsnorm_ref_bwd");
+	int64_t N = tensor_rows(x), C = tensor_cols(x);
+	bk_check(tensor_numel(dx) == tensor_numel(x) && tensor_numel(ds) == tensor_numel(x) &&
+		 tensor_numel(dout) == tensor_numel(x) && tensor_numel(s) == tensor_numel(x) &&
+		 tensor_numel(r) == N, c.op);
+	const float *pdy = fin(&c, dout), *px = fin(&c, x), *ps = fin(&c, s), *pr = fin(&c, r);
+	float *pdx = fout(&c, dx), *pds = fout(&c, ds);
+	k_rms_ref_bwd<<<grid_rows(N), NT, 0, g_cu.st>>>(pdx, pds, pdy, px, ps, pr, N, C, accum);
+	ctx_done(&c);
+}
+
+static void rope_apply(const char *op, struct tensor *x, const struct tensor *cs,
+		       const struct tensor *sn, int64_t T, float sgn)
+{
+	struct opctx c;
+	ctx_init(&c, op);
+	bk_check(x->ndim >= 2 && T > 0, op);
+	int64_t D = x->shape[x->ndim - 1], H = x->shape[x->ndim - 2];
+	int64_t N = tensor_numel(x) / (H * D);
+	bk_check(D % 2 == 0 && tensor_numel(x) % (T * H * D) == 0, op);
+	bk_check(tensor_cols(cs) == D / 2 && tensor_rows(cs) >= T && tensor_numel(sn) ==
+		 tensor_numel(cs), op);
+	const float *pc = fin(&c, cs), *ps = fin(&c, sn);
+	float *px = fout(&c, x);
+	k_rope<<<grid_for(N * H * (D / 2), NT), NT, 0, g_cu.st>>>(px, pc, ps, N, H, D, T, sgn);
+	ctx_done(&c);
+}
+
+static void c_rope_fwd(struct tensor *x, const struct tensor *cs, const struct tensor *sn,
+		       int64_t T)
+{
+	rope_apply("rope_fwd", x, cs, sn, T, 1);
+}
+
+static void c_rope_bwd(struct tensor *dx, const struct tensor *cs, const struct tensor *sn,
+		       int64_t T)
+{
+	rope_apply("rope_bwd", dx, cs, sn, T, -1);
+}
+
+static void attn_dims(const char *op, const struct tensor *q, int *B, int *T, int *H, int *D)
+{
+	bk_check(q->ndim == 4, op);
+	for (int i = 0; i < 4; i++)
+		bk_check(q->shape[i] > 0 && q->shape[i] < INT32_MAX, op);
+	*B = (int)q->shape[0];
+	*T = (int)q->shape[1];
+	*H = (int)q->shape[2];
+	*D = (int)q->shape[3];
+	if (*D > ATTN_MAX_D)
+		bk_fail(op, "head width above 128");
+}
+
+static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,
+		       const struct tensor *k, const struct tensor *v, int64_t window, double scale)
+{
+	struct opctx c;
+	ctx_init(&c, "attn_fwd");
+	int B, T, H, D;
+	attn_dims(c.op, q, &B, &T, &H, &D);
+	int64_t n = tensor_numel(q);
+	bk_check(tensor_numel(k) == n && tensor_numel(v) == n && tensor_numel(y) == n &&
+		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
+	float *py = fout(&c, y), *pl = fout(&c, lse);
+	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale);
+	ctx_done(&c);
+}
+
+static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
+		       const struct tensor *dy, const struct tensor *q, const struct tensor *k,
+		       const struct tensor *v, const struct tensor *y, const struct tensor *lse,
+		       int64_t window, double scale)
+{
+	struct opctx c;
+	ctx_init(&c, "attn_bwd");
+	int B, T, H, D;
+	attn_dims(c.op, q, &B, &T, &H, &D);
+	int64_t n = tensor_numel(q);
+	bk_check(tensor_numel(dq) == n && tensor_numel(dk) == n && tensor_numel(dv) == n &&
+		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
+		 tensor_numel(y) == n, c.op);
+	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const float *pdy = fin(&c, dy), *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
+	const float *py = fin(&c, y), *pl = fin(&c, lse);
+	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
+	attn_bwd_launch(pdq, pdk, pdv, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale);
+	ctx_done(&c);
+}
+
+static int64_t c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			    double cap, double dscale)
+{
+	struct opctx c;
+	ctx_init(&c, "softcap_ce");
+	int64_t R = tensor_rows(logits), V = tensor_cols(logits);
+	bk_check(tensor_numel(loss) == R && R < INT32_MAX, c.op);
+	int32_t *tmp;
+	const int32_t *th = idx_host(c.op, targets, R, &tmp);
+	int64_t valid = 0;
+	for (int64_t r = 0; r < R; r++) {
+		bk_check(th[r] < V, "softcap_ce target");
+		valid += th[r] >= 0;
+	}
+	free(tmp);
+	const int32_t *pt = iin(&c, targets, R);
+	float *pl = fout(&c, logits), *po = fout(&c, loss);
+	if (R > 0)
+		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, po, pt, V, cap, dscale);
+	ctx_done(&c);
+	return valid;
+}
+
+static void c_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,
+			   int64_t c0, int round_bf16, int accum)
+{
+	struct opctx c;
+	ctx_init(&c, "embed_gather");
+	int64_t N = tensor_rows(out), C = tensor_cols(out), k = tensor_cols(table);
+	int64_t Vt = tensor_rows(table);
+	bk_check(table->dtype == TD_F32 || table->dtype == TD_BF16, c.op);
+	bk_check(c0 >= 0 && c0 + k <= C, c.op);
+	int32_t *tmp;
+	const int32_t *ih = idx_host(c.op, idx, N, &tmp);
+	for (int64_t n = 0; n < N; n++)
+		bk_check(ih[n] >= 0 && ih[n] < Vt, "embed_gather index");
+	free(tmp);
+	const void *pt = ctx_map(&c, table->data, tbytes(table), 0);
+	const int32_t *pi = iin(&c, idx, N);
+	float *po = fout(&c, out);
+	k_gather<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, pt, table->dtype == TD_BF16, pi, N, C,
+							  k, c0, round_bf16, accum);
+	ctx_done(&c);
+}
+
+/* Stable order of n by idx[n] (LSD radix, two 16-bit passes) into ord. */
+static void idx_sort(const int32_t *idx, int64_t N, int32_t *ord, int32_t *tmp)
+{
+	static int64_t cnt[65537];
+	for (int64_t n = 0; n < N; n++)
+		tmp[n] = (int32_t)n;
+	int32_t *src = tmp, *dst = ord;
+	for (int pass = 0; pass < 2; pass++) {
+		int sh = 16 * pass;
+		memset(cnt, 0, sizeof cnt);
+		for (int64_t n = 0; n < N; n++)
+			cnt[(((uint32_t)idx[src[n]]) >> sh & 0xffffu) + 1]++;
+		for (int i = 0; i < 65536; i++)
+			cnt[i + 1] += cnt[i];
+		for (int64_t n = 0; n < N; n++)
+			dst[cnt[((uint32_t)idx[src[n]]) >> sh & 0xffffu]++] = src[n];
+		int32_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	/* after two passes the result is back in tmp: copy into ord */
+	memcpy(ord, src, (size_t)N * sizeof(int32_t));
+}
+
+static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
+				const int32_t *idx, int64_t c0)
+{
+	struct opctx c;
+	ctx_init(&c, "embed_scatter_add");
+	int64_t N = tensor_rows(dout), C = tensor_cols(dout), k = tensor_cols(gtable);
+	int64_t Vt = tensor_rows(gtable);
+	bk_check(c0 >= 0 && c0 + k <= C && N < INT32_MAX, c.op);
+	int32_t *tmp;
+	const int32_t *ih = idx_host(c.op, idx, N, &tmp);
+	for (int64_t n = 0; n < N; n++)
+		bk_check(ih[n] >= 0 && ih[n] < Vt, "embed_scatter_add index");
+	/* host plan: order (N), run starts (U+1), run keys (U) in one buffer */
+	size_t nb = (size_t)(3 * N + 2) * sizeof(int32_t);
+	int32_t *plan = (int32_t *)malloc(nb), *work = (int32_t *)malloc((size_t)(N + 1) * 4);
+	if (!plan || !work)
+		bk_fail(c.op, "out of host memory");
+	int32_t *ord = plan, *start = plan + N, *keys;
+	idx_sort(ih, N, ord, work);
+	int64_t U = 0;
+	for (int64_t j = 0; j < N; j++)
+		if (j == 0 || ih[ord[j]] != ih[ord[j - 1]])
+			work[U++] = (int32_t)j;
+	work[U] = (int32_t)N;
+	memcpy(start, work, (size_t)(U + 1) * sizeof(int32_t));
+	keys = start + U + 1;
+	for (int64_t u = 0; u < U; u++)
+		keys[u] = ih[ord[start[u]]];
+	free(tmp);
+	free(work);
+	size_t used = (size_t)(N + 2 * U + 1) * sizeof(int32_t);
+	int32_t *dplan = (int32_t *)cuda_scratch_alloc(c.op, used);
+	CUDA_CK(c.op, cudaMemcpyAsync(dplan, plan, used, cudaMemcpyHostToDevice, g_cu.st));
+	const float *pd = fin(&c, dout);
+	float *pg = fout(&c, gtable);
+	if (U > 0)
+		k_scatter<<<grid_for(U, 1), 128, 0, g_cu.st>>>(pg, pd, dplan, dplan + N,
+							       dplan + N + U + 1, U, k, C, c0);
+	cuda_scratch_free(dplan, used);
+	ctx_done(&c);   /* synchronises: plan may be freed after */
+	free(plan);
+}
+
+static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
+{
+	struct opctx c;
+	ctx_init(&c, "relu2_fwd");
+	int64_t n = tensor_numel(h);
+	bk_check(tensor_numel(out) == n, c.op);
+	const float *ph = fin(&c, h);
+	float *po = fout(&c, out);
+	k_relu2_fwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, ph, n);
+	ctx_done(&c);
+}
+
+static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const struct tensor *h)
+{
+	struct opctx c;
+	ctx_init(&c, "relu2_bwd");
+	int64_t n = tensor_numel(h);
+	bk_check(tensor_numel(dh) == n && tensor_numel(dout) == n, c.op);
+	const float *ph = fin(&c, h), *pd = fin(&c, dout);
+	float *po = fout(&c, dh);
+	k_relu2_bwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, pd, ph, n);
+	ctx_done(&c);
+}
+
+static void c_ve_gate_fwd(struct tensor *v, const struct tensor *glog, const struct tensor *ve)
+{
+	struct opctx c;
+	ctx_init(&c, "ve_gate_fwd");
+	int64_t n = tensor_numel(v), H = tensor_cols(glog);
+	bk_check(tensor_numel(ve) == n && tensor_rows(glog) == tensor_rows(v) &&
+		 tensor_cols(v) % H == 0, c.op);
+	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
+	float *pv = fout(&c, v);
+	k_ve_gate_fwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(pv, pg, pe, n, tensor_cols(v) / H);
+	ctx_done(&c);
+}
+
+static void c_ve_gate_bwd(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+			  const struct tensor *glog, const struct tensor *ve)
+{
+	struct opctx c;
+	ctx_init(&c, "ve_gate_bwd");
+	int64_t n = tensor_numel(dv), H = tensor_cols(glog), NH = tensor_numel(glog);
+	bk_check(tensor_numel(ve) == n && tensor_numel(dve) == n && tensor_numel(dglog) == NH &&
+		 tensor_rows(glog) == tensor_rows(dv) && tensor_cols(dv) % H == 0, c.op);
+	const float *pd = fin(&c, dv), *pg = fin(&c, glog), *pe = fin(&c, ve);
+	float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
+	k_ve_gate_bwd<<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe, NH,
+							 tensor_cols(dv) / H);
+	ctx_done(&c);
+}
+
+static void c_mul_cols_fwd(struct tensor *out, const struct tensor *x, const struct tensor *s)
+{
+	struct opctx c;
+	ctx_init(&c, "mul_cols_fwd");
+	int64_t n = tensor_numel(x), K = tensor_cols(x);
+	bk_check(tensor_numel(out) == n && tensor_numel(s) == K, c.op);
+	const float *px = fin(&c, x), *ps = fin(&c, s);
+	float *po = fout(&c, out);
+	k_mul_cols<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, px, ps, n, K);
+	ctx_done(&c);
+}
+
+static void c_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			   const struct tensor *x, const struct tensor *s)
+{
+	struct opctx c;
+	ctx_init(&c, "mul_cols_bwd");
+	int64_t N = tensor_rows(dout), K = tensor_cols(dout), n = tensor_numel(dout);
+	bk_check(tensor_numel(dx) == n && tensor_numel(x) == n && tensor_numel(s) == K &&
+		 (!ds || tensor_numel(ds) == K), c.op);
+	const float *pd = fin(&c, dout), *px = fin(&c, x), *ps = fin(&c, s);
+	float *pdx = fout(&c, dx);
+	if (ds && N > 0) {
+		float *pds = fout(&c, ds);
+		int64_t nch = (N + MC_ROWS - 1) / MC_ROWS;
+		bk_check(nch < 65536, c.op);
+		size_t pb = (size_t)(nch * K) * sizeof(double);
+		double *part = (double *)cuda_scratch_alloc(c.op, pb);
+		dim3 gr((unsigned)((K + NT - 1) / NT), (unsigned)nch);
+		k_mul_cols_part<<<gr, NT, 0, g_cu.st>>>(part, pd, px, N, K);
+		k_mul_cols_sum<<<grid_for(K, NT), NT, 0, g_cu.st>>>(pds, part, nch, K);
+		cuda_scratch_free(part, pb);
+	}
+	/* dx may alias dout: written after the column sums read it (same stream) */
+	k_mul_cols<<<grid_for(n, NT), NT, 0, g_cu.st>>>(pdx, pd, ps, n, K);
+	ctx_done(&c);
+}
+
+static const struct backend_ops cuda_ops = {
+	/* .name = */ "cuda",
+	/* .zero = */ c_zero,
+	/* .axpby = */ c_axpby,
+	/* .dot = */ c_dot,
+	/* .cols_get = */ c_cols_get,
+	/* .cols_add = */ c_cols_add,
+	/* .matmul = */ c_matmul,
+	/* .rmsnorm_fwd = */ c_rmsnorm_fwd,
+	/* .rmsnorm_bwd = */ c_rmsnorm_bwd,
+	/* .rmsnorm_ref_fwd = */ c_rmsnorm_ref_fwd,
+	/* .rmsnorm_ref_bwd = */ c_rmsnorm_ref_bwd,
+	/* .rope_fwd = */ c_rope_fwd,
+	/* .rope_bwd = */ c_rope_bwd,
+	/* .attn_fwd = */ c_attn_fwd,
+	/* .attn_bwd = */ c_attn_bwd,
+	/* .softcap_ce = */ c_softcap_ce,
+	/* .embed_gather = */ c_embed_gather,
+	/* .embed_scatter_add = */ c_embed_scatter_add,
+	/* .relu2_fwd = */ c_relu2_fwd,
+	/* .relu2_bwd = */ c_relu2_bwd,
+	/* .ve_gate_fwd = */ c_ve_gate_fwd,
+	/* .ve_gate_bwd = */ c_ve_gate_bwd,
+	/* .mul_cols_fwd = */ c_mul_cols_fwd,
+	/* .mul_cols_bwd = */ c_mul_cols_bwd,
+};
+
+extern "C" const struct backend_ops *backend_cuda(void)
+{
+	cuda_init();
+	return &cuda_ops;
+}

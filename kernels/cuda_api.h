@@ -1,0 +1,73 @@
+/* cuda_api.h: the plain-C face of the CUDA backend (the .cu files of kernels/). C code
+ * includes only this header and never sees CUDA C++; everything here is
+ * implemented behind extern "C" in kernels/backend_cuda.cu.
+ *
+ * The backend table (backend_cuda) implements trainer/backend.h on the GPU:
+ * fp32 tensors (TD_F32; TD_BF16 for matmul inputs and embedding tables), fp32
+ * accumulation, cuBLAS GEMMs, own kernels for the rest (attention in
+ * kernels/attention.cu). fp64 tensors are not supported (use the CPU backend).
+ *
+ * Memory: tensor data may live anywhere. Device and managed memory (from
+ * cuda_mem_alloc) is used in place; plain host memory (malloc) is staged:
+ * copied to a device buffer before the op and back after it, which is
+ * correct but slow (only for small runs and tests). Each op returns after
+ * the GPU finished it, so the caller may touch its outputs from the host
+ * at once (the model mixes host-side scalar reads with backend ops).
+ *
+ * Errors: a CUDA or cuBLAS failure inside an op aborts with the op's name
+ * and the CUDA message (ops have no error return; see trainer/backend.h).
+ *
+ * Left out: fp64, bf16 activation storage (the model passes fp32 tensors),
+ * the optimizer's operations (trainer/optim.c has no backend hooks yet).
+ * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
+ */
+#ifndef SUPKIT_CUDA_API_H
+#define SUPKIT_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "trainer/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of usable CUDA devices; 0 when there is none or no driver. */
+int cuda_device_count(void);
+
+/* Name of device 0 (e.g. "NVIDIA H200") into buf; -1 without a device. */
+int cuda_device_name(char *buf, size_t n);
+
+/* The backend table. Initialises device 0, a stream and the cuBLAS handle on
+ * first use; aborts when there is no device (check cuda_device_count first). */
+const struct backend_ops *backend_cuda(void);
+
+/* Matmul precision for fp32 operands. */
+enum cuda_mm_mode {
+	CUDA_MM_BF16,   /* inputs rounded to bf16, fp32 accumulation (default) */
+	CUDA_MM_F32     /* full fp32 (no TF32): for parity tests */
+};
+void cuda_set_matmul_mode(enum cuda_mm_mode mode);
+
+/* Managed (unified) memory of n bytes, zeroed, usable from the host and by
+ * every op without staging; NULL when the allocation fails. */
+void *cuda_mem_alloc(size_t n);
+void cuda_mem_free(void *p);
+
+/* Wait for all work of the backend's stream. */
+void cuda_sync(void);
+
+/* Memory accounting: bytes held by this backend (managed allocations,
+ * staging buffers, workspaces), the largest figure seen, and the device's
+ * own view (cudaMemGetInfo: used = total - free) with its largest sample. */
+struct cuda_mem_stats {
+	size_t in_use, peak;
+	size_t device_used, device_peak, device_total;
+};
+void cuda_mem_stats(struct cuda_mem_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+/* cuda_internal.h: what the CUDA C++ files of kernels/ share (never
+ * included from C): the error check that aborts with the op's name, the
+ * backend's stream, device scratch, and the attention launchers of
+ * kernels/attention.cu. All pointers passed to launchers are device pointers.
+ *
+ * Reference: trainer/backend.h (shapes and layouts of every operand).
+ */
+#ifndef SUPKIT_CUDA_INTERNAL_H
+#define SUPKIT_CUDA_INTERNAL_H
+
+#ifndef __CUDACC__
+#error "cuda_internal.h is for kernels/*.cu only; C code includes kernels/cuda_api.h"
+#endif
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Abort with the op's name and the CUDA message (ops have no error return). */
+#define CUDA_CK(op, call)                                                              \
+	do {                                                                           \
+		cudaError_t ck_e_ = (call);                                            \
+		if (ck_e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "backend_cuda: %s: %s (%s:%d)\n", (op),        \
+				cudaGetErrorString(ck_e_), __FILE__, __LINE__);        \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+/* The backend's stream (created on first use). */
+cudaStream_t cuda_stream(void);
+
+/* Device scratch of n bytes from the stream-ordered pool, counted in the
+ * backend's memory statistics; free with cuda_scratch_free(p, n). */
+void *cuda_scratch_alloc(const char *op, size_t n);
+void cuda_scratch_free(void *p, size_t n);
+
+/* Sliding-window causal attention (kernels/attention.cu). q, k, v, y, dy,
+ * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. */
+#define ATTN_MAX_D 128
+void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+		     int B, int T, int H, int D, int64_t window, float scale);
+void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+		     const float *k, const float *v, const float *y, const float *lse,
+		     int B, int T, int H, int D, int64_t window, float scale);
+
+#endif

@@ -1,0 +1,117 @@
+/* backend_select.c: the choice between the CPU reference backend and the
+ * CUDA backend (kernels/cuda_api.h) for a run, and memory every backend's
+ * ops use in place.
+ *
+ * Without SUPKIT_CUDA (the default build) the CUDA branches compile away and
+ * asking for backend = cuda is a usage error that says how to build it.
+ * Left out: several devices (device 0 only), a CUDA fp64 path.
+ * Reference: SPEC section 11 (config keys), shared/DESIGN.md (Backends).
+ */
+#include "trainer/backend_select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SUPKIT_CUDA
+#include "kernels/cuda_api.h"
+#define SELECT_CUDA_BUILT 1
+#else
+#define SELECT_CUDA_BUILT 0
+#endif
+
+#if SUPKIT_CUDA
+static int is_cuda(const struct backend_ops *bk)
+{
+	return bk && strcmp(bk->name, "cuda") == 0;
+}
+#endif
+
+int backend_cuda_built(void)
+{
+	return SELECT_CUDA_BUILT;
+}
+
+int backend_cuda_present(void)
+{
+#if SUPKIT_CUDA
+	return cuda_device_count() > 0;
+#else
+	return 0;
+#endif
+}
+
+static const struct backend_ops *cuda_table(void)
+{
+#if SUPKIT_CUDA
+	return backend_cuda();
+#else
+	return NULL;
+#endif
+}
+
+const struct backend_ops *backend_select(const struct config *cfg, struct err *e)
+{
+	if (cfg->backend == BACKEND_CPU)
+		return backend_cpu();
+	int fp32 = cfg->dtype == DTYPE_F32;
+	if (cfg->backend == BACKEND_AUTO)
+		return backend_cuda_present() && fp32 ? cuda_table() : backend_cpu();
+	if (!backend_cuda_built()) {
+		err_set(e, EXIT_USAGE, "backend = cuda: this build has no CUDA backend "
+			"(build with make GPU=1)");
+		return NULL;
+	}
+	if (!backend_cuda_present()) {
+		err_set(e, EXIT_USAGE, "backend = cuda: no CUDA device found");
+		return NULL;
+	}
+	if (!fp32) {
+		err_set(e, EXIT_USAGE, "backend = cuda: dtype = fp64 runs need backend = cpu");
+		return NULL;
+	}
+	return cuda_table();
+}
+
+void *backend_alloc(const struct backend_ops *bk, size_t n)
+{
+#if SUPKIT_CUDA
+	if (is_cuda(bk)) {
+		void *p = cuda_mem_alloc(n ? n : 1);
+		if (!p) {
+			fprintf(stderr, "out of device memory (%zu bytes)\n", n);
+			abort();
+		}
+		return p;
+	}
+#endif
+	(void)bk;
+	return xcalloc(n ? n : 1, 1);
+}
+
+void backend_free(const struct backend_ops *bk, void *p)
+{
+#if SUPKIT_CUDA
+	if (is_cuda(bk)) {
+		cuda_mem_free(p);
+		return;
+	}
+#endif
+	(void)bk;
+	free(p);
+}
+
+size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak)
+{
+	*peak = 0;
+#if SUPKIT_CUDA
+	if (is_cuda(bk)) {
+		struct cuda_mem_stats s;
+		cuda_mem_stats(&s);
+		*peak = s.device_peak;
+		return s.device_used;
+	}
+#endif
+	(void)bk;
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* backend_select.h: which backend table a run uses (config key backend =
+ * auto | cpu | cuda, SPEC section 11) and memory that every backend's ops can
+ * read and write in place.
+ *
+ * The CUDA backend exists only in builds with SUPKIT_CUDA (make GPU=1);
+ * elsewhere these functions answer for the CPU backend alone.
+ */
+#ifndef SUPKIT_BACKEND_SELECT_H
+#define SUPKIT_BACKEND_SELECT_H
+
+#include <stddef.h>
+#include "lib/err.h"
+#include "trainer/backend.h"
+#include "trainer/config.h"
+
+/* 1 when this build has the CUDA backend. */
+int backend_cuda_built(void);
+/* 1 when the CUDA backend is built and a CUDA device is present. */
+int backend_cuda_present(void);
+
+/* The backend for cfg: cpu; cuda (error EXIT_USAGE when the build has no CUDA
+ * backend, no device is present or dtype = fp64); auto = cuda when it is
+ * present and dtype = fp32, else cpu. Returns NULL with e set on error. */
+const struct backend_ops *backend_select(const struct config *cfg, struct err *e);
+
+/* n zeroed bytes that bk's ops use without copies (managed memory for cuda,
+ * calloc for cpu; aborts on OOM like xcalloc); free with backend_free. */
+void *backend_alloc(const struct backend_ops *bk, size_t n);
+void backend_free(const struct backend_ops *bk, void *p);
+
+/* Bytes the backend holds beyond backend_alloc's callers' view (device
+ * memory in use as the device reports it, its peak); 0 for cpu. */
+size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak);
+
+#endif
