@@ -629,6 +629,7 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 	const unsigned char *d = (const unsigned char *)data;
 	size_t at = 16;
 	int rc = -1;
+	uint8_t *seen = NULL;
 	if (len < 16 || memcmp(d, "SUPKOPT1", 8)) {
 		err_set(e, EXIT_USAGE, "'%s': not an optimizer state file", path);
 		goto out;
@@ -641,6 +642,7 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		o->st[i].m = o->st[i].v = NULL;
 		o->st[i].step = 0;
 	}
+	seen = xcalloc(o->t->n ? o->t->n : 1, 1);   /* bit k: record kind k read */
 	for (uint64_t r = 0; r < nrec; r++) {
 		if (len - at < 4)
 			goto trunc;
@@ -673,6 +675,12 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 				path, (unsigned long long)r, name);
 			goto out;
 		}
+		if (seen[pi] & (1u << which)) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': duplicate record",
+				path, (unsigned long long)r, name);
+			goto out;
+		}
+		seen[pi] |= (uint8_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
 		if (which == 2) {
@@ -699,12 +707,21 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		}
 		at += cnt * 8;
 	}
-	for (size_t i = 0; i < o->t->n; i++)
-		if ((o->st[i].m == NULL) != (o->st[i].v == NULL)) {
-			err_set(e, EXIT_USAGE, "'%s': '%s': exp_avg and exp_avg_sq must both be present",
-				path, o->t->p[i].name);
+	for (size_t i = 0; i < o->t->n; i++) {
+		const struct param *p = &o->t->p[i];
+		unsigned k = seen[i], adam = k & 7u;
+		const char *miss = NULL;
+		if (adam != 0 && adam != 7u)
+			miss = "exp_avg, exp_avg_sq and step";
+		else if (p->group == PG_MATRIX && (k & 24u) != 24u)
+			miss = "momentum_buffer and second_momentum_buffer";
+		else if (has_master(o, p) && !(k & 32u))
+			miss = "master";
+		if (miss) {
+			err_set(e, EXIT_USAGE, "'%s': '%s': the state needs %s", path, p->name, miss);
 			goto out;
 		}
+	}
 	if (at != len) {
 		err_set(e, EXIT_USAGE, "'%s': trailing bytes after %llu records", path,
 			(unsigned long long)nrec);
@@ -715,6 +732,7 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 trunc:
 	err_set(e, EXIT_USAGE, "'%s': truncated at byte %zu", path, at);
 out:
+	free(seen);
 	free(data);
 	return rc;
 }

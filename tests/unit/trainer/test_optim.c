@@ -1000,6 +1000,10 @@ TEST(state_load_rejects_bad_files)
 	data[20] = '#';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "record 0"));
+	/* a file without any record: Muon buffers missing */
+	char empty[16] = "SUPKOPT1";
+	CHECK(file_write_atomic(path, empty, sizeof empty, &e) == 0);
+	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "momentum_buffer"));
 	free(data);
 	optim_free(o);
 	table_free(&a);
