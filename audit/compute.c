@@ -304,6 +304,15 @@ static int read_record(const char *path, char *arm, size_t armsz, int *depth, do
 		err_set(e, EXIT_USAGE, "'%s': depth: %g is not a depth", file, dep);
 		goto out;
 	}
+	if (!*a || strlen(a) >= armsz) {
+		err_set(e, EXIT_USAGE, "'%s': arm: empty or longer than %zu bytes", file, armsz - 1);
+		goto out;
+	}
+	for (const char *p = a; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			err_set(e, EXIT_USAGE, "'%s': arm: holds a control character", file);
+			goto out;
+		}
 	for (int i = 0; i < 3; i++) {
 		v[i] = NAN; /* optional: a CPU run may not measure peak memory */
 		const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
@@ -730,6 +739,22 @@ static int check_walk(struct check_ctx *k, const cJSON *node, const char *path, 
 	return 0;
 }
 
+/* 1 when a key or string anywhere under node holds a control character
+ * (messages quote them and must stay one line). */
+static int has_control(const cJSON *node)
+{
+	for (const cJSON *c = node; c; c = c->next) {
+		const char *strs[2] = {c->string, cJSON_IsString(c) ? c->valuestring : NULL};
+		for (int i = 0; i < 2; i++)
+			for (const char *p = strs[i]; p && *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					return 1;
+		if (c->child && has_control(c->child))
+			return 1;
+	}
+	return 0;
+}
+
 int compute_check(const cJSON *published, const char *name, const struct compute_opts *o, char **lines,
 		  int *ncompared, struct err *e)
 {
@@ -745,6 +770,10 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		double depth;
 		if (!cJSON_IsObject(a))
 			goto bad_entry;
+		if (a->child && has_control(a->child)) {
+			err_set(e, EXIT_USAGE, "'%s': arms[%d]: a key or string holds a control character", name, idx);
+			goto fail;
+		}
 		{
 			char ctx[300];
 			snprintf(ctx, sizeof ctx, "'%s': arms[%d]", name, idx);

@@ -429,6 +429,54 @@ TEST(json_deterministic)
 	cJSON_Delete(b);
 }
 
+/* Mutated published JSON (paper004.json with bytes changed, inserted or
+ * cut): no crash (ASan in SAN=1); a refusal names the file. */
+TEST(check_mutations)
+{
+	char path[512], *text;
+	size_t len;
+	struct err e;
+	snprintf(path, sizeof path, "%s/compute/paper004.json", t_fixtures());
+	if (file_read_all(path, 0, &text, &len, &e) != 0)
+		T_SKIP(e.msg);
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	const char pool[] = "{}[]\",:0123456789.-+eE \nabcz";
+	int parsed = 0, refused = 0, checked = 0;
+	for (int it = 0; it < 400; it++) {
+		char *m = xmalloc(len + 8);
+		memcpy(m, text, len);
+		size_t n = len;
+		for (int k = 0; k < 1 + (int)(x % 3); k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			size_t at = (size_t)(x >> 8) % n;
+			if (x % 4 == 0 && n < len + 7) {
+				memmove(m + at + 1, m + at, n - at);
+				n++;
+			}
+			m[at] = pool[(x >> 40) % (sizeof pool - 1)];
+		}
+		cJSON *j = json_parse(m, n, "m.json", &e);
+		if (j) {
+			parsed++;
+			char *lines = NULL;
+			int ncmp;
+			int rc = compute_check(j, "m.json", &DEFAULTS, &lines, &ncmp, &e);
+			if (rc < 0) {
+				refused++;
+				CHECKF(strstr(e.msg, "'m.json'") && !strchr(e.msg, '\n'), "%s", e.msg);
+			} else {
+				checked++;
+			}
+			free(lines);
+			cJSON_Delete(j);
+		}
+		free(m);
+	}
+	printf("  %d parsed: %d refused, %d checked\n", parsed, refused, checked);
+	CHECK(refused > 10 && checked > 10);
+	free(text);
+}
+
 int main(void)
 {
 	RUN(spec5_reference_figures);
@@ -441,5 +489,6 @@ int main(void)
 	RUN(hand_muoneq);
 	RUN(runs_means_and_deltas);
 	RUN(json_deterministic);
+	RUN(check_mutations);
 	return t_done();
 }
