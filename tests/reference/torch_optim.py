@@ -7,8 +7,10 @@ Writes the fixtures of tests/unit/trainer/test_optim.c into OUTDIR:
                   the schedule values used at steps t = 0, 1, 2
   case_<arm>.txt  the parameters after each of the 3 steps for one arm
   sched.txt       schedule values (train.py's functions, step-based progress)
-  ops.txt         BiEq, MuonEq, Neumann-Gram and the OE table-RMS step on
-                  random and adversarial matrices, in numpy float64
+  ops.txt         BiEq, MuonEq-R/RC, Neumann-Gram and the OE table-RMS step
+                  on random and adversarial matrices (zero rows, one visited
+                  row, all rows equal, skewed scales) in numpy float64, and
+                  Polar Express (bf16, fp32, fp64) on random matrices
 
 The optimizer is karpathy/autoresearch train.py's adamw_step_fused,
 muon_step_fused and MuonAdamW._step_muon written out again in eager PyTorch
