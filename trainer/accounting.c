@@ -15,20 +15,22 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 		case PK_LM_HEAD: c->lm_head += k; break;
 		case PK_ATTN_Q: case PK_ATTN_K: case PK_ATTN_V: case PK_ATTN_PROJ:
 		case PK_MLP_FC: case PK_MLP_PROJ: case PK_VE_GATE:
-			c->matrices += k;
+			c->block_matrices += k;
 			break;
 		case PK_RESID_LAMBDAS: case PK_X0_LAMBDAS: c->scalars += k; break;
 		case PK_Q_TAU: c->q_tau += k; break;
-		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing += k; break;
+		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing_lambdas += k; break;
 		case PK_OE_TABLE:
 			c->oe += k;
-			c->oe_rows += s[i].shape[0];
+			c->oe_rows_total += s[i].shape[0];
+			if (c->oe_tables < ACCOUNTING_OE_TABLES_MAX)
+				c->oe_rows[c->oe_tables] = s[i].shape[0];
 			c->oe_tables++;
 			break;
 		case PK_NKINDS: break;
 		}
 	}
-	c->backbone = c->wte + c->value_embeds + c->lm_head + c->matrices + c->scalars + c->q_tau + c->routing;
+	c->backbone = c->wte + c->value_embeds + c->lm_head + c->block_matrices + c->scalars + c->q_tau + c->routing_lambdas;
 	c->total = c->backbone + c->oe;
 }
 
@@ -38,13 +40,16 @@ cJSON *param_counts_json(const struct param_counts *c)
 	cJSON_AddNumberToObject(j, "wte", (double)c->wte);
 	cJSON_AddNumberToObject(j, "value_embeds", (double)c->value_embeds);
 	cJSON_AddNumberToObject(j, "lm_head", (double)c->lm_head);
-	cJSON_AddNumberToObject(j, "matrices", (double)c->matrices);
+	cJSON_AddNumberToObject(j, "block_matrices", (double)c->block_matrices);
 	cJSON_AddNumberToObject(j, "scalars", (double)c->scalars);
 	cJSON_AddNumberToObject(j, "q_tau", (double)c->q_tau);
-	cJSON_AddNumberToObject(j, "routing", (double)c->routing);
+	cJSON_AddNumberToObject(j, "routing_lambdas", (double)c->routing_lambdas);
 	cJSON_AddNumberToObject(j, "backbone", (double)c->backbone);
 	cJSON_AddNumberToObject(j, "oe", (double)c->oe);
-	cJSON_AddNumberToObject(j, "oe_rows", (double)c->oe_rows);
+	cJSON *rows = cJSON_AddArrayToObject(j, "oe_rows");
+	for (int t = 0; t < c->oe_tables && t < ACCOUNTING_OE_TABLES_MAX; t++)
+		cJSON_AddItemToArray(rows, cJSON_CreateNumber((double)c->oe_rows[t]));
+	cJSON_AddNumberToObject(j, "oe_rows_total", (double)c->oe_rows_total);
 	cJSON_AddNumberToObject(j, "oe_tables", c->oe_tables);
 	cJSON_AddNumberToObject(j, "total", (double)c->total);
 	return j;

@@ -14,14 +14,18 @@
 #include <cjson/cJSON.h>
 #include "trainer/paramspec.h"
 
+#define ACCOUNTING_OE_TABLES_MAX 16
+
 struct param_counts {
-	int64_t wte, value_embeds, lm_head, matrices, scalars, q_tau, routing;
-	int64_t backbone, oe, oe_rows, total;
+	int64_t wte, value_embeds, lm_head, block_matrices, scalars, q_tau, routing_lambdas;
+	int64_t backbone, oe, oe_rows_total, total;
 	int oe_tables;
+	int64_t oe_rows[ACCOUNTING_OE_TABLES_MAX];   /* rows of table j */
 };
 
 void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *c);
-/* The counts as a JSON object (keys as the struct fields). */
+/* The counts as a JSON object (keys as the struct fields; oe_rows an array),
+ * the same keys as `supkit audit compute --json` under "params". */
 cJSON *param_counts_json(const struct param_counts *c);
 
 #endif

@@ -120,7 +120,7 @@ static int params_load_exact(struct param_table *t, int fp64, const char *path, 
 
 int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
 		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
-		   double *bpb, struct err *e)
+		   double *bpb, uint64_t *epochs, struct err *e)
 {
 	struct loader ld;
 	if (n_shards <= 0)
@@ -135,12 +135,8 @@ int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int
 	int r = 0;
 	while (pos < skip + count) {
 		uint64_t epoch = loader_next(&ld, in, tg);
-		if (epoch > 1) {
-			r = err_set(e, EXIT_USAGE,
-				    "the validation shards hold fewer than %lld target tokens (eval_tokens + heldout_tokens); "
-				    "lower them or add validation data", (long long)(skip + count));
-			break;
-		}
+		if (epochs && epoch > *epochs)
+			*epochs = epoch;
 		int any = 0;
 		for (size_t i = 0; i < N; i++) {
 			int64_t g = pos + (int64_t)i;
@@ -176,6 +172,8 @@ int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int
 		return -1;
 	if (bytes <= 0)
 		return err_set(e, EXIT_USAGE, "the evaluated targets hold no text bytes (token_bytes all 0)");
+	if (epochs && *epochs == 0)
+		*epochs = 1;
 	*bpb = nats / (log(2.0) * bytes);
 	return 0;
 }
@@ -197,6 +195,7 @@ struct run {
 	int step;                  /* steps completed */
 	char sha[65];
 	int fp64;
+	uint64_t val_epochs;       /* passes over the validation shards in evaluation */
 };
 
 static int write_curve(struct run *R, struct err *e)
@@ -363,6 +362,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddNumberToObject(j, "final_loss", final_loss);
 	cJSON_AddNumberToObject(j, "eval_tokens", (double)c->eval_tokens);
 	cJSON_AddNumberToObject(j, "heldout_tokens", (double)c->heldout_tokens);
+	cJSON_AddNumberToObject(j, "val_passes", (double)R->val_epochs);
 	cJSON_AddStringToObject(j, "config_sha256", R->sha);
 	cJSON_AddStringToObject(j, "supkit_version", SUPKIT_VERSION);
 	cJSON_AddStringToObject(j, "backend", "cpu");
@@ -539,7 +539,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		if (cfg->eval_every > 0 && R.step % cfg->eval_every == 0 && R.step < cfg->steps && cfg->eval_tokens > 0) {
 			double bpb;
 			if (train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T,
-					   R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &bpb, e) < 0) {
+					   R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &bpb, NULL, e) < 0) {
 				cJSON_Delete(c);
 				r = -1;
 				break;
@@ -568,18 +568,24 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	}
 
 	double val_bpb = NAN, held_bpb = NAN;
+	uint64_t val_epochs = 0;
 	if (cfg->eval_tokens > 0 &&
 	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
-			   R.n_token_bytes, 0, cfg->eval_tokens, &val_bpb, e) < 0) {
+			   R.n_token_bytes, 0, cfg->eval_tokens, &val_bpb, &val_epochs, e) < 0) {
 		r = -1;
 		goto out;
 	}
 	if (cfg->heldout_tokens > 0 &&
 	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
-			   R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &held_bpb, e) < 0) {
+			   R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &held_bpb, &val_epochs, e) < 0) {
 		r = -1;
 		goto out;
 	}
+	if (val_epochs > 1)
+		fprintf(stderr, "%s: warning: the validation shards are shorter than eval_tokens + heldout_tokens: "
+			"the evaluation stream wrapped around (%llu passes), so its segments repeat documents\n",
+			err_prog, (unsigned long long)val_epochs);
+	R.val_epochs = val_epochs;
 	char step_s[32];
 	snprintf(step_s, sizeof step_s, "%d", R.step);
 	const char *meta[] = {"arm", cfg->arm, "step", step_s, "config_sha256", R.sha, NULL};

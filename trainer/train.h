@@ -53,11 +53,12 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 /* Bits per byte of the model on the `count` target tokens that follow the
  * first `skip` ones of the stream of shards (loader with seed 0, rows of
  * B x T): sum of cross-entropy (nats) over targets with token_bytes > 0,
- * divided by ln 2 times the sum of their bytes (SPEC section 4). Errors when
- * the shards hold fewer targets than skip + count (no wrap-around). */
+ * divided by ln 2 times the sum of their bytes (SPEC section 4). As in the
+ * original, the stream wraps around short shards (the loader's epochs);
+ * *epochs (may be NULL) receives the largest epoch reached (1 = no wrap). */
 struct model;
 int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
 		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
-		   double *bpb, struct err *e);
+		   double *bpb, uint64_t *epochs, struct err *e);
 
 #endif

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# train.sh: supkit train end to end on real text (tests/fixtures/train: licence
+# texts, 512-token BPE): BPB falls, the run folder is complete, resume is
+# bit-identical (also after kill -9), fast-fail, refusals, and the parameter
+# accounting equals supkit audit compute.
+source "$(dirname "$0")/lib.sh"
+D="$FIX/train/data"
+CFG="$FIX/train/tiny.cfg"
+trn() { supkit train "$CFG" --set data_dir="$D" --quiet "$@"; }
+json_get() { /usr/bin/env python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1" 2>/dev/null || sed -n "s/.*\"${2//[^a-z_]/}\": *\\([^,]*\\).*/\\1/p" "$1"; }
+num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
+
+# 1. BPB at (almost) the initial weights, then after 200 steps
+run trn --set steps=3 --set warmup_steps=0 --set lr_scale=1e-9 -o "$TMP/init"
+expect_rc 0 "near-initial run"
+run trn -o "$TMP/full"
+expect_rc 0 "200-step run"
+for f in config.cfg result.json curve.jsonl model.safetensors optim.bin; do
+	if [[ -s "$TMP/full/$f" ]]; then ok "run folder has $f"; else bad "run folder has $f"; fi
+done
+expect_no_file "$TMP/full/checkpoint" "finished run leaves no checkpoint folder"
+b0=$(num "$TMP/init/result.json" val_bpb)
+b1=$(num "$TMP/full/result.json" val_bpb)
+if awk -v a="$b1" -v b="$b0" 'BEGIN{exit !(a < 0.75*b)}'; then ok "val BPB falls well below its start ($b0 -> $b1)"
+else bad "val BPB falls well below its start" "$b0 -> $b1"; fi
+n=$(grep -c '' "$TMP/full/curve.jsonl")
+if [[ "$n" == 200 ]]; then ok "curve has one line a step"; else bad "curve has one line a step" "$n lines"; fi
+for k in val_bpb heldout_bpb num_params parameter_accounting training_seconds training_loop_seconds \
+	peak_memory_mib tokens steps seed config_sha256 supkit_version arm depth; do
+	grep -q "\"$k\"" "$TMP/full/result.json" || { bad "result.json has $k"; continue; }
+	ok "result.json has $k"
+done
+sha=$(sha256sum "$TMP/full/config.cfg" | cut -c1-64)
+if grep -q "\"config_sha256\": \"$sha\"" "$TMP/full/result.json"; then ok "config_sha256 is the SHA-256 of config.cfg"
+else bad "config_sha256 is the SHA-256 of config.cfg"; fi
+
+# 2. accounting equals supkit audit compute on the same config
+run supkit audit compute --json "$TMP/full/config.cfg"
+for k in backbone total wte value_embeds lm_head block_matrices scalars oe; do
+	a=$(tr -d ' \n' <<<"$out" | grep -o "\"params\":{[^}]*" | grep -o "\"$k\":[0-9]*" | cut -d: -f2)
+	b=$(tr -d ' \n' <"$TMP/full/result.json" | grep -o "\"parameter_accounting\":{[^}]*" | grep -o "\"$k\":[0-9]*" | cut -d: -f2)
+	if [[ -n "$a" && "$a" == "$b" ]]; then ok "accounting $k equals audit compute ($a)"
+	else bad "accounting $k equals audit compute" "audit '$a', train '$b'"; fi
+done
+
+# 3. resume: 20 steps straight vs 8 + resume, bit-identical
+run trn --set steps=20 -o "$TMP/a"
+expect_rc 0 "20-step run"
+run trn --set steps=20 --stop-after 8 -o "$TMP/b"
+expect_rc 0 "stop after 8 steps"
+expect_out_contains "--resume" "stopped run says how to continue"
+if [[ -f "$TMP/b/checkpoint/state.json" && ! -e "$TMP/b/result.json" ]]; then ok "stopped run has a checkpoint, no result"
+else bad "stopped run has a checkpoint, no result"; fi
+run supkit train --resume "$TMP/b" --quiet
+expect_rc 0 "resume to the end"
+expect_same_file "$TMP/a/model.safetensors" "$TMP/b/model.safetensors" "resumed weights bit-identical"
+expect_same_file "$TMP/a/optim.bin" "$TMP/b/optim.bin" "resumed optimizer state bit-identical"
+run supkit train --resume "$TMP/b" --quiet
+expect_rc 2 "resume of a finished run refused"
+
+# 4. kill -9 between checkpoints, then resume
+run trn --set steps=150 --set checkpoint_every=5 -o "$TMP/c"
+expect_rc 0 "150-step run with checkpoints"
+supkit train "$CFG" --set data_dir="$D" --set steps=150 --set checkpoint_every=5 --quiet -o "$TMP/k" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do [[ -f "$TMP/k/checkpoint/state.json" ]] && break; sleep 0.05; done
+sleep 0.3
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+if [[ -e "$TMP/k/result.json" ]]; then skip "kill -9 then resume" "the run finished before the kill"
+else
+	run supkit train --resume "$TMP/k" --quiet
+	expect_rc 0 "resume after kill -9"
+	expect_same_file "$TMP/c/model.safetensors" "$TMP/k/model.safetensors" "weights after kill -9 + resume bit-identical"
+fi
+
+# 5. fp64 runs train and resume exactly too
+run trn --set steps=6 --set dtype=fp64 -o "$TMP/f1"
+expect_rc 0 "fp64 run"
+run trn --set steps=6 --set dtype=fp64 --stop-after 3 -o "$TMP/f2"
+run supkit train --resume "$TMP/f2" --quiet
+expect_same_file "$TMP/f1/model.safetensors" "$TMP/f2/model.safetensors" "fp64 resume bit-identical"
+
+# 6. fast-fail and refusals
+run trn --set steps=5 --set max_loss=1 -o "$TMP/ff"
+expect_rc 1 "loss above max_loss fails fast"
+expect_err_contains "fast-fail" "fast-fail message"
+run trn -o "$TMP/full"
+expect_rc 2 "existing run folder refused"
+expect_one_line_err "existing run folder: one line"
+run supkit train "$CFG" --quiet -o "$TMP/nodata"
+expect_rc 2 "config without data_dir refused"
+printf 'depth = 2\nbogus_key = 1\n' >"$TMP/bad.cfg"
+run supkit train "$TMP/bad.cfg" -o "$TMP/x"
+expect_rc 2 "unknown config key refused"
+expect_err_contains "bad.cfg:2" "error names file and line"
+run trn --set data_dir="$TMP/none" -o "$TMP/x2"
+expect_rc 2 "missing shards refused"
+run trn --set vocab_size=1024 -o "$TMP/x3"
+expect_rc 2 "vocab mismatch with the shards refused"
+run supkit train --help
+expect_rc 0 "--help"
+finish
