@@ -11,9 +11,14 @@
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
  * recomputed. Logits exist only for a chunk of MODEL_CE_ROWS rows at a time.
  *
+ * The backend comes from backend_select; every buffer an op touches is
+ * backend_alloc memory. A few small host loops run between ops (the layer
+ * scalars, the q_tau scale vector and its gradient, OE hashing and visit
+ * counts, per-token losses): backends synchronise each op.
+ *
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
- * multi-threading outside OpenBLAS, the CUDA backend (kernels/), mixed bf16
- * matmuls (fp32 runs compute in fp32 on bf16-rounded embeddings).
+ * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
+ * compute in fp32 on bf16-rounded embeddings).
  * Reference: SPEC sections 1, 3, 11; karpathy/autoresearch train.py (read
  * to understand the model; this is our own code).
  */
@@ -26,6 +31,7 @@
 
 #include "lib/bf16.h"
 #include "lib/rng.h"
+#include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
 
 #define MODEL_CE_ROWS 256      /* rows of logits made at a time */
@@ -82,6 +88,7 @@ struct model {
 	void *closs;                   /* (MODEL_CE_ROWS) */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
+	int32_t *idx, *tgt;            /* (N) the batch, in backend memory */
 	int have_fwd;
 	size_t peak;
 };
@@ -201,8 +208,8 @@ static void rope_tables(struct model *m)
 {
 	int h2 = m->D / 2;
 	size_t n = (size_t)m->T0 * h2;
-	m->cos = xmalloc(n * m->es);
-	m->sin = xmalloc(n * m->es);
+	m->cos = backend_alloc(m->bk, n * m->es);
+	m->sin = backend_alloc(m->bk, n * m->es);
 	for (int t = 0; t < m->T0; t++)
 		for (int c = 0; c < h2; c++) {
 			size_t i = (size_t)t * h2 + c;
@@ -225,8 +232,12 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	*out = NULL;
 	struct model *m = xcalloc(1, sizeof *m);
 	m->cfg = *cfg;
-	m->bk = backend_cpu();
-	if (cfg->threads > 0)
+	m->bk = backend_select(cfg, e);
+	if (!m->bk) {
+		free(m);
+		return -1;
+	}
+	if (m->bk == backend_cpu() && cfg->threads > 0)
 		backend_cpu_set_threads(cfg->threads);
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
@@ -258,7 +269,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		total += m->spec[i].numel;
 	size_t per = 2 * sizeof(float) + (m->dt == TD_F64 ? 2 * sizeof(double) : 0);
 	m->pbytes = total * per;
-	m->pblock = xcalloc(total ? total : 1, per);
+	m->pblock = backend_alloc(m->bk, total * per);
 	m->table.p = xcalloc(n, sizeof *m->table.p);
 	m->table.n = n;
 	m->lay = xcalloc((size_t)m->L, sizeof *m->lay);
@@ -363,14 +374,15 @@ void model_free(struct model *m)
 		return;
 	free(m->spec);
 	free(m->table.p);
-	free(m->pblock);
+	if (m->pblock)
+		backend_free(m->bk, m->pblock);
 	free(m->mask_block);
 	free(m->count_block);
 	free(m->lay);
-	free(m->cos);
-	free(m->sin);
-	free(m->ablock);
-	free(m->oe_rows);
+	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->idx, m->tgt };
+	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+		if (dev[i])
+			backend_free(m->bk, dev[i]);
 	free(m);
 }
 
@@ -394,7 +406,7 @@ size_t model_param_count(const struct model *m)
 
 size_t model_bytes(const struct model *m)
 {
-	size_t b = m->pbytes + m->abytes + (m->oe_rows ? m->capN * (size_t)m->ntab * 4 : 0);
+	size_t b = m->pbytes + m->abytes + m->capN * ((size_t)m->ntab + 2) * 4;
 	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
 	return b;
 }
@@ -440,6 +452,7 @@ const void *model_last_x0_wte(const struct model *m)
 {
 	return m->have_fwd && m->x0w ? m->x0w : NULL;
 }
+const void *model_last_xf(const struct model *m) { return m->have_fwd ? m->xf : NULL; }
 
 /* ---- activations ---- */
 
@@ -509,13 +522,19 @@ static void act_reserve(struct model *m, int B, int T)
 	size_t N = (size_t)B * T;
 	if (N > m->capN) {
 		size_t need = act_layout(m, NULL, N);
-		free(m->ablock);
-		m->ablock = xmalloc(need);
+		if (m->ablock)
+			backend_free(m->bk, m->ablock);
+		m->ablock = backend_alloc(m->bk, need);
 		m->abytes = need;
 		m->capN = N;
 		act_layout(m, m->ablock, N);
-		free(m->oe_rows);
-		m->oe_rows = m->ntab ? xmalloc(N * (size_t)m->ntab * sizeof(int32_t)) : NULL;
+		void *old[] = { m->oe_rows, m->idx, m->tgt };
+		for (int i = 0; i < 3; i++)
+			if (old[i])
+				backend_free(m->bk, old[i]);
+		m->oe_rows = m->ntab ? backend_alloc(m->bk, N * (size_t)m->ntab * sizeof(int32_t)) : NULL;
+		m->idx = backend_alloc(m->bk, N * sizeof(int32_t));
+		m->tgt = backend_alloc(m->bk, N * sizeof(int32_t));
 	}
 	m->B = B;
 	m->T = T;
@@ -896,6 +915,10 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 		return -1;
 	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
 	act_reserve(m, B, T);
+	memcpy(m->idx, inputs, (size_t)N * sizeof(int32_t));
+	memcpy(m->tgt, targets, (size_t)N * sizeof(int32_t));
+	inputs = m->idx;
+	targets = m->tgt;
 	forward(m, inputs, B, T);
 	double dscale = valid ? loss_scale / (double)valid : 0;
 	double sum = head(m, targets, N, dscale, NULL);
@@ -924,8 +947,10 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 		return -1;
 	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
 	act_reserve(m, B, T);
-	forward(m, inputs, B, T);
-	double sum = head(m, targets, N, 0, losses);
+	memcpy(m->idx, inputs, (size_t)N * sizeof(int32_t));
+	memcpy(m->tgt, targets, (size_t)N * sizeof(int32_t));
+	forward(m, m->idx, B, T);
+	double sum = head(m, m->tgt, N, 0, losses);
 	*loss = valid ? sum / (double)valid : 0;
 	return 0;
 }

@@ -41,7 +41,10 @@ struct model;
  * tables, q_tau, wte_lambdas, out_lambdas) from U(-s, s), s = sqrt(3/cols)
  * (s = 0.1 for q_tau and the lambdas, bf16-rounded for OE tables), masked
  * q_tau entries staying 0: for tests, so that every gradient is non-zero.
- * The backend is the CPU one (the CUDA one comes with kernels/). */
+ * The backend is backend_select(cfg) (trainer/backend_select.h: cpu, or
+ * cuda in GPU=1 builds); parameters, activations, RoPE tables and a copy of
+ * each batch live in backend_alloc memory, so the optimizer and the host
+ * loops of model.c read and write them directly. */
 int model_create(const struct config *cfg, struct model **out, struct err *e);
 void model_free(struct model *m);
 
@@ -77,9 +80,12 @@ void model_sync_from_f32(struct model *m);
 size_t model_bytes(const struct model *m);
 size_t model_peak_bytes(const struct model *m);
 
-/* Debug/audit hooks: the final pre-norm state x (N,C) and the anchors x0,
- * x0_wte (N,C) of the last forward, in the run dtype; NULL before one. */
+/* Audit hooks, valid after a forward until the next one (run dtype: float
+ * or double, N = B*T rows of C): the anchors x0 and x0_wte (NULL without
+ * wte_lambdas) and the final pre-norm state xf (out_lambdas included); NULL
+ * before the first forward. */
 const void *model_last_x0(const struct model *m);
 const void *model_last_x0_wte(const struct model *m);
+const void *model_last_xf(const struct model *m);
 
 #endif

@@ -435,6 +435,13 @@ TEST(step0_x0_equals_anchor)
 	for (int i = 0; x0 && xw && i < B * T * 64; i++)
 		same &= x0[i] == xw[i];
 	CHECK(same);
+	/* SPEC 8: with c_proj = 0 the final pre-norm state is (1 + 0.1 L) x0 + out terms
+	 * (out_lambdas are 0 at init) */
+	const float *xf = model_last_xf(m);
+	double dmax = 0;
+	for (int i = 0; xf && x0 && i < B * T * 64; i++)
+		dmax = fmax(dmax, fabs(xf[i] - 1.2 * x0[i]));
+	CHECKF(xf && dmax < 1e-5, "max |xf - 1.2 x0| = %g", dmax);
 	/* benchmark init: loss near log V */
 	CHECK_NEAR(loss, log(64.0), 0.05);
 	model_free(m);
