@@ -13,6 +13,7 @@
  * conventions.
  */
 #include "audit/compute.h"
+#include "trainer/accounting.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -115,40 +116,8 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	const double k = d / 4;
 	for (size_t i = 0; i < n; i++) {
 		const struct param_spec *s = &p[i];
-		int64_t num = (int64_t)s->numel;
-		switch (s->kind) {
-		case PK_WTE:
-			r->p_wte += num;
-			break;
-		case PK_VALUE_EMBED:
-			r->p_value_embeds += num;
+		if (s->kind == PK_VALUE_EMBED)
 			r->n_ve++;
-			break;
-		case PK_LM_HEAD:
-			r->p_lm_head += num;
-			break;
-		case PK_RESID_LAMBDAS:
-		case PK_X0_LAMBDAS:
-			r->p_scalars += num;
-			break;
-		case PK_Q_TAU:
-			r->p_q_tau += num;
-			break;
-		case PK_WTE_LAMBDAS:
-		case PK_OUT_LAMBDAS:
-			r->p_routing += num;
-			break;
-		case PK_OE_TABLE:
-			if (r->oe_tables < COMPUTE_OE_TABLES_MAX)
-				r->oe_rows[r->oe_tables] = s->shape[0];
-			r->oe_tables++;
-			r->oe_rows_total += s->shape[0];
-			r->p_oe += num;
-			break;
-		default: /* block matrices, ve_gate included */
-			r->p_matrices += num;
-			break;
-		}
 		if (s->group == PG_MATRIX) {
 			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
 			polar += 5 * (4 * m * nn * q + 2 * q * q * q);
@@ -163,10 +132,24 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 				tabneu += 3 * k * k + 3 * k;
 		}
 	}
+	/* the counts: trainer/accounting.c, shared with the trainer's result.json */
+	param_counts_of(p, n, &r->counts);
 	free(p);
-	r->p_backbone = r->p_wte + r->p_value_embeds + r->p_lm_head + r->p_matrices + r->p_scalars +
-			r->p_q_tau + r->p_routing;
-	r->p_total = r->p_backbone + r->p_oe;
+	const struct param_counts *pc = &r->counts;
+	r->p_wte = pc->wte;
+	r->p_value_embeds = pc->value_embeds;
+	r->p_lm_head = pc->lm_head;
+	r->p_matrices = pc->block_matrices;
+	r->p_scalars = pc->scalars;
+	r->p_q_tau = pc->q_tau;
+	r->p_routing = pc->routing_lambdas;
+	r->p_backbone = pc->backbone;
+	r->p_oe = pc->oe;
+	r->p_total = pc->total;
+	r->oe_tables = pc->oe_tables;
+	r->oe_rows_total = pc->oe_rows_total;
+	for (int j = 0; j < pc->oe_tables && j < COMPUTE_OE_TABLES_MAX && j < ACCOUNTING_OE_TABLES_MAX; j++)
+		r->oe_rows[j] = pc->oe_rows[j];
 
 	double attn = 0;
 	for (int i = 0; i < c->depth; i++) {
@@ -235,22 +218,7 @@ cJSON *compute_report_json(const struct compute_report *r)
 	cJSON_AddNumberToObject(m, "n_ve", r->n_ve);
 	cJSON_AddNumberToObject(m, "tokens_per_step", (double)r->tokens_per_step);
 
-	cJSON *p = cJSON_AddObjectToObject(o, "params");
-	cJSON_AddNumberToObject(p, "wte", (double)r->p_wte);
-	cJSON_AddNumberToObject(p, "value_embeds", (double)r->p_value_embeds);
-	cJSON_AddNumberToObject(p, "lm_head", (double)r->p_lm_head);
-	cJSON_AddNumberToObject(p, "block_matrices", (double)r->p_matrices);
-	cJSON_AddNumberToObject(p, "scalars", (double)r->p_scalars);
-	cJSON_AddNumberToObject(p, "q_tau", (double)r->p_q_tau);
-	cJSON_AddNumberToObject(p, "routing_lambdas", (double)r->p_routing);
-	cJSON_AddNumberToObject(p, "backbone", (double)r->p_backbone);
-	cJSON_AddNumberToObject(p, "oe_tables", r->oe_tables);
-	cJSON *rows = cJSON_AddArrayToObject(p, "oe_rows");
-	for (int j = 0; j < r->oe_tables && j < COMPUTE_OE_TABLES_MAX; j++)
-		cJSON_AddItemToArray(rows, cJSON_CreateNumber((double)r->oe_rows[j]));
-	cJSON_AddNumberToObject(p, "oe_rows_total", (double)r->oe_rows_total);
-	cJSON_AddNumberToObject(p, "oe", (double)r->p_oe);
-	cJSON_AddNumberToObject(p, "total", (double)r->p_total);
+	cJSON_AddItemToObject(o, "params", param_counts_json(&r->counts));
 
 	cJSON *f = cJSON_AddObjectToObject(o, "flops");
 	cJSON_AddNumberToObject(f, "per_token", r->flops_token);

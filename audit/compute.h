@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "lib/err.h"
+#include "trainer/accounting.h"
 #include "trainer/config.h"
 
 enum compute_neumann { COMPUTE_NEUMANN_FULL, COMPUTE_NEUMANN_LEMMA2 };
@@ -74,6 +75,7 @@ struct compute_report {
 	int oe_tables;
 	int64_t oe_rows[COMPUTE_OE_TABLES_MAX], oe_rows_total, p_oe;
 	int64_t p_total;
+	struct param_counts counts;        /* trainer/accounting.h (the source of the p_ fields) */
 
 	/* FLOPs */
 	double flops_token;      /* 6 (lm_head + block matrices) + attention */
