@@ -254,9 +254,9 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->T0 = cfg->seq_len;
 	m->ntab = config_oe_tables(cfg);
 	if (m->ntab > MODEL_MAX_OE || (m->ntab && m->C % m->ntab)) {
+		err_set(e, EXIT_USAGE, "config: %d OE tables do not divide model_dim %d", m->ntab, m->C);
 		model_free(m);
-		return err_set(e, EXIT_USAGE, "config: %d OE tables do not divide model_dim %d",
-			       m->ntab, m->C);
+		return -1;
 	}
 	if (m->T0 < 1) {
 		model_free(m);
