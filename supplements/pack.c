@@ -157,6 +157,17 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 		scan_release(&s);
 		return -1;
 	}
+	/* a folder named manifest.json would clash with the manifest entry */
+	const struct manifest_entry *clash = NULL;
+	for (size_t i = 0; !clash && i < s.actual.n; i++)
+		if (!strncmp(s.actual.e[i].path, MANIFEST_NAME "/", strlen(MANIFEST_NAME) + 1))
+			clash = &s.actual.e[i];
+	if (clash) {
+		err_set(e, EXIT_USAGE, "'%s': entry '%s': the top-level name '%s' is reserved for the manifest", dir,
+			clash->path, MANIFEST_NAME);
+		scan_release(&s);
+		return -1;
+	}
 	r->replaced_manifest = s.has_manifest;
 	size_t mlen;
 	char *mtext = manifest_print(&s.actual, &mlen);

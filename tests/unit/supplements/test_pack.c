@@ -178,6 +178,14 @@ TEST(pack_refuses_and_writes_nothing)
 	put(t, "bad\xff.txt", "x");
 	refused(t, out, "UTF-8");
 	unlink(n);
+	char *mdir = path_join(t, "manifest.json/x");
+	put(t, "manifest.json/x", "x");
+	refused(t, out, "reserved");
+	unlink(mdir);
+	free(mdir);
+	mdir = path_join(t, "manifest.json");
+	rmdir(mdir);
+	free(mdir);
 	char *inside = path_join(t, "out.zip");
 	refused(t, inside, "inside");
 	char *inside2 = path_join(t, "a/../a/x.zip");
