@@ -131,6 +131,14 @@ mismatch extra "echo new > extra.txt" "extra               4  extra.txt"
 mismatch size "echo more >> README.txt" "(size 69 in the manifest)"
 mismatch content "sed -i 's/depth = 6/depth = 7/' baseline.cfg" "(SHA-256 differs from the manifest)"
 
+# a symbolic link in a verified folder is refused, not followed
+d="$TMP/mm-link"
+supkit-unpack -q "$TMP/a.zip" -C "$d" >/dev/null
+ln -s /etc/passwd "$d/passwd"
+run supkit-verify --no-replay "$d"
+expect_rc 1 "a symlink in a verified folder exits 1"
+expect_out_contains "refused" "the symlink is listed as refused"
+
 # replay failure with an honest manifest: a run's recorded SHA-256 is wrong
 cp -r "$S/tree" "$TMP/rf"
 sed -i '0,/"sha256": "/s//"sha256": "00/' "$TMP/rf/diffs.json"
