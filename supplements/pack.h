@@ -8,7 +8,8 @@
  * umask, the time zone or the order the folder lists its files in.
  * Refused (EXIT_USAGE, nothing written): symbolic links or special files in
  * the folder, paths that are not valid UTF-8 or not safe relative paths
- * (manifest.h), an output path inside the folder, invalid safetensors files.
+ * (manifest.h), an output path inside the folder, a folder named manifest.json
+ * at the top, invalid safetensors files.
  * A manifest.json at the top of the folder is replaced by the fresh one.
  *
  * Leaves out: empty folders (a zip of files only), file modes and times.
