@@ -59,6 +59,21 @@ run supkit-audit geometry --json -o "$TMP/no/such/dir/r.json" "$A"
 expect_rc 4 "unwritable -o is a system error"
 expect_no_file "$TMP/no/such/dir/r.json" "no half-written report"
 
+# a checkpoint of our own trainer (names drift between trainer and audit shows here)
+if command -v supkit-train >/dev/null && [[ -f "$FIX/train/tiny.cfg" ]]; then
+	sets=(--set oe=1 --set oe_m=101 --set qk_scale=pair --set wte_lambdas=1 --set out_lambdas=1 --set depth=4)
+	run supkit-train "$FIX/train/tiny.cfg" --set data_dir="$FIX/train/data" "${sets[@]}" --set steps=3 \
+		--set arm=12do_oe_decoupled_x0_out --quiet -o "$TMP/run"
+	expect_rc 0 "trainer run for the geometry audit"
+	run supkit-audit geometry --json "$TMP/run/model.safetensors"
+	expect_rc 0 "geometry of a trainer checkpoint"
+	expect_out_contains '"arm_source": "metadata"' "arm from the checkpoint's metadata"
+	expect_out_contains '"layout": "pair"' "q_tau profile of a trainer checkpoint"
+	expect_out_contains '"oe_tables": {' "OE tables of a trainer checkpoint"
+else
+	skip "geometry of a trainer checkpoint" "supkit-train not built"
+fi
+
 # digest: same weights, same digest (header order, layout, padding ignored);
 # the value is the one make.py computed in Python
 want=$(grep -o '"digest": "[0-9a-f]*"' "$S/expected.json" | head -1 | cut -d'"' -f4)
