@@ -5,7 +5,7 @@
  * Build (clang): clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *   tests/fuzz/fuzz_zipdir.c build/libsupplements.a build/libreplay.a \
  *   build/liblib.a $(pkg-config --libs libarchive libcrypto libcjson)
- * Seeds: tests/fixtures/supplements/*.zip and hostile/*.zip.
+ * Seeds: tests/fuzz/seeds.txt (the zips under tests/fixtures/supplements).
  * Leaves out: checking results (the unit tests do); this looks for crashes,
  * leaks and writes outside the target only. */
 #include <stdint.h>
@@ -21,13 +21,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char base[64];
+
+static void base_remove(void)
+{
+	dir_remove_tree(base);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char base[64];
 	if (!base[0]) {
 		snprintf(base, sizeof base, "/tmp/supkit-fuzz-zip-XXXXXX");
 		if (!mkdtemp(base))
 			abort();
+		atexit(base_remove);
 	}
 	char *zp = path_join(base, "in.zip"), *out = path_join(base, "out");
 	struct err e;
