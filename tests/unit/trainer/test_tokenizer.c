@@ -2,14 +2,16 @@
  * independent implementations: the split equals Python's `regex` module
  * (chunks.json, make_chunks.py), encoding equals OpenAI's tiktoken Rust core
  * on the real cl100k_base ranks (make_tiktoken.sh), training equals a plain
- * Python BPE (bpe_ref.tiktoken, make_bpe_ref.py); plus round trips, invalid
- * UTF-8, file formats and refused inputs. */
+ * Python BPE (bpe_ref.tiktoken, make_bpe_ref.py), UTF-8 validity equals
+ * Python's strict decoder (utf8_cases.json, make_utf8.py); plus round trips,
+ * invalid UTF-8, the Brown de-tagger, file formats and refused inputs. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "trainer/corpus.h"
 #include "trainer/tokenizer.h"
 #include "t.h"
 
@@ -306,6 +308,61 @@ TEST(bad_rank_files_refused)
 	free(p);
 }
 
+
+static int hexval(int c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+/* utf8_valid equals Python's strict decoder; the split of every case covers
+ * its bytes exactly (pieces concatenate to the input). */
+TEST(utf8_matches_python)
+{
+	cJSON *j = fx_json("utf8_cases.json");
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	struct err e;
+	void *re, *md;
+	CHECK(tokenizer_compile(TOKENIZER_PATTERN_DEFAULT, &re, &md, &e) == 0);
+	const cJSON *c;
+	int k = 0, agree = 0, covered = 0;
+	cJSON_ArrayForEach(c, j)
+	{
+		const char *hex = cJSON_GetObjectItem(c, "hex")->valuestring;
+		size_t n = strlen(hex) / 2;
+		char buf[64];
+		for (size_t i = 0; i < n && i < sizeof buf; i++)
+			buf[i] = (char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+		agree += utf8_valid(buf, n) == cJSON_IsTrue(cJSON_GetObjectItem(c, "valid"));
+		struct pieces p = {0};
+		tokenizer_split(re, md, buf, n, piece_collect, &p, &e);
+		size_t off = 0;
+		int ok = 1;
+		for (size_t i = 0; i < p.k; i++) {
+			ok &= off + p.n[i] <= n && memcmp(buf + off, p.v[i], p.n[i]) == 0;
+			off += p.n[i];
+		}
+		covered += ok && off == n;
+		pieces_free(&p);
+		k++;
+	}
+	CHECK(k > 400);
+	CHECKF(agree == k, "%d of %d agree with Python", agree, k);
+	CHECKF(covered == k, "%d of %d splits cover their bytes", covered, k);
+	tokenizer_compiled_free(re, md);
+	cJSON_Delete(j);
+}
+
+TEST(brown_detag_rules)
+{
+	const char *in = "\n\n\tThe/at ``/`` quick/jj ''/'' (/( fox/nn )/) ,/, said/vbd 1/2/cd ./.\n\n\tNo/rb tag\n";
+	struct bytes b = {0};
+	brown_detag(in, strlen(in), &b);
+	CHECK(b.n && strcmp((char *)b.v, "The \"quick\" (fox), said 1/2.\nNo tag\n") == 0);
+	bytes_free(&b);
+}
+
 int main(void)
 {
 	RUN(split_matches_python_regex);
@@ -315,5 +372,7 @@ int main(void)
 	RUN(train_matches_python_reference);
 	RUN(train_tie_break_by_hand);
 	RUN(bad_rank_files_refused);
+	RUN(utf8_matches_python);
+	RUN(brown_detag_rules);
 	return t_done();
 }
