@@ -186,8 +186,24 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
+static int unpack_zip_at(const char *archive, const char *dir, const struct unpack_limits *l,
+			 struct unpack_result *r, struct err *e);
+
 int unpack_zip(const char *archive, const char *dir, const struct unpack_limits *l, struct unpack_result *r,
 	       struct err *e)
+{
+	/* "out/" and "out" are the same target */
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	char *d = xstrndup(dir, n);
+	int rc = unpack_zip_at(archive, d, l, r, e);
+	free(d);
+	return rc;
+}
+
+static int unpack_zip_at(const char *archive, const char *dir, const struct unpack_limits *l,
+			 struct unpack_result *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
 	struct stat st;
@@ -199,6 +215,11 @@ int unpack_zip(const char *archive, const char *dir, const struct unpack_limits 
 	} else if (errno != ENOENT) {
 		return err_errno(e, EXIT_SYS, "cannot stat '%s'", dir);
 	}
+	char *parent = path_dirname(dir);
+	int parent_ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode);
+	free(parent);
+	if (!parent_ok)
+		return err_set(e, EXIT_USAGE, "the folder that would hold '%s' does not exist", dir);
 	struct zipdir zd;
 	if (zipdir_read(archive, l->max_entries, &zd, e) < 0)
 		return -1;
@@ -331,7 +352,7 @@ int unpack_zip(const char *archive, const char *dir, const struct unpack_limits 
 		rc = err_errno(e, EXIT_SYS, "cannot rename '%s' to '%s'", tmp, dir);
 		goto out;
 	}
-	char *parent = path_dirname(dir);
+	parent = path_dirname(dir);
 	dir_sync(parent);
 	free(parent);
 	free(tmp);

@@ -181,6 +181,11 @@ run supkit-verify "$TMP/ui"
 expect_rc 0 "the unpacked Info-ZIP archive verifies as a folder"
 run supkit-unpack "$S/infozip.zip" -C "$TMP/ui"
 expect_rc 2 "unpack into a non-empty folder exits 2"
+run supkit-unpack "$S/infozip.zip" -C "$TMP/ui2/"
+expect_rc 0 "unpack into DIR/ (trailing slash)"
+run supkit-unpack "$S/infozip.zip" -C "$TMP/no/such/dir"
+expect_rc 2 "unpack below a folder that does not exist exits 2"
+expect_one_line_err "missing parent: one line"
 mkdir "$TMP/hz"
 for f in "$S"/hostile/*.zip; do
 	n=$(basename "$f" .zip)
