@@ -6,9 +6,11 @@
 # deletions, changes, at the start and the end, CRLF lines, a removed or added
 # final newline, empty files): GNU `diff -U 0` and `supkit replay diff -u` each
 # make a diff; `supkit replay apply` rebuilds the edited file exactly from
-# both; GNU `patch` rebuilds it from ours; our diff is never longer than GNU's
-# (ours is a shortest edit script). Deterministic: SEED (default 1) drives the
-# edits. Sources: /usr/share/common-licenses/* and this repository's text files.
+# both (and from GNU `diff -U 0..3`, any context size); GNU `patch` rebuilds
+# it from ours; our diff is never longer than GNU's (ours is a shortest edit
+# script). Deterministic: SEED (default 1) drives the edits. Sources:
+# /usr/share/common-licenses/* (this repository's lib/ and replay/ sources
+# only where that folder is missing).
 source "$(dirname "$0")/lib.sh"
 CASES=${CASES:-200}
 SEED=${SEED:-1}
@@ -26,8 +28,9 @@ import glob, os, random, sys
 tmp, cases, seed, root = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rng = random.Random(seed)
 srcs = sorted(glob.glob('/usr/share/common-licenses/*'))
-srcs += sorted(glob.glob(os.path.join(root, 'lib', '*.[ch]')))
-srcs += sorted(glob.glob(os.path.join(root, 'replay', '*.[ch]')))
+if not srcs:
+    srcs = sorted(glob.glob(os.path.join(root, 'lib', '*.[ch]')))
+    srcs += sorted(glob.glob(os.path.join(root, 'replay', '*.[ch]')))
 texts = []
 for p in srcs:
     try:
@@ -91,11 +94,13 @@ EOF
 [[ $? == 0 ]] || { bad "mutator" "python3 failed"; finish; exit; }
 
 changed() { grep -c '^[-+]' "$1" | awk '{print $1}'; }
-n_gnu=0 n_ours=0 n_patch=0 n_min=0 n_same=0 n_id=0 fails=0
+n_ctx=0 n_gnu=0 n_ours=0 n_patch=0 n_min=0 n_same=0 n_id=0 fails=0
 for d in "$TMP"/c*; do
 	c=${d##*/}
 	(cd "$d" && diff -U 0 a b >gnu.diff)
 	drc=$?
+	ctx=$((10#${c#c} % 4))
+	(cd "$d" && diff -U $ctx a b >gnu_ctx.diff)
 	if ((drc > 1)); then bad "$c: GNU diff" "exit $drc"; continue; fi
 	((drc == 0)) && n_id=$((n_id + 1))
 	# 1. our applier rebuilds b from GNU's diff
@@ -103,6 +108,12 @@ for d in "$TMP"/c*; do
 		n_gnu=$((n_gnu + 1))
 	else
 		fails=$((fails + 1)); ((fails <= 10)) && echo "  $c: our applier on GNU's diff: $(head -c 300 "$d/err1")"
+	fi
+	# ... and from GNU's diff with $ctx lines of context (any context size)
+	if supkit-replay apply "$d/a" "$d/gnu_ctx.diff" -o "$d/from_ctx" 2>"$d/err5" && cmp -s "$d/from_ctx" "$d/b"; then
+		n_ctx=$((n_ctx + 1))
+	else
+		fails=$((fails + 1)); ((fails <= 10)) && echo "  $c: our applier on GNU's -U $ctx diff: $(head -c 300 "$d/err5")"
 	fi
 	# 2. our generator, applied by our applier and by GNU patch
 	if ! (cd "$d" && supkit-replay diff -u a b >ours.diff 2>err2); then
@@ -136,6 +147,7 @@ total=$(ls -d "$TMP"/c* | wc -l)
 echo "  $total cases ($n_id identical pairs): applier on GNU diffs $n_gnu, applier on ours $n_ours," \
 	"GNU patch on ours $n_patch, ours shortest $n_min, hunks byte-identical to GNU's $n_same"
 if ((n_gnu == total)); then ok "applier rebuilds every file from GNU diff -U 0 ($total cases)"; else bad "applier on GNU diffs" "$n_gnu/$total"; fi
+if ((n_ctx == total)); then ok "applier rebuilds every file from GNU diff -U 0..3"; else bad "applier on GNU -U 0..3 diffs" "$n_ctx/$total"; fi
 if ((n_ours == total)); then ok "applier rebuilds every file from our diffs"; else bad "applier on our diffs" "$n_ours/$total"; fi
 if ((n_patch == total)); then ok "GNU patch rebuilds every file from our diffs"; else bad "GNU patch on our diffs" "$n_patch/$total"; fi
 if ((n_min == total)); then ok "our diffs are never longer than GNU's"; else bad "shortest" "$n_min/$total"; fi
