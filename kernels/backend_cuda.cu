@@ -186,6 +186,16 @@ extern "C" void cuda_mem_free(void *q)
 	g_cu.in_use -= n;
 }
 
+extern "C" int cuda_mem_is_device(const void *p)
+{
+	cudaPointerAttributes a;
+	if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
 extern "C" void cuda_sync(void)
 {
 	if (g_cu.ready)

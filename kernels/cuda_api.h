@@ -54,6 +54,10 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 void *cuda_mem_alloc(size_t n);
 void cuda_mem_free(void *p);
 
+/* 1 when p is device or managed memory (used by ops in place), 0 when it
+ * is host memory that ops stage through copies. */
+int cuda_mem_is_device(const void *p);
+
 /* Wait for all work of the backend's stream. */
 void cuda_sync(void);
 

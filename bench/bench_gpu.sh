@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench_gpu.sh: the CUDA backend at the benchmark's real size: op timings
+# (matmul, attention fwd/bwd), then tokens/s and MFU of training steps at
+# depth 6 and 8 (B 64, T 2048, grad_accum from the config), side by side with
+# a PyTorch rendering of the same model (bench/gpu_torch_ref.py) when torch
+# with CUDA is importable. MFU = FLOPs/token (supkit audit compute, SPEC 5)
+# x tokens/s / the device's bf16 dense peak (table below).
+# Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
+# Figures only, nothing asserted.
+#   GPU_BENCH_STEPS (3) timed steps per depth after one warm-up step
+#   GPU_BENCH_BUDGET (150) seconds per depth and side
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BIN=${BIN:-bin}
+steps=${GPU_BENCH_STEPS:-3}
+budget=${GPU_BENCH_BUDGET:-150}
+
+if [[ "${GPU:-}" != 1 ]]; then
+	echo "bench_gpu: nothing done: not a GPU=1 run (make bench GPU=1)"
+	exit 0
+fi
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	echo "bench_gpu: nothing done: no CUDA device"
+	exit 0
+fi
+B=""
+for d in "${GPU_BUILD:-}" "$BUILD" build/gpu; do
+	[[ -n "$d" && -f "$d/libkernels.a" && -f "$d/libtrainer.a" ]] && { B=$d; break; }
+done
+if [[ -z "$B" ]]; then
+	echo "bench_gpu: nothing done: no GPU=1 build with libkernels.a"
+	exit 0
+fi
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+PKGS="libcrypto libarchive libcjson libpcre2-8"
+exe="$B/gpu/gpu_bench"
+mkdir -p "$B/gpu"
+${CC:-cc} -std=c11 -Wall -Wextra -O2 -I. -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
+	-DSUPKIT_CUDA=1 $(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null) -o "$exe" \
+	tests/gpu/gpu_bench.c "$B/libtrainer.a" "$B/libkernels.a" "$B/liblib.a" \
+	$(pkg-config --libs $PKGS 2>/dev/null) -lgsl \
+	$(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas) -lm -lpthread \
+	-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++ || {
+	echo "bench_gpu: nothing done: tests/gpu/gpu_bench.c does not build against $B"
+	exit 0
+}
+export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+case "$name" in
+*H100*PCIe*) peak=756 ;;
+*H100* | *H200*) peak=989.5 ;;   # SXM bf16 dense
+*A100*) peak=312 ;;
+*) peak="" ;;
+esac
+echo "device: $name; bf16 dense peak: ${peak:-unknown for this device (no MFU)} TFLOP/s"
+
+echo "== ops (managed buffers, each op synchronised)"
+"$exe" ops --batch 64 --seq 2048
+
+flops_token() { # depth
+	"$BIN/supkit-audit" compute --depth "$1" --json 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["arms"][0]["flops"]["per_token"])' 2>/dev/null
+}
+field() { sed -nE "s/.*$1=([0-9.]+).*/\1/p" <<<"$2" | head -n 1; }
+mfu() { # tokens/s flops/token
+	[[ -n "$peak" && -n "$1" && -n "$2" ]] || { echo "-"; return; }
+	awk -v t="$1" -v f="$2" -v p="$peak" 'BEGIN { printf "%.1f%%", 100 * t * f / (p * 1e12) }'
+}
+
+torch_ok=0
+/usr/bin/python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() and hasattr(torch.nn.functional, "scaled_dot_product_attention") else 1)' 2>/dev/null && torch_ok=1
+
+rows=()
+for depth in 6 8; do
+	echo "== training, depth $depth (B 64, T 2048)"
+	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget")
+	echo "$out"
+	ft=$(flops_token "$depth")
+	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
+	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
+	t_tps="" t_mem=""
+	if ((torch_ok)); then
+		tout=$(/usr/bin/python3 bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
+			--steps "$steps" --budget "$budget")
+		echo "$tout"
+		t_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$tout")")
+		t_mem=$(field peak_mib "$(grep '^RESULT' <<<"$tout")")
+	fi
+	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth" "${s_tps:--}" \
+		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${t_tps:--}" "$(mfu "$t_tps" "$ft")" "${t_mem:--}")")
+done
+echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
+printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB
+printf '%s\n' "${rows[@]}"
+((torch_ok)) || echo "PyTorch reference: not run (torch >= 2 with CUDA not importable)"

@@ -1,0 +1,228 @@
+/* gpu_bench.c: the GPU benchmark driver behind bench/bench_gpu.sh (built
+ * with GPU=1 by that script; prints figures, asserts nothing).
+ *
+ *   gpu_bench ops  [--batch B] [--seq T]
+ *       matmul and attention fwd/bwd through the CUDA backend table at the
+ *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
+ *       buffers: time per op and TFLOP/s.
+ *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
+ *       optimizer steps (grad_accum micro-steps each, as the config says) of
+ *       the real model with backend = cuda on random tokens after one warm-up
+ *       step: "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..."
+ *       lines for the script. Stops early past --budget seconds.
+ *
+ * Exit 0 with figures, 3 when the model does not run on the CUDA backend
+ * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
+ * Left out: any check of the figures (tests/gpu/test_cuda_ops.c checks).
+ * Reference: SPEC sections 1, 2 (benchmark size), audit compute (FLOPs).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda_api.h"
+#include "lib/err.h"
+#include "lib/progress.h"
+#include "lib/rng.h"
+#include "trainer/backend.h"
+#include "trainer/config.h"
+#include "trainer/model.h"
+#include "trainer/optim.h"
+
+static float *mbuf(size_t n, struct rng *r)
+{
+	float *p = cuda_mem_alloc(n * sizeof(float));
+	if (!p) {
+		fprintf(stderr, "gpu_bench: cannot allocate %zu floats\n", n);
+		exit(EXIT_SYS);
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)rng_normal(r);
+	return p;
+}
+
+static void bench_matmul(const struct backend_ops *g, const char *what, int64_t M, int64_t N,
+			 int64_t K, struct rng *r)
+{
+	float *a = mbuf((size_t)(M * K), r), *b = mbuf((size_t)(N * K), r), *c = mbuf((size_t)(M * N), r);
+	struct tensor ta = tensor_2d(a, TD_F32, M, K), tb = tensor_2d(b, TD_F32, N, K);
+	struct tensor tc = tensor_2d(c, TD_F32, M, N);
+	g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
+	int reps = 10;
+	double t0 = now_seconds();
+	for (int i = 0; i < reps; i++)
+		g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
+	double dt = (now_seconds() - t0) / reps;
+	printf("matmul %-28s (%lld x %lld) (%lld x %lld)^T: %8.3f ms  %7.1f TFLOP/s\n", what,
+	       (long long)M, (long long)K, (long long)N, (long long)K, dt * 1e3,
+	       2.0 * M * N * K / dt / 1e12);
+	cuda_mem_free(a), cuda_mem_free(b), cuda_mem_free(c);
+}
+
+static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, int64_t w,
+		       struct rng *r)
+{
+	size_t n = (size_t)B * T * H * D;
+	float *q = mbuf(n, r), *k = mbuf(n, r), *v = mbuf(n, r), *y = mbuf(n, r), *dy = mbuf(n, r);
+	float *dq = mbuf(n, r), *dk = mbuf(n, r), *dv = mbuf(n, r), *l = mbuf((size_t)B * H * T, r);
+#define A4(p) { p, TD_F32, 4, { B, T, H, D } }
+	struct tensor tq = A4(q), tk = A4(k), tv = A4(v), ty = A4(y), tdy = A4(dy);
+	struct tensor tdq = A4(dq), tdk = A4(dk), tdv = A4(dv);
+	struct tensor tl = { l, TD_F32, 3, { B, H, T, 1 } };
+#undef A4
+	double sc = 1.0 / sqrt((double)D), pairs = 0;
+	for (int64_t t = 0; t < T; t++)
+		pairs += (double)(t < w ? t + 1 : w + 1);
+	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
+	g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
+	double t0 = now_seconds();
+	g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
+	double t1 = now_seconds();
+	g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
+	double t2 = now_seconds();
+	printf("attention B%d T%d H%d D%d window %-5lld fwd %8.2f ms %6.1f TFLOP/s  bwd %8.2f ms "
+	       "%6.1f TFLOP/s\n", B, T, H, D, (long long)w, (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12,
+	       (t2 - t1) * 1e3, 2.5 * ff / (t2 - t1) / 1e12);
+	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
+	for (int i = 0; i < 9; i++)
+		cuda_mem_free(all[i]);
+}
+
+static int run_ops(int B, int T)
+{
+	const struct backend_ops *g = backend_cuda();
+	struct rng r;
+	rng_seed(&r, 1);
+	int64_t N = (int64_t)B * T, C = 512;
+	bench_matmul(g, "q/k/v/proj (N,C)(C,C)", N, C, C, &r);
+	bench_matmul(g, "mlp fc (N,C)(4C,C)", N, 4 * C, C, &r);
+	bench_matmul(g, "lm_head chunk (256,C)(V,C)", 256, 8192, C, &r);
+	bench_attn(g, B, T, 4, 128, T / 2, &r);
+	bench_attn(g, B, T, 4, 128, T, &r);
+	return 0;
+}
+
+static int run_train(int depth, int B, int T, int steps, double budget)
+{
+	struct config c;
+	struct err e = {0};
+	char kv[64];
+	config_defaults(&c);
+	const char *set[] = { "backend=cuda", NULL };
+	snprintf(kv, sizeof kv, "depth=%d", depth);
+	if (config_set(&c, kv, &e) != 0 || config_set(&c, set[0], &e) != 0 ||
+	    (snprintf(kv, sizeof kv, "seq_len=%d", T), config_set(&c, kv, &e)) != 0 ||
+	    config_validate(&c, &e) != 0) {
+		fprintf(stderr, "gpu_bench: config: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
+	struct model *m = NULL;
+	if (model_create(&c, &m, &e) != 0) {
+		fprintf(stderr, "gpu_bench: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
+	if (strcmp(model_backend(m)->name, "cuda") != 0) {
+		printf("model runs on the %s backend: trainer/model.c does not select backend = cuda yet\n",
+		       model_backend(m)->name);
+		model_free(m);
+		return 3;
+	}
+	struct param_table *pt = model_params(m);
+	int resident = pt->n > 0 && cuda_mem_is_device(pt->p[0].w);
+	if (!resident)
+		printf("note: model memory is host memory, every op copies its operands "
+		       "(trainer/model.c allocation hook missing): figures are not representative\n");
+	struct optim *o = NULL;
+	if (optim_create(&c, pt, 0, &o, &e) != 0) {
+		fprintf(stderr, "gpu_bench: %s\n", e.msg);
+		model_free(m);
+		return EXIT_USAGE;
+	}
+	int K = c.grad_accum > 0 ? c.grad_accum : 1;
+	size_t ntok = (size_t)B * T + 1;
+	int32_t *tok = malloc(ntok * sizeof(int32_t));
+	struct rng r;
+	rng_seed(&r, 3);
+	for (size_t i = 0; i < ntok; i++)
+		tok[i] = (int32_t)rng_below(&r, (uint64_t)c.vocab_size);
+	double loss = 0, t0 = 0, start = now_seconds();
+	int done = 0, rc = 0;
+	for (int s = 0; s <= steps && rc == 0; s++) {
+		if (s == 1)
+			t0 = now_seconds();   /* step 0 warms up */
+		model_zero_grad(m);
+		for (int k = 0; k < K && rc == 0; k++)
+			if (model_forward_backward(m, tok, tok + 1, B, T, 1.0 / K, &loss, &e) != 0)
+				rc = EXIT_USAGE;
+		if (rc == 0 && optim_step(o, s, &e) != 0)
+			rc = EXIT_USAGE;
+		cuda_sync();
+		if (s >= 1)
+			done++;
+		fprintf(stderr, "depth %d step %d loss %.4f (%.1f s)\n", depth, s, loss,
+			now_seconds() - start);
+		if (now_seconds() - start > budget)
+			break;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "gpu_bench: %s\n", e.msg);
+	} else if (done == 0) {
+		printf("depth %d: budget of %.0f s spent in the warm-up step; no figure\n", depth, budget);
+	} else {
+		double dt = (now_seconds() - t0) / done;
+		struct cuda_mem_stats ms;
+		cuda_mem_stats(&ms);
+		printf("RESULT depth=%d batch=%d seq=%d accum=%d steps=%d tokens_per_s=%.0f step_s=%.4f "
+		       "peak_mib=%.0f resident=%d\n", depth, B, T, K, done, (double)B * T * K / dt, dt,
+		       (double)ms.device_peak / 1048576.0, resident);
+	}
+	free(tok);
+	optim_free(o);
+	model_free(m);
+	return rc;
+}
+
+static int arg_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *usage = "usage: gpu_bench ops [--batch B] [--seq T]\n"
+			    "       gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]\n";
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	int depth = 8, B = 64, T = 2048, steps = 3, budget = 120;
+	for (int i = 2; i < argc; i++) {
+		int *dst = !strcmp(argv[i], "--depth") ? &depth : !strcmp(argv[i], "--batch") ? &B :
+			   !strcmp(argv[i], "--seq") ? &T : !strcmp(argv[i], "--steps") ? &steps :
+			   !strcmp(argv[i], "--budget") ? &budget : NULL;
+		if (!dst || i + 1 >= argc || arg_int(argv[i + 1], 1, 1 << 20, dst) != 0) {
+			fprintf(stderr, "gpu_bench: bad option '%s'\n%s", argv[i], usage);
+			return EXIT_USAGE;
+		}
+		i++;
+	}
+	if (cuda_device_count() < 1) {
+		fprintf(stderr, "gpu_bench: no CUDA device\n");
+		return EXIT_SYS;
+	}
+	char name[128] = "?";
+	cuda_device_name(name, sizeof name);
+	printf("device: %s\n", name);
+	if (!strcmp(argv[1], "ops"))
+		return run_ops(B, T);
+	if (!strcmp(argv[1], "train"))
+		return run_train(depth, B, T, steps, budget);
+	fprintf(stderr, "gpu_bench: unknown mode '%s'\n%s", argv[1], usage);
+	return EXIT_USAGE;
+}
