@@ -531,6 +531,117 @@ static uint32_t rank_of(const struct tokenizer *tk, const unsigned char *p, size
 	return table_get(tk->table, p, n);
 }
 
+size_t tokenizer_heap_threshold = 256;
+
+/* Pieces longer than tokenizer_heap_threshold: the same merge order with a
+ * min-heap of (rank, part) over a linked list of parts, O(n log n) instead of
+ * O(n^2) (a 1 MB run of letters is one piece). Stale heap entries are
+ * recognised by a per-part version. Ties: the smaller part index, i.e. the
+ * leftmost pair, as in the scan. */
+struct hp_ent {
+	uint32_t rank;
+	uint32_t ver;
+	size_t part;
+};
+
+static int hp_less(const struct hp_ent *a, const struct hp_ent *b)
+{
+	return a->rank < b->rank || (a->rank == b->rank && a->part < b->part);
+}
+
+static void hp_push(struct hp_ent *h, size_t *n, struct hp_ent x)
+{
+	size_t i = (*n)++;
+	h[i] = x;
+	while (i > 0 && hp_less(&h[i], &h[(i - 1) / 2])) {
+		struct hp_ent t = h[i];
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct hp_ent hp_pop(struct hp_ent *h, size_t *n)
+{
+	struct hp_ent top = h[0];
+	h[0] = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < *n && hp_less(&h[l], &h[m]))
+			m = l;
+		if (r < *n && hp_less(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct hp_ent t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+static int enc_piece_heap(struct tokenizer *tk, const unsigned char *p, size_t n, struct ids *out,
+			  struct err *e)
+{
+	size_t *next = xmalloc((n + 1) * sizeof *next);
+	size_t *prev = xmalloc((n + 1) * sizeof *prev);
+	uint32_t *ver = xcalloc(n + 1, sizeof *ver);
+	unsigned char *alive = xmalloc(n + 1);
+	/* each part pushes at most one live entry per change: n initial + 2 per merge */
+	struct hp_ent *h = xmalloc((3 * n + 1) * sizeof *h);
+	size_t hn = 0;
+	for (size_t i = 0; i <= n; i++) {  /* part n is the end sentinel */
+		next[i] = i + 1;
+		prev[i] = i ? i - 1 : SIZE_MAX;
+		alive[i] = 1;
+	}
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t r = rank_of(tk, p + i, 2);
+		if (r != UINT32_MAX)
+			hp_push(h, &hn, (struct hp_ent){r, 0, i});
+	}
+	while (hn > 0) {
+		struct hp_ent x = hp_pop(h, &hn);
+		size_t i = x.part;
+		if (!alive[i] || x.ver != ver[i])
+			continue;
+		size_t j = next[i];  /* merge part i with part j */
+		alive[j] = 0;
+		next[i] = next[j];
+		prev[next[j]] = i;
+		ver[i]++;
+		if (next[i] < n) {
+			uint32_t r = rank_of(tk, p + i, next[next[i]] - i);
+			if (r != UINT32_MAX)
+				hp_push(h, &hn, (struct hp_ent){r, ver[i], i});
+		}
+		if (prev[i] != SIZE_MAX) {
+			size_t q = prev[i];
+			ver[q]++;
+			uint32_t r = rank_of(tk, p + q, next[i] - q);
+			if (r != UINT32_MAX)
+				hp_push(h, &hn, (struct hp_ent){r, ver[q], q});
+		}
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n; i = next[i]) {
+		uint32_t t = rank_of(tk, p + i, next[i] - i);
+		if (t == UINT32_MAX) {
+			rc = err_set(e, EXIT_USAGE, "byte 0x%02x has no rank in the vocabulary", p[i]);
+			break;
+		}
+		ids_push(out, t);
+	}
+	free(next);
+	free(prev);
+	free(ver);
+	free(alive);
+	free(h);
+	return rc;
+}
+
 /* tiktoken's byte_pair_merge: merge the adjacent pair of lowest rank
  * (leftmost on ties) until no adjacent pair is a rank. */
 static int enc_piece(const char *piece, size_t n, void *vctx)
@@ -543,6 +654,8 @@ static int enc_piece(const char *piece, size_t n, void *vctx)
 		ids_push(c->out, whole);
 		return 0;
 	}
+	if (n > tokenizer_heap_threshold)
+		return enc_piece_heap(tk, p, n, c->out, c->e);
 	if (n + 1 > c->cap) {
 		c->cap = 2 * (n + 1);
 		c->bound = xrealloc(c->bound, c->cap * sizeof *c->bound);

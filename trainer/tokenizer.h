@@ -77,6 +77,11 @@ void tokenizer_free(struct tokenizer *tk);
  * pattern fails to run (e set). */
 int tokenizer_encode(struct tokenizer *tk, const char *text, size_t len, struct ids *out,
 		     struct err *e);
+/* Pieces longer than this many bytes are merged with a heap (O(n log n));
+ * shorter ones with tiktoken's plain scan. Same result either way; a knob
+ * for the tests, which run both paths. Default 256. */
+extern size_t tokenizer_heap_threshold;
+
 /* Append the bytes of ids to out; an id >= n_vocab or a rank hole is refused
  * (e names its index). Specials decode to their text "<|reserved_i|>". */
 int tokenizer_decode(const struct tokenizer *tk, const uint32_t *ids, size_t n,

@@ -5,6 +5,7 @@
  * Python BPE (bpe_ref.tiktoken, make_bpe_ref.py), UTF-8 validity equals
  * Python's strict decoder (utf8_cases.json, make_utf8.py); plus round trips,
  * invalid UTF-8, the Brown de-tagger, file formats and refused inputs. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -363,6 +364,69 @@ TEST(brown_detag_rules)
 	bytes_free(&b);
 }
 
+/* The heap merge (long pieces) gives the scan's result: the tiktoken cases
+ * through the heap path, and long random pieces through both. */
+TEST(heap_merge_equals_scan)
+{
+	size_t keep = tokenizer_heap_threshold;
+	tokenizer_heap_threshold = 0;
+	check_cases("cl100k_base_cases.json");
+	check_cases("bench_pattern_cases.json");
+	char *ranks = fx("cl100k_base.tiktoken.gz");
+	struct tokenizer tk;
+	struct err e;
+	CHECK(tokenizer_load(&tk, ranks, NULL, &e) == 0);
+	free(ranks);
+	static const char al[] = "aabeeinnorsttTh";
+	char *buf = xmalloc(6001);
+	uint64_t x = 88172645463325252ull;
+	int same = 1;
+	for (int r = 0; r < 20; r++) {
+		size_t n = 50 + (size_t)r * 300;
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[i] = al[x % (sizeof al - 1)];
+		}
+		struct ids a = {0}, b = {0};
+		tokenizer_heap_threshold = 0;
+		tokenizer_encode(&tk, buf, n, &a, &e);
+		tokenizer_heap_threshold = SIZE_MAX;
+		tokenizer_encode(&tk, buf, n, &b, &e);
+		same &= a.n == b.n && memcmp(a.v, b.v, a.n * sizeof *a.v) == 0;
+		ids_free(&a);
+		ids_free(&b);
+	}
+	CHECK(same);
+	free(buf);
+	tokenizer_free(&tk);
+	tokenizer_heap_threshold = keep;
+}
+
+/* A 2 MB piece (one run of letters) encodes quickly and round-trips. */
+TEST(long_piece_is_fast)
+{
+	char *ranks = fx("cl100k_base.tiktoken.gz");
+	struct tokenizer tk;
+	struct err e;
+	CHECK(tokenizer_load(&tk, ranks, NULL, &e) == 0);
+	free(ranks);
+	size_t n = 2u << 20;
+	char *buf = xmalloc(n);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = "abcdefghij"[(i * 7 + i / 3) % 10];
+	struct ids ids = {0};
+	CHECK(tokenizer_encode(&tk, buf, n, &ids, &e) == 0);
+	struct bytes back = {0};
+	CHECK(tokenizer_decode(&tk, ids.v, ids.n, &back, &e) == 0);
+	CHECK(back.n == n && memcmp(back.v, buf, n) == 0);
+	bytes_free(&back);
+	ids_free(&ids);
+	free(buf);
+	tokenizer_free(&tk);
+}
+
 int main(void)
 {
 	RUN(split_matches_python_regex);
@@ -374,5 +438,7 @@ int main(void)
 	RUN(bad_rank_files_refused);
 	RUN(utf8_matches_python);
 	RUN(brown_detag_rules);
+	RUN(heap_merge_equals_scan);
+	RUN(long_piece_is_fast);
 	return t_done();
 }
