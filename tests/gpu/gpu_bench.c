@@ -130,9 +130,15 @@ static int run_train(int depth, int B, int T, int steps, double budget)
 	}
 	struct param_table *pt = model_params(m);
 	int resident = pt->n > 0 && cuda_mem_is_device(pt->p[0].w);
-	if (!resident)
+	if (!resident) {
 		printf("note: model memory is host memory, every op copies its operands "
 		       "(trainer/model.c allocation hook missing): figures are not representative\n");
+		if (B > 4) {
+			printf("note: batch cut from %d to 4 rows, 1 timed step, to finish in time\n", B);
+			B = 4;
+			steps = 1;
+		}
+	}
 	struct optim *o = NULL;
 	if (optim_create(&c, pt, 0, &o, &e) != 0) {
 		fprintf(stderr, "gpu_bench: %s\n", e.msg);
