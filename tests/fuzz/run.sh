@@ -6,12 +6,14 @@
 # For each NAME: build/fuzz/lf/fuzz_NAME runs for SECONDS in all, on the
 # working corpus build/fuzz/corpus/NAME (seeded from tests/fuzz/seeds.txt and
 # tests/fuzz/corpus/NAME), with a 10 s per-input timeout and a 2 GiB RSS
-# limit. When it stops on a crash, leak, timeout or OOM, the input is
-# minimised into tests/fuzz/regressions/NAME/<kind>-<sha1 prefix> and the run
-# goes on with the time left (at most 5 findings per harness). A line per
-# harness (executions, seconds, findings) is printed and appended to
-# build/fuzz/summary.txt. Exit 0 when no harness found anything, 1 otherwise.
-# Leaves out: parallel jobs (-jobs/-fork): the machine is shared.
+# limit, in libFuzzer's fork mode with one job (-fork=1), which goes on past
+# crashes, leaks, timeouts and OOMs. Each finding is replayed once to get
+# its signature (the first frame in the project's sources, or the kind for a
+# timeout or OOM); one input per new signature is minimised into
+# tests/fuzz/regressions/NAME/<kind>-<sha1 prefix>. A line per harness
+# (executions, seconds, findings) is printed and appended to
+# build/fuzz/summary.txt. Exit 0 when no harness found anything new, 1 otherwise.
+# Leaves out: more than one job per harness (the machine is shared).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 secs=60
@@ -33,40 +35,45 @@ for name in "$@"; do
 	bin="$LF/fuzz_$name"
 	[[ -x "$bin" ]] || { echo "run.sh: no '$bin' (make fuzz)" >&2; exit 2; }
 	corpus="build/fuzz/corpus/$name" art="build/fuzz/artifacts/$name" reg="tests/fuzz/regressions/$name"
+	sigs="build/fuzz/signatures.$name"
 	mkdir -p "$corpus" "$art"
+	touch "$sigs"
 	while read -r f; do
 		[[ -n "$f" ]] && cp "$f" "$corpus/seed-$(sha1sum <"$f" | cut -c1-16)"
 	done < <(seeds_of "$name")
-	left=$secs execs=0 findings=0 t0=$SECONDS
-	log="build/fuzz/$name.log"
-	: >"$log"
-	while ((left > 0 && findings < 5)); do
-		rm -f "$art"/*
-		ASAN_OPTIONS=detect_leaks=1 nice "$bin" -max_total_time="$left" -timeout=10 \
-			-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art/" \
-			"$corpus" >>"$log" 2>&1
-		rc=$?
-		n=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$')
-		execs=$((execs + ${n:-0}))
-		left=$((secs - (SECONDS - t0)))
-		a=$(ls "$art" 2>/dev/null | head -n 1)
-		if ((rc == 0)) || [[ -z "$a" ]]; then
-			((rc == 0)) || echo "run.sh: $name: exit $rc without an artifact (see $log)" >&2
-			break
+	rm -f "$art"/*
+	log="build/fuzz/$name.log" t0=$SECONDS
+	ASAN_OPTIONS=detect_leaks=1 nice "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+		-ignore_ooms=1 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$art/" "$corpus" >"$log" 2>&1
+	execs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#')
+	fuzz_s=$(grep -oE "time: [0-9]+s" "$log" | tail -n 1 | grep -oE "[0-9]+")
+	findings=0 new=0
+	for a in "$art"/crash-* "$art"/leak-* "$art"/timeout-* "$art"/oom-*; do
+		[[ -f "$a" ]] || continue
+		findings=$((findings + 1))
+		kind=$(basename "$a"); kind=${kind%%-*}
+		sig=$kind
+		if [[ $kind == crash || $kind == leak ]]; then
+			sig=$(ASAN_OPTIONS=detect_leaks=1 timeout 60 "$bin" -runs=1 "$a" 2>&1 |
+				grep -oE " in [A-Za-z_0-9]+ $PWD/[^ ]+" | grep -v 'tests/fuzz/driver' |
+				head -n 1 | sed "s| in ||; s|$PWD/||")
+			sig="$kind ${sig:-unknown}"
 		fi
-		findings=$((findings + 1)) found_any=1
-		kind=${a%%-*}
-		mkdir -p "$reg"
+		grep -qxF -- "$sig" "$sigs" && continue
+		echo "$sig" >>"$sigs"
 		min="$art/min"
-		nice "$bin" -minimize_crash=1 -max_total_time=60 -timeout=10 -rss_limit_mb=2048 \
-			-exact_artifact_path="$min" "$art/$a" >>"$log" 2>&1
-		[[ -s "$min" ]] || cp "$art/$a" "$min"
+		rm -f "$min"
+		nice "$bin" -minimize_crash=1 -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+			-exact_artifact_path="$min" "$a" >>"$log.min" 2>&1
+		[[ -s "$min" ]] || cp "$a" "$min"
+		mkdir -p "$reg"
 		dest="$reg/$kind-$(sha1sum <"$min" | cut -c1-12)"
 		cp "$min" "$dest"
-		echo "run.sh: $name: $kind, minimised into $dest ($(stat -c %s "$dest") bytes)"
-		# keep the finding out of the working corpus's way: it is a regression now
+		new=$((new + 1)) found_any=1
+		echo "run.sh: $name: $sig: minimised into $dest ($(stat -c %s "$dest") bytes)"
 	done
-	line="$name: $execs executions in $((SECONDS - t0)) s, $findings findings ($(date -u +%FT%TZ))"
+	line="$name: ${execs:-0} executions in ${fuzz_s:-0} s of fuzzing ($((SECONDS - t0)) s in all), $findings findings, $new new ($(date -u +%FT%TZ))"
 	echo "$line" | tee -a build/fuzz/summary.txt
 done
 exit $((found_any ? 1 : 0))
