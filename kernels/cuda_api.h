@@ -18,7 +18,7 @@
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
  * Left out: fp64, bf16 activation storage (the model passes fp32 tensors),
- * the optimizer's operations (trainer/optim.c has no backend hooks yet).
+ * the optimizer around Polar Express (trainer/optim.c has no backend hooks).
  * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
  */
 #ifndef SUPKIT_CUDA_API_H
@@ -48,6 +48,12 @@ enum cuda_mm_mode {
 	CUDA_MM_F32     /* full fp32 (no TF32): for parity tests */
 };
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
+
+/* Polar Express on `batch` row-major m x n fp32 matrices stored one after
+ * another at X, in place (device, managed or host memory): the GPU twin of
+ * trainer/optim.h polar_express_f32 with the same rounding points (bf16 = 1:
+ * the benchmark's bf16 arithmetic; 0: fp32), for Muon's shape groups. */
+void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int bf16);
 
 /* Managed (unified) memory of n bytes, zeroed, usable from the host and by
  * every op without staging; NULL when the allocation fails. */

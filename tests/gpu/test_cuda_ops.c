@@ -461,6 +461,44 @@ TEST(mul_cols)
 	cuda_mem_free(gx), cuda_mem_free(gs), cuda_mem_free(go), cuda_mem_free(gd), cuda_mem_free(gds);
 }
 
+/* ---- optimizer pieces ---- */
+
+static double rel_fro(const float *a, const float *b, size_t n)
+{
+	double d = 0, s = 0;
+	for (size_t i = 0; i < n; i++) {
+		d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+		s += (double)b[i] * b[i];
+	}
+	return s > 0 ? sqrt(d / s) : sqrt(d);
+}
+
+/* Polar Express against trainer/polar.c: relative Frobenius error 1e-5 in
+ * fp32 (GEMM summation order through 5 iterations), 0.05 with bf16
+ * arithmetic (the tolerance SPEC 2 and tests/unit/trainer/test_optim.c use
+ * against PyTorch: bf16 roundings in a different summation order). */
+TEST(polar_express)
+{
+	size_t shapes[][2] = { { 96, 32 }, { 32, 96 }, { 64, 64 } }, nb = 3;
+	for (int s = 0; s < 3; s++)
+		for (int bf = 0; bf < 2; bf++) {
+			size_t m = shapes[s][0], n = shapes[s][1], mn = m * n;
+			float *x = rnd(nb * mn, 1), *h = dupf(x, nb * mn), *d = dev(x, nb * mn * 4);
+			for (size_t b = 0; b < nb; b++)
+				polar_express_f32(h + b * mn, m, n, bf);
+			cuda_polar_express(d, nb, m, n, bf);
+			double tol = bf ? 0.05 : 1e-5;
+			for (size_t b = 0; b < nb; b++) {
+				double e = rel_fro(d + b * mn, h + b * mn, mn);
+				CHECKF(e <= tol, "%zux%zu bf16 %d matrix %zu: error %.3g > %.3g", m, n, bf,
+				       b, e, tol);
+			}
+			cuda_polar_express(x, nb, m, n, bf);   /* host memory, staged: same bits */
+			CHECK(memcmp(x, d, nb * mn * 4) == 0);
+			free(x), free(h), cuda_mem_free(d);
+		}
+}
+
 /* ---- 20 training steps on both backends ---- */
 
 static const char *small_cfg[] = { "depth=2", "model_dim=128", "head_dim=64", "vocab_size=256",
@@ -526,17 +564,21 @@ TEST(train_20_steps)
 	int rc = train("cuda", 20, lg);
 	cuda_set_matmul_mode(CUDA_MM_BF16);
 	if (rc == 1)
-		T_SKIP("model_create does not pick backend = cuda (trainer/model.c hook)");
+		T_SKIP("model_create did not pick backend = cuda");
 	CHECK(rc == 0);
 	if (rc != 0)
 		return;
 	CHECK(train("cuda", 20, lb) == 0);
-	/* fp32 GEMMs: the curves agree to 1e-3 nats (fp32 rounding, 20 steps);
-	 * bf16 GEMMs: to 5e-2 nats (bf16 inputs shift each loss by ~1e-3 and
-	 * the steps compound it), and training still lowers the loss */
+	/* step 0 is a pure forward/backward on equal weights: fp32 GEMMs agree to
+	 * 1e-5 nats (fp32 rounding of a loss near 5.5). Later steps: 5e-3 nats,
+	 * since the optimizer's first AdamW steps act like sign(g) and amplify
+	 * fp32 rounding of tiny gradient entries. bf16 GEMMs: 5e-2 nats (inputs
+	 * rounded to 2^-9 shift each loss by ~1e-3 and the steps compound it),
+	 * and training still lowers the loss. */
+	CHECK(fabs(lg[0] - lc[0]) <= 1e-5);
 	for (int s = 0; s < 20; s++) {
 		printf("  step %2d cpu %.6f cuda-f32 %.6f cuda-bf16 %.6f\n", s, lc[s], lg[s], lb[s]);
-		CHECK(fabs(lg[s] - lc[s]) <= 1e-3);
+		CHECK(fabs(lg[s] - lc[s]) <= 5e-3);
 		CHECK(fabs(lb[s] - lc[s]) <= 5e-2);
 	}
 	CHECK(lb[19] < lb[0]);
@@ -574,6 +616,7 @@ int main(void)
 	RUN(relu2);
 	RUN(ve_gate);
 	RUN(mul_cols);
+	RUN(polar_express);
 	RUN(train_20_steps);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);
