@@ -56,8 +56,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
 	struct option *lo = xcalloc(n + 2, sizeof *lo);
 	char *shorts = xcalloc(2 * n + 8, 1);
 	size_t sp = 0;
-	shorts[sp++] = '+'; /* stop at the first operand: subcommands parse the rest */
-	shorts[sp++] = ':';
+	shorts[sp++] = ':'; /* GNU order: options may follow operands; "--" ends them */
 	for (size_t i = 0; i < n; i++) {
 		lo[i].name = opts[i].name;
 		lo[i].has_arg = opts[i].arg ? required_argument : no_argument;

@@ -26,8 +26,9 @@ void cli_set_prog(const char *name);
 /* Parse argv with the table (terminated by an entry with name == NULL).
  * Calls fn(key, optarg, ctx) for each option; fn returns 0 or -1 (with e set).
  * --help (-h) prints usage then the table and exits 0; an unknown option or a
- * missing argument prints one line and exits 2. On return *optind_out is the
- * index of the first operand. */
+ * missing argument prints one line and exits 2. Options may come before or
+ * after operands (GNU getopt order; "--" ends the options): on return argv
+ * is permuted and *optind_out is the index of the first operand. */
 typedef int (*cli_fn)(int key, const char *arg, void *ctx, struct err *e);
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage,
 	      cli_fn fn, void *ctx, int *optind_out, struct err *e);

