@@ -5,6 +5,7 @@
  * the script's splitmix64 formula, to 1e-10 relative, by both methods; the
  * Table 4 / 5a / 8b summaries and per-arm means of three small checkpoints;
  * missing and malformed tensors refused with the table named. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -407,7 +408,7 @@ static char *write_model(const char *dir, const char *skip, const char *bad_dtyp
 	ADD("oe.2.weight", 2, emb);
 	if (qtau_shape) {
 		int64_t qs[3];
-		int nd = sscanf(qtau_shape, "%ld,%ld,%ld", &qs[0], &qs[1], &qs[2]);
+		int nd = sscanf(qtau_shape, "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &qs[0], &qs[1], &qs[2]);
 		st_writer_add(&w, "q_tau", ST_F32, nd, qs, buf);
 	}
 #undef ADD
