@@ -238,6 +238,181 @@ TEST(float64_gradient_is_the_finite_difference)
 	step0_shards_free(sh, ns);
 }
 
+/* The displacement is the trainer optimizer's step 0: AdamW at t = 1 is
+ * -lr g / (|g| + 1e-10) (SPEC 2: m_hat = g, v_hat = g^2); the step-0 mode
+ * nostep0 leaves wte/out lambdas alone (SPEC 3). */
+TEST(displacement_is_the_adamw_step)
+{
+	struct config c;
+	char **sh;
+	int ns;
+	struct err e;
+	const char *sets[] = {"wte_lambdas=1", "out_lambdas=1", "step0=nostep0"};
+	if (setup(&c, sets, 3, &sh, &ns) < 0) {
+		CHECK(0);
+		return;
+	}
+	struct step0_batch b;
+	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 0, &b, &e) == 0);
+	struct step0_eval g, lo;
+	CHECK(step0_eval_run(&c, &b, 1, c.norm_eps, &g, &e) == 0);
+	CHECK(step0_eval_run(&c, &b, 0, -1, &lo, &e) == 0);
+	CHECK(g.eps == c.norm_eps && lo.eps == c.norm_eps && !lo.fp64);
+	const double lr[S0_NFAM] = {0.005, 0.5, 0.5, 0.5};
+	for (int f = 0; f < S0_NFAM; f++) {
+		for (size_t j = 0; j < g.n[f]; j++) {
+			double gg = g.grad[f][j], want = f >= S0_WTE ? 0 : -lr[f] * gg / (fabs(gg) + 1e-10);
+			CHECK_NEAR(g.disp[f][j], want, 1e-12);
+			/* the trainer's arithmetic: a finite, non-zero gradient and a step no larger than lr */
+			CHECK(isfinite(lo.grad[f][j]) && lo.grad[f][j] != 0);
+			CHECK(fabs(lo.disp[f][j]) <= lr[f] * (1 + 1e-6));
+			CHECK(f < S0_WTE || lo.disp[f][j] == 0);
+		}
+		CHECK(g.count[f] == (f >= S0_WTE ? 0 : 1));
+		CHECK(lo.count[f] == g.count[f]);
+	}
+	CHECK(fabs(lo.loss - g.loss) <= 1e-3 * g.loss);
+	step0_eval_free(&g);
+	step0_eval_free(&lo);
+	step0_batch_free(&b);
+	step0_shards_free(sh, ns);
+}
+
+/* The audit record: every family, the three float64 epsilons, the closed
+ * form, the comparison; a dense init has no closed form and says why. */
+TEST(audit_record)
+{
+	struct config c;
+	char **sh;
+	int ns;
+	struct err e;
+	if (setup(&c, routed, 2, &sh, &ns) < 0) {
+		CHECK(0);
+		return;
+	}
+	struct step0_batch b;
+	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 2 * c.seq_len, &b, &e) == 0);
+	cJSON *r = step0_audit(&c, &b, (const char *const *)sh, ns, 1, &e);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "float64")) == STEP0_NEPS);
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "closed_form")) == STEP0_NEPS - 1);
+		const cJSON *cmp = cJSON_GetObjectItem(r, "comparison");
+		CHECK_STREQ(cJSON_GetObjectItem(cmp, "reference")->valuestring, "2^-23");
+		CHECK(cJSON_GetObjectItem(cmp, "scalars")->valuedouble == 2 * c.depth + c.depth + 2);
+		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cmp, "out_lambdas")) == 2);
+		char *a = json_print(r, 1);
+		cJSON *r2 = step0_audit(&c, &b, (const char *const *)sh, ns, 1, &e);
+		char *b2 = r2 ? json_print(r2, 1) : NULL;
+		CHECK(b2 && !strcmp(a, b2));   /* deterministic */
+		free(a);
+		free(b2);
+		cJSON_Delete(r2);
+		cJSON_Delete(r);
+	}
+	/* eps not in the sweep: one more float64 evaluation, the reference */
+	c.norm_eps = 1e-5;
+	r = step0_audit(&c, &b, NULL, 0, 1, &e);
+	CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "float64")) == STEP0_NEPS + 1);
+	CHECK(r && !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "comparison"), "reference")->valuestring,
+			   "config"));
+	cJSON_Delete(r);
+	c.norm_eps = 1.1920928955078125e-07;
+	c.init = INIT_DENSE;
+	r = step0_audit(&c, &b, NULL, 0, 1, &e);
+	const cJSON *sk = r ? cJSON_GetObjectItem(r, "closed_form_skipped") : NULL;
+	CHECK(cJSON_IsString(sk) && strstr(sk->valuestring, "c_proj") != NULL);
+	CHECK(r && !cJSON_GetObjectItem(r, "closed_form"));
+	cJSON_Delete(r);
+	step0_batch_free(&b);
+	step0_shards_free(sh, ns);
+}
+
+static const cJSON *jget(const cJSON *o, const char *path)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *k = strtok(buf, "/"); k && o; k = strtok(NULL, "/"))
+		o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(k)) : cJSON_GetObjectItemCaseSensitive(o, k);
+	return o;
+}
+
+static double jd(const cJSON *o, const char *path)
+{
+	const cJSON *v = jget(o, path);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The trajectory's modes do what SPEC 3 says to the state after step 0. */
+TEST(trajectory_modes)
+{
+	struct config c;
+	char **sh;
+	int ns;
+	struct err e;
+	if (setup(&c, NULL, 0, &sh, &ns) < 0) {
+		CHECK(0);
+		return;
+	}
+	cJSON *r = step0_trajectory(&c, (const char *const *)sh, ns, 2, 1, &e);
+	CHECK(r != NULL);
+	if (!r) {
+		printf("  %s\n", e.msg);
+		step0_shards_free(sh, ns);
+		return;
+	}
+	const cJSON *modes = cJSON_GetObjectItem(r, "modes");
+	CHECK(cJSON_GetArraySize(modes) == 6);
+	const char *names[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom",
+			       "nostep0_all"};
+	double loss0 = jd(modes, "0/steps/0/loss");
+	for (int i = 0; i < 6; i++) {
+		const cJSON *m = cJSON_GetArrayItem(modes, i);
+		CHECK_STREQ(cJSON_GetObjectItem(m, "mode")->valuestring, names[i]);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(m, "wte_lambdas_switched_on")) == (i != 0 && i != 5));
+		CHECK(cJSON_GetArraySize(jget(m, "steps")) == 2);
+		CHECK(jd(m, "steps/0/loss") == loss0);   /* same model and batch at step 0 */
+	}
+	const cJSON *s0;
+	/* none: AdamW state made, exp_avg = (1 - 0.96) g for x0_lambdas */
+	s0 = jget(modes, "0/steps/0");
+	CHECK(jd(s0, "adamw_step/x0_lambdas") == 1);
+	CHECK_NEAR(jd(s0, "exp_avg/x0_lambdas/0") / jd(s0, "grad/x0_lambdas/0"), 0.04, 1e-6);
+	CHECK(jd(s0, "value_after/x0_lambdas/0") != jd(s0, "value/x0_lambdas/0"));
+	/* nostep0: wte_lambdas unmoved, no state (null moments), counter 0 */
+	s0 = jget(modes, "1/steps/0");
+	CHECK(jd(s0, "value_after/wte_lambdas/0") == jd(s0, "value/wte_lambdas/0"));
+	CHECK(jd(s0, "adamw_step/wte_lambdas") == 0);
+	CHECK(cJSON_IsNull(jget(s0, "exp_avg/wte_lambdas")));
+	CHECK(jd(s0, "adamw_step/x0_lambdas") == 1);
+	/* mom_only_nodisp: state made, value kept */
+	s0 = jget(modes, "2/steps/0");
+	CHECK(jd(s0, "value_after/wte_lambdas/0") == jd(s0, "value/wte_lambdas/0"));
+	CHECK(jd(s0, "adamw_step/wte_lambdas") == 1 && jd(s0, "exp_avg/wte_lambdas/0") != 0);
+	/* disp_only_nomom: moved, counter back to 0, moments zero */
+	s0 = jget(modes, "3/steps/0");
+	CHECK(jd(s0, "value_after/wte_lambdas/0") != jd(s0, "value/wte_lambdas/0"));
+	CHECK(jd(s0, "adamw_step/wte_lambdas") == 0);
+	CHECK(jd(s0, "exp_avg/wte_lambdas/0") == 0 && jd(s0, "exp_avg_sq/wte_lambdas/0") == 0);
+	CHECK(jd(modes, "3/steps/1/adamw_step/wte_lambdas") == 1);
+	/* disp_stepcount_nomom: moved, counter 1, moments zero */
+	s0 = jget(modes, "4/steps/0");
+	CHECK(jd(s0, "value_after/wte_lambdas/0") != jd(s0, "value/wte_lambdas/0"));
+	CHECK(jd(s0, "adamw_step/wte_lambdas") == 1);
+	CHECK(jd(s0, "exp_avg/wte_lambdas/0") == 0 && jd(s0, "exp_avg_sq/wte_lambdas/1") == 0);
+	CHECK(jd(modes, "4/steps/1/adamw_step/wte_lambdas") == 2);
+	/* nostep0_all: no family moves at step 0, no wte_lambdas in this config */
+	s0 = jget(modes, "5/steps/0");
+	CHECK(jd(s0, "value_after/x0_lambdas/1") == jd(s0, "value/x0_lambdas/1"));
+	CHECK(jd(s0, "value_after/resid_lambdas/0") == jd(s0, "value/resid_lambdas/0"));
+	CHECK(jd(s0, "adamw_step/resid_lambdas") == 0 && !jget(s0, "grad/wte_lambdas"));
+	CHECK(jd(modes, "5/steps/1/adamw_step/resid_lambdas") == 1);
+	/* the next step starts from the values the previous one left */
+	CHECK(jd(modes, "0/steps/1/value/x0_lambdas/0") == jd(modes, "0/steps/0/value_after/x0_lambdas/0"));
+	cJSON_Delete(r);
+	step0_shards_free(sh, ns);
+}
+
 int main(void)
 {
 	snprintf(cfg_path, sizeof cfg_path, "%s/train/tiny.cfg", t_fixtures());
@@ -246,5 +421,8 @@ int main(void)
 	RUN(shards_resolve);
 	RUN(float64_gradient_is_the_closed_form);
 	RUN(float64_gradient_is_the_finite_difference);
+	RUN(displacement_is_the_adamw_step);
+	RUN(audit_record);
+	RUN(trajectory_modes);
 	return t_done();
 }
