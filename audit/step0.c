@@ -109,7 +109,7 @@ int step0_shards_resolve(const char *const *paths, int n, const char *data_dir, 
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
 			step0_shards_free(v, nv);
-			return err_errno(e, EXIT_SYS, "cannot open '%s'", paths[i]);
+			return err_errno(e, EXIT_USAGE, "cannot open '%s'", paths[i]);
 		}
 		if (S_ISDIR(st.st_mode)) {
 			if (shards_from_dir(paths[i], &v, &nv, e) < 0) {
