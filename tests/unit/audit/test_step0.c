@@ -14,6 +14,7 @@
 
 #include "../t.h"
 #include "audit/step0.h"
+#include "lib/bf16.h"
 #include "lib/json.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
@@ -413,6 +414,108 @@ TEST(trajectory_modes)
 	step0_shards_free(sh, ns);
 }
 
+/* ---- against PyTorch (tests/fixtures/step0/torch_step0.json, make.py) ---- */
+
+/* The fixture generator of tests/reference/torch_model.py (fixture_value):
+ * a (2u - 1), u from mix64(seed + fnv1a(name) + (j+1) golden). */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void fill_fixture(struct param *p, uint64_t seed, double a, int bf16)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *s = p->name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	for (size_t j = 0; j < p->numel; j++) {
+		uint64_t z = mix64(seed + h + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
+		float v = (float)(a * (2 * ((double)(z >> 11) * 0x1.0p-53) - 1));
+		p->w[j] = bf16 ? bf16_round(v) : v;
+	}
+}
+
+TEST(float64_gradient_matches_pytorch)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/step0/torch_step0.json", t_fixtures());
+	struct err e;
+	cJSON *j = json_read_file(path, 0, &e);
+	if (!j) {
+		printf("  %s\n", e.msg);
+		CHECK(0);
+		return;
+	}
+	struct config c;
+	config_defaults(&c);
+	const cJSON *kv;
+	cJSON_ArrayForEach(kv, cJSON_GetObjectItem(j, "config"))
+		CHECK(config_set(&c, kv->valuestring, &e) == 0);
+	CHECK(config_validate(&c, &e) == 0);
+	/* the step-0 model with the fixture's wte and lm_head, as a checkpoint */
+	char ck[] = "/tmp/test_step0_XXXXXX", cpath[300];
+	CHECK(mkdtemp(ck) != NULL);
+	snprintf(cpath, sizeof cpath, "%s/torch.safetensors", ck);
+	struct model *m;
+	CHECK(model_create(&c, &m, &e) == 0);
+	uint64_t seed = (uint64_t)cJSON_GetObjectItem(j, "fill_seed")->valuedouble;
+	struct param *wte = param_find(model_params(m), "transformer.wte.weight");
+	struct param *lm = param_find(model_params(m), "lm_head.weight");
+	fill_fixture(wte, seed, 1.0, 1);
+	fill_fixture(lm, seed, sqrt(3.0 / (double)lm->cols), 0);
+	CHECK(model_save(m, cpath, NULL, &e) == 0);
+	model_free(m);
+	snprintf(c.init_from, sizeof c.init_from, "%s", cpath);
+	/* the fixture's batch as one micro-step */
+	int B = cJSON_GetObjectItem(j, "B")->valueint, T = cJSON_GetObjectItem(j, "T")->valueint;
+	int32_t in[B * T], tg[B * T], *pin = in, *ptg = tg;
+	int rows = B;
+	double scale = 1;
+	for (int i = 0; i < B * T; i++) {
+		in[i] = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "inputs"), i)->valueint;
+		tg[i] = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "targets"), i)->valueint;
+	}
+	struct step0_batch b = {.n_micro = 1, .T = T, .rows = &rows, .scale = &scale, .inputs = &pin,
+				.targets = &ptg, .tokens = B * T};
+	const cJSON *grads = cJSON_GetObjectItem(j, "grads");
+	double big = 0;
+	for (int i = STEP0_NEPS - 1; i >= 0; i--) {
+		const char *lab = step0_eps_label[i];
+		struct step0_eval g, cf;
+		CHECK(step0_eval_run(&c, &b, 1, step0_eps[i], &g, &e) == 0);
+		CHECK(step0_closed_form(&c, &b, step0_eps[i], &cf, &e) == 0);
+		CHECK_NEAR(g.loss, cJSON_GetObjectItem(cJSON_GetObjectItem(j, "loss"), lab)->valuedouble, 1e-13);
+		double worst = 0;
+		for (int f = 0; f < S0_NFAM; f++) {
+			const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(grads, lab), step0_family_name(f));
+			CHECK(cJSON_GetArraySize(a) == (int)g.n[f] && g.n[f] > 0);
+			for (size_t k = 0; k < g.n[f] && k < (size_t)cJSON_GetArraySize(a); k++) {
+				double want = cJSON_GetArrayItem(a, (int)k)->valuedouble;
+				if (step0_eps[i] > 0) {
+					big = fmax(big, fabs(want));
+					CHECKF(rel(g.grad[f][k], want) <= 1e-6, "%s[%zu] eps %s: %.17g, torch %.17g",
+					       step0_family_name(f), k, lab, g.grad[f][k], want);
+					CHECK(rel(cf.grad[f][k], want) <= 1e-6);
+					worst = fmax(worst, rel(g.grad[f][k], want));
+				} else {
+					/* eps = 0: both zero to rounding, far below the eps > 0 values */
+					CHECK(fabs(g.grad[f][k]) <= 1e-15 * cf.mag[f][k]);
+					CHECK(fabs(want) <= 1e-6 * big && fabs(g.grad[f][k]) <= 1e-6 * big);
+				}
+			}
+		}
+		if (step0_eps[i] > 0)
+			printf("  eps %s: within %.2g of PyTorch\n", lab, worst);
+		step0_eval_free(&g);
+		step0_eval_free(&cf);
+	}
+	unlink(cpath);
+	rmdir(ck);
+	cJSON_Delete(j);
+}
+
 int main(void)
 {
 	snprintf(cfg_path, sizeof cfg_path, "%s/train/tiny.cfg", t_fixtures());
@@ -424,5 +527,6 @@ int main(void)
 	RUN(displacement_is_the_adamw_step);
 	RUN(audit_record);
 	RUN(trajectory_modes);
+	RUN(float64_gradient_matches_pytorch);
 	return t_done();
 }
