@@ -15,9 +15,9 @@
  * Every output element is written by one thread that sums in a fixed order:
  * no atomics, so results are bitwise reproducible run to run.
  *
- * Left out: tensor cores (scores and products run in fp32 on the CUDA cores:
- * correct first; a bf16 WMMA/wgmma variant is the next step for speed),
- * head widths above 128, dropout, non-causal masks.
+ * Left out: tensor cores here (scores and products run in fp32 on the CUDA
+ * cores; kernels/attention_tc.cu is the bf16 WMMA variant, chosen with
+ * tc = 1), head widths above 128, dropout, non-causal masks.
  * Reference: Dao et al., FlashAttention (2022), Algorithms 1 and 2; Dao,
  * FlashAttention-2 (2023) section 3 (work split over query and key blocks);
  * the CPU reference trainer/backend_cpu_ops.h attn_fwd / attn_bwd.
@@ -339,8 +339,12 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 }
 
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale)
+		     int B, int T, int H, int D, int64_t window, float scale, int tc)
 {
+	if (tc && D == 128) {
+		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, D, window, scale);
+		return;
+	}
 	dim3 g;
 	attn_grid("attn_fwd", B, T, H, D, &g);
 	size_t sm = (size_t)(AT_ROWS * D + AT_COLS * (D + 1) + AT_COLS * D) * sizeof(float);
@@ -352,7 +356,7 @@ void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const
 
 void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale)
+		     int B, int T, int H, int D, int64_t window, float scale, int tc)
 {
 	dim3 g;
 	attn_grid("attn_bwd", B, T, H, D, &g);
@@ -362,6 +366,11 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const flo
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
 	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
 	k_attn_rowdot<<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
+	if (tc && D == 128) {
+		attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
+		cuda_scratch_free(Dd, nd);
+		return;
+	}
 	size_t s1 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1) + 2 * AT_COLS) * sizeof(float);
 	size_t s2 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1)) * sizeof(float);
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv,

@@ -38,6 +38,7 @@ static struct {
 	cudaStream_t st;
 	cublasHandle_t blas;
 	enum cuda_mm_mode mm;
+	enum cuda_attn_mode attn;
 	size_t in_use, peak;
 	size_t dev_peak, dev_total;
 } g_cu;
@@ -99,6 +100,9 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasCreate(&g_cu.blas));
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
+	const char *am = getenv("SUPKIT_CUDA_ATTN");
+	if (am && strcmp(am, "tc") == 0)
+		g_cu.attn = CUDA_ATTN_TC;
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -152,6 +156,12 @@ extern "C" int cuda_device_name(char *buf, size_t n)
 extern "C" void cuda_set_matmul_mode(enum cuda_mm_mode mode)
 {
 	g_cu.mm = mode;
+}
+
+extern "C" void cuda_set_attn_mode(enum cuda_attn_mode mode)
+{
+	cuda_init();
+	g_cu.attn = mode;
 }
 
 /* Managed blocks carry their size in a 256-byte prefix (alignment kept). */
@@ -945,7 +955,8 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y), *pl = fout(&c, lse);
-	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale);
+	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale,
+			g_cu.attn == CUDA_ATTN_TC);
 	ctx_done(&c);
 }
 
@@ -966,7 +977,8 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pdy = fin(&c, dy), *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	const float *py = fin(&c, y), *pl = fin(&c, lse);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
-	attn_bwd_launch(pdq, pdk, pdv, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale);
+	attn_bwd_launch(pdq, pdk, pdv, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
+			g_cu.attn == CUDA_ATTN_TC);
 	ctx_done(&c);
 }
 

@@ -49,6 +49,15 @@ enum cuda_mm_mode {
 };
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 
+/* Attention kernels for head width 128 (other widths always use the fp32
+ * ones). The environment variable SUPKIT_CUDA_ATTN=tc selects CUDA_ATTN_TC
+ * at initialisation. */
+enum cuda_attn_mode {
+	CUDA_ATTN_F32,  /* fp32 on CUDA cores (default; kernels/attention.cu) */
+	CUDA_ATTN_TC    /* bf16 tensor cores, fp32 accumulation (kernels/attention_tc.cu) */
+};
+void cuda_set_attn_mode(enum cuda_attn_mode mode);
+
 /* Polar Express on `batch` row-major m x n fp32 matrices stored one after
  * another at X, in place (device, managed or host memory): the GPU twin of
  * trainer/optim.h polar_express_f32 with the same rounding points (bf16 = 1:

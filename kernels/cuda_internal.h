@@ -37,12 +37,20 @@ void *cuda_scratch_alloc(const char *op, size_t n);
 void cuda_scratch_free(void *p, size_t n);
 
 /* Sliding-window causal attention (kernels/attention.cu). q, k, v, y, dy,
- * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. */
+ * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. With tc
+ * = 1 and D = 128 the tensor-core kernels of kernels/attention_tc.cu run
+ * (bf16 inputs, fp32 accumulation); otherwise the fp32 kernels. */
 #define ATTN_MAX_D 128
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale);
+		     int B, int T, int H, int D, int64_t window, float scale, int tc);
 void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale);
+		     int B, int T, int H, int D, int64_t window, float scale, int tc);
+/* kernels/attention_tc.cu, D = 128 only; Dd (B,H,T) = rowsum(dy * y). */
+void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			int B, int T, int H, int D, int64_t window, float scale);
+void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+			const float *k, const float *v, const float *Dd, const float *lse,
+			int B, int T, int H, int D, int64_t window, float scale);
 
 #endif

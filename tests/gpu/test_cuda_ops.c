@@ -268,7 +268,13 @@ TEST(rope)
 
 /* ---- attention ---- */
 
-static void attn_case(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window)
+static double rel_fro(const float *a, const float *b, size_t n);
+
+/* tc = 0: the fp32 kernels, max-norm tolerances; tc = 1: the bf16 tensor-core
+ * kernels (D = 128), relative Frobenius 2e-2 on y, dq, dk, dv and 3e-2 nats
+ * on lse: q, k, v, dy and the probabilities are rounded to bf16 (2^-9 each,
+ * a handful of roundings per product). */
+static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window, int tc)
 {
 	int64_t n = B * T * H * D, nl = B * H * T;
 	double sc = 1.0 / sqrt((double)D);
@@ -284,17 +290,31 @@ static void attn_case(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window
 	struct tensor hdq = A4(dq), hdk = A4(dk), hdv = A4(dv);
 	struct tensor tq = A4(gq), tk = A4(gk), tv = A4(gv), tdy = A4(gdy), ty = A4(gy), tl = L3(gl);
 	struct tensor tdq = A4(gdq), tdk = A4(gdk), tdv = A4(gdv);
+	cuda_set_attn_mode(tc ? CUDA_ATTN_TC : CUDA_ATTN_F32);
 	CPU->attn_fwd(&hy, &hl, &hq, &hk, &hv, window, sc);
 	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
-	printf("  attn B%lld T%lld H%lld D%lld w%lld\n", (long long)B, (long long)T, (long long)H,
-	       (long long)D, (long long)window);
-	CLOSE(gy, y, n, 2e-5);
-	CLOSE(gl, l, nl, 2e-5);
+	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n", tc ? " (tensor cores)" : "", (long long)B,
+	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
 	GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
-	CLOSE(gdq, dq, n, 1e-4);
-	CLOSE(gdk, dk, n, 1e-4);
-	CLOSE(gdv, dv, n, 1e-4);
+	if (!tc) {
+		CLOSE(gy, y, n, 2e-5);
+		CLOSE(gl, l, nl, 2e-5);
+		CLOSE(gdq, dq, n, 1e-4);
+		CLOSE(gdk, dk, n, 1e-4);
+		CLOSE(gdv, dv, n, 1e-4);
+	} else {
+		double el = 0;
+		for (int64_t i = 0; i < nl; i++)
+			el = fmax(el, fabs((double)gl[i] - l[i]));
+		CHECKF(el <= 3e-2, "lse error %.3g", el);
+		const float *g4[] = { gy, gdq, gdk, gdv }, *c4[] = { y, dq, dk, dv };
+		const char *nm[] = { "y", "dq", "dk", "dv" };
+		for (int i = 0; i < 4; i++) {
+			double e = rel_fro(g4[i], c4[i], n);
+			CHECKF(e <= 2e-2, "%s: relative Frobenius error %.3g", nm[i], e);
+		}
+	}
 	/* bitwise reproducible */
 	float *c1 = dupf(gdk, n);
 	GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
@@ -306,11 +326,25 @@ static void attn_case(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window
 	CHECK(memcmp(sy, gy, n * 4) == 0 && memcmp(sl, gl, nl * 4) == 0);
 #undef A4
 #undef L3
+	cuda_set_attn_mode(CUDA_ATTN_F32);
 	free(q), free(k), free(v), free(dy), free(y), free(l), free(dq), free(dk), free(dv);
 	free(c1), free(sy), free(sl);
 	float *g[] = { gq, gk, gv, gdy, gy, gl, gdq, gdk, gdv };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(g[i]);
+}
+
+static void attn_case(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window)
+{
+	attn_case_mode(B, T, H, D, window, 0);
+}
+
+TEST(attention_tensor_cores)
+{
+	attn_case_mode(2, 100, 2, 128, 1000, 1);
+	attn_case_mode(1, 200, 2, 128, 17, 1);
+	attn_case_mode(1, 130, 1, 128, 64, 1);
+	attn_case_mode(1, 70, 1, 128, 0, 1);
 }
 
 TEST(attention_d128)
@@ -613,6 +647,7 @@ int main(void)
 	RUN(rope);
 	RUN(attention_d128);
 	RUN(attention_small_heads);
+	RUN(attention_tensor_cores);
 	RUN(softcap_ce);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
