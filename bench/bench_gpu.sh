@@ -9,6 +9,7 @@
 # Figures only, nothing asserted.
 #   GPU_BENCH_STEPS (3) timed steps per depth after one warm-up step
 #   GPU_BENCH_BUDGET (150) seconds per depth and side
+#   SUPKIT_CUDA_ATTN=tc   train with the tensor-core attention kernels
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -2,11 +2,14 @@
 # gpu-check.sh OUTDIR: every GPU check in one go on a machine with an NVIDIA
 # GPU (made for a lent H200; under 8 minutes): build with GPU=1 into
 # build/gpu, run the GPU tests (tests/gpu/cuda.sh: every backend op against
-# the CPU backend, 20 training steps on both; tests/gpu/select.sh; the nvcc
-# compile test), then the GPU benchmark (bench/bench_gpu.sh: op timings,
+# the CPU backend, 20 training steps on both; tests/gpu/select.sh; the build
+# itself compiles every kernels/*.cu), then the GPU benchmark (bench/bench_gpu.sh: op timings,
 # tokens/s and MFU at depth 6 and 8, B 64, T 2048, PyTorch side by side when
 # importable). Logs and OUTDIR/summary.txt are written under OUTDIR; each
-# phase runs under a time limit so the whole stays inside the budget.
+# phase runs under a time limit (150 + 120 + 30 + 170 s at most) so the
+# whole stays under 8 minutes; a benchmark cut short keeps its RESULT lines.
+# The tensor-core attention is timed in the benchmark's op section and
+# tested in cuda_ops; training runs use the default fp32 attention.
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
 # 1 when a test failed, 4 when the build failed, 2 on bad usage.
 set -u
@@ -35,7 +38,7 @@ note "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format
 
 # 1. build (GPU=1 into its own folder, so the CPU build is untouched)
 t0=$SECONDS
-timeout -k 5 300 make -j"$jobs" GPU=1 BUILD=build/gpu BIN=build/gpu/bin \
+timeout -k 5 150 make -j"$jobs" GPU=1 BUILD=build/gpu BIN=build/gpu/bin \
 	build/gpu/liblib.a build/gpu/libtrainer.a build/gpu/libkernels.a build/gpu/bin/supkit-audit \
 	>"$out/build.log" 2>&1
 brc=$?
@@ -61,9 +64,8 @@ suite() { # name limit command...
 		grep -E 'FAIL|CHECK|error|skipped' "$out/$name.log" | head -n 20 | sed 's/^/    /' | tee -a "$summary"
 	fi
 }
-suite cuda_ops 240 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
-suite select 60 env BUILD=build/gpu bash tests/gpu/select.sh
-suite cuda_compile 120 bash tests/cli/cuda_compile.sh
+suite cuda_ops 120 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
+suite select 30 env BUILD=build/gpu bash tests/gpu/select.sh
 # on a GPU machine the op tests must run, not skip
 if grep -q '^0 passed' "$out/cuda_ops.log"; then
 	note "test cuda_ops: nothing ran on a machine meant to have a GPU"
@@ -73,10 +75,10 @@ grep -E '^skip|skipped:|^  step|^memory|^device' "$out/cuda_ops.log" >>"$summary
 
 # 3. benchmark (figures only)
 t0=$SECONDS
-timeout -k 5 330 env GPU=1 BUILD=build/gpu BIN=build/gpu/bin GPU_BENCH_STEPS=2 GPU_BENCH_BUDGET=45 \
+timeout -k 5 170 env GPU=1 BUILD=build/gpu BIN=build/gpu/bin GPU_BENCH_STEPS=2 GPU_BENCH_BUDGET=30 \
 	bash bench/bench_gpu.sh >"$out/bench.log" 2>"$out/bench.err"
 note "bench: exit $? ($((SECONDS - t0)) s; log bench.log, bench.err)"
-sed -n '/^device:/p; /^matmul/p; /^attention/p; /^note/p; /^model runs/p; /^== summary/,$p' \
+sed -n '/^device:/p; /^matmul/p; /^attention/p; /^note/p; /^model runs/p; /^RESULT/p; /^skipped/p; /^== summary/,$p' \
 	"$out/bench.log" >>"$summary"
 note "total: $((SECONDS - t_start)) s; tests $( ((failed)) && echo FAILED || echo passed)"
 exit $((failed ? 1 : 0))

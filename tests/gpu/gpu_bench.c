@@ -4,12 +4,13 @@
  *   gpu_bench ops  [--batch B] [--seq T]
  *       matmul and attention fwd/bwd through the CUDA backend table at the
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
- *       buffers: time per op and TFLOP/s.
+ *       buffers: time per op and TFLOP/s (attention with both kernels).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
  *       the real model with backend = cuda on random tokens after one warm-up
  *       step: "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..."
- *       lines for the script. Stops early past --budget seconds.
+ *       lines for the script. Stops early past --budget seconds. The
+ *       attention kernel follows SUPKIT_CUDA_ATTN (tc: tensor cores).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
@@ -75,15 +76,21 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 	for (int64_t t = 0; t < T; t++)
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
-	g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
-	double t0 = now_seconds();
-	g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
-	double t1 = now_seconds();
-	g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
-	double t2 = now_seconds();
-	printf("attention B%d T%d H%d D%d window %-5lld fwd %8.2f ms %6.1f TFLOP/s  bwd %8.2f ms "
-	       "%6.1f TFLOP/s\n", B, T, H, D, (long long)w, (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12,
-	       (t2 - t1) * 1e3, 2.5 * ff / (t2 - t1) / 1e12);
+	for (int tc = 0; tc < 2; tc++) {
+		cuda_set_attn_mode(tc ? CUDA_ATTN_TC : CUDA_ATTN_F32);
+		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
+		double t0 = now_seconds();
+		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
+		double t1 = now_seconds();
+		g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
+		double t2 = now_seconds();
+		printf("attention %-4s B%d T%d H%d D%d window %-5lld fwd %8.2f ms %6.1f TFLOP/s  bwd "
+		       "%8.2f ms %6.1f TFLOP/s\n", tc ? "tc" : "fp32", B, T, H, D, (long long)w,
+		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
+		       2.5 * ff / (t2 - t1) / 1e12);
+	}
+	cuda_set_attn_mode(getenv("SUPKIT_CUDA_ATTN") && !strcmp(getenv("SUPKIT_CUDA_ATTN"), "tc")
+				   ? CUDA_ATTN_TC : CUDA_ATTN_F32);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(all[i]);
@@ -179,9 +186,10 @@ static int run_train(int depth, int B, int T, int steps, double budget)
 		double dt = (now_seconds() - t0) / done;
 		struct cuda_mem_stats ms;
 		cuda_mem_stats(&ms);
-		printf("RESULT depth=%d batch=%d seq=%d accum=%d steps=%d tokens_per_s=%.0f step_s=%.4f "
-		       "peak_mib=%.0f resident=%d\n", depth, B, T, K, done, (double)B * T * K / dt, dt,
-		       (double)ms.device_peak / 1048576.0, resident);
+		const char *am = getenv("SUPKIT_CUDA_ATTN");
+		printf("RESULT attn=%s depth=%d batch=%d seq=%d accum=%d steps=%d tokens_per_s=%.0f "
+		       "step_s=%.4f peak_mib=%.0f resident=%d\n", am ? am : "fp32", depth, B, T, K, done,
+		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0, resident);
 	}
 	free(tok);
 	optim_free(o);
