@@ -384,9 +384,11 @@ int step0_closed_form(const struct config *c, const struct step0_batch *b, doubl
 	const double *res = ev->value[S0_RESID], *x0l = ev->value[S0_X0];
 	const double *wl = ev->value[S0_WTE], *ol = ev->value[S0_OUT];
 	double es = mc->anchor == ANCHOR_SHARED ? mc->shared_eps : en;
-	double *x0 = xmalloc((size_t)C * sizeof *x0), *z = xmalloc((size_t)V * sizeof *z);
-	double *u = xmalloc((size_t)C * sizeof *u), *aprev = xmalloc((size_t)L * sizeof *aprev);
-	double *P = xmalloc((size_t)L * sizeof *P);
+	enum { NB = 256 };   /* tokens a block: two dgemm a block */
+	double *X0 = xmalloc((size_t)NB * C * sizeof *X0), *Z = xmalloc((size_t)NB * V * sizeof *Z);
+	double *U = xmalloc((size_t)NB * C * sizeof *U), *aprev = xmalloc((size_t)L * sizeof *aprev);
+	double *P = xmalloc((size_t)L * sizeof *P), *tok = xmalloc((size_t)NB * 4 * sizeof *tok);
+	int *ys = xmalloc((size_t)NB * sizeof *ys);
 	for (int i = L - 1; i >= 0; i--)
 		P[i] = i == L - 1 ? 1.0 : P[i + 1] * res[i + 1];
 	for (int k = 0; k < b->n_micro; k++) {
@@ -396,80 +398,93 @@ int step0_closed_form(const struct config *c, const struct step0_batch *b, doubl
 		if (!cnt)
 			continue;
 		double wt = b->scale[k] / (double)cnt;
-		for (int64_t n = 0; n < NT; n++) {
-			int y = b->targets[k][n];
-			if (y < 0)
-				continue;
-			const double *w = wte + (size_t)b->inputs[k][n] * C;
-			double m2 = 0;
-			for (int j = 0; j < C; j++)
-				m2 += w[j] * w[j];
-			m2 /= C;
-			double s = sqrt(m2 + en), q = 0;
-			for (int j = 0; j < C; j++) {
-				x0[j] = w[j] / s;
-				q += x0[j] * x0[j];
-			}
-			q /= C;
-			double cw = wl ? s / sqrt(m2 + es) : 0;   /* x0_wte = cw x0 */
-			double a = 1;
-			for (int i = 0; i < L; i++) {
-				aprev[i] = a;
-				a = res[i] * a + x0l[i] + (wl ? wl[i] * cw : 0);
-			}
-			double alpha = a + (ol ? ol[0] + ol[1] * cw : 0);
-			double r = sqrt(alpha * alpha * q + en);
-			/* logits = cap tanh(z / cap), z = N lm^T, N = alpha x0 / r */
-			double zmax = -INFINITY;
-			for (int v = 0; v < V; v++) {
-				const double *lv = lm + (size_t)v * C;
-				double d = 0;
+		for (int64_t n0 = 0; n0 < NT;) {
+			/* gather a block of tokens with targets: x0 rows and per-token scalars */
+			int nb = 0;
+			for (; n0 < NT && nb < NB; n0++) {
+				int y = b->targets[k][n0];
+				if (y < 0)
+					continue;
+				const double *w = wte + (size_t)b->inputs[k][n0] * C;
+				double *x0 = X0 + (size_t)nb * C, m2 = 0, q = 0;
 				for (int j = 0; j < C; j++)
-					d += lv[j] * x0[j];
-				z[v] = cap * tanh(d * alpha / r / cap);
-				if (z[v] > zmax)
-					zmax = z[v];
+					m2 += w[j] * w[j];
+				m2 /= C;
+				double sd = sqrt(m2 + en);
+				for (int j = 0; j < C; j++) {
+					x0[j] = w[j] / sd;
+					q += x0[j] * x0[j];
+				}
+				q /= C;
+				double cw = wl ? sd / sqrt(m2 + es) : 0;   /* x0_wte = cw x0 */
+				double a = 1;
+				for (int i = 0; i < L; i++)
+					a = res[i] * a + x0l[i] + (wl ? wl[i] * cw : 0);
+				double alpha = a + (ol ? ol[0] + ol[1] * cw : 0);
+				double *tk = tok + (size_t)nb * 4;
+				tk[0] = cw;
+				tk[1] = alpha;
+				tk[2] = sqrt(alpha * alpha * q + en);   /* r */
+				ys[nb++] = y;
 			}
-			double se = 0;
-			for (int v = 0; v < V; v++)
-				se += exp(z[v] - zmax);
-			double lse = zmax + log(se);
-			ev->loss += wt * (lse - z[y]);
-			for (int j = 0; j < C; j++)
-				u[j] = 0;
-			for (int v = 0; v < V; v++) {
-				double p = exp(z[v] - lse), th = z[v] / cap;
-				double dz = wt * (p - (v == y)) * (1 - th * th);
-				const double *lv = lm + (size_t)v * C;
-				for (int j = 0; j < C; j++)
-					u[j] += dz * lv[j];
-			}
-			double ux = 0;
-			for (int j = 0; j < C; j++)
-				ux += u[j] * x0[j];
-			double D = en * ux / (r * r * r), Mg = fabs(ux) / r;
-			for (int i = 0; i < L; i++) {
-				ev->grad[S0_RESID][i] += P[i] * aprev[i] * D;
-				ev->grad[S0_X0][i] += P[i] * D;
-				ev->mag[S0_RESID][i] += fabs(P[i] * aprev[i]) * Mg;
-				ev->mag[S0_X0][i] += fabs(P[i]) * Mg;
-				if (wl) {
-					ev->grad[S0_WTE][i] += P[i] * cw * D;
-					ev->mag[S0_WTE][i] += fabs(P[i] * cw) * Mg;
+			if (!nb)
+				break;
+			/* Z = X0 lm^T (nb x V); logits = cap tanh(Z alpha / r / cap) */
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, V, C, 1.0, X0, C, lm, C, 0.0, Z, V);
+			for (int t = 0; t < nb; t++) {
+				double *z = Z + (size_t)t * V, sc = tok[t * 4 + 1] / tok[t * 4 + 2], zmax = -INFINITY;
+				for (int v = 0; v < V; v++) {
+					z[v] = cap * tanh(z[v] * sc / cap);
+					zmax = z[v] > zmax ? z[v] : zmax;
+				}
+				double se = 0;
+				for (int v = 0; v < V; v++)
+					se += exp(z[v] - zmax);
+				double lse = zmax + log(se);
+				ev->loss += wt * (lse - z[ys[t]]);
+				/* d loss / d (pre-softcap logit) */
+				for (int v = 0; v < V; v++) {
+					double p = exp(z[v] - lse), th = z[v] / cap;
+					z[v] = wt * (p - (v == ys[t])) * (1 - th * th);
 				}
 			}
-			if (ol) {
-				ev->grad[S0_OUT][0] += D;
-				ev->grad[S0_OUT][1] += cw * D;
-				ev->mag[S0_OUT][0] += Mg;
-				ev->mag[S0_OUT][1] += fabs(cw) * Mg;
+			/* U = dZ lm (nb x C): u = d loss / d N for each token */
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, C, V, 1.0, Z, V, lm, C, 0.0, U, C);
+			for (int t = 0; t < nb; t++) {
+				const double *u = U + (size_t)t * C, *x0 = X0 + (size_t)t * C;
+				double cw = tok[t * 4], r = tok[t * 4 + 2], ux = 0;
+				for (int j = 0; j < C; j++)
+					ux += u[j] * x0[j];
+				double D = en * ux / (r * r * r), Mg = fabs(ux) / r, a = 1;
+				for (int i = 0; i < L; i++) {
+					aprev[i] = a;
+					a = res[i] * a + x0l[i] + (wl ? wl[i] * cw : 0);
+				}
+				for (int i = 0; i < L; i++) {
+					ev->grad[S0_RESID][i] += P[i] * aprev[i] * D;
+					ev->grad[S0_X0][i] += P[i] * D;
+					ev->mag[S0_RESID][i] += fabs(P[i] * aprev[i]) * Mg;
+					ev->mag[S0_X0][i] += fabs(P[i]) * Mg;
+					if (wl) {
+						ev->grad[S0_WTE][i] += P[i] * cw * D;
+						ev->mag[S0_WTE][i] += fabs(P[i] * cw) * Mg;
+					}
+				}
+				if (ol) {
+					ev->grad[S0_OUT][0] += D;
+					ev->grad[S0_OUT][1] += cw * D;
+					ev->mag[S0_OUT][0] += Mg;
+					ev->mag[S0_OUT][1] += fabs(cw) * Mg;
+				}
 			}
 		}
 	}
-	free(x0);
-	free(z);
-	free(u);
+	free(X0);
+	free(Z);
+	free(U);
 	free(aprev);
+	free(tok);
+	free(ys);
 	free(P);
 	model_free(m);
 	return 0;

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 /* test_step0.c: the step-0 audit (audit/step0.c) against the closed form of
- * SPEC section 8 and a central finite difference of the float64 loss, the
+ * SPEC section 8, a central finite difference of the float64 loss and
+ * PyTorch's float64 autograd (tests/fixtures/step0/torch_step0.json, made by
+ * make.py there with tests/reference/torch_model.py), the
  * eps = 0 scale invariance, the trainer optimizer's step-0 displacement
  * against the AdamW formula of SPEC 2, the batch the trainer draws, and the
  * trajectory's step-0 modes (SPEC 3). Model: tests/fixtures/train/tiny.cfg on
