@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 /* test_step0.c: the step-0 audit (audit/step0.c) against the closed form of
  * SPEC section 8, a central finite difference of the float64 loss and
  * PyTorch's float64 autograd (tests/fixtures/step0/torch_step0.json, made by
@@ -8,6 +7,7 @@
  * trajectory's step-0 modes (SPEC 3). Model: tests/fixtures/train/tiny.cfg on
  * tests/fixtures/train/data (depth 2, d 64, V 512, T 64, B 4, K 2).
  * Leaves out: the CLI (tests/cli/audit_step0.sh). */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
