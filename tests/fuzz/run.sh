@@ -8,7 +8,7 @@
 # tests/fuzz/corpus/NAME), with a 10 s per-input timeout and a 2 GiB RSS
 # limit, in libFuzzer's fork mode with one job (-fork=1), which goes on past
 # crashes, leaks, timeouts and OOMs. Each finding is replayed once to get
-# its signature (the first frame in the project's sources, or the kind for a
+# its signature (the first two frames in the project's sources, or the kind for a
 # timeout or OOM); one input per new signature is minimised into
 # tests/fuzz/regressions/NAME/<kind>-<sha1 prefix>. A line per harness
 # (executions, seconds, findings) is printed and appended to
@@ -57,7 +57,7 @@ for name in "$@"; do
 		if [[ $kind == crash || $kind == leak ]]; then
 			sig=$(ASAN_OPTIONS=detect_leaks=1 timeout 60 "$bin" -runs=1 "$a" 2>&1 |
 				grep -oE " in [A-Za-z_0-9]+ $PWD/[^ ]+" | grep -v 'tests/fuzz/driver' |
-				head -n 1 | sed "s| in ||; s|$PWD/||")
+				head -n 2 | sed "s| in ||; s|$PWD/||" | paste -sd' ')
 			sig="$kind ${sig:-unknown}"
 		fi
 		grep -qxF -- "$sig" "$sigs" && continue
