@@ -41,6 +41,7 @@ static struct {
 	enum cuda_attn_mode attn;
 	size_t in_use, peak;
 	size_t dev_peak, dev_total;
+	uint64_t ops;
 } g_cu;
 
 static void bk_fail(const char *op, const char *what)
@@ -300,6 +301,8 @@ static void ctx_done(struct opctx *c)
 		cuda_scratch_free(c->s[i].dev, c->s[i].bytes);
 	CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
 	c->n = 0;
+	if (++g_cu.ops % 64 == 0)   /* the device's own figure, sampled */
+		dev_sample();
 }
 
 static size_t tbytes(const struct tensor *t)
