@@ -11,6 +11,15 @@
  * row-block recomputation of FlashAttention (Dao et al. 2022, Alg. 1-2)
  * without the on-chip tiling.
  */
+/* The elementwise loops are written plainly; GCC's -O2 cost model leaves
+ * them scalar, and its default -ftrapping-math keeps the ?: of relu2 a
+ * branch (which mispredicts on random signs). O3 without trapping math
+ * vectorises them. Bit-exact: trapping math only concerns FP exception
+ * flags; there is no -ffast-math, so sums keep their order, and ISO C mode
+ * keeps -ffp-contract=off (no FMA contraction). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
