@@ -534,7 +534,7 @@ static void progress_note(int quiet, const char *what)
 cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 		   const char *const *shard_names, int n_shards, int quiet, struct err *e)
 {
-	struct step0_eval f64[STEP0_NEPS + 1], cf[STEP0_NEPS], lo, ref;
+	struct step0_eval f64[STEP0_NEPS], cf[STEP0_NEPS + 1], lo, ref;
 	int nf = 0, ncf = 0, ref_at = -1, have_lo = 0, have_ref = 0;
 	cJSON *rep = NULL;
 	char sha[65], lab[64];
@@ -546,7 +546,7 @@ cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 		if (step0_eval_run(c, b, 1, step0_eps[i], &f64[nf], e) < 0)
 			goto out;
 		nf++;
-		if (step0_eps[i] == c->norm_eps)
+		if (step0_eps[i] == c->norm_eps && (c->anchor != ANCHOR_SHARED || c->shared_eps == c->norm_eps))
 			ref_at = i;
 	}
 	if (ref_at < 0) {
@@ -556,12 +556,12 @@ cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 		have_ref = 1;
 	}
 	cJSON *cfa = cJSON_CreateArray(), *cfskip = NULL;
-	for (int i = 0; i < STEP0_NEPS; i++) {
-		if (step0_eps[i] == 0)
+	for (int i = 0; i <= STEP0_NEPS; i++) {
+		if (i == STEP0_NEPS ? !have_ref : step0_eps[i] == 0)
 			continue;
 		struct err ce;
 		err_clear(&ce);
-		int r = step0_closed_form(c, b, step0_eps[i], &cf[ncf], &ce);
+		int r = step0_closed_form(c, b, i == STEP0_NEPS ? -1 : step0_eps[i], &cf[ncf], &ce);
 		if (r < 0) {
 			*e = ce;
 			cJSON_Delete(cfa);
@@ -571,7 +571,7 @@ cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 			cfskip = cJSON_CreateString(ce.msg);
 			break;
 		}
-		cJSON_AddItemToArray(cfa, eval_json(&cf[ncf], step0_eps_label[i]));
+		cJSON_AddItemToArray(cfa, eval_json(&cf[ncf], i == STEP0_NEPS ? "config" : step0_eps_label[i]));
 		ncf++;
 	}
 	progress_note(quiet, "the trainer's arithmetic (fp32, bf16 embeddings and RoPE tables)");

@@ -319,8 +319,28 @@ TEST(audit_record)
 	CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "float64")) == STEP0_NEPS + 1);
 	CHECK(r && !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "comparison"), "reference")->valuestring,
 			   "config"));
+	CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "closed_form")) == STEP0_NEPS);
 	cJSON_Delete(r);
 	c.norm_eps = 1.1920928955078125e-07;
+	/* shared anchor with its own eps: x0_wte = c x0, c != 1; the reference is
+	 * the config as it is, and the closed form holds there too */
+	c.anchor = ANCHOR_SHARED;
+	c.shared_eps = 1e-2;
+	struct step0_eval g, cf;
+	CHECK(step0_eval_run(&c, &b, 1, -1, &g, &e) == 0);
+	CHECK(step0_closed_form(&c, &b, -1, &cf, &e) == 0);
+	for (int f = 0; f < S0_NFAM; f++)
+		for (size_t j = 0; j < g.n[f]; j++)
+			CHECKF(rel(g.grad[f][j], cf.grad[f][j]) <= 1e-6, "%s[%zu]: %.17g vs %.17g", step0_family_name(f),
+			       j, g.grad[f][j], cf.grad[f][j]);
+	CHECK(fabs(g.grad[S0_WTE][0] / g.grad[S0_X0][0] - 1) > 1e-3);   /* c != 1 shows */
+	step0_eval_free(&g);
+	step0_eval_free(&cf);
+	r = step0_audit(&c, &b, NULL, 0, 1, &e);
+	CHECK(r && !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "comparison"), "reference")->valuestring,
+			   "config"));
+	cJSON_Delete(r);
+	c.anchor = ANCHOR_SEPARATE;
 	c.init = INIT_DENSE;
 	r = step0_audit(&c, &b, NULL, 0, 1, &e);
 	const cJSON *sk = r ? cJSON_GetObjectItem(r, "closed_form_skipped") : NULL;
