@@ -115,9 +115,11 @@ void step0_eval_free(struct step0_eval *ev);
 int step0_closed_form(const struct config *c, const struct step0_batch *b, double eps,
 		      struct step0_eval *ev, struct err *e);
 
-/* The audit record (float64 at each step0_eps and at the config's norm_eps
- * when it is not one of them, the closed form at each eps > 0, the trainer's
- * arithmetic at the config's eps). See man/src/supkit-audit-step0.mdoc for
+/* The audit record (float64 at each step0_eps, and at the config's own eps
+ * setting, labelled "config", when that is none of them: norm_eps not in the
+ * set, or anchor = shared with shared_eps != norm_eps; the closed form at
+ * each eps > 0 and "config"; the trainer's arithmetic at the config's
+ * setting; the comparison against float64 at the config's setting). See man/src/supkit-audit-step0.mdoc for
  * the layout. shard_names (may be NULL) are recorded as given. */
 cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 		   const char *const *shard_names, int n_shards, int quiet, struct err *e);
