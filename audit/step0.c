@@ -431,8 +431,8 @@ int step0_closed_form(const struct config *c, const struct step0_batch *b, doubl
 				break;
 			/* Z = X0 lm^T (nb x V); logits = cap tanh(Z alpha / r / cap) */
 			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, V, C, 1.0, X0, C, lm, C, 0.0, Z, V);
-			for (int t = 0; t < nb; t++) {
-				double *z = Z + (size_t)t * V, sc = tok[t * 4 + 1] / tok[t * 4 + 2], zmax = -INFINITY;
+			for (int ti = 0; ti < nb; ti++) {
+				double *z = Z + (size_t)ti * V, sc = tok[ti * 4 + 1] / tok[ti * 4 + 2], zmax = -INFINITY;
 				for (int v = 0; v < V; v++) {
 					z[v] = cap * tanh(z[v] * sc / cap);
 					zmax = z[v] > zmax ? z[v] : zmax;
@@ -441,18 +441,18 @@ int step0_closed_form(const struct config *c, const struct step0_batch *b, doubl
 				for (int v = 0; v < V; v++)
 					se += exp(z[v] - zmax);
 				double lse = zmax + log(se);
-				ev->loss += wt * (lse - z[ys[t]]);
+				ev->loss += wt * (lse - z[ys[ti]]);
 				/* d loss / d (pre-softcap logit) */
 				for (int v = 0; v < V; v++) {
 					double p = exp(z[v] - lse), th = z[v] / cap;
-					z[v] = wt * (p - (v == ys[t])) * (1 - th * th);
+					z[v] = wt * (p - (v == ys[ti])) * (1 - th * th);
 				}
 			}
 			/* U = dZ lm (nb x C): u = d loss / d N for each token */
 			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, C, V, 1.0, Z, V, lm, C, 0.0, U, C);
-			for (int t = 0; t < nb; t++) {
-				const double *u = U + (size_t)t * C, *x0 = X0 + (size_t)t * C;
-				double cw = tok[t * 4], r = tok[t * 4 + 2], ux = 0;
+			for (int ti = 0; ti < nb; ti++) {
+				const double *u = U + (size_t)ti * C, *x0 = X0 + (size_t)ti * C;
+				double cw = tok[ti * 4], r = tok[ti * 4 + 2], ux = 0;
 				for (int j = 0; j < C; j++)
 					ux += u[j] * x0[j];
 				double D = en * ux / (r * r * r), Mg = fabs(ux) / r, a = 1;
