@@ -17,9 +17,20 @@ srcs=(kernels/*.cu)
 if ((${#srcs[@]} == 0)); then
 	bad "kernels/*.cu" "no CUDA sources"
 fi
-for f in "${srcs[@]}"; do
-	run "$NVCC" -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall,-Werror -c \
-		-o "$TMP/$(basename "$f" .cu).o" "$f"
+# two at a time (the machine's cores are shared)
+pids=()
+for i in "${!srcs[@]}"; do
+	f=${srcs[$i]}
+	( "$NVCC" -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall,-Werror -c \
+		-o "$TMP/$i.o" "$f" >"$TMP/$i.log" 2>&1; echo $? >"$TMP/$i.rc" ) &
+	pids+=($!)
+	if (( ${#pids[@]} == 2 )); then wait "${pids[@]}"; pids=(); fi
+done
+wait
+for i in "${!srcs[@]}"; do
+	f=${srcs[$i]}
+	rc=$(cat "$TMP/$i.rc" 2>/dev/null || echo 1)
+	errout=$(cat "$TMP/$i.log" 2>/dev/null)
 	if [[ $rc == 0 && -z "$errout" ]]; then
 		ok "$f compiles with $(basename "$NVCC") for sm_90a, no warnings"
 	else
