@@ -7,8 +7,8 @@
  * after the warmup_steps (11) untimed ones; training_loop_seconds is the
  * whole loop.
  *
- * Left out here: the CUDA backend selection (model_create picks the CPU
- * reference; kernels/ adds the GPU one), distributed training.
+ * The backend (CPU reference or CUDA) is chosen by model_create through
+ * trainer/backend_select.h. Left out: distributed training.
  */
 #define _GNU_SOURCE
 #include "trainer/train.h"
@@ -30,6 +30,7 @@
 #include "lib/progress.h"
 #include "lib/safetensors.h"
 #include "trainer/accounting.h"
+#include "trainer/backend_select.h"
 #include "trainer/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
@@ -355,6 +356,10 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddNumberToObject(j, "total_seconds", total_s);
 	cJSON_AddNumberToObject(j, "peak_memory_mib", peak_rss_mib());
 	cJSON_AddNumberToObject(j, "model_peak_memory_mib", (double)model_peak_bytes(R->m) / 1048576.0);
+	size_t dev_peak = 0;
+	backend_device_bytes(model_backend(R->m), &dev_peak);
+	if (dev_peak > 0) /* the CUDA allocator's own accounting */
+		cJSON_AddNumberToObject(j, "device_peak_memory_mib", (double)dev_peak / 1048576.0);
 	double tps = (double)c->batch_rows * c->seq_len * c->grad_accum;
 	cJSON_AddNumberToObject(j, "tokens_per_step", tps);
 	cJSON_AddNumberToObject(j, "tokens", tps * R->step);
@@ -365,7 +370,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddNumberToObject(j, "val_passes", (double)R->val_epochs);
 	cJSON_AddStringToObject(j, "config_sha256", R->sha);
 	cJSON_AddStringToObject(j, "supkit_version", SUPKIT_VERSION);
-	cJSON_AddStringToObject(j, "backend", "cpu");
+	cJSON_AddStringToObject(j, "backend", model_backend(R->m)->name);
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
 	char *p = path_join(R->o->run_dir, "result.json");
 	int r = json_write_file(p, j, e);
@@ -428,9 +433,9 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	memset(s, 0, sizeof *s);
 	if (config_validate(cfg, e) < 0)
 		return -1;
-	if (cfg->backend == BACKEND_CUDA)
-		return err_set(e, EXIT_SYS, "backend = cuda, but this supkit-train runs the CPU reference backend "
-				"only (build with make GPU=1 on a machine with nvcc)");
+	if (cfg->backend == BACKEND_CUDA && !backend_cuda_built())
+		return err_set(e, EXIT_SYS, "backend = cuda, but this supkit-train was built without the CUDA backend "
+				"(build with make GPU=1 on a machine with nvcc)");
 	if (!cfg->data_dir[0])
 		return err_set(e, EXIT_USAGE, "the config sets no data_dir (a folder of train_*.bin and val_*.bin shards)");
 	if (cfg->threads > 0)
