@@ -5,7 +5,9 @@
  * micro-steps of forward+backward, then one optimizer step), as
  * trainer/train.c's loop does. Prints one line of key=value figures: tok_s
  * of the median step, the median and min step time, peak RSS (getrusage)
- * and the model's own byte count (model_peak_bytes).
+ * and the model's own byte count (model_peak_bytes), and an FNV-1a hash of
+ * every parameter's bytes after the last step (w_fnv: equal hashes show that
+ * a performance change left the arithmetic bit-identical).
  *
  * Leaves out: the data loader, evaluation, checkpoints (not part of a step's
  * cost). Not a test: nothing is asserted. Built by the bench scripts against
@@ -26,6 +28,7 @@
 #include "trainer/config.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
+#include "trainer/param.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -38,6 +41,22 @@ static double rss_peak_mib(void)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)ru.ru_maxrss / 1024.0;    /* ru_maxrss is in KiB on Linux */
+}
+
+/* FNV-1a 64 over the fp32 values (and fp64 mirrors) of every parameter. */
+static uint64_t params_fnv(struct model *m)
+{
+	struct param_table *t = model_params(m);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct param *p = &t->p[i];
+		const unsigned char *b[2] = { (const unsigned char *)p->w, (const unsigned char *)p->w64 };
+		size_t len[2] = { p->numel * sizeof(float), p->numel * sizeof(double) };
+		for (int k = 0; k < 2; k++)
+			for (size_t j = 0; b[k] && j < len[k]; j++)
+				h = (h ^ b[k][j]) * 0x100000001b3ull;
+	}
+	return h;
 }
 
 int main(int argc, char **argv)
@@ -102,9 +121,10 @@ int main(int argc, char **argv)
 	qsort(dt, (size_t)steps, sizeof *dt, cmp_double);
 	double med = steps % 2 ? dt[steps / 2] : 0.5 * (dt[steps / 2 - 1] + dt[steps / 2]);
 	printf("tok_s=%.1f step_s=%.4f min_s=%.4f steps=%d tokens_per_step=%zu loss=%.4f "
-	       "peak_rss_mib=%.1f start_rss_mib=%.1f model_peak_mib=%.1f params=%zu\n",
+	       "peak_rss_mib=%.1f start_rss_mib=%.1f model_peak_mib=%.1f params=%zu w_fnv=%016llx\n",
 	       (double)N * K / med, med, dt[0], steps, N * (size_t)K, loss, rss_peak_mib(), rss0,
-	       (double)model_peak_bytes(m) / 1048576.0, model_param_count(m));
+	       (double)model_peak_bytes(m) / 1048576.0, model_param_count(m),
+	       (unsigned long long)params_fnv(m));
 	free(in);
 	free(tg);
 	free(dt);

@@ -16,6 +16,10 @@
  * tolerance (SPEC 2: several percent of the update).
  * Left out: fewer than 5 iterations (ns_steps is fixed at 5 in the benchmark).
  */
+/* Vectorised elementwise loops (bit-exact: see trainer/backend_cpu.c). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
