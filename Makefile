@@ -25,6 +25,11 @@ BUILD := build/san
 BIN := build/san/bin
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# GPU builds compile every object with -DSUPKIT_CUDA: keep them apart.
+ifeq ($(GPU),1)
+BUILD := $(BUILD)/gpu
+BIN := $(BUILD)/bin
+endif
 
 PKGS := libcrypto libarchive libcjson libpcre2-8
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) lapacke openblas 2>/dev/null)
