@@ -72,7 +72,22 @@ struct optim {
 	int fp64;
 	double k;
 	struct pstate *st;
+	/* per-step work arrays kept between steps (a fresh malloc of each
+	 * parameter's copies every step cost page faults: ~5% of a step) */
+	void *scr[3];
+	size_t scr_cap[3];
 };
+
+/* Work array k of at least `bytes` (contents undefined). */
+static void *scratch(struct optim *o, int k, size_t bytes)
+{
+	if (o->scr_cap[k] < bytes) {
+		free(o->scr[k]);
+		o->scr[k] = xmalloc(bytes);
+		o->scr_cap[k] = bytes;
+	}
+	return o->scr[k];
+}
 
 static inline double rnd(double x, enum round_mode r)
 {
@@ -193,6 +208,8 @@ void optim_free(struct optim *o)
 		free(o->st[i].smb);
 	}
 	free(o->st);
+	for (int k = 0; k < 3; k++)
+		free(o->scr[k]);
 	free(o);
 }
 
@@ -230,7 +247,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		st->v = xcalloc(n, sizeof(double));
 		st->step = 0;
 	}
-	double *w = xmalloc(n * sizeof *w), *g = xmalloc(n * sizeof *g);
+	double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
 	load_vals(o, p, w, g);
 	if (bf16_state)
 		for (size_t i = 0; i < n; i++)
@@ -253,7 +270,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double step_size = rnd(lr / bias1, sr);
 	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
 	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
-	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? xmalloc(n * sizeof *U) : NULL;
+	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? scratch(o, 2, n * sizeof *U) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		double m = lerp(st->m[i], g[i], w1);
 		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
@@ -274,7 +291,6 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		neumann_gram_apply(U, p->rows, p->cols, a);
 		for (size_t i = 0; i < n; i++)
 			w[i] -= step_size * U[i];
-		free(U);
 	}
 	if (p->mask)
 		for (size_t i = 0; i < n; i++)
@@ -284,8 +300,6 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 				st->v[i] = 0;
 			}
 	store_vals(o, p, w, r);
-	free(w);
-	free(g);
 }
 
 /* ---- Muon ---- */
@@ -299,7 +313,7 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	int bf = !f64 && o->c.polar == POLAR_BF16;
 	enum round_mode r = f64 ? RND_F64 : RND_F32;        /* fp32 tensors */
 	enum round_mode xr = f64 ? RND_F64 : bf ? RND_BF16 : RND_F32;   /* X's dtype */
-	double *w = xmalloc(N * sizeof *w), *G = xmalloc(N * sizeof *G);
+	double *w = scratch(o, 0, N * sizeof *w), *G = scratch(o, 1, N * sizeof *G);
 	load_vals(o, p, w, G);
 
 	/* 1. Nesterov: buf = lerp(buf, g, 1 - mu); g = lerp(g, buf, mu) */
@@ -329,13 +343,12 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	if (f64) {
 		polar_express_f64(G, m, n);
 	} else {
-		float *X = xmalloc(N * sizeof *X);
+		float *X = scratch(o, 2, N * sizeof *X);
 		for (size_t i = 0; i < N; i++)
 			X[i] = (float)G[i];
 		polar_express_f32(X, m, n, bf);
 		for (size_t i = 0; i < N; i++)
 			G[i] = X[i];
-		free(X);
 	}
 	/* 3. NorMuon: reduce over columns (one value a row) when m >= n, else rows */
 	int per_row = m >= n;
@@ -381,8 +394,6 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		w[i] = rnd(w[i] - rnd(a + b, r), r);
 	}
 	store_vals(o, p, w, r);
-	free(w);
-	free(G);
 }
 
 /* ---- OE tables: moment-free table-RMS update ---- */
