@@ -425,8 +425,14 @@ static void FN(relu2_bwd)(struct tensor *dh, const struct tensor *dout, const st
 	int64_t n = tensor_numel(h);
 	const REAL *ph = h->data, *pd = dout->data;
 	REAL *po = dh->data;
-	for (int64_t i = 0; i < n; i++)
-		po[i] = ph[i] > 0 ? 2 * ph[i] * pd[i] : 0;
+	/* in place (dh = dout) as its own loop: the vectoriser's overlap check
+	 * would send the aliased call to the scalar, branching loop */
+	if ((const REAL *)po == pd)
+		for (int64_t i = 0; i < n; i++)
+			po[i] = ph[i] > 0 ? 2 * ph[i] * po[i] : 0;
+	else
+		for (int64_t i = 0; i < n; i++)
+			po[i] = ph[i] > 0 ? 2 * ph[i] * pd[i] : 0;
 }
 
 static void FN(ve_gate_fwd)(struct tensor *v, const struct tensor *glog, const struct tensor *ve)
