@@ -6,6 +6,12 @@
  * Parameters: the table of paramspec_build, one allocation (w, g, and in
  * fp64 runs w64, g64), pointers carved out in paramspec order; initial
  * values from lib/rng in that order, or a checkpoint (init_from).
+ * OE table gradients are dense arrays, but model_zero_grad hands their
+ * page-aligned interior back to the kernel (MADV_DONTNEED, CPU backend):
+ * the pages read as zeros and become resident again only where a step's
+ * scatter-add writes, so a table's gradient holds memory for the pages of
+ * the rows visited since the last zeroing, not for the whole table (issue
+ * 8; model_bytes still counts the whole array).
  * Activations: everything the backward needs is kept per layer (x entering
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
@@ -28,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lib/bf16.h"
 #include "lib/rng.h"
@@ -435,13 +443,32 @@ void model_sync_from_f32(struct model *m)
 	}
 }
 
+/* Zero n bytes at a. With lazy (CPU backend, OE gradients) the whole pages
+ * inside [a, a+n) are released instead (they read back as zeros; memset
+ * where madvise refuses), the partial pages at the ends are cleared. */
+static void zero_bytes(void *a, size_t n, int lazy)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)a, hi = lo + n;
+	uintptr_t plo = (lo + pg - 1) / pg * pg, phi = hi / pg * pg;
+	if (!lazy || pg == 0 || (pg & (pg - 1)) || phi <= plo || phi - plo < 16 * pg) {
+		memset(a, 0, n);
+		return;
+	}
+	memset(a, 0, plo - lo);
+	memset((void *)phi, 0, hi - phi);
+	if (madvise((void *)plo, phi - plo, MADV_DONTNEED) != 0)
+		memset((void *)plo, 0, phi - plo);
+}
+
 void model_zero_grad(struct model *m)
 {
 	for (size_t i = 0; i < m->table.n; i++) {
 		struct param *p = &m->table.p[i];
-		memset(p->g, 0, p->numel * sizeof(float));
+		int lazy = p->group == PG_OE && m->bk == backend_cpu();
+		zero_bytes(p->g, p->numel * sizeof(float), lazy);
 		if (p->g64)
-			memset(p->g64, 0, p->numel * sizeof(double));
+			zero_bytes(p->g64, p->numel * sizeof(double), lazy);
 		if (p->counts)
 			memset(p->counts, 0, p->rows * sizeof(uint32_t));
 	}

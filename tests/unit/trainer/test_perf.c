@@ -1,0 +1,217 @@
+/* test_perf.c: the performance changes of the CPU trainer keep its
+ * arithmetic (issue 7 and 8 work; bench/bench_train.sh, bench_memory.sh).
+ *
+ * - OE table gradients: model_zero_grad releases their pages (MADV_DONTNEED)
+ *   instead of clearing them; afterwards every entry reads 0, and a repeated
+ *   micro-step gives bit-identical gradients to the first, for fp32 and
+ *   fp64, with tables large enough for the release path.
+ * - relu2_bwd in place (dh = dout) equals the out-of-place call bit for bit
+ *   (it has its own loop so that it vectorises), also on odd lengths, zeros,
+ *   negative zeros, infinities and NaN pre-activations.
+ * - Training steps are deterministic in one process: two models trained side
+ *   by side with their own optimizers (whose work arrays are reused between
+ *   parameters of different sizes) end bit-identical.
+ * Correctness against PyTorch stays with test_model.c and test_optim.c.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "lib/rng.h"
+#include "trainer/backend.h"
+#include "trainer/model.h"
+#include "trainer/optim.h"
+
+static struct model *model_make(const char *const *kv)
+{
+	struct config c;
+	struct err e = {0};
+	struct model *m = NULL;
+	config_defaults(&c);
+	for (size_t i = 0; kv[i]; i++)
+		if (config_set(&c, kv[i], &e) != 0) {
+			printf("  config_set '%s': %s\n", kv[i], e.msg);
+			return NULL;
+		}
+	if (config_validate(&c, &e) != 0 || model_create(&c, &m, &e) != 0) {
+		printf("  model: %s\n", e.msg);
+		return NULL;
+	}
+	return m;
+}
+
+static void batch_fill(int32_t *in, int32_t *tg, size_t n, int V, uint64_t seed)
+{
+	struct rng r;
+	rng_seed(&r, seed);
+	for (size_t i = 0; i < n; i++) {
+		in[i] = (int32_t)rng_below(&r, (uint64_t)V);
+		tg[i] = (int32_t)rng_below(&r, (uint64_t)V);
+	}
+}
+
+/* Bytes of every gradient (g, and g64 when present) concatenated. */
+static unsigned char *grads_copy(struct model *m, size_t *len)
+{
+	struct param_table *t = model_params(m);
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->p[i].numel * (sizeof(float) + (t->p[i].g64 ? sizeof(double) : 0));
+	unsigned char *b = malloc(n), *c = b;
+	for (size_t i = 0; i < t->n; i++) {
+		memcpy(c, t->p[i].g, t->p[i].numel * sizeof(float));
+		c += t->p[i].numel * sizeof(float);
+		if (t->p[i].g64) {
+			memcpy(c, t->p[i].g64, t->p[i].numel * sizeof(double));
+			c += t->p[i].numel * sizeof(double);
+		}
+	}
+	*len = n;
+	return b;
+}
+
+static void oe_zero_and_repeat(const char *dtype)
+{
+	char dt[32];
+	snprintf(dt, sizeof dt, "dtype=%s", dtype);
+	/* tables of 40000+ rows x 16: 2.5 MB of fp32 gradient each */
+	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
+			     "oe=1", "oe_m=40000", "init=dense", dt, NULL };
+	struct model *m = model_make(kv);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	enum { B = 3, T = 32 };
+	int32_t in[B * T], tg[B * T], in2[B * T], tg2[B * T];
+	batch_fill(in, tg, B * T, 97, 1);
+	batch_fill(in2, tg2, B * T, 97, 2);
+	struct err e = {0};
+	double loss;
+	model_zero_grad(m);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+	size_t n1, n2;
+	unsigned char *g1 = grads_copy(m, &n1);
+	model_zero_grad(m);
+	struct param_table *t = model_params(m);
+	size_t nonzero = 0, oe = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct param *p = &t->p[i];
+		for (size_t j = 0; j < p->numel; j++)
+			nonzero += p->g[j] != 0 || (p->g64 && p->g64[j] != 0);
+		if (p->counts) {
+			oe++;
+			for (size_t j = 0; j < p->rows; j++)
+				nonzero += p->counts[j] != 0;
+		}
+	}
+	CHECK(oe == 4);
+	CHECKF(nonzero == 0, "%zu gradient entries or counts not zero after model_zero_grad", nonzero);
+	/* another batch, zero, the first batch again: the same gradients */
+	CHECK(model_forward_backward(m, in2, tg2, B, T, 1.0, &loss, &e) == 0);
+	model_zero_grad(m);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+	unsigned char *g2 = grads_copy(m, &n2);
+	CHECK(n1 == n2 && memcmp(g1, g2, n1) == 0);
+	/* some OE gradient is non-zero (the test does cover the tables) */
+	size_t visited = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->p[i].counts)
+			for (size_t j = 0; j < t->p[i].numel; j++)
+				visited += (t->p[i].g64 ? t->p[i].g64[j] : t->p[i].g[j]) != 0;
+	CHECK(visited > 0);
+	free(g1);
+	free(g2);
+	model_free(m);
+}
+
+TEST(oe_grad_release_f32) { oe_zero_and_repeat("fp32"); }
+TEST(oe_grad_release_f64) { oe_zero_and_repeat("fp64"); }
+
+static void relu2_inplace(enum tdtype d)
+{
+	const struct backend_ops *bk = backend_cpu();
+	size_t es = tdtype_size(d);
+	enum { N = 1037 };
+	void *h = malloc(N * es), *dout = malloc(N * es), *dh = malloc(N * es);
+	struct rng r;
+	rng_seed(&r, 5);
+	for (size_t i = 0; i < N; i++) {
+		double hv = rng_normal(&r), dv = rng_normal(&r);
+		if (i % 97 == 0)
+			hv = 0;
+		if (i % 89 == 0)
+			hv = -0.0;
+		if (i == 5)
+			hv = INFINITY;
+		if (i == 6)
+			hv = -INFINITY;
+		if (i == 7)
+			hv = NAN;
+		if (d == TD_F32) {
+			((float *)h)[i] = (float)hv;
+			((float *)dout)[i] = (float)dv;
+		} else {
+			((double *)h)[i] = hv;
+			((double *)dout)[i] = dv;
+		}
+	}
+	struct tensor th = tensor_1d(h, d, N), tdo = tensor_1d(dout, d, N), tdh = tensor_1d(dh, d, N);
+	bk->relu2_bwd(&tdh, &tdo, &th);          /* out of place */
+	bk->relu2_bwd(&tdo, &tdo, &th);          /* in place */
+	CHECK(memcmp(dh, dout, N * es) == 0);
+	free(h);
+	free(dout);
+	free(dh);
+}
+
+TEST(relu2_bwd_inplace_f32) { relu2_inplace(TD_F32); }
+TEST(relu2_bwd_inplace_f64) { relu2_inplace(TD_F64); }
+
+TEST(steps_deterministic)
+{
+	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
+			     "oe=1", "oe_m=40000", "qk_scale=pair", "neumann=1", "embed_state=fp32",
+			     "init=dense", NULL };
+	struct model *m[2] = { model_make(kv), model_make(kv) };
+	CHECK(m[0] && m[1]);
+	if (!m[0] || !m[1])
+		goto out;
+	struct optim *o[2] = { NULL, NULL };
+	struct err e = {0};
+	for (int k = 0; k < 2; k++)
+		CHECK(optim_create(model_config(m[k]), model_params(m[k]), 0, &o[k], &e) == 0);
+	enum { B = 2, T = 32 };
+	int32_t in[B * T], tg[B * T];
+	for (int s = 0; s < 3; s++) {
+		batch_fill(in, tg, B * T, 97, 10 + (uint64_t)s);
+		for (int k = 0; k < 2; k++) {
+			double loss;
+			model_zero_grad(m[k]);
+			CHECK(model_forward_backward(m[k], in, tg, B, T, 1.0, &loss, &e) == 0);
+			CHECK(optim_step(o[k], s, &e) == 0);
+		}
+	}
+	struct param_table *a = model_params(m[0]), *b = model_params(m[1]);
+	size_t diff = 0;
+	for (size_t i = 0; i < a->n; i++)
+		diff += memcmp(a->p[i].w, b->p[i].w, a->p[i].numel * sizeof(float)) != 0;
+	CHECKF(diff == 0, "%zu parameters differ", diff);
+	for (int k = 0; k < 2; k++)
+		optim_free(o[k]);
+out:
+	model_free(m[0]);
+	model_free(m[1]);
+}
+
+int main(void)
+{
+	RUN(oe_grad_release_f32);
+	RUN(oe_grad_release_f64);
+	RUN(relu2_bwd_inplace_f32);
+	RUN(relu2_bwd_inplace_f64);
+	RUN(steps_deterministic);
+	return t_done();
+}
