@@ -35,38 +35,37 @@ static const char usage[] =
 	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).";
 
 struct args {
-	const char **sets;
+	char **sets;               /* owned copies, "key=value" */
 	int n_sets;
 	const char *out, *resume, *token_bytes;
 	int force, print_config, json, quiet;
 	int64_t stop_after;
 };
 
+static void add_set(struct args *a, char *kv)
+{
+	a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
+	a->sets[a->n_sets++] = kv;
+}
+
 static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 {
 	struct args *a = ctx;
 	switch (key) {
 	case O_SET:
-		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
-		a->sets[a->n_sets++] = arg;
+		add_set(a, xstrdup(arg));
 		return 0;
 	case 'o': a->out = arg; return 0;
 	case O_RESUME: a->resume = arg; return 0;
 	case O_FORCE: a->force = 1; return 0;
 	case O_TOKEN_BYTES: a->token_bytes = arg; return 0;
 	case O_STOP_AFTER: return cli_parse_i64(arg, 1, 1000000000, &a->stop_after, "--stop-after", e);
-	case O_BACKEND: {
-		char *kv = xasprintf("backend=%s", arg);
-		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
-		a->sets[a->n_sets++] = kv; /* lives until exit */
+	case O_BACKEND:
+		add_set(a, xasprintf("backend=%s", arg));
 		return 0;
-	}
-	case O_THREADS: {
-		char *kv = xasprintf("threads=%s", arg);
-		a->sets = xrealloc(a->sets, (size_t)(a->n_sets + 1) * sizeof *a->sets);
-		a->sets[a->n_sets++] = kv;
+	case O_THREADS:
+		add_set(a, xasprintf("threads=%s", arg));
 		return 0;
-	}
 	case O_PRINT_CONFIG: a->print_config = 1; return 0;
 	case O_JSON: a->json = 1; return 0;
 	case 'q': a->quiet = 1; return 0;
@@ -82,9 +81,11 @@ int main(int argc, char **argv)
 	struct err e;
 	err_clear(&e);
 	int first;
+	int status = EXIT_OK;
 	if (cli_parse(argc, argv, opts, usage, on_opt, &a, &first, &e) < 0) {
 		err_print(NULL, &e);
-		return EXIT_USAGE;
+		status = EXIT_USAGE;
+		goto done;
 	}
 	const char *cfg_path = NULL;
 	if (a.resume) {
@@ -110,13 +111,14 @@ int main(int argc, char **argv)
 		rc = config_validate(&cfg, &e);
 	if (rc < 0) {
 		err_print(NULL, &e);
-		return e.code ? e.code : EXIT_USAGE;
+		status = e.code ? e.code : EXIT_USAGE;
+		goto done;
 	}
 	if (a.print_config) {
 		char *t = config_print(&cfg);
 		fputs(t, stdout);
 		free(t);
-		return EXIT_OK;
+		goto done;
 	}
 	struct train_opts o = {
 		.run_dir = a.resume ? a.resume : a.out,
@@ -129,7 +131,8 @@ int main(int argc, char **argv)
 	struct train_summary s;
 	if (train_run(&cfg, &o, &s, &e) < 0) {
 		err_print(NULL, &e);
-		return e.code ? e.code : EXIT_SYS;
+		status = e.code ? e.code : EXIT_SYS;
+		goto done;
 	}
 	if (a.json) {
 		cJSON *j = cJSON_CreateObject();
@@ -152,6 +155,9 @@ int main(int argc, char **argv)
 		printf("%s: stopped after %d steps (checkpoint written; continue with --resume %s)\n", o.run_dir,
 		       s.steps_done, o.run_dir);
 	}
+done:
+	for (int i = 0; i < a.n_sets; i++)
+		free(a.sets[i]);
 	free(a.sets);
-	return EXIT_OK;
+	return status;
 }
