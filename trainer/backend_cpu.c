@@ -1,7 +1,8 @@
 /* backend_cpu.c: the CPU reference backend (trainer/backend.h) in fp32 and
  * fp64. GEMMs go to OpenBLAS (cblas_sgemm / cblas_dgemm, threaded by
- * OpenBLAS); the other ops are plain single-threaded loops. Each op is
- * written once over a real type in trainer/backend_cpu_ops.h and
+ * OpenBLAS); softcap_ce splits its rows over as many threads
+ * (rows_parallel below); the other ops are plain single-threaded loops.
+ * Each op is written once over a real type in trainer/backend_cpu_ops.h and
  * instantiated twice here; the table's entries dispatch on the dtype of the
  * first floating operand.
  *
@@ -22,6 +23,7 @@
 #endif
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,64 @@ static void bk_check(int ok, const char *what)
 		abort();
 	}
 }
+
+/* ---- rows split over threads ----
+ * rows_parallel runs fn over [0, R) in contiguous shares, one per thread
+ * (the OpenBLAS thread count, at most R / min_rows), the caller taking the
+ * first; fn sums a count for its share into *count, and the counts are
+ * added (integers: order-free). Each row is computed whole by one thread,
+ * so results are the same for every thread count. */
+#define ROWS_MAX_THREADS 64
+
+struct rows_share {
+	void (*fn)(void *, int64_t, int64_t, int64_t *);
+	void *arg;
+	int64_t r0, r1, count;
+};
+
+static void *rows_run(void *a)
+{
+	struct rows_share *s = a;
+	s->fn(s->arg, s->r0, s->r1, &s->count);
+	return NULL;
+}
+
+static int64_t rows_parallel(void (*fn)(void *, int64_t, int64_t, int64_t *), void *arg, int64_t R,
+			     int64_t min_rows)
+{
+	int64_t nt = openblas_get_num_threads();
+	if (nt > ROWS_MAX_THREADS)
+		nt = ROWS_MAX_THREADS;
+	if (nt > R / min_rows)
+		nt = R / min_rows;
+	if (nt < 1)
+		nt = 1;
+	struct rows_share sh[ROWS_MAX_THREADS];
+	pthread_t th[ROWS_MAX_THREADS];
+	int started[ROWS_MAX_THREADS] = { 0 };
+	for (int64_t i = 0; i < nt; i++)
+		sh[i] = (struct rows_share){ fn, arg, R * i / nt, R * (i + 1) / nt, 0 };
+	for (int64_t i = 1; i < nt; i++)
+		started[i] = pthread_create(&th[i], NULL, rows_run, &sh[i]) == 0;
+	rows_run(&sh[0]);
+	int64_t total = sh[0].count;
+	for (int64_t i = 1; i < nt; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			rows_run(&sh[i]);     /* no thread: run the share here */
+		total += sh[i].count;
+	}
+	return total;
+}
+
+/* softcap_ce's arguments, shared by its row shares. */
+struct softcap_job {
+	void *logits, *loss;
+	const int32_t *targets;
+	int64_t V;
+	double cap, dscale;
+};
 
 #define REAL float
 #define SFX f32

@@ -101,8 +101,12 @@ static void FN(rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struc
 		REAL s = (REAL)(1.0 / sqrt(ss / (double)C + eps));
 		pr[n] = s;
 		REAL *o = po + n * C;
-		for (int64_t c = 0; c < C; c++)
-			o[c] = r[c] * s;
+		if ((const REAL *)o == r)    /* in place: its own loop, which vectorises */
+			for (int64_t c = 0; c < C; c++)
+				o[c] *= s;
+		else
+			for (int64_t c = 0; c < C; c++)
+				o[c] = r[c] * s;
 	}
 }
 
@@ -122,6 +126,9 @@ static void FN(rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout, const 
 		if (accum)
 			for (int64_t c = 0; c < C; c++)
 				d[c] += r * (a[c] - b[c] * m);
+		else if ((const REAL *)d == a)  /* in place (dx = dout) */
+			for (int64_t c = 0; c < C; c++)
+				d[c] = r * (d[c] - b[c] * m);
 		else
 			for (int64_t c = 0; c < C; c++)
 				d[c] = r * (a[c] - b[c] * m);
@@ -320,14 +327,18 @@ static void FN(attn_bwd)(struct tensor *dq, struct tensor *dk, struct tensor *dv
 	free(Di);
 }
 
-static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			      double cap, double dscale)
+/* Rows r0..r1-1 of softcap_ce (one thread's share; every row is computed
+ * whole by one thread, so results do not depend on the thread count). */
+static void FN(softcap_rows)(void *arg, int64_t r0, int64_t r1, int64_t *valid_out)
 {
-	int64_t R = tensor_rows(logits), V = tensor_cols(logits), valid = 0;
-	REAL *pl = logits->data, *po = loss->data;
+	struct softcap_job *j = arg;
+	int64_t V = j->V, valid = 0;
+	REAL *pl = j->logits, *po = j->loss;
+	const int32_t *targets = j->targets;
+	double cap = j->cap, dscale = j->dscale;
 	REAL *ex = xmalloc((size_t)V * sizeof(REAL));     /* exp(z - max) of a row */
 	REAL rcap = (REAL)cap, icap = (REAL)(1.0 / cap);
-	for (int64_t r = 0; r < R; r++) {
+	for (int64_t r = r0; r < r1; r++) {
 		REAL *l = pl + r * V, mx = -INFINITY;
 		double sum = 0;
 		for (int64_t j = 0; j < V; j++) {
@@ -361,7 +372,14 @@ static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const 
 		l[tg] -= (REAL)dscale * (1 - ht * ht);
 	}
 	free(ex);
-	return valid;
+	*valid_out = valid;
+}
+
+static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			      double cap, double dscale)
+{
+	struct softcap_job j = { logits->data, loss->data, targets, tensor_cols(logits), cap, dscale };
+	return rows_parallel(FN(softcap_rows), &j, tensor_rows(logits), 16);
 }
 
 static void FN(embed_gather)(struct tensor *out, const struct tensor *table, const int32_t *idx,

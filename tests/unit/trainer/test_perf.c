@@ -8,6 +8,8 @@
  * - relu2_bwd in place (dh = dout) equals the out-of-place call bit for bit
  *   (it has its own loop so that it vectorises), also on odd lengths, zeros,
  *   negative zeros, infinities and NaN pre-activations.
+ * - softcap_ce split over 1, 2 and 3 threads gives the same losses,
+ *   gradients and valid count, bit for bit (rows with ignored targets too).
  * - Training steps are deterministic in one process: two models trained side
  *   by side with their own optimizers (whose work arrays are reused between
  *   parameters of different sizes) end bit-identical.
@@ -170,6 +172,53 @@ static void relu2_inplace(enum tdtype d)
 TEST(relu2_bwd_inplace_f32) { relu2_inplace(TD_F32); }
 TEST(relu2_bwd_inplace_f64) { relu2_inplace(TD_F64); }
 
+static void softcap_threads(enum tdtype d)
+{
+	const struct backend_ops *bk = backend_cpu();
+	size_t es = tdtype_size(d);
+	enum { R = 203, V = 131 };
+	int32_t tg[R];
+	void *src = malloc((size_t)R * V * es), *lg = malloc((size_t)R * V * es);
+	void *ls[3], *out[3];
+	int64_t valid[3];
+	struct rng r;
+	rng_seed(&r, 9);
+	for (size_t i = 0; i < (size_t)R * V; i++) {
+		double v = 20 * rng_normal(&r);
+		if (d == TD_F32)
+			((float *)src)[i] = (float)v;
+		else
+			((double *)src)[i] = v;
+	}
+	for (int i = 0; i < R; i++)
+		tg[i] = i % 7 == 3 ? -1 : (int32_t)rng_below(&r, V);
+	for (int k = 0; k < 3; k++) {
+		backend_cpu_set_threads(k + 1);
+		memcpy(lg, src, (size_t)R * V * es);
+		ls[k] = malloc(R * es);
+		struct tensor tl = tensor_2d(lg, d, R, V), tls = tensor_1d(ls[k], d, R);
+		valid[k] = bk->softcap_ce(&tl, &tls, tg, 15.0, 0.5);
+		out[k] = malloc((size_t)R * V * es);
+		memcpy(out[k], lg, (size_t)R * V * es);
+	}
+	backend_cpu_set_threads(1);
+	CHECK(valid[0] == R - (R + 3) / 7);
+	for (int k = 1; k < 3; k++) {
+		CHECK(valid[k] == valid[0]);
+		CHECK(memcmp(ls[k], ls[0], R * es) == 0);
+		CHECK(memcmp(out[k], out[0], (size_t)R * V * es) == 0);
+	}
+	for (int k = 0; k < 3; k++) {
+		free(ls[k]);
+		free(out[k]);
+	}
+	free(src);
+	free(lg);
+}
+
+TEST(softcap_threads_f32) { softcap_threads(TD_F32); }
+TEST(softcap_threads_f64) { softcap_threads(TD_F64); }
+
 TEST(steps_deterministic)
 {
 	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
@@ -212,6 +261,8 @@ int main(void)
 	RUN(oe_grad_release_f64);
 	RUN(relu2_bwd_inplace_f32);
 	RUN(relu2_bwd_inplace_f64);
+	RUN(softcap_threads_f32);
+	RUN(softcap_threads_f64);
 	RUN(steps_deterministic);
 	return t_done();
 }
