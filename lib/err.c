@@ -8,12 +8,29 @@
 
 const char *err_prog = "supkit";
 
+/* Messages stay one line whatever they quote (file names, run names and
+ * keys come from untrusted input): control bytes become \xNN. */
+static void escape_controls(char *msg, size_t cap)
+{
+	char out[ERR_MSG_MAX];
+	size_t o = 0;
+	for (const unsigned char *c = (const unsigned char *)msg; *c && o + 5 < sizeof out; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			o += (size_t)snprintf(out + o, sizeof out - o, "\\x%02x", *c);
+		else
+			out[o++] = (char)*c;
+	}
+	out[o] = '\0';
+	snprintf(msg, cap, "%s", out);
+}
+
 int err_setv(struct err *e, int code, const char *fmt, va_list ap)
 {
 	if (!e)
 		return -1;
 	e->code = code;
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	escape_controls(e->msg, sizeof e->msg);
 	return -1;
 }
 
@@ -37,6 +54,7 @@ int err_errno(struct err *e, int code, const char *fmt, ...)
 	va_end(ap);
 	size_t n = strlen(e->msg);
 	snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved));
+	escape_controls(e->msg, sizeof e->msg);
 	return -1;
 }
 
@@ -50,7 +68,14 @@ void err_prefix(struct err *e, const char *fmt, ...)
 	vsnprintf(pre, sizeof pre, fmt, ap);
 	va_end(ap);
 	memcpy(old, e->msg, sizeof old);
-	snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
+	size_t lp = strnlen(pre, sizeof pre), lo = strnlen(old, sizeof old);
+	char joined[2 * ERR_MSG_MAX + 2];
+	memcpy(joined, pre, lp);
+	memcpy(joined + lp, ": ", 2);
+	memcpy(joined + lp + 2, old, lo);
+	joined[lp + 2 + lo] = '\0';
+	snprintf(e->msg, sizeof e->msg, "%.*s", ERR_MSG_MAX - 1, joined);
+	escape_controls(e->msg, sizeof e->msg);
 }
 
 void err_clear(struct err *e)

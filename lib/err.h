@@ -29,7 +29,9 @@ struct err {
 	char msg[ERR_MSG_MAX];    /* one line, no trailing newline */
 };
 
-/* Set e (may be NULL) to code and a printf-style message; returns -1. */
+/* Set e (may be NULL) to code and a printf-style message; returns -1.
+ * Control bytes in the result (from quoted untrusted names) are written as
+ * \xNN, so a message is always one line. */
 int err_set(struct err *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int err_setv(struct err *e, int code, const char *fmt, va_list ap);

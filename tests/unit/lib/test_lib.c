@@ -117,6 +117,16 @@ TEST(cli_strict_numbers)
 	CHECK(cli_parse_double("nan", &d, "--lr", &e) == -1);
 }
 
+TEST(err_messages_stay_one_line)
+{
+	struct err e;
+	err_set(&e, EXIT_USAGE, "run '%s' is bad", "a\nb\033[31m");
+	CHECK_STREQ(e.msg, "run 'a\\x0ab\\x1b[31m' is bad");
+	CHECK(e.code == EXIT_USAGE);
+	err_prefix(&e, "'%s'", "f\r");
+	CHECK(strchr(e.msg, '\r') == NULL && strchr(e.msg, '\n') == NULL);
+}
+
 int main(void)
 {
 	RUN(sha256_known_vectors);
@@ -126,5 +136,6 @@ int main(void)
 	RUN(bf16_round_to_nearest_even);
 	RUN(rng_deterministic_and_normal);
 	RUN(cli_strict_numbers);
+	RUN(err_messages_stay_one_line);
 	return t_done();
 }
