@@ -101,32 +101,36 @@ static inline double rnd(double x, enum round_mode r)
 	}
 }
 
-/* Load the value / gradient of p into fp64 arrays. */
+/* Load the value / gradient of p into fp64 arrays (w or g may be NULL). */
 static void load_vals(const struct optim *o, const struct param *p, double *w, double *g)
 {
-	for (size_t i = 0; i < p->numel; i++) {
-		if (o->fp64) {
-			if (w)
-				w[i] = p->w64[i];
-			if (g)
-				g[i] = p->g64[i];
-		} else {
-			if (w)
-				w[i] = p->w[i];
-			if (g)
-				g[i] = p->g[i];
-		}
+	size_t n = p->numel;
+	if (o->fp64) {
+		if (w)
+			memcpy(w, p->w64, n * sizeof *w);
+		if (g)
+			memcpy(g, p->g64, n * sizeof *g);
+		return;
 	}
+	if (w)
+		for (size_t i = 0; i < n; i++)
+			w[i] = p->w[i];
+	if (g)
+		for (size_t i = 0; i < n; i++)
+			g[i] = p->g[i];
 }
 
 static void store_vals(const struct optim *o, struct param *p, const double *w, enum round_mode r)
 {
-	for (size_t i = 0; i < p->numel; i++) {
-		if (o->fp64)
-			p->w64[i] = w[i];
-		else
-			p->w[i] = (float)rnd(w[i], r);
-	}
+	size_t n = p->numel;
+	if (o->fp64)
+		memcpy(p->w64, w, n * sizeof *w);
+	else if (r == RND_BF16)
+		for (size_t i = 0; i < n; i++)
+			p->w[i] = bf16_round((float)w[i]);
+	else      /* RND_F32 and RND_F64 both end as the fp32 value */
+		for (size_t i = 0; i < n; i++)
+			p->w[i] = (float)w[i];
 }
 
 static int is_named(const struct param *p, const char *fam)
