@@ -27,13 +27,13 @@ get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 > a + 0) ? b : a }'; }
 echo "config: $CFG (fp32, dense arm), threads $THREADS, $STEPS timed steps after $WARM warm-up, best of $ROUNDS rounds"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
-ours_tok=; ours_rss=; torch_tok=; torch_rss=
+ours_tok=; ours_rss=; ours_rss0=; torch_tok=; torch_rss=; torch_rss0=
 for ((r = 1; r <= ROUNDS; r++)); do
 	# shellcheck disable=SC2086
 	o=$("$step" -w "$WARM" -n "$STEPS" $CFG threads="$THREADS" steps=1000 warmup_steps=0) ||
 		{ echo "bench_train: bench_step failed"; exit 1; }
 	echo "  round $r ours:    $o"
-	ours_tok=$(best "$ours_tok" "$(get tok_s "$o")"); ours_rss=$(get peak_rss_mib "$o")
+	ours_tok=$(best "$ours_tok" "$(get tok_s "$o")"); ours_rss=$(get peak_rss_mib "$o"); ours_rss0=$(get start_rss_mib "$o")
 	if ! $PY -c 'import torch' 2>/dev/null; then
 		echo "bench_train: skipped the PyTorch comparison (/usr/bin/python3 has no torch)"
 		continue
@@ -42,11 +42,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	t=$($PY bench/train_step_torch.py "$THREADS" "$WARM" "$STEPS" $CFG) ||
 		{ echo "bench_train: train_step_torch.py failed"; exit 1; }
 	echo "  round $r pytorch: $t"
-	torch_tok=$(best "$torch_tok" "$(get tok_s "$t")"); torch_rss=$(get peak_rss_mib "$t")
+	torch_tok=$(best "$torch_tok" "$(get tok_s "$t")"); torch_rss=$(get peak_rss_mib "$t"); torch_rss0=$(get start_rss_mib "$t")
 done
-echo "ours:    $ours_tok tok/s, peak RSS $ours_rss MiB"
+echo "ours:    $ours_tok tok/s, peak RSS $ours_rss MiB ($ours_rss0 MiB before the model)"
 [[ -n "$torch_tok" ]] || exit 0
-echo "pytorch: $torch_tok tok/s, peak RSS $torch_rss MiB (torch $($PY -c 'import torch; print(torch.__version__)'))"
-awk -v a="$ours_tok" -v b="$torch_tok" -v m="$ours_rss" -v n="$torch_rss" \
-	'BEGIN { printf "speed ratio ours/pytorch: %.2fx (goal >= 1.5x); peak RSS ratio ours/pytorch: %.2f\n", a / b, m / n }'
+echo "pytorch: $torch_tok tok/s, peak RSS $torch_rss MiB ($torch_rss0 MiB before the model: interpreter + libtorch) (torch $($PY -c 'import torch; print(torch.__version__)'))"
+awk -v a="$ours_tok" -v b="$torch_tok" -v m="$ours_rss" -v n="$torch_rss" -v m0="$ours_rss0" -v n0="$torch_rss0" \
+	'BEGIN { printf "speed ratio ours/pytorch: %.2fx (goal >= 1.5x); peak RSS ratio ours/pytorch: %.2f, above the start: %.2f (%.1f / %.1f MiB)\n", a / b, m / n, (m - m0) / (n - n0), m - m0, n - n0 }'
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine: figures vary with other work)"

@@ -10,8 +10,9 @@ adamw_step for wte / value_embeds (bf16 state) / lm_head / lambdas,
 muon_step over the block matrices stacked by shape with the bf16 Polar
 Express, as in the original). Eager PyTorch 1.13 on the CPU, fp32.
 
-Prints one line: tok_s (median of the timed steps), step_s, min_s and the
-peak RSS (resource.getrusage) in MiB. Leaves out: the arms (the benchmark
+Prints one line: tok_s (median of the timed steps), step_s, min_s, the
+peak RSS (resource.getrusage) in MiB and the RSS before the model is made
+(start_rss_mib: the interpreter and libtorch). Leaves out: the arms (the benchmark
 runs the dense baseline), the schedule (constant lr multipliers: the cost
 of a step does not depend on them), evaluation.
 
@@ -43,6 +44,7 @@ def main():
             kv.append(s)
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # interpreter + torch
     cfg = torch_model.parse(kv)
     names, d, H, hd, ve = torch_model.spec(cfg)
     Bn, Tn, K, V = run["batch_rows"], cfg["seq_len"], run["grad_accum"], cfg["vocab_size"]
@@ -105,8 +107,8 @@ def main():
     dts.sort()
     med = float(np.median(dts))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print("tok_s=%.1f step_s=%.4f min_s=%.4f steps=%d tokens_per_step=%d loss=%.4f peak_rss_mib=%.1f"
-          % (Bn * Tn * K / med, med, dts[0], steps, Bn * Tn * K, loss.item() * K, rss))
+    print("tok_s=%.1f step_s=%.4f min_s=%.4f steps=%d tokens_per_step=%d loss=%.4f peak_rss_mib=%.1f "
+          "start_rss_mib=%.1f" % (Bn * Tn * K / med, med, dts[0], steps, Bn * Tn * K, loss.item() * K, rss, rss0))
 
 
 if __name__ == "__main__":
