@@ -260,10 +260,15 @@ static int key_parse(struct config *c, const struct key_def *k, const char *v, s
 		if (n >= k->size)
 			return err_set(e, EXIT_USAGE, "%s: value is %zu bytes long, at most %zu", k->name, n,
 				       k->size - 1);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
 				return err_set(e, EXIT_USAGE, "%s: value holds a control character",
 					       k->name);
+			/* '#' would start a comment when the canonical form is read back */
+			if (v[i] == '#')
+				return err_set(e, EXIT_USAGE, "%s: value holds '#', which starts a comment",
+					       k->name);
+		}
 		memcpy(field(c, k), v, n + 1);
 		return 0;
 	}
