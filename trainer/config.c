@@ -191,6 +191,11 @@ static void range_text(const struct key_def *k, char *buf, size_t n)
 
 /* Parse value text v (NUL-terminated, trimmed) into c's field for key k.
  * On error e holds a message without location. */
+static int is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
 static int key_parse(struct config *c, const struct key_def *k, const char *v, struct err *e)
 {
 	char *end;
@@ -264,10 +269,11 @@ static int key_parse(struct config *c, const struct key_def *k, const char *v, s
 			if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
 				return err_set(e, EXIT_USAGE, "%s: value holds a control character",
 					       k->name);
-			/* '#' would start a comment when the canonical form is read back */
-			if (v[i] == '#')
-				return err_set(e, EXIT_USAGE, "%s: value holds '#', which starts a comment",
-					       k->name);
+			/* '#' at the start or after white space would start a comment when
+			 * the canonical form is read back (the loader's comment rule) */
+			if (v[i] == '#' && (i == 0 || is_space(v[i - 1])))
+				return err_set(e, EXIT_USAGE, "%s: value holds '#' at its start or after a "
+					       "space, which would start a comment", k->name);
 		}
 		memcpy(field(c, k), v, n + 1);
 		return 0;
@@ -323,10 +329,6 @@ static unsigned char origin_source(struct config *c, const char *name)
 	return (unsigned char)(slot + 1);
 }
 
-static int is_space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
-}
 
 /* Apply one logical line (already comment-stripped, not trimmed): "key = value".
  * line 0 means an override. Errors are "WHERE: message". */
