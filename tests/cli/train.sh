@@ -7,7 +7,6 @@ source "$(dirname "$0")/lib.sh"
 D="$FIX/train/data"
 CFG="$FIX/train/tiny.cfg"
 trn() { supkit train "$CFG" --set data_dir="$D" --quiet "$@"; }
-json_get() { /usr/bin/env python3 -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1" 2>/dev/null || sed -n "s/.*\"${2//[^a-z_]/}\": *\\([^,]*\\).*/\\1/p" "$1"; }
 num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
 
 # 1. BPB at (almost) the initial weights, then after 200 steps
