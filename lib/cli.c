@@ -47,6 +47,47 @@ void cli_usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+static void cli_sub_usage(FILE *f, const char *tool, const struct cli_sub *subs)
+{
+	int w = 0;
+	for (int i = 0; subs[i].name; i++)
+		if ((int)strlen(subs[i].name) > w)
+			w = (int)strlen(subs[i].name);
+	fprintf(f, "usage: supkit %s <subcommand> [options] [args]\n\nsubcommands:\n", tool);
+	for (int i = 0; subs[i].name; i++)
+		fprintf(f, "  %-*s %s\n", w + 1, subs[i].name, subs[i].what);
+	fprintf(f, "\n'supkit %s <subcommand> --help' shows its options; man supkit-%s.\n", tool,
+		tool);
+}
+
+int cli_dispatch(int argc, char **argv, const char *tool, const char *kind,
+		 const struct cli_sub *subs)
+{
+	static char prog[96];
+	snprintf(prog, sizeof prog, "supkit-%s", tool);
+	cli_set_prog(prog);
+	if (argc < 2) {
+		cli_sub_usage(stderr, tool, subs);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_sub_usage(stdout, tool, subs);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("supkit-%s %s\n", tool, SUPKIT_VERSION);
+		return EXIT_OK;
+	}
+	for (int i = 0; subs[i].name; i++) {
+		if (strcmp(subs[i].name, argv[1]) != 0)
+			continue;
+		snprintf(prog, sizeof prog, "supkit-%s %s", tool, subs[i].name);
+		err_prog = prog;
+		return subs[i].fn(argc - 1, argv + 1);
+	}
+	cli_usage_error("'%s' is not %s subcommand", argv[1], kind);
+}
+
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage,
 	      cli_fn fn, void *ctx, int *optind_out, struct err *e)
 {

@@ -42,6 +42,22 @@ int cli_parse_double(const char *s, double *out, const char *what, struct err *e
 /* Exit with status 2 and "<prog>: <msg>\n<prog>: try '<prog> --help'" */
 void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* Git-style dispatch for a tool made of subcommands ("supkit <tool> <sub>").
+ * subs ends with an entry whose name is NULL. With no argument: usage on
+ * stderr, returns EXIT_USAGE; --help/-h: usage on stdout, EXIT_OK; --version:
+ * "supkit-<tool> <version>", EXIT_OK. Otherwise sets err_prog to
+ * "supkit-<tool> <sub>" and returns the subcommand's fn(argc - 1, argv + 1);
+ * an unknown name exits 2 with "'<name>' is not <kind> subcommand" (kind
+ * carries its article: "an audit", "a data"). Usage lists the subcommands
+ * under "subcommands:", names padded to one more than the longest. */
+struct cli_sub {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+};
+int cli_dispatch(int argc, char **argv, const char *tool, const char *kind,
+		 const struct cli_sub *subs);
+
 /* 1 when stderr is a terminal (progress uses one updating line then). */
 int cli_stderr_is_tty(void);
 

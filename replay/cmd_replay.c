@@ -345,47 +345,14 @@ static int cmd_diff(int argc, char **argv)
 
 /* ---- dispatch ---- */
 
-static const struct {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *what;
-} subs[] = {
+static const struct cli_sub subs[] = {
 	{"apply", cmd_apply, "apply one unified diff to a baseline, byte for byte"},
 	{"run", cmd_run, "rebuild every run of a diffs file and check each SHA-256"},
 	{"diff", cmd_diff, "write a diffs file: -U 0 diffs of runs' files against a baseline"},
 	{NULL, NULL, NULL},
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: supkit replay <subcommand> [options] [args]\n\nsubcommands:\n");
-	for (int i = 0; subs[i].name; i++)
-		fprintf(f, "  %-6s %s\n", subs[i].name, subs[i].what);
-	fprintf(f, "\n'supkit replay <subcommand> --help' shows its options; man supkit-replay.\n");
-}
-
 int main(int argc, char **argv)
 {
-	cli_set_prog("supkit-replay");
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("supkit-replay %s\n", SUPKIT_VERSION);
-		return EXIT_OK;
-	}
-	for (int i = 0; subs[i].name; i++) {
-		if (strcmp(subs[i].name, argv[1]) != 0)
-			continue;
-		static char prog[64];
-		snprintf(prog, sizeof prog, "supkit-replay %s", subs[i].name);
-		err_prog = prog;
-		return subs[i].fn(argc - 1, argv + 1);
-	}
-	cli_usage_error("'%s' is not a replay subcommand", argv[1]);
+	return cli_dispatch(argc, argv, "replay", "a replay", subs);
 }

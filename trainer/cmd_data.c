@@ -593,11 +593,7 @@ static int sub_brown(int argc, char **argv)
 	return rc < 0 ? fail(&e) : EXIT_OK;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *what;
-} subs[] = {
+static const struct cli_sub subs[] = {
 	{"train-tokenizer", sub_train, "train a byte-level BPE tokenizer on corpus files"},
 	{"tokenize", sub_tokenize, "encode corpus files into train and validation token shards"},
 	{"encode", sub_encode, "encode one text file to token ids"},
@@ -608,36 +604,7 @@ static const struct {
 	{NULL, NULL, NULL},
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: supkit data <subcommand> [options] [args]\n\nsubcommands:\n");
-	for (int i = 0; subs[i].name; i++)
-		fprintf(f, "  %-16s %s\n", subs[i].name, subs[i].what);
-	fprintf(f, "\n'supkit data <subcommand> --help' shows its options; man supkit-data.\n");
-}
-
 int main(int argc, char **argv)
 {
-	cli_set_prog("supkit-data");
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("supkit-data %s\n", SUPKIT_VERSION);
-		return EXIT_OK;
-	}
-	for (int i = 0; subs[i].name; i++) {
-		if (strcmp(subs[i].name, argv[1]) != 0)
-			continue;
-		static char prog[64];
-		snprintf(prog, sizeof prog, "supkit-data %s", subs[i].name);
-		err_prog = prog;
-		return subs[i].fn(argc - 1, argv + 1);
-	}
-	cli_usage_error("'%s' is not a data subcommand", argv[1]);
+	return cli_dispatch(argc, argv, "data", "a data", subs);
 }
