@@ -8,23 +8,9 @@
 
 #include "audit/audit_cmds.h"
 #include "audit/step0.h"
+#include "audit/step0_args.h"
 #include "lib/cli.h"
 #include "lib/json.h"
-
-enum { OPT_JSON = 256, OPT_CONFIG, OPT_DATA, OPT_SET, OPT_INIT_FROM, OPT_STEPS };
-
-static const struct cli_opt opts[] = {
-	{"config", OPT_CONFIG, "CFG", "the trainer config (required)"},
-	{"data", OPT_DATA, "SHARDS", "a folder of train_*.bin shards or a shard file (repeatable; "
-				     "default: the config's data_dir)"},
-	{"set", OPT_SET, "KEY=VALUE", "override a config key (repeatable)"},
-	{"init-from", OPT_INIT_FROM, "FILE", "start from this checkpoint instead of the config's seed"},
-	{"steps", OPT_STEPS, "N", "train steps 0..N-1 under each mode (default 12)"},
-	{"json", OPT_JSON, NULL, "print the record as one JSON object"},
-	{"output", 'o', "FILE", "also write the JSON record to FILE (atomically)"},
-	{"quiet", 'q', NULL, "no progress on stderr"},
-	{NULL, 0, NULL, NULL},
-};
 
 static const char usage[] =
 	"usage: supkit audit trajectory --config CFG [--data SHARDS]... [options] [SHARDS...]\n"
@@ -34,44 +20,16 @@ static const char usage[] =
 	"the loss and, for each scalar family, the values, gradients, AdamW step\n"
 	"counters and moments.";
 
-struct ctx {
-	const char *config, *init_from, *output;
-	const char **data, **sets;
-	int n_data, n_sets, json, quiet;
-	int64_t steps;
-};
-
-static int on_opt(int key, const char *arg, void *vc, struct err *e)
-{
-	struct ctx *c = vc;
-	switch (key) {
-	case OPT_CONFIG: c->config = arg; return 0;
-	case OPT_DATA: c->data[c->n_data++] = arg; return 0;
-	case OPT_SET: c->sets[c->n_sets++] = arg; return 0;
-	case OPT_INIT_FROM: c->init_from = arg; return 0;
-	case OPT_STEPS: return cli_parse_i64(arg, 1, 100000, &c->steps, "--steps", e);
-	case OPT_JSON: c->json = 1; return 0;
-	case 'o': c->output = arg; return 0;
-	case 'q': c->quiet = 1; return 0;
-	}
-	return 0;
-}
+static const struct step0_n_opt own = {
+	"steps", "train steps 0..N-1 under each mode (default 12)", 1, 100000};
 
 int audit_trajectory_main(int argc, char **argv)
 {
-	struct ctx c = {0};
-	c.steps = 12;
+	struct step0_args c = {0};
+	c.n = 12;
+	step0_args_parse(argc, argv, usage, &own, "record", &c);
 	struct err e;
 	err_clear(&e);
-	c.data = xcalloc((size_t)argc + 1, sizeof *c.data);
-	c.sets = xcalloc((size_t)argc + 1, sizeof *c.sets);
-	int oi;
-	if (cli_parse(argc, argv, opts, usage, on_opt, &c, &oi, &e) < 0)
-		cli_usage_error("%s", e.msg);
-	for (int i = oi; i < argc; i++)
-		c.data[c.n_data++] = argv[i];
-	if (!c.config)
-		cli_usage_error("--config is required");
 
 	struct config cfg;
 	char **shards = NULL;
@@ -79,7 +37,7 @@ int audit_trajectory_main(int argc, char **argv)
 	cJSON *rep = NULL;
 	if (step0_config_load(c.config, c.sets, c.n_sets, c.init_from, &cfg, &e) < 0 ||
 	    step0_shards_resolve(c.data, c.n_data, cfg.data_dir, &shards, &ns, &e) < 0 ||
-	    !(rep = step0_trajectory(&cfg, (const char *const *)shards, ns, (int)c.steps, c.quiet, &e)) ||
+	    !(rep = step0_trajectory(&cfg, (const char *const *)shards, ns, (int)c.n, c.quiet, &e)) ||
 	    (c.output && json_write_file(c.output, rep, &e) < 0)) {
 		err_print(err_prog, &e);
 		rc = e.code ? e.code : EXIT_SYS;
@@ -90,7 +48,6 @@ int audit_trajectory_main(int argc, char **argv)
 	}
 	cJSON_Delete(rep);
 	step0_shards_free(shards, ns);
-	free(c.data);
-	free(c.sets);
+	step0_args_free(&c);
 	return rc;
 }
