@@ -63,24 +63,8 @@ int audit_geometry_main(int argc, char **argv)
 	struct err e;
 	err_clear(&e);
 	/* Options may come before or after the checkpoints. */
-	char **files = xcalloc((size_t)argc + 1, sizeof *files);
-	int nf = 0, base = 0;
-	while (base < argc) {
-		int oi;
-		if (cli_parse(argc - base, argv + base, opts, usage, on_opt, &c, &oi, &e) < 0) {
-			free(files);
-			cli_usage_error("%s", e.msg);
-		}
-		int at = base + oi;
-		if (at < argc && !strcmp(argv[at - 1], "--")) {
-			while (at < argc)
-				files[nf++] = argv[at++];
-		}
-		if (at >= argc)
-			break;
-		files[nf++] = argv[at];
-		base = at;
-	}
+	int nf;
+	char **files = cli_parse_operands(argc, argv, opts, usage, on_opt, &c, &nf);
 	if (!nf) {
 		free(files);
 		cli_usage_error("no checkpoint given");

@@ -138,6 +138,33 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
 	return rc;
 }
 
+char **cli_parse_operands(int argc, char **argv, const struct cli_opt *opts, const char *usage,
+			  cli_fn fn, void *ctx, int *n_out)
+{
+	struct err e;
+	err_clear(&e);
+	char **ops = xcalloc((size_t)argc + 1, sizeof *ops);
+	int n = 0, base = 0;
+	while (base < argc) {
+		int oi;
+		if (cli_parse(argc - base, argv + base, opts, usage, fn, ctx, &oi, &e) < 0) {
+			free(ops);
+			cli_usage_error("%s", e.msg);
+		}
+		int at = base + oi;
+		if (at < argc && !strcmp(argv[at - 1], "--")) {
+			while (at < argc)
+				ops[n++] = argv[at++];
+		}
+		if (at >= argc)
+			break;
+		ops[n++] = argv[at];
+		base = at;
+	}
+	*n_out = n;
+	return ops;
+}
+
 int cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what, struct err *e)
 {
 	char *end;

@@ -32,6 +32,13 @@ void cli_set_prog(const char *name);
 typedef int (*cli_fn)(int key, const char *arg, void *ctx, struct err *e);
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage,
 	      cli_fn fn, void *ctx, int *optind_out, struct err *e);
+/* cli_parse repeated after each operand, so that options may come before,
+ * between or after the operands even where getopt stops at the first one
+ * (POSIXLY_CORRECT); "--" ends the options. Returns a fresh NULL-terminated
+ * array (caller frees) of the operands in order, *n_out their count. An error
+ * from fn exits 2 with its message (cli_usage_error). */
+char **cli_parse_operands(int argc, char **argv, const struct cli_opt *opts, const char *usage,
+			  cli_fn fn, void *ctx, int *n_out);
 /* Print "usage: ...\n\noptions:\n..." for the table. */
 void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts);
 

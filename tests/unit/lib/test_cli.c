@@ -1,8 +1,9 @@
-/* test_cli_dispatch.c: lib/cli.c cli_dispatch, the subcommand dispatcher that
+/* test_cli.c: lib/cli.c cli_dispatch, the subcommand dispatcher that
  * supkit-audit, supkit-data and supkit-replay share: argv handed on shifted,
  * err_prog naming the subcommand, return codes, and the --help listing
- * (names padded to one more than the longest). The unknown-name path exits
- * and is covered by tests/cli/ (audit.sh, data.sh, replay.sh). */
+ * (names padded to one more than the longest); cli_parse_operands: options
+ * anywhere among the operands, "--". The paths that exit are covered by
+ * tests/cli/ (audit*.sh, data.sh, replay.sh). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,9 +89,46 @@ TEST(dispatch_help_and_version)
 	free(out);
 }
 
+static int on_q(int key, const char *arg, void *ctx, struct err *e)
+{
+	(void)arg;
+	(void)e;
+	if (key == 'q')
+		(*(int *)ctx)++;
+	return 0;
+}
+
+static const struct cli_opt q_opts[] = {
+	{"quiet", 'q', NULL, "quiet"},
+	{NULL, 0, NULL, NULL},
+};
+
+TEST(operands_among_options)
+{
+	char *argv[] = {"sub", "a", "-q", "b", "--quiet", "c", "--", "-q", "d", NULL};
+	int q = 0, n = -1;
+	char **ops = cli_parse_operands(9, argv, q_opts, "usage", on_q, &q, &n);
+	CHECK(q == 2);
+	CHECK(n == 5);
+	if (n == 5) {
+		CHECK_STREQ(ops[0], "a");
+		CHECK_STREQ(ops[1], "b");
+		CHECK_STREQ(ops[2], "c");
+		CHECK_STREQ(ops[3], "-q");
+		CHECK_STREQ(ops[4], "d");
+	}
+	free(ops);
+	char *argv2[] = {"sub", "-q", NULL};
+	q = 0;
+	ops = cli_parse_operands(2, argv2, q_opts, "usage", on_q, &q, &n);
+	CHECK(q == 1 && n == 0);
+	free(ops);
+}
+
 int main(void)
 {
 	RUN(dispatch_calls_the_named_subcommand);
 	RUN(dispatch_help_and_version);
+	RUN(operands_among_options);
 	return t_done();
 }
