@@ -1,6 +1,7 @@
 /* args.c: options before or after operands (see args.h). */
 #include "supplements/args.h"
 
+#include <locale.h>
 #include <string.h>
 
 int args_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage, cli_fn fn, void *ctx,
@@ -32,4 +33,19 @@ int args_parse(int argc, char **argv, const struct cli_opt *opts, const char *us
 	}
 	*n_ops = n;
 	return 0;
+}
+
+const char *args_one_operand(int argc, char **argv, const char *prog, const struct cli_opt *opts,
+			     const char *usage, cli_fn fn, void *ctx, const char *what)
+{
+	cli_set_prog(prog);
+	setlocale(LC_CTYPE, "C.UTF-8");
+	struct err e = {0};
+	char *ops[1];
+	int n;
+	if (args_parse(argc, argv, opts, usage, fn, ctx, ops, 1, &n, &e) < 0)
+		cli_usage_error("%s", e.msg);
+	if (n != 1)
+		cli_usage_error("expected %s", what);
+	return ops[0];
 }

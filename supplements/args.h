@@ -16,4 +16,11 @@
 int args_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage, cli_fn fn, void *ctx,
 	       char **ops, int max, int *n_ops, struct err *e);
 
+/* The start of each supplements tool: name the program (err_prog), set
+ * LC_CTYPE to C.UTF-8, parse argv with args_parse and return its one operand.
+ * An option error, a second operand or none at all exits 2 (the last with
+ * "expected <what>"). */
+const char *args_one_operand(int argc, char **argv, const char *prog, const struct cli_opt *opts,
+			     const char *usage, cli_fn fn, void *ctx, const char *what);
+
 #endif

@@ -1,6 +1,5 @@
 /* cmd_pack.c: supkit-pack DIR -o OUT.zip: parse, call pack_dir, report.
  * The work is in supplements/pack.c; man/supkit-pack.1. */
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,16 +40,10 @@ static int on_opt(int key, const char *arg, void *p, struct err *e)
 
 int main(int argc, char **argv)
 {
-	cli_set_prog("supkit-pack");
-	setlocale(LC_CTYPE, "C.UTF-8");
 	struct ctx c = {0};
+	const char *op = args_one_operand(argc, argv, "supkit-pack", opts, usage, on_opt, &c,
+					  "one folder to pack");
 	struct err e = {0};
-	char *ops[1];
-	int n;
-	if (args_parse(argc, argv, opts, usage, on_opt, &c, ops, 1, &n, &e) < 0)
-		cli_usage_error("%s", e.msg);
-	if (n != 1)
-		cli_usage_error("expected one folder to pack");
 	if (!c.out)
 		cli_usage_error("missing -o OUT.zip");
 	struct pack_opts po = {.quiet = c.quiet};
@@ -59,12 +52,12 @@ int main(int argc, char **argv)
 		return e.code;
 	}
 	struct pack_result r;
-	if (pack_dir(ops[0], c.out, &po, &r, &e) < 0) {
+	if (pack_dir(op, c.out, &po, &r, &e) < 0) {
 		err_print(err_prog, &e);
 		return e.code ? e.code : EXIT_SYS;
 	}
 	if (r.replaced_manifest && !c.quiet)
-		fprintf(stderr, "supkit-pack: note: '%s/manifest.json' was replaced by a fresh manifest\n", ops[0]);
+		fprintf(stderr, "supkit-pack: note: '%s/manifest.json' was replaced by a fresh manifest\n", op);
 	if (c.json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "archive", c.out);

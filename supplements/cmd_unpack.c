@@ -1,6 +1,5 @@
 /* cmd_unpack.c: supkit-unpack ARCHIVE.zip -C DIR: parse, call unpack_zip,
  * report. The work is in supplements/unpack.c; man/supkit-unpack.1. */
-#include <locale.h>
 #include <stdio.h>
 
 #include "lib/cli.h"
@@ -66,27 +65,21 @@ static int on_opt(int key, const char *arg, void *p, struct err *e)
 
 int main(int argc, char **argv)
 {
-	cli_set_prog("supkit-unpack");
-	setlocale(LC_CTYPE, "C.UTF-8");
 	struct ctx c = {0};
 	unpack_limits_default(&c.l);
+	const char *op = args_one_operand(argc, argv, "supkit-unpack", opts, usage, on_opt, &c,
+					  "one zip archive");
 	struct err e = {0};
-	char *ops[1];
-	int n;
-	if (args_parse(argc, argv, opts, usage, on_opt, &c, ops, 1, &n, &e) < 0)
-		cli_usage_error("%s", e.msg);
-	if (n != 1)
-		cli_usage_error("expected one zip archive");
 	if (!c.dir)
 		cli_usage_error("missing -C DIR");
 	struct unpack_result r;
-	if (unpack_zip(ops[0], c.dir, &c.l, &r, &e) < 0) {
+	if (unpack_zip(op, c.dir, &c.l, &r, &e) < 0) {
 		err_print(err_prog, &e);
 		return e.code ? e.code : EXIT_SYS;
 	}
 	if (c.json) {
 		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "archive", ops[0]);
+		cJSON_AddStringToObject(j, "archive", op);
 		cJSON_AddStringToObject(j, "directory", c.dir);
 		cJSON_AddNumberToObject(j, "files", (double)r.files);
 		cJSON_AddNumberToObject(j, "folders", (double)r.dirs);

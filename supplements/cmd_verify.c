@@ -1,7 +1,6 @@
 /* cmd_verify.c: supkit-verify ARCHIVE.zip | DIR: parse, call verify_path (or
  * scan_path for --no-manifest), report. The work is in supplements/verify.c
  * and scan.c; man/supkit-verify.1. */
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,32 +84,26 @@ static int list_only(const char *path, const struct ctx *c)
 
 int main(int argc, char **argv)
 {
-	cli_set_prog("supkit-verify");
-	setlocale(LC_CTYPE, "C.UTF-8");
 	struct ctx c = {0};
+	const char *op = args_one_operand(argc, argv, "supkit-verify", opts, usage, on_opt, &c,
+					  "one supplement (a zip file or a folder)");
 	struct err e = {0};
-	char *ops[1];
-	int n;
-	if (args_parse(argc, argv, opts, usage, on_opt, &c, ops, 1, &n, &e) < 0)
-		cli_usage_error("%s", e.msg);
-	if (n != 1)
-		cli_usage_error("expected one supplement (a zip file or a folder)");
 	if (c.out && !c.no_manifest)
 		cli_usage_error("--output goes with --no-manifest");
 	if (c.no_manifest)
-		return list_only(ops[0], &c);
+		return list_only(op, &c);
 	struct verify_report r;
-	if (verify_path(ops[0], &c.vo, &r, &e) < 0) {
+	if (verify_path(op, &c.vo, &r, &e) < 0) {
 		err_print(err_prog, &e);
 		verify_report_release(&r);
 		return e.code ? e.code : EXIT_SYS;
 	}
 	if (c.json) {
-		cJSON *j = verify_report_json(&r, ops[0]);
+		cJSON *j = verify_report_json(&r, op);
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	} else {
-		verify_report_print(stdout, &r, ops[0]);
+		verify_report_print(stdout, &r, op);
 	}
 	int rc = r.verified ? EXIT_OK : EXIT_CHECK;
 	verify_report_release(&r);
