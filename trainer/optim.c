@@ -89,7 +89,7 @@ static void *scratch(struct optim *o, int k, size_t bytes)
 	return o->scr[k];
 }
 
-static inline double rnd(double x, enum round_mode r)
+static inline __attribute__((always_inline)) double rnd(double x, enum round_mode r)
 {
 	switch (r) {
 	case RND_F32:
@@ -235,6 +235,31 @@ static inline float lerp_f32(float a, float b, float w)
 
 /* ---- AdamW ---- */
 
+/* AdamW's moment update and direction (into U, or applied to w when U is
+ * NULL); inlined with constant bf16_state and r. */
+static inline __attribute__((always_inline)) void
+adamw_moments(struct pstate *st, double *w, const double *g, double *U, size_t n, double w1,
+	      double w2, double bias2, double eps, double step_size, int bf16_state,
+	      enum round_mode r)
+{
+	for (size_t i = 0; i < n; i++) {
+		double m = lerp(st->m[i], g[i], w1);
+		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
+		double v = lerp(st->v[i], gg, w2);
+		if (!bf16_state) {
+			m = rnd(m, r);
+			v = rnd(v, r);
+		}
+		double upd = m / (sqrt(v / bias2) + eps);
+		st->m[i] = rnd(m, r);
+		st->v[i] = rnd(v, r);
+		if (U)
+			U[i] = upd;
+		else
+			w[i] -= step_size * upd;
+	}
+}
+
 static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 {
 	struct param *p = &o->t->p[pi];
@@ -275,22 +300,13 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
 	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
 	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? scratch(o, 2, n * sizeof *U) : NULL;
-	for (size_t i = 0; i < n; i++) {
-		double m = lerp(st->m[i], g[i], w1);
-		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
-		double v = lerp(st->v[i], gg, w2);
-		if (!bf16_state) {
-			m = rnd(m, r);
-			v = rnd(v, r);
-		}
-		double upd = m / (sqrt(v / bias2) + eps);
-		st->m[i] = rnd(m, r);
-		st->v[i] = rnd(v, r);
-		if (U)
-			U[i] = upd;
-		else
-			w[i] -= step_size * upd;
-	}
+	/* the same loop with the rounding mode as a constant */
+	if (bf16_state)
+		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 1, RND_BF16);
+	else if (r == RND_F32)
+		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F32);
+	else
+		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F64);
 	if (U) {
 		neumann_gram_apply(U, p->rows, p->cols, a);
 		for (size_t i = 0; i < n; i++)
@@ -307,6 +323,25 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 }
 
 /* ---- Muon ---- */
+
+/* Muon's last two loops: G scaled by the NorMuon final scale (per row or
+ * column, rounded to X's dtype xr), then the cautious weight decay and the
+ * update of w (fp32 tensors: r). Inlined with constant r, xr. */
+static inline __attribute__((always_inline)) void
+muon_finish(double *w, double *G, const double *ssz, size_t m, size_t n, int per_row,
+	    double lr, double lrwd, enum round_mode r, enum round_mode xr)
+{
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] = rnd(G[i * n + j] * ssz[per_row ? i : j], xr);
+	for (size_t i = 0; i < m * n; i++) {
+		double x = G[i];
+		int mask = rnd(x * w[i], r) >= 0;
+		double a = rnd(lr * x, xr);
+		double b = mask ? rnd(rnd(lrwd * w[i], r), r) : 0;
+		w[i] = rnd(w[i] - rnd(a + b, r), r);
+	}
+}
 
 static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 {
@@ -380,23 +415,19 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double ratio = rnd(vn / (vn2 > 1e-10 ? vn2 : rnd(1e-10, r)), r);
 	for (size_t k = 0; k < ns; k++)
 		ssz[k] = rnd(rnd(ssz[k] * ratio, r), xr);     /* final_scale.to(X dtype) */
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] = rnd(G[i * n + j] * ssz[per_row ? i : j], xr);
-	free(ssz);
-	free(vm);
-
 	/* 4. cautious weight decay and update */
 	double lrp = group_lr(o, PG_MATRIX) * s->lr_mult * sqrt(m > n ? (double)m / n : 1.0);
 	double lr = rnd(rnd(lrp, r), xr), wd = rnd(rnd(s->muon_wd, r), xr);
 	double lrwd = rnd(lr * wd, xr);
-	for (size_t i = 0; i < N; i++) {
-		double x = G[i];
-		int mask = rnd(x * w[i], r) >= 0;
-		double a = rnd(lr * x, xr);
-		double b = mask ? rnd(rnd(lrwd * w[i], r), r) : 0;
-		w[i] = rnd(w[i] - rnd(a + b, r), r);
-	}
+	/* the same loops with the rounding modes as constants (no switch per element) */
+	if (r == RND_F64)
+		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F64, RND_F64);
+	else if (xr == RND_BF16)
+		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F32, RND_BF16);
+	else
+		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F32, RND_F32);
+	free(ssz);
+	free(vm);
 	store_vals(o, p, w, r);
 }
 
