@@ -249,6 +249,31 @@ static int sub_tokenize(int argc, char **argv)
 
 /* ---- encode / decode ---- */
 
+/* encode and decode: parse (exit 2 unless --ranks and one operand, the
+ * operand named by what), then load the tokenizer. Returns the operand's
+ * index, or -1 with e set. */
+static int parse_one_with_ranks(int argc, char **argv, const struct cli_opt *t, const char *usage,
+				const char *what, struct opts *o, struct tokenizer *tk, struct err *e)
+{
+	opts_init(o);
+	int i = parse(argc, argv, t, usage, o);
+	if (!o->ranks || i != argc - 1)
+		cli_usage_error("need --ranks FILE and one %s file", what);
+	if (tokenizer_load(tk, o->ranks, o->pattern, e) < 0)
+		return -1;
+	return i;
+}
+
+/* Write b to path atomically, or to stdout when path is NULL. */
+static int output_bytes(const char *path, const struct bytes *b, struct err *e)
+{
+	if (path)
+		return file_write_atomic(path, b->v, b->n, e);
+	if (b->n && fwrite(b->v, 1, b->n, stdout) != b->n)
+		return err_errno(e, EXIT_SYS, "cannot write to stdout");
+	return 0;
+}
+
 static int sub_encode(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
@@ -258,13 +283,10 @@ static int sub_encode(int argc, char **argv)
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data encode --ranks FILE [--pattern REGEX] [--u32] [-o FILE] TEXTFILE";
 	struct opts o;
-	opts_init(&o);
-	int i = parse(argc, argv, t, usage, &o);
-	if (!o.ranks || i != argc - 1)
-		cli_usage_error("need --ranks FILE and one text file");
 	struct err e = {0};
 	struct tokenizer tk;
-	if (tokenizer_load(&tk, o.ranks, o.pattern, &e) < 0)
+	int i = parse_one_with_ranks(argc, argv, t, usage, "text", &o, &tk, &e);
+	if (i < 0)
 		return fail(&e);
 	char *text;
 	size_t n;
@@ -287,12 +309,8 @@ static int sub_encode(int argc, char **argv)
 			bytes_append(&out, s, (size_t)l);
 		}
 	}
-	if (rc == 0) {
-		if (o.out)
-			rc = file_write_atomic(o.out, out.v, out.n, &e);
-		else if (out.n && fwrite(out.v, 1, out.n, stdout) != out.n)
-			rc = err_errno(&e, EXIT_SYS, "cannot write to stdout");
-	}
+	if (rc == 0)
+		rc = output_bytes(o.out, &out, &e);
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
@@ -347,13 +365,10 @@ static int sub_decode(int argc, char **argv)
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data decode --ranks FILE [--u32] [-o FILE] IDSFILE";
 	struct opts o;
-	opts_init(&o);
-	int i = parse(argc, argv, t, usage, &o);
-	if (!o.ranks || i != argc - 1)
-		cli_usage_error("need --ranks FILE and one ids file");
 	struct err e = {0};
 	struct tokenizer tk;
-	if (tokenizer_load(&tk, o.ranks, o.pattern, &e) < 0)
+	int i = parse_one_with_ranks(argc, argv, t, usage, "ids", &o, &tk, &e);
+	if (i < 0)
 		return fail(&e);
 	char *d;
 	size_t n;
@@ -368,12 +383,8 @@ static int sub_decode(int argc, char **argv)
 		err_prefix(&e, "'%s'", argv[i]);
 		rc = -1;
 	}
-	if (rc == 0) {
-		if (o.out)
-			rc = file_write_atomic(o.out, out.v, out.n, &e);
-		else if (out.n && fwrite(out.v, 1, out.n, stdout) != out.n)
-			rc = err_errno(&e, EXIT_SYS, "cannot write to stdout");
-	}
+	if (rc == 0)
+		rc = output_bytes(o.out, &out, &e);
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
