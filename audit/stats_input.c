@@ -94,20 +94,30 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
+/* The line at *p as a fresh string without its trailing CR, blanks and tabs;
+ * *p moves past it and its newline. NULL at the end of the text. */
+static char *next_line(const char **p)
+{
+	if (!**p)
+		return NULL;
+	const char *eol = strchr(*p, '\n');
+	size_t len = eol ? (size_t)(eol - *p) : strlen(*p);
+	char *l = xstrndup(*p, len);
+	*p += len + (eol ? 1 : 0);
+	size_t k = strlen(l);
+	while (k && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t'))
+		l[--k] = '\0';
+	return l;
+}
+
 int stats_rules_parse(struct stats_rules **out, const char *text, const char *name, struct err *e)
 {
 	struct stats_rules *rs = xcalloc(1, sizeof *rs);
 	rs->name = xstrdup(name);
 	int line = 0;
-	for (const char *p = text; *p;) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char *l = xstrndup(p, len);
-		p += len + (eol ? 1 : 0);
+	const char *p = text;
+	for (char *l; (l = next_line(&p));) {
 		line++;
-		size_t k = strlen(l);
-		while (k && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t'))
-			l[--k] = '\0';
 		const char *q = skip_ws(l);
 		if (!*q || *q == '#') {
 			free(l);
@@ -770,15 +780,9 @@ int stats_spec_parse(struct stats_spec *s, const char *text, const char *name, s
 	s->name = xstrdup(name);
 	err_clear(e);
 	int line = 0;
-	for (const char *p = text; *p;) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char *l = xstrndup(p, len);
-		p += len + (eol ? 1 : 0);
+	const char *p = text;
+	for (char *l; (l = next_line(&p));) {
 		line++;
-		size_t k = strlen(l);
-		while (k && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t'))
-			l[--k] = '\0';
 		const char *q = skip_ws(l);
 		int rc = 0;
 		if (*q && *q != '#')
