@@ -18,26 +18,18 @@
 #include "lib/rng.h"
 #include "lib/safetensors.h"
 #include "t.h"
+#include "tfix.h"
 
 #define REL 1e-10
 
 static char *fix(const char *name)
 {
-	char *d = path_join(t_fixtures(), "geometry");
-	char *p = path_join(d, name);
-	free(d);
-	return p;
+	return t_fix_path("geometry", name);
 }
 
 static cJSON *expected(void)
 {
-	struct err e;
-	char *p = fix("expected.json");
-	cJSON *j = json_read_file(p, 0, &e);
-	if (!j)
-		printf("  %s\n", e.msg);
-	free(p);
-	return j;
+	return t_fix_json("geometry", "expected.json");
 }
 
 static int rel_ok(double got, double want)

@@ -15,24 +15,16 @@
 #include "lib/rng.h"
 #include "lib/safetensors.h"
 #include "t.h"
+#include "tfix.h"
 
 static char *fix(const char *name)
 {
-	char *d = path_join(t_fixtures(), "safetensors");
-	char *p = path_join(d, name);
-	free(d);
-	return p;
+	return t_fix_path("safetensors", name);
 }
 
 static cJSON *expected(void)
 {
-	struct err e;
-	char *p = fix("expected.json");
-	cJSON *j = json_read_file(p, 0, &e);
-	if (!j)
-		printf("  %s\n", e.msg);
-	free(p);
-	return j;
+	return t_fix_json("safetensors", "expected.json");
 }
 
 /* Compare every tensor of f with expected.json's "tensors". */
