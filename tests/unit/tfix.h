@@ -1,9 +1,10 @@
 /* tfix.h: fixture paths and JSON for the unit tests (tests/fixtures/<area>/),
- * shared by test files that read the same way. Leaves out reading raw bytes
- * (each test's own needs). Reference: tests/unit/t.h (t_fixtures). */
+ * shared by test files that read the same way. Reference: tests/unit/t.h
+ * (t_fixtures). */
 #ifndef SUPKIT_TFIX_H
 #define SUPKIT_TFIX_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +31,24 @@ static inline cJSON *t_fix_json(const char *area, const char *name)
 		printf("  %s\n", e.msg);
 	free(p);
 	return j;
+}
+
+/* The fixture at "<fixtures>/" + the formatted path, read whole into a fresh
+ * NUL-terminated buffer (*len its length); NULL with the error in e. The path
+ * read is left in path (room for n bytes) for messages. */
+static inline __attribute__((format(printf, 5, 6))) char *
+t_fix_read(size_t *len, struct err *e, char *path, size_t n, const char *fmt, ...)
+{
+	int k = snprintf(path, n, "%s/", t_fixtures());
+	va_list ap;
+	va_start(ap, fmt);
+	if (k > 0 && (size_t)k < n)
+		vsnprintf(path + k, n - (size_t)k, fmt, ap);
+	va_end(ap);
+	char *buf = NULL;
+	if (file_read_all(path, 0, &buf, len, e) < 0)
+		return NULL;
+	return buf;
 }
 
 #endif

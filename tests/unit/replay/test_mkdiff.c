@@ -15,7 +15,9 @@
 #include "lib/rng.h"
 #include "replay/mkdiff.h"
 #include "replay/udiff.h"
+#include "gnu_cases.h"
 #include "t.h"
+#include "tfix.h"
 
 /* Random text of n lines over an alphabet of k distinct lines. */
 static char *random_text(struct rng *r, size_t n, unsigned k, int crlf_some, size_t *len)
@@ -177,25 +179,23 @@ TEST(unified_applies_back)
 /* Byte-identical to GNU diff -U 0 / -U 3 --label old --label new. */
 TEST(equals_gnu_diff_on_fixtures)
 {
-	static const char *cases[] = {"change", "multi", "crlf", "nonl_old", "nonl_new", "nonl_both", "append_nonl",
-				      "add_newline", "empty_old", "empty_new", "repeats", "identical"};
 	char path[512];
-	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+	for (size_t c = 0; c < N_GNU_CASES; c++) {
 		char *old, *new;
 		size_t ol, nl;
 		struct err e = {0};
-		snprintf(path, sizeof path, "%s/replay/cases/%s/old", t_fixtures(), cases[c]);
-		if (file_read_all(path, 0, &old, &ol, &e) < 0) {
+		old = t_fix_read(&ol, &e, path, sizeof path, "replay/cases/%s/old", gnu_cases[c]);
+		if (!old) {
 			CHECKF(0, "%s", e.msg);
 			return;
 		}
-		snprintf(path, sizeof path, "%s/replay/cases/%s/new", t_fixtures(), cases[c]);
-		CHECK(file_read_all(path, 0, &new, &nl, &e) == 0);
+		new = t_fix_read(&nl, &e, path, sizeof path, "replay/cases/%s/new", gnu_cases[c]);
+		CHECK(new != NULL);
 		for (int u = 0; u <= 3; u += 3) {
 			char *want, *got;
 			size_t wl, gl;
-			snprintf(path, sizeof path, "%s/replay/cases/%s/U%d.diff", t_fixtures(), cases[c], u);
-			CHECK(file_read_all(path, 0, &want, &wl, &e) == 0);
+			want = t_fix_read(&wl, &e, path, sizeof path, "replay/cases/%s/U%d.diff", gnu_cases[c], u);
+			CHECK(want != NULL);
 			mkdiff_unified(old, ol, new, nl, "old", "new", (size_t)u, &got, &gl);
 			CHECKF(gl == wl && !memcmp(got, want, wl), "%s: differs from GNU diff", path);
 			free(want);

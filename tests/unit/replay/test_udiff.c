@@ -15,7 +15,9 @@
 #include "lib/fileio.h"
 #include "lib/rng.h"
 #include "replay/udiff.h"
+#include "gnu_cases.h"
 #include "t.h"
+#include "tfix.h"
 
 /* Apply diff text to base; returns the result (caller frees) or NULL with e. */
 static char *patch(const char *base, const char *diff, size_t *len, struct err *e)
@@ -137,24 +139,22 @@ TEST(apply_small_cases)
 /* Every committed GNU diff fixture applies back to its "new" file exactly. */
 TEST(apply_gnu_fixtures)
 {
-	static const char *cases[] = {"change", "multi", "crlf", "nonl_old", "nonl_new", "nonl_both",
-				      "append_nonl", "add_newline", "empty_old", "empty_new", "repeats",
-				      "identical"};
 	char path[512];
-	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+	for (size_t c = 0; c < N_GNU_CASES; c++) {
 		for (int u = 0; u < 2; u++) {
 			char *old, *new, *diff, *out;
 			size_t ol, nl, dl, outl;
 			struct err e = {0};
-			snprintf(path, sizeof path, "%s/replay/cases/%s/old", t_fixtures(), cases[c]);
-			if (file_read_all(path, 0, &old, &ol, &e) < 0) {
+			old = t_fix_read(&ol, &e, path, sizeof path, "replay/cases/%s/old", gnu_cases[c]);
+			if (!old) {
 				CHECKF(0, "%s", e.msg);
 				return;
 			}
-			snprintf(path, sizeof path, "%s/replay/cases/%s/new", t_fixtures(), cases[c]);
-			CHECK(file_read_all(path, 0, &new, &nl, &e) == 0);
-			snprintf(path, sizeof path, "%s/replay/cases/%s/U%d.diff", t_fixtures(), cases[c], u ? 3 : 0);
-			CHECK(file_read_all(path, 0, &diff, &dl, &e) == 0);
+			new = t_fix_read(&nl, &e, path, sizeof path, "replay/cases/%s/new", gnu_cases[c]);
+			CHECK(new != NULL);
+			diff = t_fix_read(&dl, &e, path, sizeof path, "replay/cases/%s/U%d.diff", gnu_cases[c],
+					  u ? 3 : 0);
+			CHECK(diff != NULL);
 			int r = udiff_patch(old, ol, diff, dl, path, NULL, &out, &outl, &e);
 			CHECKF(r == 0, "%s", e.msg);
 			if (r == 0) {
