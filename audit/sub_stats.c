@@ -65,6 +65,24 @@ static int emit(const char *path, const char *text, size_t len, struct err *e)
 	return file_write_atomic(path, text, len, e);
 }
 
+/* The report as sorted, indented JSON text (caller frees). */
+static char *report_json_text(cJSON *report, size_t *len)
+{
+	json_sort(report);
+	char *text = json_print(report, 1);
+	*len = strlen(text);
+	return text;
+}
+
+/* A stream whose text lands in *text (caller frees after fclose). */
+static FILE *report_stream(char **text, size_t *len)
+{
+	FILE *m = open_memstream(text, len);
+	if (!m)
+		die(EXIT_SYS, "out of memory");
+	return m;
+}
+
 int audit_stats_main(int argc, char **argv)
 {
 	struct args a = {.input_decimals = 6};
@@ -117,13 +135,9 @@ int audit_stats_main(int argc, char **argv)
 			cJSON_AddNumberToObject(report, "inconsistent", (double)counts.inconsistent);
 			cJSON_AddNumberToObject(report, "missing", (double)counts.missing);
 			cJSON_AddStringToObject(report, "published", a.check);
-			json_sort(report);
-			text = json_print(report, 1);
-			len = strlen(text);
+			text = report_json_text(report, &len);
 		} else {
-			FILE *m = open_memstream(&text, &len);
-			if (!m)
-				die(EXIT_SYS, "out of memory");
+			FILE *m = report_stream(&text, &len);
 			stats_print_check(m, items, &counts, a.verbose);
 			fclose(m);
 			cJSON_Delete(items);
@@ -139,13 +153,9 @@ int audit_stats_main(int argc, char **argv)
 		if (a.json) {
 			report = stats_to_json(&cells, &res, &rec);
 			cJSON_AddStringToObject(report, "spec", spec.name);
-			json_sort(report);
-			text = json_print(report, 1);
-			len = strlen(text);
+			text = report_json_text(report, &len);
 		} else {
-			FILE *m = open_memstream(&text, &len);
-			if (!m)
-				die(EXIT_SYS, "out of memory");
+			FILE *m = report_stream(&text, &len);
 			stats_print_markdown(m, &cells, &res);
 			fclose(m);
 		}
