@@ -191,16 +191,26 @@ int stats_rules_parse(struct stats_rules **out, const char *text, const char *na
 	return 0;
 }
 
-int stats_rules_load(struct stats_rules **out, const char *path, struct err *e)
+/* A text file of at most 1 MiB with no NUL byte (caller frees); NULL with e. */
+static char *text_load(const char *path, struct err *e)
 {
 	char *text;
 	size_t len;
 	if (file_read_all(path, 1u << 20, &text, &len, e) < 0)
-		return -1;
+		return NULL;
 	if (strlen(text) != len) {
 		free(text);
-		return err_set(e, EXIT_USAGE, "'%s': contains a NUL byte", path);
+		err_set(e, EXIT_USAGE, "'%s': contains a NUL byte", path);
+		return NULL;
 	}
+	return text;
+}
+
+int stats_rules_load(struct stats_rules **out, const char *path, struct err *e)
+{
+	char *text = text_load(path, e);
+	if (!text)
+		return -1;
 	int rc = stats_rules_parse(out, text, path, e);
 	free(text);
 	return rc;
@@ -802,14 +812,9 @@ int stats_spec_parse(struct stats_spec *s, const char *text, const char *name, s
 
 int stats_spec_load(struct stats_spec *s, const char *path, struct err *e)
 {
-	char *text;
-	size_t len;
-	if (file_read_all(path, 1u << 20, &text, &len, e) < 0)
+	char *text = text_load(path, e);
+	if (!text)
 		return -1;
-	if (strlen(text) != len) {
-		free(text);
-		return err_set(e, EXIT_USAGE, "'%s': contains a NUL byte", path);
-	}
 	int rc = stats_spec_parse(s, text, path, e);
 	free(text);
 	return rc;

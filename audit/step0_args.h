@@ -6,6 +6,9 @@
 #define SUPKIT_AUDIT_STEP0_ARGS_H
 
 #include <stdint.h>
+#include <stdio.h>
+
+#include "lib/json.h"
 
 struct step0_args {
 	const char *config, *init_from, *output;
@@ -27,5 +30,11 @@ struct step0_n_opt {
 void step0_args_parse(int argc, char **argv, const char *usage, const struct step0_n_opt *own,
 		      const char *noun, struct step0_args *a);
 void step0_args_free(struct step0_args *a);
+
+/* Report rep (NULL: the step failed, e says why): write it to --output
+ * (atomically) when asked, then print it as JSON (--json) or with print.
+ * Errors go to stderr as one line; returns the exit status. */
+int step0_args_report(const struct step0_args *a, cJSON *rep,
+		      void (*print)(FILE *f, const cJSON *rep), struct err *e);
 
 #endif

@@ -33,21 +33,14 @@ int audit_step0_main(int argc, char **argv)
 
 	struct config cfg;
 	char **shards = NULL;
-	int ns = 0, rc = EXIT_OK;
+	int ns = 0;
 	struct step0_batch b = {0};
 	cJSON *rep = NULL;
-	if (step0_config_load(c.config, c.sets, c.n_sets, c.init_from, &cfg, &e) < 0 ||
-	    step0_shards_resolve(c.data, c.n_data, cfg.data_dir, &shards, &ns, &e) < 0 ||
-	    step0_batch_load(&cfg, (const char *const *)shards, ns, c.n, &b, &e) < 0 ||
-	    !(rep = step0_audit(&cfg, &b, (const char *const *)shards, ns, c.quiet, &e)) ||
-	    (c.output && json_write_file(c.output, rep, &e) < 0)) {
-		err_print(err_prog, &e);
-		rc = e.code ? e.code : EXIT_SYS;
-	} else if (c.json) {
-		json_print_stdout(rep);
-	} else {
-		step0_print(stdout, rep);
-	}
+	if (step0_config_load(c.config, c.sets, c.n_sets, c.init_from, &cfg, &e) >= 0 &&
+	    step0_shards_resolve(c.data, c.n_data, cfg.data_dir, &shards, &ns, &e) >= 0 &&
+	    step0_batch_load(&cfg, (const char *const *)shards, ns, c.n, &b, &e) >= 0)
+		rep = step0_audit(&cfg, &b, (const char *const *)shards, ns, c.quiet, &e);
+	int rc = step0_args_report(&c, rep, step0_print, &e);
 	cJSON_Delete(rep);
 	step0_batch_free(&b);
 	step0_shards_free(shards, ns);
