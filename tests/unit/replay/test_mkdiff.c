@@ -184,13 +184,8 @@ TEST(equals_gnu_diff_on_fixtures)
 		char *old, *new;
 		size_t ol, nl;
 		struct err e = {0};
-		old = t_fix_read(&ol, &e, path, sizeof path, "replay/cases/%s/old", gnu_cases[c]);
-		if (!old) {
-			CHECKF(0, "%s", e.msg);
+		if (gnu_case_read(c, &old, &ol, &new, &nl) < 0)
 			return;
-		}
-		new = t_fix_read(&nl, &e, path, sizeof path, "replay/cases/%s/new", gnu_cases[c]);
-		CHECK(new != NULL);
 		for (int u = 0; u <= 3; u += 3) {
 			char *want, *got;
 			size_t wl, gl;

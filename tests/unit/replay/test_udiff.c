@@ -145,13 +145,8 @@ TEST(apply_gnu_fixtures)
 			char *old, *new, *diff, *out;
 			size_t ol, nl, dl, outl;
 			struct err e = {0};
-			old = t_fix_read(&ol, &e, path, sizeof path, "replay/cases/%s/old", gnu_cases[c]);
-			if (!old) {
-				CHECKF(0, "%s", e.msg);
+			if (gnu_case_read(c, &old, &ol, &new, &nl) < 0)
 				return;
-			}
-			new = t_fix_read(&nl, &e, path, sizeof path, "replay/cases/%s/new", gnu_cases[c]);
-			CHECK(new != NULL);
 			diff = t_fix_read(&dl, &e, path, sizeof path, "replay/cases/%s/U%d.diff", gnu_cases[c],
 					  u ? 3 : 0);
 			CHECK(diff != NULL);
