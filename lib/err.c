@@ -91,25 +91,29 @@ void err_print(const char *prog, const struct err *e)
 	fprintf(stderr, "%s: %s\n", prog ? prog : err_prog, e->msg[0] ? e->msg : "unknown error");
 }
 
+/* "<prog>: <message>\n" on stderr: die() and warnx_(). */
+static void warn_v(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", err_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", err_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	warn_v(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(code);
 }
 
 void warnx_(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", err_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	warn_v(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void oom(size_t n)
