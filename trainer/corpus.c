@@ -10,36 +10,20 @@
 #include <string.h>
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "trainer/utf8.h"
 
 int utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
-		unsigned c = p[i];
-		if (c < 0x80) {
+		if (p[i] < 0x80) {
 			i++;
 			continue;
 		}
-		size_t k;
-		unsigned lo = 0x80, hi = 0xBF;
-		if (c >= 0xC2 && c <= 0xDF)
-			k = 2;
-		else if (c >= 0xE0 && c <= 0xEF) {
-			k = 3;
-			lo = c == 0xE0 ? 0xA0 : 0x80;
-			hi = c == 0xED ? 0x9F : 0xBF;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			k = 4;
-			lo = c == 0xF0 ? 0x90 : 0x80;
-			hi = c == 0xF4 ? 0x8F : 0xBF;
-		} else
+		size_t k = utf8_seq(p + i, n - i);
+		if (!k)
 			return 0;
-		if (n - i < k || p[i + 1] < lo || p[i + 1] > hi)
-			return 0;
-		for (size_t j = 2; j < k; j++)
-			if ((p[i + j] & 0xC0) != 0x80)
-				return 0;
 		i += k;
 	}
 	return 1;

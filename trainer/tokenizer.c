@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/fileio.h"
+#include "trainer/utf8.h"
 
 /* ---- small containers ---- */
 
@@ -134,39 +135,6 @@ void tokenizer_compiled_free(void *re, void *md)
 {
 	pcre2_match_data_free(md);
 	pcre2_code_free(re);
-}
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid
- * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t k;
-	unsigned lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF)
-		k = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		k = 3;
-		if (c == 0xE0)
-			lo = 0xA0;
-		if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		k = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		if (c == 0xF4)
-			hi = 0x8F;
-	} else
-		return 0;
-	if (n < k || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < k; i++)
-		if (p[i] < 0x80 || p[i] > 0xBF)
-			return 0;
-	return k;
 }
 
 static int split_run(pcre2_code *re, pcre2_match_data *md, const char *s, size_t n,

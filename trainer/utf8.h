@@ -1,0 +1,44 @@
+/* utf8.h: the length of one valid UTF-8 sequence, the rule that the corpus
+ * check (utf8_valid, trainer/corpus.c) and the tokenizer's byte-level
+ * fallback (trainer/tokenizer.c) share. Inline: both call it per character.
+ * Leaves out decoding to code points. Reference: RFC 3629 section 4 (the
+ * well-formed byte sequences: no overlongs, surrogates or > U+10FFFF). */
+#ifndef SUPKIT_TRAINER_UTF8_H
+#define SUPKIT_TRAINER_UTF8_H
+
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at p (1..4; n > 0 bytes available), or
+ * 0 when invalid or cut short. */
+static inline size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t k;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		k = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		k = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		k = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	if (n < k || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < k; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return k;
+}
+
+#endif
