@@ -70,41 +70,6 @@ uint64_t manifest_total_size(const struct manifest *m)
 	return t;
 }
 
-int utf8_valid(const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
-	while (i < len) {
-		unsigned c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t n;
-		unsigned cp, min;
-		if (c >= 0xC2 && c <= 0xDF) {
-			n = 1, cp = c & 0x1F, min = 0x80;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			n = 2, cp = c & 0x0F, min = 0x800;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			n = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			return 0;
-		}
-		if (len - i <= n)
-			return 0;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xC0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (s[i + k] & 0x3F);
-		}
-		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-			return 0;
-		i += n + 1;
-	}
-	return 1;
-}
-
 int manifest_path_check(const char *path, struct err *e)
 {
 	size_t len = strlen(path);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "lib/err.h"
+#include "lib/utf8.h"
 
 #define MANIFEST_NAME "manifest.json"
 #define MANIFEST_FORMAT "supkit-manifest"
@@ -50,8 +51,7 @@ const struct manifest_entry *manifest_find(const struct manifest *m, const char 
 /* Sum of entry sizes. */
 uint64_t manifest_total_size(const struct manifest *m);
 
-/* 1 when s[0..len) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-int utf8_valid(const char *s, size_t len);
+/* utf8_valid (well-formed UTF-8): lib/utf8.h. */
 /* Check an entry path: non-empty, at most MANIFEST_PATH_MAX bytes, valid UTF-8,
  * no control characters or backslashes, relative, no empty, "." or ".."
  * components. On failure e says why (the caller names the entry). */

@@ -10,24 +10,6 @@
 #include <string.h>
 #include "lib/fileio.h"
 #include "lib/json.h"
-#include "trainer/utf8.h"
-
-int utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < n) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k = utf8_seq(p + i, n - i);
-		if (!k)
-			return 0;
-		i += k;
-	}
-	return 1;
-}
 
 int corpus_format_parse(const char *s, enum corpus_format *out, struct err *e)
 {

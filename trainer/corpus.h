@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/err.h"
+#include "lib/utf8.h"
 #include "trainer/tokenizer.h"
 
 #define CORPUS_MAX_FILE (2ull << 30) /* 2 GiB per input file */
@@ -49,8 +50,7 @@ int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn
 /* Parse "auto", "text", "jsonl", "json". */
 int corpus_format_parse(const char *s, enum corpus_format *out, struct err *e);
 
-/* 1 when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-int utf8_valid(const char *s, size_t n);
+/* utf8_valid (well-formed UTF-8): lib/utf8.h. */
 
 /* Brown corpus form C to plain text: every whitespace-separated `word/tag`
  * becomes `word` (split at the last '/'), `` and '' become ", sentences

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/fileio.h"
-#include "trainer/utf8.h"
+#include "lib/utf8.h"
 
 /* ---- small containers ---- */
 

@@ -1,10 +1,11 @@
-/* utf8.h: the length of one valid UTF-8 sequence, the rule that the corpus
- * check (utf8_valid, trainer/corpus.c) and the tokenizer's byte-level
- * fallback (trainer/tokenizer.c) share. Inline: both call it per character.
- * Leaves out decoding to code points. Reference: RFC 3629 section 4 (the
- * well-formed byte sequences: no overlongs, surrogates or > U+10FFFF). */
-#ifndef SUPKIT_TRAINER_UTF8_H
-#define SUPKIT_TRAINER_UTF8_H
+/* utf8.h: strict UTF-8 validation, shared by the corpus readers
+ * (trainer/corpus.c), the tokenizer's byte-level fallback
+ * (trainer/tokenizer.c) and the supplement manifest's path check
+ * (supplements/manifest.c, scan.c). utf8_seq is inline: callers use it per
+ * character. Leaves out decoding to code points. Reference: RFC 3629
+ * section 4 (well-formed sequences: no overlongs, surrogates or > U+10FFFF). */
+#ifndef SUPKIT_LIB_UTF8_H
+#define SUPKIT_LIB_UTF8_H
 
 #include <stddef.h>
 
@@ -40,5 +41,8 @@ static inline size_t utf8_seq(const unsigned char *p, size_t n)
 			return 0;
 	return k;
 }
+
+/* 1 when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
+int utf8_valid(const char *s, size_t n);
 
 #endif
