@@ -43,9 +43,9 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_LF)/fuzz_%,$(FUZZ_NAMES))
 fuzz_archives = $(foreach m,$(DEPS_$(1)),$(FUZZ_LF)/lib$(m).a)
 
 define fuzz_rules
-$$(BUILD)/fuzz/replay_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/driver.c $$(call archives,$$(FUZZ_MOD_$(1)))
+$$(BUILD)/fuzz/replay_$(1): tests/fuzz/fuzz_$(1).c $$(BUILD)/tests/fuzz/driver.o $$(call archives,$$(FUZZ_MOD_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$@.d -o $$@ tests/fuzz/fuzz_$(1).c tests/fuzz/driver.c $$(call archives,$$(FUZZ_MOD_$(1))) $$(LDFLAGS) $$(LIBS)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(BUILD)/tests/fuzz/driver.o $$(call archives,$$(FUZZ_MOD_$(1))) $$(LDFLAGS) $$(LIBS)
 $$(FUZZ_LF)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(call fuzz_archives,$$(FUZZ_MOD_$(1)))
 	@mkdir -p $$(@D)
 	$$(FUZZ_CC) $$(CPPFLAGS) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -MF $$@.d -o $$@ $$< $$(call fuzz_archives,$$(FUZZ_MOD_$(1))) $$(LIBS)
