@@ -236,6 +236,8 @@ static int save_checkpoint(struct run *R, struct err *e)
 	cJSON_AddNumberToObject(st, "training_seconds", R->train_seconds);
 	cJSON_AddNumberToObject(st, "training_loop_seconds", R->loop_seconds);
 	cJSON_AddStringToObject(st, "config_sha256", R->sha);
+	/* fp32 GEMM results depend on the BLAS thread count: resume uses the same */
+	cJSON_AddNumberToObject(st, "blas_threads", openblas_get_num_threads());
 	cJSON_AddItemReferenceToObject(st, "curve", R->curve);
 	r = params_save_exact(model_params(R->m), R->fp64, p1, e);
 	if (r == 0)
@@ -306,6 +308,14 @@ static int load_checkpoint(struct run *R, struct err *e)
 	if (!cJSON_IsArray(curve) || step < 0 || step > R->cfg->steps || step != floor(step)) {
 		err_set(e, EXIT_USAGE, "'%s': bad step or curve", p4);
 		goto out;
+	}
+	double bt;
+	if (json_get_number(st, "blas_threads", &bt, p4, NULL) == 0 && bt >= 1 && bt <= 4096 &&
+	    (int)bt != openblas_get_num_threads()) {
+		if (!R->o->quiet)
+			fprintf(stderr, "%s: resuming with %d BLAS threads, as the checkpoint was made (not %d), "
+				"so that the result is bit-identical\n", err_prog, (int)bt, openblas_get_num_threads());
+		openblas_set_num_threads((int)bt);
 	}
 	R->step = (int)step;
 	R->train_seconds = ts;

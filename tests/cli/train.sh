@@ -72,6 +72,14 @@ else
 	expect_same_file "$TMP/c/model.safetensors" "$TMP/k/model.safetensors" "weights after kill -9 + resume bit-identical"
 fi
 
+# 4b. a resume on a machine with another core count keeps the checkpoint's BLAS threads
+OPENBLAS_NUM_THREADS=2 run trn --set steps=12 --set threads=0 -o "$TMP/t2"
+OPENBLAS_NUM_THREADS=2 run trn --set steps=12 --set threads=0 --stop-after 5 -o "$TMP/t3"
+OPENBLAS_NUM_THREADS=1 run supkit train --resume "$TMP/t3"
+expect_rc 0 "resume under another thread count"
+expect_err_contains "BLAS threads" "resume says it keeps the checkpoint's thread count"
+expect_same_file "$TMP/t2/model.safetensors" "$TMP/t3/model.safetensors" "resume under another thread count bit-identical"
+
 # 5. fp64 runs train and resume exactly too
 run trn --set steps=6 --set dtype=fp64 -o "$TMP/f1"
 expect_rc 0 "fp64 run"
