@@ -30,7 +30,7 @@ static int setup(struct config *c, const char *const *sets, int n, char ***shard
 	err_clear(&e);
 	if (step0_config_load(cfg_path, sets, n, NULL, c, &e) < 0 ||
 	    step0_shards_resolve((const char *const[]){data_dir}, 1, NULL, shards, ns, &e) < 0) {
-		printf("  setup: %s\n", e.msg);
+		CHECKF(0, "setup: %s", e.msg);
 		return -1;
 	}
 	return 0;
@@ -49,10 +49,8 @@ TEST(batch_is_the_trainers_first_batch)
 	char **sh;
 	int ns;
 	struct err e;
-	if (setup(&c, NULL, 0, &sh, &ns) < 0) {
-		CHECK(0);
+	if (setup(&c, NULL, 0, &sh, &ns) < 0)
 		return;
-	}
 	struct step0_batch b, s;
 	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 0, &b, &e) == 0);
 	CHECK(b.n_micro == c.grad_accum && b.T == c.seq_len);
@@ -108,10 +106,8 @@ TEST(float64_gradient_is_the_closed_form)
 	char **sh;
 	int ns;
 	struct err e;
-	if (setup(&c, routed, 2, &sh, &ns) < 0) {
-		CHECK(0);
+	if (setup(&c, routed, 2, &sh, &ns) < 0)
 		return;
-	}
 	struct step0_batch b;
 	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 0, &b, &e) == 0);
 	struct step0_eval g0, z0;
@@ -195,8 +191,11 @@ TEST(float64_gradient_is_the_finite_difference)
 	int ns;
 	struct err e;
 	char ck[] = "/tmp/test_step0_XXXXXX";
-	if (setup(&c, routed, 2, &sh, &ns) < 0 || !mkdtemp(ck)) {
+	if (setup(&c, routed, 2, &sh, &ns) < 0)
+		return;
+	if (!mkdtemp(ck)) {
 		CHECK(0);
+		step0_shards_free(sh, ns);
 		return;
 	}
 	char path[300];
@@ -251,10 +250,8 @@ TEST(displacement_is_the_adamw_step)
 	int ns;
 	struct err e;
 	const char *sets[] = {"wte_lambdas=1", "out_lambdas=1", "step0=nostep0"};
-	if (setup(&c, sets, 3, &sh, &ns) < 0) {
-		CHECK(0);
+	if (setup(&c, sets, 3, &sh, &ns) < 0)
 		return;
-	}
 	struct step0_batch b;
 	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 0, &b, &e) == 0);
 	struct step0_eval g, lo;
@@ -289,10 +286,8 @@ TEST(audit_record)
 	char **sh;
 	int ns;
 	struct err e;
-	if (setup(&c, routed, 2, &sh, &ns) < 0) {
-		CHECK(0);
+	if (setup(&c, routed, 2, &sh, &ns) < 0)
 		return;
-	}
 	struct step0_batch b;
 	CHECK(step0_batch_load(&c, (const char *const *)sh, ns, 2 * c.seq_len, &b, &e) == 0);
 	cJSON *r = step0_audit(&c, &b, (const char *const *)sh, ns, 1, &e);
@@ -373,10 +368,8 @@ TEST(trajectory_modes)
 	char **sh;
 	int ns;
 	struct err e;
-	if (setup(&c, NULL, 0, &sh, &ns) < 0) {
-		CHECK(0);
+	if (setup(&c, NULL, 0, &sh, &ns) < 0)
 		return;
-	}
 	cJSON *r = step0_trajectory(&c, (const char *const *)sh, ns, 2, 1, &e);
 	CHECK(r != NULL);
 	if (!r) {
