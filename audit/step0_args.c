@@ -83,10 +83,8 @@ void step0_args_free(struct step0_args *a)
 int step0_args_report(const struct step0_args *a, cJSON *rep,
 		      void (*print)(FILE *f, const cJSON *rep), struct err *e)
 {
-	if (!rep || (a->output && json_write_file(a->output, rep, e) < 0)) {
-		err_print(err_prog, e);
-		return e->code ? e->code : EXIT_SYS;
-	}
+	if (!rep || (a->output && json_write_file(a->output, rep, e) < 0))
+		return err_report(e);
 	if (a->json)
 		json_print_stdout(rep);
 	else

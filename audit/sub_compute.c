@@ -116,8 +116,7 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 
 static void fail(const struct err *e)
 {
-	err_print(err_prog, e);
-	exit(e->code ? e->code : EXIT_SYS);
+	exit(err_report(e));
 }
 
 /* Baseline (or file), then depth, arm, --set; validated. */

@@ -72,8 +72,7 @@ int audit_geometry_main(int argc, char **argv)
 	cJSON *rep = geom_audit(files, nf, &c.g, &e);
 	free(files);
 	if (!rep) {
-		err_print(err_prog, &e);
-		return e.code ? e.code : EXIT_SYS;
+		return err_report(&e);
 	}
 	int rc = EXIT_OK;
 	if (c.output && json_write_file(c.output, rep, &e) < 0) {

@@ -168,8 +168,7 @@ int audit_stats_main(int argc, char **argv)
 		goto fail;
 	goto out;
 fail:
-	err_print(NULL, &e);
-	rc = e.code ? e.code : EXIT_SYS;
+	rc = err_report(&e);
 out:
 	free(text);
 	cJSON_Delete(report);

@@ -91,6 +91,12 @@ void err_print(const char *prog, const struct err *e)
 	fprintf(stderr, "%s: %s\n", prog ? prog : err_prog, e->msg[0] ? e->msg : "unknown error");
 }
 
+int err_report(const struct err *e)
+{
+	err_print(err_prog, e);
+	return e->code ? e->code : EXIT_SYS;
+}
+
 /* "<prog>: <message>\n" on stderr: die() and warnx_(). */
 static void warn_v(const char *fmt, va_list ap)
 {

@@ -45,6 +45,9 @@ void err_clear(struct err *e);
 
 /* Print "<prog>: <msg>" on stderr. */
 void err_print(const char *prog, const struct err *e);
+/* err_print(err_prog, e), then the exit status it calls for: e->code, or
+ * EXIT_SYS when e has none. */
+int err_report(const struct err *e);
 /* Print "<prog>: <fmt...>" on stderr and exit with code. */
 void die(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -48,8 +48,7 @@ static int parse_all(int argc, char **argv, const struct cli_opt *opts, const ch
 
 static void fail(const struct err *e)
 {
-	err_print(err_prog, e);
-	exit(e->code ? e->code : EXIT_SYS);
+	exit(err_report(e));
 }
 
 /* ---- apply ---- */

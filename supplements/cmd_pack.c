@@ -53,8 +53,7 @@ int main(int argc, char **argv)
 	}
 	struct pack_result r;
 	if (pack_dir(op, c.out, &po, &r, &e) < 0) {
-		err_print(err_prog, &e);
-		return e.code ? e.code : EXIT_SYS;
+		return err_report(&e);
 	}
 	if (r.replaced_manifest && !c.quiet)
 		fprintf(stderr, "supkit-pack: note: '%s/manifest.json' was replaced by a fresh manifest\n", op);

@@ -74,8 +74,7 @@ int main(int argc, char **argv)
 		cli_usage_error("missing -C DIR");
 	struct unpack_result r;
 	if (unpack_zip(op, c.dir, &c.l, &r, &e) < 0) {
-		err_print(err_prog, &e);
-		return e.code ? e.code : EXIT_SYS;
+		return err_report(&e);
 	}
 	if (c.json) {
 		cJSON *j = cJSON_CreateObject();

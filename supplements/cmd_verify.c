@@ -94,9 +94,8 @@ int main(int argc, char **argv)
 		return list_only(op, &c);
 	struct verify_report r;
 	if (verify_path(op, &c.vo, &r, &e) < 0) {
-		err_print(err_prog, &e);
 		verify_report_release(&r);
-		return e.code ? e.code : EXIT_SYS;
+		return err_report(&e);
 	}
 	if (c.json) {
 		cJSON *j = verify_report_json(&r, op);

@@ -89,12 +89,6 @@ static int parse(int argc, char **argv, const struct cli_opt *t, const char *usa
 	return first;
 }
 
-static int fail(const struct err *e)
-{
-	err_print(err_prog, e);
-	return e->code ? e->code : EXIT_SYS;
-}
-
 #define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's, SPEC 4)"}
 #define OPT_RANKS {"ranks", O_RANKS, "FILE", "rank file in tiktoken text format (gzip accepted)"}
 #define OPT_CORPUS                                                                              \
@@ -144,7 +138,7 @@ static int sub_train(int argc, char **argv)
 	struct corpus_counts c = {0};
 	for (; i < argc; i++)
 		if (corpus_read_file(argv[i], &o.corpus, collect, &tx, &c, &e) < 0)
-			return fail(&e);
+			return err_report(&e);
 	double t0 = now_seconds();
 	struct tokenizer tk;
 	int rc = bpe_train((const char *const *)tx.v, tx.n, tx.k, (uint32_t)o.vocab - TOKENIZER_N_SPECIAL,
@@ -154,7 +148,7 @@ static int sub_train(int argc, char **argv)
 	free(tx.v);
 	free(tx.n);
 	if (rc < 0)
-		return fail(&e);
+		return err_report(&e);
 	char *rp = path_join(o.out, "ranks.tiktoken"), *bp = path_join(o.out, "token_bytes.bin");
 	char *jp = path_join(o.out, "tokenizer.json");
 	cJSON *j = cJSON_CreateObject();
@@ -191,7 +185,7 @@ static int sub_train(int argc, char **argv)
 	free(bp);
 	free(jp);
 	tokenizer_free(&tk);
-	return rc < 0 ? fail(&e) : EXIT_OK;
+	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
 /* ---- tokenize ---- */
@@ -218,7 +212,7 @@ static int sub_tokenize(int argc, char **argv)
 	struct err e = {0};
 	struct tokenizer tk;
 	if (tokenizer_load(&tk, o.ranks, o.pattern, &e) < 0)
-		return fail(&e);
+		return err_report(&e);
 	struct tokenize_opts to = {(const char *const *)argv + i, argc - i, o.corpus, (int)o.val_files,
 				   (uint64_t)o.val_every, (uint64_t)o.shard_tokens, o.skip_invalid,
 				   o.force, o.quiet};
@@ -226,7 +220,7 @@ static int sub_tokenize(int argc, char **argv)
 	int rc = data_tokenize(&tk, &to, o.out, &r, &e);
 	tokenizer_free(&tk);
 	if (rc < 0)
-		return fail(&e);
+		return err_report(&e);
 	if (r.counts.empty || r.counts.invalid_utf8)
 		fprintf(stderr, "%s: %llu empty documents skipped; %llu invalid UTF-8 documents %s\n",
 			err_prog, (unsigned long long)r.counts.empty,
@@ -287,12 +281,12 @@ static int sub_encode(int argc, char **argv)
 	struct tokenizer tk;
 	int i = parse_one_with_ranks(argc, argv, t, usage, "text", &o, &tk, &e);
 	if (i < 0)
-		return fail(&e);
+		return err_report(&e);
 	char *text;
 	size_t n;
 	if (file_read_all(argv[i], CORPUS_MAX_FILE, &text, &n, &e) < 0) {
 		tokenizer_free(&tk);
-		return fail(&e);
+		return err_report(&e);
 	}
 	struct ids ids = {0};
 	int rc = tokenizer_encode(&tk, text, n, &ids, &e);
@@ -314,7 +308,7 @@ static int sub_encode(int argc, char **argv)
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
-	return rc < 0 ? fail(&e) : EXIT_OK;
+	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
 /* Parse ids: text (one decimal id a line) or raw uint32 LE. */
@@ -369,7 +363,7 @@ static int sub_decode(int argc, char **argv)
 	struct tokenizer tk;
 	int i = parse_one_with_ranks(argc, argv, t, usage, "ids", &o, &tk, &e);
 	if (i < 0)
-		return fail(&e);
+		return err_report(&e);
 	char *d;
 	size_t n;
 	struct ids ids = {0};
@@ -388,7 +382,7 @@ static int sub_decode(int argc, char **argv)
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
-	return rc < 0 ? fail(&e) : EXIT_OK;
+	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
 /* ---- stats ---- */
@@ -408,7 +402,7 @@ static int sub_stats(int argc, char **argv)
 	struct err e = {0};
 	uint32_t *tb = NULL, ntb = 0;
 	if (o.token_bytes && tokenizer_token_bytes(o.token_bytes, &tb, &ntb, &e) < 0)
-		return fail(&e);
+		return err_report(&e);
 	cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "shards");
 	struct shard_stats tot = {0};
 	if (!o.json)
@@ -467,7 +461,7 @@ static int sub_stats(int argc, char **argv)
 	}
 	cJSON_Delete(j);
 	free(tb);
-	return rc < 0 ? fail(&e) : EXIT_OK;
+	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
 /* ---- overlap ---- */
@@ -497,7 +491,7 @@ static int sub_overlap(int argc, char **argv)
 	struct overlap_report r;
 	if (data_overlap((const char *const *)argv + i, sep - i, (const char *const *)argv + sep + 1,
 			 argc - sep - 1, (int)o.n, &r, &e) < 0)
-		return fail(&e);
+		return err_report(&e);
 	double share = r.val_grams ? (double)r.shared_grams / (double)r.val_grams : 0;
 	int bad = (o.max_share >= 0 && share > o.max_share) ||
 		  (o.max_dup >= 0 && r.dup_docs > (uint64_t)o.max_dup);
@@ -557,7 +551,7 @@ static int sub_brown(int argc, char **argv)
 	DIR *d = opendir(argv[i]);
 	if (!d) {
 		err_errno(&e, EXIT_SYS, "cannot open '%s'", argv[i]);
-		return fail(&e);
+		return err_report(&e);
 	}
 	char **names = NULL;
 	size_t nn = 0;
@@ -571,7 +565,7 @@ static int sub_brown(int argc, char **argv)
 	if (nn == 0) {
 		free(names);
 		err_set(&e, EXIT_USAGE, "'%s': no Brown corpus files (ca01..cr09)", argv[i]);
-		return fail(&e);
+		return err_report(&e);
 	}
 	qsort(names, nn, sizeof *names, cmp_str);
 	int rc = dir_make_all(o.out, &e);
@@ -601,7 +595,7 @@ static int sub_brown(int argc, char **argv)
 	for (size_t k = 0; k < nn; k++)
 		free(names[k]);
 	free(names);
-	return rc < 0 ? fail(&e) : EXIT_OK;
+	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
 static const struct cli_sub subs[] = {

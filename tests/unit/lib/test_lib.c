@@ -127,6 +127,17 @@ TEST(err_messages_stay_one_line)
 	CHECK(strchr(e.msg, '\r') == NULL && strchr(e.msg, '\n') == NULL);
 }
 
+/* err_report: the error's own status, EXIT_SYS when it has none; the line
+ * goes to stderr (left to the shell tests). */
+TEST(err_report_status)
+{
+	struct err e;
+	err_set(&e, EXIT_CHECK, "x");
+	CHECK(err_report(&e) == EXIT_CHECK);
+	err_clear(&e);
+	CHECK(err_report(&e) == EXIT_SYS);
+}
+
 int main(void)
 {
 	RUN(sha256_known_vectors);
@@ -137,5 +148,6 @@ int main(void)
 	RUN(rng_deterministic_and_normal);
 	RUN(cli_strict_numbers);
 	RUN(err_messages_stay_one_line);
+	RUN(err_report_status);
 	return t_done();
 }
