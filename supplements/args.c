@@ -1,51 +1,22 @@
-/* args.c: options before or after operands (see args.h). */
+/* args.c: the one-operand command line of the supplements tools (see
+ * args.h); the parsing itself is lib/cli.c's cli_parse_operands. */
 #include "supplements/args.h"
 
 #include <locale.h>
-#include <string.h>
-
-int args_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage, cli_fn fn, void *ctx,
-	       char **ops, int max, int *n_ops, struct err *e)
-{
-	int base = 0, n = 0, only_ops = 0;
-	*n_ops = 0;
-	while (base < argc) {
-		int ind = 1;
-		if (!only_ops) {
-			/* argv[base] plays argv[0]: the program name or the last operand */
-			if (cli_parse(argc - base, argv + base, opts, usage, fn, ctx, &ind, e) < 0)
-				return -1;
-			if (base + ind - 1 < argc && ind >= 2 && !strcmp(argv[base + ind - 1], "--"))
-				only_ops = 1;
-		}
-		int k = base + ind;
-		if (k >= argc)
-			break;
-		if (!only_ops && !strcmp(argv[k], "--")) {
-			only_ops = 1;
-			base = k;
-			continue;
-		}
-		if (n == max)
-			cli_usage_error("unexpected operand '%s'", argv[k]);
-		ops[n++] = argv[k];
-		base = k;
-	}
-	*n_ops = n;
-	return 0;
-}
+#include <stdlib.h>
 
 const char *args_one_operand(int argc, char **argv, const char *prog, const struct cli_opt *opts,
 			     const char *usage, cli_fn fn, void *ctx, const char *what)
 {
 	cli_set_prog(prog);
 	setlocale(LC_CTYPE, "C.UTF-8");
-	struct err e = {0};
-	char *ops[1];
 	int n;
-	if (args_parse(argc, argv, opts, usage, fn, ctx, ops, 1, &n, &e) < 0)
-		cli_usage_error("%s", e.msg);
-	if (n != 1)
+	char **ops = cli_parse_operands(argc, argv, opts, usage, fn, ctx, &n);
+	const char *op = n > 0 ? ops[0] : NULL, *extra = n > 1 ? ops[1] : NULL;
+	free(ops);
+	if (extra)
+		cli_usage_error("unexpected operand '%s'", extra);
+	if (!op)
 		cli_usage_error("expected %s", what);
-	return ops[0];
+	return op;
 }

@@ -177,17 +177,17 @@ TEST(args_before_and_after_operands)
 	static const struct cli_opt opts[] = {{"output", 'o', "F", "out"}, {"json", 256, NULL, "json"}, {NULL, 0, NULL, NULL}};
 	char *argv1[] = {"prog", "DIR", "-o", "out.zip", "--json", NULL};
 	struct octx c = {0};
-	struct err e;
-	char *ops[2];
 	int n;
-	CHECK(args_parse(5, argv1, opts, "u", on_opt, &c, ops, 2, &n, &e) == 0);
+	char **ops = cli_parse_operands(5, argv1, opts, "u", on_opt, &c, &n);
 	CHECK(n == 1 && !strcmp(ops[0], "DIR"));
 	CHECK(c.o && !strcmp(c.o, "out.zip") && c.j == 1);
+	free(ops);
 	char *argv2[] = {"prog", "--json", "A", "--", "-o", NULL};
 	struct octx d = {0};
-	CHECK(args_parse(5, argv2, opts, "u", on_opt, &d, ops, 2, &n, &e) == 0);
+	ops = cli_parse_operands(5, argv2, opts, "u", on_opt, &d, &n);
 	CHECK(n == 2 && !strcmp(ops[0], "A") && !strcmp(ops[1], "-o"));
 	CHECK(d.o == NULL && d.j == 1);
+	free(ops);
 }
 
 int main(void)
