@@ -252,6 +252,16 @@ static long param_of_kind(struct model *m, enum param_kind k)
 	return -1;
 }
 
+/* The parameter of scalar family f in m, or NULL when m has none; *pi (when
+ * pi is not NULL) its index, -1 when none. */
+static struct param *fam_param(struct model *m, int f, long *pi)
+{
+	long i = param_of_kind(m, fam_kind[f]);
+	if (pi)
+		*pi = i;
+	return i < 0 ? NULL : &model_params(m)->p[i];
+}
+
 static double pval(const struct param *p, int fp64, size_t i)
 {
 	return fp64 ? p->w64[i] : p->w[i];
@@ -259,12 +269,10 @@ static double pval(const struct param *p, int fp64, size_t i)
 
 static void eval_alloc(struct step0_eval *ev, struct model *m, int with_disp)
 {
-	struct param_table *t = model_params(m);
 	for (int f = 0; f < S0_NFAM; f++) {
-		long pi = param_of_kind(m, fam_kind[f]);
-		if (pi < 0)
+		struct param *p = fam_param(m, f, NULL);
+		if (!p)
 			continue;
-		struct param *p = &t->p[pi];
 		ev->n[f] = p->numel;
 		ev->value[f] = xcalloc(p->numel, sizeof(double));
 		ev->grad[f] = xcalloc(p->numel, sizeof(double));
@@ -297,10 +305,9 @@ int step0_eval_run(const struct config *c, const struct step0_batch *b, int fp64
 	eval_alloc(ev, m, 1);
 	struct param_table *t = model_params(m);
 	for (int f = 0; f < S0_NFAM; f++) {
-		long pi = param_of_kind(m, fam_kind[f]);
-		if (pi < 0)
+		struct param *p = fam_param(m, f, NULL);
+		if (!p)
 			continue;
-		struct param *p = &t->p[pi];
 		for (size_t i = 0; i < p->numel; i++)
 			ev->grad[f][i] = fp64 ? p->g64[i] : p->g[i];
 	}
@@ -308,10 +315,10 @@ int step0_eval_run(const struct config *c, const struct step0_batch *b, int fp64
 	if (optim_create(&r, t, fp64, &o, e) < 0 || optim_step(o, 0, e) < 0)
 		goto out;
 	for (int f = 0; f < S0_NFAM; f++) {
-		long pi = param_of_kind(m, fam_kind[f]);
-		if (pi < 0)
+		long pi;
+		struct param *p = fam_param(m, f, &pi);
+		if (!p)
 			continue;
-		struct param *p = &t->p[pi];
 		for (size_t i = 0; i < p->numel; i++)
 			ev->disp[f][i] = pval(p, fp64, i) - ev->value[f][i];
 		ev->count[f] = optim_adamw_count(o, (size_t)pi);
@@ -756,7 +763,6 @@ static int state_moments(const char *path, struct model *m, double *mom[S0_NFAM]
 	if (file_read_all(path, (size_t)1 << 40, &data, &len, e) < 0)
 		return -1;
 	const unsigned char *d = (const unsigned char *)data;
-	struct param_table *t = model_params(m);
 	int rc = err_set(e, EXIT_SYS, "'%s': optimizer state file is truncated", path);
 	if (len < 16 || memcmp(d, "SUPKOPT1", 8))
 		goto out;
@@ -781,16 +787,16 @@ static int state_moments(const char *path, struct model *m, double *mom[S0_NFAM]
 		if (len - at < bytes)
 			goto out;
 		for (int f = 0; f < S0_NFAM && kind == 0; f++) {
-			long pi = param_of_kind(m, fam_kind[f]);
-			if (pi < 0)
+			const struct param *fp = fam_param(m, f, NULL);
+			if (!fp)
 				continue;
-			const char *pn = t->p[pi].name;
+			const char *pn = fp->name;
 			size_t pl = strlen(pn);
 			if (nl <= pl || memcmp(name, pn, pl) || name[pl] != '.')
 				continue;
 			int which = nl - pl - 1 == 7 && !memcmp(name + pl + 1, "exp_avg", 7) ? 0
 				    : nl - pl - 1 == 10 && !memcmp(name + pl + 1, "exp_avg_sq", 10) ? 1 : -1;
-			if (which < 0 || cnt != t->p[pi].numel)
+			if (which < 0 || cnt != fp->numel)
 				continue;
 			mom[f][which] = xmalloc(cnt * sizeof(double));
 			for (uint64_t i = 0; i < cnt; i++) {
@@ -810,12 +816,10 @@ out:
 static cJSON *values_json(struct model *m, int fp64, int grad)
 {
 	cJSON *o = cJSON_CreateObject();
-	struct param_table *t = model_params(m);
 	for (int f = 0; f < S0_NFAM; f++) {
-		long pi = param_of_kind(m, fam_kind[f]);
-		if (pi < 0)
+		struct param *p = fam_param(m, f, NULL);
+		if (!p)
 			continue;
-		struct param *p = &t->p[pi];
 		cJSON *a = cJSON_AddArrayToObject(o, step0_family_name(f));
 		for (size_t i = 0; i < p->numel; i++)
 			cJSON_AddItemToArray(a, cJSON_CreateNumber(grad ? (fp64 ? p->g64[i] : p->g[i])
@@ -863,7 +867,6 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 	cJSON_AddStringToObject(run, "mode", traj_names[mi]);
 	cJSON_AddBoolToObject(run, "wte_lambdas_switched_on", switched);
 	cJSON *sa = cJSON_AddArrayToObject(run, "steps");
-	struct param_table *t = model_params(m);
 	for (int s = 0; s < steps; s++) {
 		if (!quiet)
 			fprintf(stderr, "%s: trajectory %s step %d/%d\n", err_prog ? err_prog : "supkit-audit",
@@ -900,12 +903,13 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 		if (optim_save(o, state, e) < 0 || state_moments(state, m, mom, e) < 0)
 			goto out;
 		for (int f = 0; f < S0_NFAM; f++) {
-			long pi = param_of_kind(m, fam_kind[f]);
-			if (pi < 0)
+			long pi;
+			const struct param *fp = fam_param(m, f, &pi);
+			if (!fp)
 				continue;
 			const char *fn = step0_family_name(f);
 			cJSON_AddNumberToObject(cnt, fn, (double)optim_adamw_count(o, (size_t)pi));
-			size_t n = t->p[pi].numel;
+			size_t n = fp->numel;
 			cJSON_AddItemToObject(ma, fn, mom[f][0] ? num_array(mom[f][0], n) : cJSON_CreateNull());
 			cJSON_AddItemToObject(va, fn, mom[f][1] ? num_array(mom[f][1], n) : cJSON_CreateNull());
 			free(mom[f][0]);
