@@ -1,4 +1,5 @@
 /* utf8.c: utf8_valid, a whole buffer checked with utf8_seq (see utf8.h).
+ * Leaves out locating the first bad byte (callers only need yes or no).
  * Reference: RFC 3629 section 4. */
 #include "utf8.h"
 

@@ -1,6 +1,7 @@
-/* tfix.h: fixture paths and JSON for the unit tests (tests/fixtures/<area>/),
- * shared by test files that read the same way. Reference: tests/unit/t.h
- * (t_fixtures). */
+/* tfix.h: fixture paths, JSON and whole files for the unit tests
+ * (tests/fixtures/<area>/), shared by test files that read them the same way.
+ * Leaves out making fixtures (each area's committed script does). Reference:
+ * tests/unit/t.h (t_fixtures, $SUPKIT_FIXTURES). */
 #ifndef SUPKIT_TFIX_H
 #define SUPKIT_TFIX_H
 

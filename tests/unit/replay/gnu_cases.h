@@ -1,6 +1,8 @@
 /* gnu_cases.h: the cases under tests/fixtures/replay/cases/ (old, new, and
  * GNU diff's U0.diff and U3.diff of them, made by
- * tests/fixtures/replay/make.sh), shared by test_udiff.c and test_mkdiff.c. */
+ * tests/fixtures/replay/make.sh), shared by test_udiff.c and test_mkdiff.c.
+ * Leaves out the diffs themselves (each test reads the ones it needs).
+ * Reference: GNU diffutils manual, "Unified Format". */
 #ifndef SUPKIT_TEST_GNU_CASES_H
 #define SUPKIT_TEST_GNU_CASES_H
 
