@@ -39,11 +39,11 @@ void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts)
 void cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", err_prog);
+	struct err e;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	err_setv(&e, EXIT_USAGE, fmt, ap); /* control bytes escaped: one line */
 	va_end(ap);
-	fprintf(stderr, " (try '%s --help')\n", err_prog);
+	fprintf(stderr, "%s: %s (try '%s --help')\n", err_prog, e.msg, err_prog);
 	exit(EXIT_USAGE);
 }
 

@@ -100,9 +100,9 @@ int err_report(const struct err *e)
 /* "<prog>: <message>\n" on stderr: die() and warnx_(). */
 static void warn_v(const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: ", err_prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	struct err e;
+	err_setv(&e, 0, fmt, ap); /* control bytes escaped: one line */
+	fprintf(stderr, "%s: %s\n", err_prog, e.msg);
 }
 
 void die(int code, const char *fmt, ...)

@@ -254,6 +254,10 @@ static int save_checkpoint(struct run *R, struct err *e)
 	free(p4);
 	if (r == 0) {
 		dir_sync(tmp);
+		/* a checkpoint.old left by a kill during the last swap's cleanup;
+		 * checkpoint itself is whole, so the old one can go */
+		if (path_exists(ck))
+			dir_remove_tree(old);
 		if (path_exists(ck) && rename(ck, old) != 0)
 			r = err_errno(e, EXIT_SYS, "cannot rename '%s'", ck);
 		if (r == 0 && rename(tmp, ck) != 0)

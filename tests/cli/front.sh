@@ -12,4 +12,7 @@ expect_rc 2 "unknown tool exits 2"
 expect_one_line_err "unknown tool: one line on stderr"
 run supkit
 expect_rc 2 "no tool exits 2"
+run supkit $'bad\nname'
+expect_rc 2 "tool name with a newline refused"
+expect_one_line_err "an error quoting a newline stays one line"
 finish

@@ -72,6 +72,14 @@ else
 	expect_same_file "$TMP/c/model.safetensors" "$TMP/k/model.safetensors" "weights after kill -9 + resume bit-identical"
 fi
 
+# 4a. a checkpoint.old left by a kill during the last swap does not block the next checkpoint
+run trn --set steps=20 --set checkpoint_every=5 -o "$TMP/c5"
+run trn --set steps=20 --set checkpoint_every=5 --stop-after 7 -o "$TMP/c6"
+mkdir -p "$TMP/c6/checkpoint.old" && echo stale >"$TMP/c6/checkpoint.old/params.safetensors"
+run supkit train --resume "$TMP/c6" --quiet
+expect_rc 0 "resume with a stale checkpoint.old beside the checkpoint"
+expect_same_file "$TMP/c5/model.safetensors" "$TMP/c6/model.safetensors" "stale checkpoint.old: result bit-identical"
+
 # 4b. a resume on a machine with another core count keeps the checkpoint's BLAS threads
 OPENBLAS_NUM_THREADS=2 run trn --set steps=12 --set threads=0 -o "$TMP/t2"
 OPENBLAS_NUM_THREADS=2 run trn --set steps=12 --set threads=0 --stop-after 5 -o "$TMP/t3"
