@@ -160,7 +160,7 @@ static int list_arms(int json)
 static int run_check(const struct args *a)
 {
 	struct err e = {0};
-	cJSON *pub = json_read_file(a->check, 0, &e);
+	cJSON *pub = json_read_file(a->check, 64u << 20, &e);
 	if (!pub)
 		fail(&e);
 	char *lines;

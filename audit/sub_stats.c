@@ -118,7 +118,7 @@ int audit_stats_main(int argc, char **argv)
 
 	if (a.check) {
 		struct stats_check_counts counts = {0};
-		pub = json_read_file(a.check, 0, &e);
+		pub = json_read_file(a.check, 64u << 20, &e);
 		if (!pub)
 			goto fail;
 		cJSON *items = cJSON_CreateArray();

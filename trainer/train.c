@@ -293,7 +293,7 @@ static int load_checkpoint(struct run *R, struct err *e)
 	char *p1 = path_join(ck, "params.safetensors"), *p2 = path_join(ck, "optim.bin");
 	char *p3 = path_join(ck, "loader.bin"), *p4 = path_join(ck, "state.json");
 	int r = -1;
-	cJSON *st = json_read_file(p4, 0, e);
+	cJSON *st = json_read_file(p4, 64u << 20, e);
 	if (!st)
 		goto out;
 	double step, ts, ls;
