@@ -746,72 +746,7 @@ static const char *const traj_names[] = {"none", "nostep0", "mom_only_nodisp", "
 					 "disp_stepcount_nomom", "nostep0_all"};
 #define TRAJ_NMODES 6
 
-static uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
-/* Fill mom[f][0/1] (exp_avg, exp_avg_sq; NULL when absent) of the family
- * parameters from an optimizer state file (format: trainer/optim.h). */
-static int state_moments(const char *path, struct model *m, double *mom[S0_NFAM][2], struct err *e)
-{
-	char *data;
-	size_t len;
-	if (file_read_all(path, (size_t)1 << 40, &data, &len, e) < 0)
-		return -1;
-	const unsigned char *d = (const unsigned char *)data;
-	int rc = err_set(e, EXIT_SYS, "'%s': optimizer state file is truncated", path);
-	if (len < 16 || memcmp(d, "SUPKOPT1", 8))
-		goto out;
-	uint64_t nrec = rd64(d + 8);
-	size_t at = 16;
-	for (uint64_t r = 0; r < nrec; r++) {
-		if (len - at < 4)
-			goto out;
-		uint32_t nl = (uint32_t)d[at] | (uint32_t)d[at + 1] << 8 | (uint32_t)d[at + 2] << 16 |
-			      (uint32_t)d[at + 3] << 24;
-		at += 4;
-		if (len - at < (size_t)nl + 12)
-			goto out;
-		const char *name = (const char *)d + at;
-		at += nl;
-		uint32_t kind = d[at];
-		uint64_t cnt = rd64(d + at + 4);
-		at += 12;
-		size_t bytes = kind == 1 ? 8 : (size_t)cnt * 8;
-		if (kind == 0 && cnt > (len - at) / 8)
-			goto out;
-		if (len - at < bytes)
-			goto out;
-		for (int f = 0; f < S0_NFAM && kind == 0; f++) {
-			const struct param *fp = fam_param(m, f, NULL);
-			if (!fp)
-				continue;
-			const char *pn = fp->name;
-			size_t pl = strlen(pn);
-			if (nl <= pl || memcmp(name, pn, pl) || name[pl] != '.')
-				continue;
-			int which = nl - pl - 1 == 7 && !memcmp(name + pl + 1, "exp_avg", 7) ? 0
-				    : nl - pl - 1 == 10 && !memcmp(name + pl + 1, "exp_avg_sq", 10) ? 1 : -1;
-			if (which < 0 || cnt != fp->numel)
-				continue;
-			mom[f][which] = xmalloc(cnt * sizeof(double));
-			for (uint64_t i = 0; i < cnt; i++) {
-				uint64_t u = rd64(d + at + 8 * i);
-				memcpy(&mom[f][which][i], &u, 8);
-			}
-		}
-		at += bytes;
-	}
-	err_clear(e);
-	rc = 0;
-out:
-	free(data);
-	return rc;
-}
 
 static cJSON *values_json(struct model *m, int fp64, int grad)
 {
@@ -829,7 +764,7 @@ static cJSON *values_json(struct model *m, int fp64, int grad)
 }
 
 static int traj_mode(const struct config *c0, int mi, const char *const *shards, int n_shards,
-		     int steps, const char *tmpdir, int quiet, cJSON *runs, struct err *e)
+		     int steps, int quiet, cJSON *runs, struct err *e)
 {
 	struct config c = *c0;
 	int switched = 0;
@@ -846,11 +781,8 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 	struct model *m = NULL;
 	struct optim *o = NULL;
 	int32_t *in = NULL, *tg = NULL;
-	char *state = path_join(tmpdir, "optim.bin");
-	if (loader_open(shards, n_shards, c.seq_len, c.batch_rows, c.seed, &ld, e) < 0) {
-		free(state);
+	if (loader_open(shards, n_shards, c.seq_len, c.batch_rows, c.seed, &ld, e) < 0)
 		return -1;
-	}
 	if (ld.vocab_size != (uint32_t)c.vocab_size) {
 		err_set(e, EXIT_USAGE, "the shards ('%s') are for vocab size %u, the config says %d", shards[0],
 			ld.vocab_size, c.vocab_size);
@@ -899,9 +831,6 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 		cJSON_AddItemToObject(so, "value_after", values_json(m, fp64, 0));
 		cJSON *cnt = cJSON_AddObjectToObject(so, "adamw_step");
 		cJSON *ma = cJSON_AddObjectToObject(so, "exp_avg"), *va = cJSON_AddObjectToObject(so, "exp_avg_sq");
-		double *mom[S0_NFAM][2] = {{NULL}};
-		if (optim_save(o, state, e) < 0 || state_moments(state, m, mom, e) < 0)
-			goto out;
 		for (int f = 0; f < S0_NFAM; f++) {
 			long pi;
 			const struct param *fp = fam_param(m, f, &pi);
@@ -910,16 +839,14 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 			const char *fn = step0_family_name(f);
 			cJSON_AddNumberToObject(cnt, fn, (double)optim_adamw_count(o, (size_t)pi));
 			size_t n = fp->numel;
-			cJSON_AddItemToObject(ma, fn, mom[f][0] ? num_array(mom[f][0], n) : cJSON_CreateNull());
-			cJSON_AddItemToObject(va, fn, mom[f][1] ? num_array(mom[f][1], n) : cJSON_CreateNull());
-			free(mom[f][0]);
-			free(mom[f][1]);
+			const double *mm, *vv;
+			int has = optim_adamw_moments(o, (size_t)pi, &mm, &vv) == 0;
+			cJSON_AddItemToObject(ma, fn, has ? num_array(mm, n) : cJSON_CreateNull());
+			cJSON_AddItemToObject(va, fn, has ? num_array(vv, n) : cJSON_CreateNull());
 		}
 	}
 	rc = 0;
 out:
-	unlink(state);
-	free(state);
 	free(in);
 	free(tg);
 	optim_free(o);
@@ -933,13 +860,6 @@ cJSON *step0_trajectory(const struct config *c, const char *const *shards, int n
 {
 	if (steps < 1)
 		return err_set(e, EXIT_USAGE, "--steps %d: must be at least 1", steps), NULL;
-	const char *td = getenv("TMPDIR");
-	char *tmpl = xasprintf("%s/supkit-trajectory.XXXXXX", td && td[0] ? td : "/tmp");
-	if (!mkdtemp(tmpl)) {
-		err_errno(e, EXIT_SYS, "cannot make a temporary folder '%s'", tmpl);
-		free(tmpl);
-		return NULL;
-	}
 	char sha[65];
 	config_sha256(c, sha);
 	cJSON *rep = cJSON_CreateObject();
@@ -951,13 +871,11 @@ cJSON *step0_trajectory(const struct config *c, const char *const *shards, int n
 	cJSON_AddNumberToObject(rep, "steps", steps);
 	cJSON *runs = cJSON_AddArrayToObject(rep, "modes");
 	for (int mi = 0; mi < TRAJ_NMODES; mi++)
-		if (traj_mode(c, mi, shards, n_shards, steps, tmpl, quiet, runs, e) < 0) {
+		if (traj_mode(c, mi, shards, n_shards, steps, quiet, runs, e) < 0) {
 			cJSON_Delete(rep);
 			rep = NULL;
 			break;
 		}
-	dir_remove_tree(tmpl);
-	free(tmpl);
 	return rep;
 }
 

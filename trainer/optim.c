@@ -222,6 +222,15 @@ int64_t optim_adamw_count(const struct optim *o, size_t i)
 	return i < o->t->n ? o->st[i].step : 0;
 }
 
+int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const double **v)
+{
+	if (i >= o->t->n || !o->st[i].m)
+		return -1;
+	*m = o->st[i].m;
+	*v = o->st[i].v;
+	return 0;
+}
+
 /* torch.lerp(a, b, w) as PyTorch computes it. */
 static inline double lerp(double a, double b, double w)
 {

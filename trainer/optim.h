@@ -61,6 +61,9 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 
 /* AdamW step counter of parameter i (0 = no state yet). */
 int64_t optim_adamw_count(const struct optim *o, size_t i);
+/* AdamW moments (exp_avg, exp_avg_sq; numel doubles each, borrowed until the
+ * next step) of parameter i: 0, or -1 when it has no AdamW state (yet). */
+int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const double **v);
 
 /* State I/O for bit-identical resume. File format ("SUPKOPT1"): magic,
  * uint64 record count, then per record: uint32 name length, name, uint32
