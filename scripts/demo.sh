@@ -11,7 +11,7 @@
 # Prints where everything went and ends with the verify verdict.
 #
 #   DEMO_OUT=dir   output folder (default ./demo-out)
-#   DEMO_STEPS=N   training steps a run (default 120)
+#   DEMO_STEPS=N   training steps a run (default 250: about 3-4 minutes for the 4 runs on 2 idle cores)
 #   GPU=1          the same pipeline at the benchmark's size on the CUDA backend
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,7 @@ BIN=${BIN:-bin}
 [[ "$BIN" = /* ]] || BIN=$root/$BIN
 export PATH="$BIN:$PATH"
 out=${DEMO_OUT:-$root/demo-out}
-steps=${DEMO_STEPS:-120}
+steps=${DEMO_STEPS:-250}
 t_start=$SECONDS
 stage() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - t_start)); }
 
