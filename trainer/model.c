@@ -570,19 +570,25 @@ static void act_reserve(struct model *m, int B, int T)
 
 /* ---- the q_tau scale of layer l: s[h*D + c] = exp(tau) (H*D) ---- */
 
+/* The q_tau entry that scales coordinate c of head h in layer l: pair-tied
+ * (c and c + D/2 share one), untied, or one per head. */
+static size_t qtau_index(const struct model *m, int l, int h, int c)
+{
+	size_t H = (size_t)m->H, D = (size_t)m->D;
+	if (m->cfg.qk_scale == QK_SCALE_PAIR)
+		return ((size_t)l * H + (size_t)h) * (D / 2) + (size_t)c % (D / 2);
+	if (m->cfg.qk_scale == QK_SCALE_UNTIED)
+		return ((size_t)l * H + (size_t)h) * D + (size_t)c;
+	return (size_t)l * H + (size_t)h;
+}
+
 static void qtau_scale(struct model *m, int l)
 {
 	const struct param *p = m->qtau;
 	int H = m->H, D = m->D;
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
-			size_t j;
-			if (m->cfg.qk_scale == QK_SCALE_PAIR)
-				j = ((size_t)l * H + h) * (D / 2) + (c % (D / 2));
-			else if (m->cfg.qk_scale == QK_SCALE_UNTIED)
-				j = ((size_t)l * H + h) * D + c;
-			else
-				j = (size_t)l * H + h;
+			size_t j = qtau_index(m, l, h, c);
 			rset(m, m->qs, (size_t)h * D + c, exp(pval(m, p, j)));
 		}
 }
@@ -594,13 +600,7 @@ static void qtau_grad(struct model *m, int l)
 	int H = m->H, D = m->D;
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
-			size_t j;
-			if (m->cfg.qk_scale == QK_SCALE_PAIR)
-				j = ((size_t)l * H + h) * (D / 2) + (c % (D / 2));
-			else if (m->cfg.qk_scale == QK_SCALE_UNTIED)
-				j = ((size_t)l * H + h) * D + c;
-			else
-				j = (size_t)l * H + h;
+			size_t j = qtau_index(m, l, h, c);
 			if (p->mask && p->mask[j])
 				continue;
 			size_t k = (size_t)h * D + c;
