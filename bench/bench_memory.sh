@@ -7,12 +7,12 @@
 # OE config minus the dense one: 4 bytes per OE parameter + 4 per row),
 # printed as a ratio (goal: within 10%). Also prints the model's own count
 # of the bytes it allocates (model_peak_mib, which counts the whole OE
-# gradient arrays). Per OE parameter the trainer holds an fp32 value (4 B)
-# and an fp32 gradient whose pages model_zero_grad releases each step
-# (trainer/model.c): only the pages of rows visited since then are resident,
-# so the RSS delta approaches the analytical one when a step visits few
-# rows and grows toward 8 B per parameter when it visits most of them (many
-# tokens per step, small tables). Asserts nothing.
+# gradient arrays). Per OE parameter the trainer holds an fp32 value (4 B);
+# the gradient is compact (trainer/param.h): a slot per row visited in the
+# step, so the measured delta exceeds the analytical one by about the
+# visited rows times (cols x 4 B + 8 B), plus a slot map of 4 B per row.
+# That excess grows with tokens per step: at the default (2048 tokens, 4
+# tables of ~150k rows) it is a few MiB. Asserts nothing.
 # Environment: BENCH_THREADS (default: nproc), BENCH_STEPS (2),
 # BENCH_CONFIG (key=value list, default below).
 set -uo pipefail

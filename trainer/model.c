@@ -6,12 +6,11 @@
  * Parameters: the table of paramspec_build, one allocation (w, g, and in
  * fp64 runs w64, g64), pointers carved out in paramspec order; initial
  * values from lib/rng in that order, or a checkpoint (init_from).
- * OE table gradients are dense arrays, but model_zero_grad hands their
- * page-aligned interior back to the kernel (MADV_DONTNEED, CPU backend):
- * the pages read as zeros and become resident again only where a step's
- * scatter-add writes, so a table's gradient holds memory for the pages of
- * the rows visited since the last zeroing, not for the whole table (issue
- * 8; model_bytes still counts the whole array).
+ * OE table gradients are compact (trainer/param.h): the backward gives each
+ * row it visits a slot (p->slot[row]) in a growing array of gradient rows
+ * (p->gv / gv64, capacity never over the table's rows), so a table costs its
+ * value plus the rows visited in a step, not value plus a dense gradient
+ * (issue 8). model_zero_grad hands the slots back.
  * Activations: everything the backward needs is kept per layer (x entering
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
@@ -34,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "lib/bf16.h"
@@ -75,6 +73,11 @@ struct model {
 	size_t pbytes;
 	uint8_t *mask_block;
 	uint32_t *count_block;
+	int32_t *slot_block;           /* OE row -> gradient slot, -1 = none */
+	struct oe_grad {               /* compact gradient of OE table j */
+		int32_t *vis;          /* rows of slots 0..nvis-1 (host) */
+		size_t nvis, cap;      /* slots used, slots allocated */
+	} og[MODEL_MAX_OE];
 
 	int L, C, H, D, V, Cg, ntab, T0;
 	struct param *wte, *lm_head, *resid, *x0l, *oe[MODEL_MAX_OE], *qtau, *wtel, *outl;
@@ -96,6 +99,7 @@ struct model {
 	void *closs;                   /* (MODEL_CE_ROWS) */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
+	int32_t *oe_slots;             /* (N) a table's rows as gradient slots */
 	int32_t *idx, *tgt;            /* (N) the batch, in backend memory */
 	int have_fwd;
 	size_t peak;
@@ -271,13 +275,14 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		return err_set(e, EXIT_USAGE, "config: seq_len must be positive");
 	}
 
-	/* one block: w, g (fp32) and w64, g64 (fp64 runs) per parameter */
+	/* one block: w, g (fp32) and w64, g64 (fp64 runs) per parameter; OE
+	 * tables only w (w64), their gradient is compact */
 	size_t n = m->nspec, total = 0;
+	size_t per = sizeof(float) + (m->dt == TD_F64 ? sizeof(double) : 0);
 	for (size_t i = 0; i < n; i++)
-		total += m->spec[i].numel;
-	size_t per = 2 * sizeof(float) + (m->dt == TD_F64 ? 2 * sizeof(double) : 0);
+		total += m->spec[i].numel * (m->spec[i].kind == PK_OE_TABLE ? 1 : 2);
 	m->pbytes = total * per;
-	m->pblock = backend_alloc(m->bk, total * per);
+	m->pblock = backend_alloc(m->bk, m->pbytes);
 	m->table.p = xcalloc(n, sizeof *m->table.p);
 	m->table.n = n;
 	m->lay = xcalloc((size_t)m->L, sizeof *m->lay);
@@ -290,6 +295,9 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	}
 	m->mask_block = nmask ? xcalloc(nmask, 1) : NULL;
 	m->count_block = ncount ? xcalloc(ncount, sizeof(uint32_t)) : NULL;
+	m->slot_block = ncount ? xmalloc(ncount * sizeof(int32_t)) : NULL;
+	for (size_t i = 0; i < ncount; i++)
+		m->slot_block[i] = -1;
 	char *cur = m->pblock;
 	size_t moff = 0, coff = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -303,15 +311,20 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		p->cols = p->rows ? s->numel / p->rows : 0;
 		p->group = s->group;
 		p->store = s->store;
+		int dense = s->kind != PK_OE_TABLE;
 		p->w = (float *)cur;
 		cur += s->numel * sizeof(float);
-		p->g = (float *)cur;
-		cur += s->numel * sizeof(float);
+		if (dense) {
+			p->g = (float *)cur;
+			cur += s->numel * sizeof(float);
+		}
 		if (m->dt == TD_F64) {
 			p->w64 = (double *)cur;
 			cur += s->numel * sizeof(double);
-			p->g64 = (double *)cur;
-			cur += s->numel * sizeof(double);
+			if (dense) {
+				p->g64 = (double *)cur;
+				cur += s->numel * sizeof(double);
+			}
 		}
 		switch (s->kind) {
 		case PK_WTE: m->wte = p; break;
@@ -323,6 +336,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		case PK_OE_TABLE:
 			m->oe[s->layer] = p;
 			p->counts = m->count_block + coff;
+			p->slot = m->slot_block + coff;
 			coff += p->rows;
 			break;
 		case PK_Q_TAU:
@@ -386,8 +400,16 @@ void model_free(struct model *m)
 		backend_free(m->bk, m->pblock);
 	free(m->mask_block);
 	free(m->count_block);
+	free(m->slot_block);
+	for (int j = 0; j < m->ntab && j < MODEL_MAX_OE; j++) {
+		free(m->og[j].vis);
+		if (m->oe[j] && m->oe[j]->gv)
+			backend_free(m->bk, m->oe[j]->gv);
+		if (m->oe[j] && m->oe[j]->gv64)
+			backend_free(m->bk, m->oe[j]->gv64);
+	}
 	free(m->lay);
-	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->idx, m->tgt };
+	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->oe_slots, m->idx, m->tgt };
 	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
 		if (dev[i])
 			backend_free(m->bk, dev[i]);
@@ -414,8 +436,10 @@ size_t model_param_count(const struct model *m)
 
 size_t model_bytes(const struct model *m)
 {
-	size_t b = m->pbytes + m->abytes + m->capN * ((size_t)m->ntab + 2) * 4;
+	size_t b = m->pbytes + m->abytes + m->capN * ((size_t)m->ntab + 3) * 4;
 	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
+	for (int j = 0; j < m->ntab; j++)
+		b += m->og[j].cap * (m->oe[j]->cols * m->es + sizeof(int32_t));
 	return b;
 }
 
@@ -443,34 +467,22 @@ void model_sync_from_f32(struct model *m)
 	}
 }
 
-/* Zero n bytes at a. With lazy (CPU backend, OE gradients) the whole pages
- * inside [a, a+n) are released instead (they read back as zeros; memset
- * where madvise refuses), the partial pages at the ends are cleared. */
-static void zero_bytes(void *a, size_t n, int lazy)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)a, hi = lo + n;
-	uintptr_t plo = (lo + pg - 1) / pg * pg, phi = hi / pg * pg;
-	if (!lazy || pg == 0 || (pg & (pg - 1)) || phi <= plo || phi - plo < 16 * pg) {
-		memset(a, 0, n);
-		return;
-	}
-	memset(a, 0, plo - lo);
-	memset((void *)phi, 0, hi - phi);
-	if (madvise((void *)plo, phi - plo, MADV_DONTNEED) != 0)
-		memset((void *)plo, 0, phi - plo);
-}
-
 void model_zero_grad(struct model *m)
 {
 	for (size_t i = 0; i < m->table.n; i++) {
 		struct param *p = &m->table.p[i];
-		int lazy = p->group == PG_OE && m->bk == backend_cpu();
-		zero_bytes(p->g, p->numel * sizeof(float), lazy);
+		if (p->g)
+			memset(p->g, 0, p->numel * sizeof(float));
 		if (p->g64)
-			zero_bytes(p->g64, p->numel * sizeof(double), lazy);
+			memset(p->g64, 0, p->numel * sizeof(double));
 		if (p->counts)
 			memset(p->counts, 0, p->rows * sizeof(uint32_t));
+	}
+	for (int j = 0; j < m->ntab; j++) {
+		struct oe_grad *o = &m->og[j];
+		for (size_t k = 0; k < o->nvis; k++)
+			m->oe[j]->slot[o->vis[k]] = -1;
+		o->nvis = 0;
 	}
 }
 
@@ -555,11 +567,12 @@ static void act_reserve(struct model *m, int B, int T)
 		m->abytes = need;
 		m->capN = N;
 		act_layout(m, m->ablock, N);
-		void *old[] = { m->oe_rows, m->idx, m->tgt };
-		for (int i = 0; i < 3; i++)
+		void *old[] = { m->oe_rows, m->oe_slots, m->idx, m->tgt };
+		for (int i = 0; i < 4; i++)
 			if (old[i])
 				backend_free(m->bk, old[i]);
 		m->oe_rows = m->ntab ? backend_alloc(m->bk, N * (size_t)m->ntab * sizeof(int32_t)) : NULL;
+		m->oe_slots = m->ntab ? backend_alloc(m->bk, N * sizeof(int32_t)) : NULL;
 		m->idx = backend_alloc(m->bk, N * sizeof(int32_t));
 		m->tgt = backend_alloc(m->bk, N * sizeof(int32_t));
 	}
@@ -606,6 +619,56 @@ static void qtau_grad(struct model *m, int l)
 			size_t k = (size_t)h * D + c;
 			gadd(m, p, j, rget(m, m->dqs, k) * rget(m, m->qs, k));
 		}
+}
+
+/* ---- OE gradients: compact rows (trainer/param.h) ---- */
+
+/* Make room for n more slots in table j: capacity doubles (at least nvis +
+ * n), never past the table's rows; the used rows are copied over. */
+static void oe_reserve(struct model *m, int j, size_t n)
+{
+	struct oe_grad *o = &m->og[j];
+	struct param *p = m->oe[j];
+	if (o->nvis + n <= o->cap)
+		return;
+	size_t cap = o->cap * 2 > o->nvis + n ? o->cap * 2 : o->nvis + n;
+	if (cap > p->rows)
+		cap = p->rows;
+	size_t row = p->cols * m->es;
+	void *g = backend_alloc(m->bk, cap * row);
+	void **old = m->dt == TD_F64 ? (void **)&p->gv64 : (void **)&p->gv;
+	if (*old) {
+		memcpy(g, *old, o->nvis * row);
+		backend_free(m->bk, *old);
+	}
+	*old = g;
+	o->vis = xrealloc(o->vis, cap * sizeof *o->vis);
+	o->cap = cap;
+	bytes_note(m);
+}
+
+/* Give every row in rows (N) a gradient slot (a new slot's row zeroed),
+ * write the slots to m->oe_slots, count the visits; the gradient of table
+ * j as a (slots, cols) tensor for the scatter-add. */
+static struct tensor oe_slots(struct model *m, int j, const int32_t *rows, int64_t N)
+{
+	struct param *p = m->oe[j];
+	struct oe_grad *o = &m->og[j];
+	oe_reserve(m, j, (size_t)N);
+	size_t row = p->cols * m->es;
+	char *g = m->dt == TD_F64 ? (char *)p->gv64 : (char *)p->gv;
+	for (int64_t n = 0; n < N; n++) {
+		int32_t r = rows[n];
+		if (p->slot[r] < 0) {
+			p->slot[r] = (int32_t)o->nvis;
+			o->vis[o->nvis] = r;
+			memset(g + o->nvis * row, 0, row);
+			o->nvis++;
+		}
+		m->oe_slots[n] = p->slot[r];
+		p->counts[r]++;
+	}
+	return tensor_2d(g, m->dt, (int64_t)o->cap, (int64_t)p->cols);
 }
 
 /* ---- OE hashing (SPEC 3) ---- */
@@ -918,11 +981,9 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	if (m->ntab) {
 		int64_t w = C / m->ntab;
 		for (int j = 0; j < m->ntab; j++) {
-			struct tensor gt = pg(m, m->oe[j]);
 			const int32_t *rows = m->oe_rows + (size_t)j * N;
-			bk->embed_scatter_add(&gt, &ds, rows, j * w);
-			for (int64_t n = 0; n < N; n++)
-				m->oe[j]->counts[rows[n]]++;
+			struct tensor gt = oe_slots(m, j, rows, N);
+			bk->embed_scatter_add(&gt, &ds, m->oe_slots, j * w);
 		}
 	}
 }

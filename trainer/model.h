@@ -7,7 +7,8 @@
  * from paramspec_build in paramspec order: one block of memory, pointers
  * carved out), the activations of the last forward, and its scratch. The
  * optimizer updates p->w (fp32 runs) or p->w64 (fp64 runs) in place and
- * reads p->g / p->g64 and p->counts; it keeps its own state.
+ * reads p->g / p->g64 (OE tables: the compact gv / gv64 of param.h) and
+ * p->counts; it keeps its own state.
  *
  * Precision (cfg->dtype): fp32 runs compute in fp32, with bf16-stored
  * parameters (wte, value_embeds, OE tables) rounded to bf16 when read and
@@ -64,7 +65,8 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
  * NULL to skip; 0 where target < 0) and their mean into *loss. */
 int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *targets,
 		       int B, int T, float *losses, double *loss, struct err *e);
-/* Zero every gradient (g, g64) and OE count. */
+/* Zero every gradient (g, g64; OE tables hand back their gradient slots)
+ * and OE count. */
 void model_zero_grad(struct model *m);
 
 /* Write the parameters to a safetensors checkpoint (trainer/checkpoint.h;

@@ -171,7 +171,7 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		if (fp64 ? (!p->w64 || !p->g64) : (!p->w || !p->g))
+		if (fp64 ? (!p->w64 || !param_has_grad(p, 1)) : (!p->w || !param_has_grad(p, 0)))
 			return err_set(e, EXIT_USAGE, "optimizer: parameter '%s' has no %s values",
 				       p->name, fp64 ? "fp64" : "fp32");
 		if (p->group == PG_MATRIX && (p->ndim != 2 || p->rows * p->cols != p->numel))
@@ -442,6 +442,34 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- OE tables: moment-free table-RMS update ---- */
 
+/* Visited row i's gradient entry j over its visit count, rounded. */
+static double oe_grad(const struct optim *o, const struct param *p, size_t i, size_t j,
+		      enum round_mode r)
+{
+	double g;
+	if (o->fp64) {
+		const double *row = param_grad_row64(p, i);
+		g = row ? row[j] : 0.0;
+	} else {
+		const float *row = param_grad_row(p, i);
+		g = row ? (double)row[j] : 0.0;
+	}
+	return rnd(g / p->counts[i], r);
+}
+
+static void oe_apply(struct optim *o, struct param *p, size_t at, double step, enum round_mode tr)
+{
+	if (o->fp64)
+		p->w64[at] -= step;
+	else
+		p->w[at] = (float)rnd(p->w[at] - step, tr);
+}
+
+/* The visited rows' normalised gradient G (row i: g_i / count_i) is scaled
+ * to unit RMS and stepped: w_i -= eta * G_i / rms(G). Without
+ * Table-Neumann G is read twice from the gradient (sum of squares, then the
+ * update) and never stored, so the update needs no memory of its own; with
+ * it, G is gathered (visited rows x cols, fp64) for the whitening. */
 static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 {
 	struct param *p = &o->t->p[pi];
@@ -451,42 +479,49 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	for (size_t i = 0; i < R; i++)
 		nv += p->counts[i] > 0;
 	if (nv) {
-		size_t *rows = xmalloc(nv * sizeof *rows);
-		double *gb = xmalloc(nv * C * sizeof *gb);
-		size_t k = 0;
-		for (size_t i = 0; i < R; i++) {
-			if (!p->counts[i])
-				continue;
-			rows[k] = i;
-			for (size_t j = 0; j < C; j++) {
-				double g = o->fp64 ? p->g64[i * C + j] : p->g[i * C + j];
-				gb[k * C + j] = rnd(g / p->counts[i], r);
-			}
-			k++;
-		}
+		double eta = rnd(group_lr(o, PG_OE) * s->lr_mult, r), ss = 0;
 		if (o->c.table_neumann) {
-			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
-			for (size_t i = 0; i < nv * C; i++)
-				gb[i] = rnd(gb[i], r);
-		}
-		double ss = 0;
-		for (size_t i = 0; i < nv * C; i++)
-			ss += gb[i] * gb[i];
-		double rms = rnd(sqrt(ss / (double)(nv * C)), r);
-		if (rms < 1e-30)
-			rms = 1e-30;
-		double eta = rnd(group_lr(o, PG_OE) * s->lr_mult, r);
-		for (k = 0; k < nv; k++)
-			for (size_t j = 0; j < C; j++) {
-				size_t at = rows[k] * C + j;
-				double step = rnd(eta * rnd(gb[k * C + j] / rms, r), r);
-				if (o->fp64)
-					p->w64[at] -= step;
-				else
-					p->w[at] = (float)rnd(p->w[at] - step, tr);
+			size_t *rows = xmalloc(nv * sizeof *rows);
+			double *gb = xmalloc(nv * C * sizeof *gb);
+			size_t k = 0;
+			for (size_t i = 0; i < R; i++) {
+				if (!p->counts[i])
+					continue;
+				rows[k] = i;
+				for (size_t j = 0; j < C; j++)
+					gb[k * C + j] = oe_grad(o, p, i, j, r);
+				k++;
 			}
-		free(rows);
-		free(gb);
+			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
+			for (size_t i = 0; i < nv * C; i++) {
+				gb[i] = rnd(gb[i], r);
+				ss += gb[i] * gb[i];
+			}
+			double rms = rnd(sqrt(ss / (double)(nv * C)), r);
+			if (rms < 1e-30)
+				rms = 1e-30;
+			for (k = 0; k < nv; k++)
+				for (size_t j = 0; j < C; j++)
+					oe_apply(o, p, rows[k] * C + j,
+						 rnd(eta * rnd(gb[k * C + j] / rms, r), r), tr);
+			free(rows);
+			free(gb);
+		} else {
+			for (size_t i = 0; i < R; i++)
+				if (p->counts[i])
+					for (size_t j = 0; j < C; j++) {
+						double g = oe_grad(o, p, i, j, r);
+						ss += g * g;
+					}
+			double rms = rnd(sqrt(ss / (double)(nv * C)), r);
+			if (rms < 1e-30)
+				rms = 1e-30;
+			for (size_t i = 0; i < R; i++)
+				if (p->counts[i])
+					for (size_t j = 0; j < C; j++)
+						oe_apply(o, p, i * C + j,
+							 rnd(eta * rnd(oe_grad(o, p, i, j, r) / rms, r), r), tr);
+		}
 	}
 	memset(p->counts, 0, R * sizeof *p->counts);
 }

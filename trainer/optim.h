@@ -8,7 +8,8 @@
  * and keeps all of its own state (AdamW moments and step counters, Muon
  * momentum and NorMuon second-moment buffers), keyed by the parameter's
  * index in the table. It updates p->w (fp32 runs) or p->w64 (fp64 runs) in
- * place from p->g / p->g64, and resets p->counts of OE tables.
+ * place from p->g / p->g64 (or an OE table's compact gradient, param.h),
+ * and resets p->counts of OE tables.
  *
  * Precision (the exact rounding points are documented in trainer/optim.c):
  * fp32 runs follow the benchmark's dtypes (fp32 params, fp32 Muon momentum,

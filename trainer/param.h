@@ -12,6 +12,14 @@
  * set store = PARAM_BF16: the model computes with bf16(w), and `w` itself is
  * kept exactly bf16-representable unless the config keeps fp32 master weights
  * (embed_state = fp32). Gradients `g` are fp32 (fp64 backends use w64/g64).
+ *
+ * OE tables made by the model keep their gradient for the visited rows only
+ * (issue 8: a table's gradient would otherwise double its memory): g and
+ * g64 are NULL, and row r's gradient is row slot[r] of gv (fp32 runs) or
+ * gv64 (fp64 runs) when slot[r] >= 0, zero when slot[r] < 0 (not visited
+ * since the last model_zero_grad). Tables built elsewhere (tests, tools)
+ * may set a dense g / g64 instead. Read gradients through param_grad_row /
+ * param_grad_row64 / param_grad_at, which take either form.
  */
 #ifndef SUPKIT_PARAM_H
 #define SUPKIT_PARAM_H
@@ -50,7 +58,50 @@ struct param {
 	uint32_t *counts;            /* OE tables: visits per row summed over the K
 	                                micro-steps of this step (rows), reset by the
 	                                optimizer after its update; NULL otherwise */
+	int32_t *slot;               /* OE tables of a model: rows entries, the row's
+	                                slot in gv / gv64 or -1; NULL otherwise */
+	float *gv;                   /* compact OE gradient rows (fp32 runs) */
+	double *gv64;                /* compact OE gradient rows (fp64 runs) */
 };
+
+/* The gradient of row r (cols entries), or NULL when the row has none (a
+ * compact OE gradient whose row was not visited: read it as zeros). */
+static inline float *param_grad_row(const struct param *p, size_t r)
+{
+	if (p->g)
+		return p->g + r * p->cols;
+	if (p->slot && p->gv && p->slot[r] >= 0)
+		return p->gv + (size_t)p->slot[r] * p->cols;
+	return NULL;
+}
+
+static inline double *param_grad_row64(const struct param *p, size_t r)
+{
+	if (p->g64)
+		return p->g64 + r * p->cols;
+	if (p->slot && p->gv64 && p->slot[r] >= 0)
+		return p->gv64 + (size_t)p->slot[r] * p->cols;
+	return NULL;
+}
+
+/* Gradient entry i (flat index) of p, fp64 or fp32 form. */
+static inline double param_grad_at(const struct param *p, size_t i, int fp64)
+{
+	size_t c = p->cols ? p->cols : 1;
+	if (fp64) {
+		const double *row = param_grad_row64(p, i / c);
+		return row ? row[i % c] : 0.0;
+	}
+	const float *row = param_grad_row(p, i / c);
+	return row ? (double)row[i % c] : 0.0;
+}
+
+/* Whether p has a gradient in the given form: dense, or compact (whose
+ * rows are allocated as they are visited). */
+static inline int param_has_grad(const struct param *p, int fp64)
+{
+	return (fp64 ? p->g64 != NULL : p->g != NULL) || p->slot != NULL;
+}
 
 struct param_table {
 	struct param *p;

@@ -111,7 +111,7 @@ static void fixture_fill(struct model *m, uint64_t seed)
 
 static double grad_at(struct param *p, size_t j)
 {
-	return p->g64 ? p->g64[j] : (double)p->g[j];
+	return param_grad_at(p, j, p->w64 != NULL);
 }
 
 /* ---- parameter counts (SPEC 1) ---- */
@@ -529,8 +529,16 @@ TEST(oe_counts_and_accumulation)
 	for (size_t r = 0; r < o2->rows; r++)
 		if (!o2->counts[r])
 			for (size_t c = 0; c < o2->cols; c++)
-				unvisited_zero &= o2->g[r * o2->cols + c] == 0;
+				unvisited_zero &= param_grad_at(o2, r * o2->cols + c, 0) == 0;
 	CHECK(unvisited_zero);
+	/* the gradient is compact: a slot per visited row, none for the rest */
+	size_t slots = 0, visited = 0;
+	for (size_t r = 0; r < o2->rows; r++) {
+		slots += o2->slot[r] >= 0;
+		visited += o2->counts[r] > 0;
+		CHECK((o2->slot[r] >= 0) == (o2->counts[r] > 0));
+	}
+	CHECK(o2->g == NULL && o2->gv != NULL && slots == visited && slots > 0);
 	/* evaluation leaves gradients alone; per-token losses average to the loss */
 	float losses[B * T];
 	double le;
@@ -542,7 +550,8 @@ TEST(oe_counts_and_accumulation)
 	CHECK_NEAR(le, l1, 1e-6);
 	CHECK(fabsf(t->p[0].g[0] - 2 * g1[0]) <= 1e-6f * (fabsf(g1[0]) + 1e-6f));
 	model_zero_grad(m);
-	CHECK(o2->counts[r0] == 0 && t->p[0].g[0] == 0);
+	CHECK(o2->counts[r0] == 0 && t->p[0].g[0] == 0 && o2->slot[r0] < 0);
+	CHECK(param_grad_row(o2, r0) == NULL && param_grad_at(o2, r0 * o2->cols, 0) == 0);
 	free(g1);
 	model_free(m);
 }

@@ -1,10 +1,11 @@
 /* test_perf.c: the performance changes of the CPU trainer keep its
  * arithmetic (issue 7 and 8 work; bench/bench_train.sh, bench_memory.sh).
  *
- * - OE table gradients: model_zero_grad releases their pages (MADV_DONTNEED)
- *   instead of clearing them; afterwards every entry reads 0, and a repeated
- *   micro-step gives bit-identical gradients to the first, for fp32 and
- *   fp64, with tables large enough for the release path.
+ * - OE table gradients are compact (a slot per visited row, trainer/param.h):
+ *   after model_zero_grad every entry reads 0, a repeated micro-step gives
+ *   bit-identical gradients to the first (slots are reused in a new order),
+ *   for fp32 and fp64; the model's bytes grow by the tables' values, counts
+ *   and slot maps plus the visited rows, not by a dense gradient.
  * - relu2_bwd in place (dh = dout) equals the out-of-place call bit for bit
  *   (it has its own loop so that it vectorises), also on odd lengths, zeros,
  *   negative zeros, infinities and NaN pre-activations.
@@ -55,20 +56,27 @@ static void batch_fill(int32_t *in, int32_t *tg, size_t n, int V, uint64_t seed)
 	}
 }
 
-/* Bytes of every gradient (g, and g64 when present) concatenated. */
+/* Every gradient in fp32 and, in fp64 runs, fp64 form (dense view of the
+ * compact OE gradients), concatenated as bytes. */
 static unsigned char *grads_copy(struct model *m, size_t *len)
 {
 	struct param_table *t = model_params(m);
 	size_t n = 0;
 	for (size_t i = 0; i < t->n; i++)
-		n += t->p[i].numel * (sizeof(float) + (t->p[i].g64 ? sizeof(double) : 0));
+		n += t->p[i].numel * (sizeof(float) + (t->p[i].w64 ? sizeof(double) : 0));
 	unsigned char *b = malloc(n), *c = b;
 	for (size_t i = 0; i < t->n; i++) {
-		memcpy(c, t->p[i].g, t->p[i].numel * sizeof(float));
-		c += t->p[i].numel * sizeof(float);
-		if (t->p[i].g64) {
-			memcpy(c, t->p[i].g64, t->p[i].numel * sizeof(double));
-			c += t->p[i].numel * sizeof(double);
+		const struct param *p = &t->p[i];
+		int fp64 = p->w64 != NULL;
+		for (size_t j = 0; j < p->numel; j++) {
+			float f = fp64 && !p->g ? 0.0f : (float)param_grad_at(p, j, 0);
+			memcpy(c, &f, sizeof f);
+			c += sizeof f;
+			if (fp64) {
+				double d = param_grad_at(p, j, 1);
+				memcpy(c, &d, sizeof d);
+				c += sizeof d;
+			}
 		}
 	}
 	*len = n;
@@ -102,7 +110,7 @@ static void oe_zero_and_repeat(const char *dtype)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct param *p = &t->p[i];
 		for (size_t j = 0; j < p->numel; j++)
-			nonzero += p->g[j] != 0 || (p->g64 && p->g64[j] != 0);
+			nonzero += param_grad_at(p, j, 0) != 0 || (p->w64 && param_grad_at(p, j, 1) != 0);
 		if (p->counts) {
 			oe++;
 			for (size_t j = 0; j < p->rows; j++)
@@ -122,8 +130,33 @@ static void oe_zero_and_repeat(const char *dtype)
 	for (size_t i = 0; i < t->n; i++)
 		if (t->p[i].counts)
 			for (size_t j = 0; j < t->p[i].numel; j++)
-				visited += (t->p[i].g64 ? t->p[i].g64[j] : t->p[i].g[j]) != 0;
+				visited += param_grad_at(&t->p[i], j, t->p[i].w64 != NULL) != 0;
 	CHECK(visited > 0);
+	/* memory: the OE model over the same model without tables holds the
+	 * values (es per parameter) and 8 B per row (counts, slot map), plus at
+	 * most B*T visited rows per table and the batch's row indices; a dense
+	 * gradient would double the values' share */
+	const char *kv0[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
+			      "init=dense", dt, NULL };
+	struct model *m0 = model_make(kv0);
+	CHECK(m0 != NULL);
+	if (m0) {
+		CHECK(model_forward_backward(m0, in, tg, B, T, 1.0, &loss, &e) == 0);
+		size_t es = strcmp(dtype, "fp64") ? sizeof(float) : sizeof(float) + sizeof(double);
+		size_t vals = 0, rows = 0, cols = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->p[i].counts) {
+				vals += t->p[i].numel;
+				rows += t->p[i].rows;
+				cols = t->p[i].cols;
+			}
+		size_t ges = strcmp(dtype, "fp64") ? sizeof(float) : sizeof(double);
+		size_t bound = vals * es + rows * 8 + 4 * (size_t)(B * T) * (cols * ges + 4 + 8);
+		size_t delta = model_peak_bytes(m) - model_peak_bytes(m0);
+		CHECKF(delta <= bound && delta >= vals * es,
+		       "OE bytes %zu, bound %zu (values %zu)", delta, bound, vals);
+		model_free(m0);
+	}
 	free(g1);
 	free(g2);
 	model_free(m);
