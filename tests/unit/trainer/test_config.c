@@ -134,6 +134,30 @@ TEST(set_overrides)
 	CHECK_STREQ(e.msg, "--set: out_lambdas = 1 needs wte_lambdas = 1");
 }
 
+/* The string limits supkit-formats(5) documents: arm 63 bytes,
+ * window_pattern 31, init_from and data_dir 511; one more is refused. */
+TEST(string_limits_as_documented)
+{
+	static const struct { const char *key; size_t max; } lim[] = {
+		{"arm", 63}, {"window_pattern", 31}, {"init_from", 511}, {"data_dir", 511},
+	};
+	for (size_t i = 0; i < sizeof lim / sizeof *lim; i++) {
+		struct config c;
+		struct err e = {0};
+		config_defaults(&c);
+		char kv[600];
+		int n = snprintf(kv, sizeof kv, "%s=", lim[i].key);
+		memset(kv + n, 'L', lim[i].max);
+		kv[n + lim[i].max] = 0;
+		CHECKF(config_set(&c, kv, &e) == 0, "%s of %zu bytes refused: %s", lim[i].key,
+		       lim[i].max, e.msg);
+		kv[n + lim[i].max] = 'L';
+		kv[n + lim[i].max + 1] = 0;
+		CHECKF(config_set(&c, kv, &e) != 0 && strstr(e.msg, "bytes long") != NULL,
+		       "%s of %zu bytes accepted", lim[i].key, lim[i].max + 1);
+	}
+}
+
 TEST(canonical_form_and_sha)
 {
 	struct config a, b;
@@ -439,6 +463,7 @@ int main(void)
 	RUN(bad_lines_name_file_and_line);
 	RUN(conflicts_name_file_and_line);
 	RUN(set_overrides);
+	RUN(string_limits_as_documented);
 	RUN(canonical_form_and_sha);
 	RUN(derived_sizes);
 	RUN(paramspec_published_totals);
