@@ -9,6 +9,9 @@
 # Figures only, nothing asserted.
 #   GPU_BENCH_STEPS (3) timed steps per depth after one warm-up step
 #   GPU_BENCH_BUDGET (150) seconds per depth and side
+#   GPU_BENCH_PASS_ROWS (16) config pass_rows of supkit's runs: B 64 in
+#                         passes of 16 rows (one pass at depth 8 holds about
+#                         28 GiB of fp32 activations; 0 = one pass)
 #   SUPKIT_CUDA_ATTN=tc   train with the tensor-core attention kernels
 set -u
 cd "$(dirname "$0")/.."
@@ -16,6 +19,7 @@ BUILD=${BUILD:-build}
 BIN=${BIN:-bin}
 steps=${GPU_BENCH_STEPS:-3}
 budget=${GPU_BENCH_BUDGET:-150}
+pass_rows=${GPU_BENCH_PASS_ROWS:-16}
 
 if [[ "${GPU:-}" != 1 ]]; then
 	echo "bench_gpu: nothing done: not a GPU=1 run (make bench GPU=1)"
@@ -77,7 +81,8 @@ torch_ok=0
 rows=()
 for depth in 6 8; do
 	echo "== training, depth $depth (B 64, T 2048)"
-	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget")
+	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget" \
+		--pass-rows "$pass_rows")
 	echo "$out"
 	ft=$(flops_token "$depth")
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")

@@ -137,6 +137,7 @@ static const struct key_def keys[] = {
 	E("backend", backend, "auto", w_backend),
 	E("dtype", dtype, "fp32", w_dtype),
 	I("threads", threads, "0", 0, 4096),
+	I("pass_rows", pass_rows, "0", 0, 1000000),
 	I("checkpoint_every", checkpoint_every, "0", 0, 1000000000),
 	I("eval_every", eval_every, "0", 0, 1000000000),
 };

@@ -127,6 +127,9 @@ struct config {
 	enum cfg_backend backend;  /* backend = auto | cpu | cuda */
 	enum cfg_dtype dtype;      /* dtype = fp32 | fp64 (CPU backend) */
 	int threads;               /* threads = 0 (0 = all cores) */
+	int pass_rows;             /* pass_rows = 0: rows of a micro-batch per
+	                              forward/backward pass (activation memory);
+	                              0 = the whole micro-batch */
 	int checkpoint_every;      /* checkpoint_every = 0 (0 = only at the end) */
 	int eval_every;            /* eval_every = 0 (0 = only at the end) */
 

@@ -445,6 +445,24 @@ size_t model_bytes(const struct model *m)
 
 size_t model_peak_bytes(const struct model *m) { return m->peak; }
 
+static size_t act_layout(struct model *m, char *base, size_t N);
+
+size_t model_bytes_for(const struct model *m, int B, int T)
+{
+	size_t P = (size_t)(m->cfg.pass_rows > 0 && m->cfg.pass_rows < B ? m->cfg.pass_rows : B);
+	size_t N = P * (size_t)T, cap = N > m->capN ? N : m->capN;
+	size_t b = m->pbytes + act_layout((struct model *)m, NULL, cap) + cap * ((size_t)m->ntab + 3) * 4;
+	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
+	size_t visits = (size_t)B * (size_t)T * (size_t)(m->cfg.grad_accum > 0 ? m->cfg.grad_accum : 1);
+	for (int j = 0; j < m->ntab; j++) {
+		size_t rows = visits < m->oe[j]->rows ? visits : m->oe[j]->rows;
+		if (m->og[j].cap > rows)
+			rows = m->og[j].cap;
+		b += rows * (m->oe[j]->cols * m->es + sizeof(int32_t));
+	}
+	return b;
+}
+
 void model_sync_f32(struct model *m)
 {
 	if (m->dt != TD_F64)
@@ -996,27 +1014,39 @@ static int64_t count_targets(const int32_t *tg, int64_t N)
 	return c;
 }
 
+/* Rows per pass for a micro-batch of B rows (cfg->pass_rows, 0 = all). */
+static int pass_rows(const struct model *m, int B)
+{
+	int P = m->cfg.pass_rows;
+	return P > 0 && P < B ? P : B;
+}
+
 int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t *targets,
 			   int B, int T, double loss_scale, double *loss, struct err *e)
 {
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
-	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
-	act_reserve(m, B, T);
-	memcpy(m->idx, inputs, (size_t)N * sizeof(int32_t));
-	memcpy(m->tgt, targets, (size_t)N * sizeof(int32_t));
-	inputs = m->idx;
-	targets = m->tgt;
-	forward(m, inputs, B, T);
-	double dscale = valid ? loss_scale / (double)valid : 0;
-	double sum = head(m, targets, N, dscale, NULL);
-	*loss = valid ? sum / (double)valid : 0;
-	if (dscale == 0) {
-		/* nothing to differentiate: zero upstream gradient (counts still move) */
-		struct tensor dhN = mat(m, m->dy, N, m->C);
-		m->bk->zero(&dhN);
+	int64_t valid = count_targets(targets, (int64_t)B * T);
+	int P = pass_rows(m, B);
+	act_reserve(m, P, T);
+	double dscale = valid ? loss_scale / (double)valid : 0, sum = 0;
+	for (int b0 = 0; b0 < B; b0 += P) {
+		int Bp = B - b0 < P ? B - b0 : P;
+		int64_t N = (int64_t)Bp * T;
+		memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+		memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+		forward(m, m->idx, Bp, T);
+		sum += head(m, m->tgt, N, dscale, NULL);
+		if (dscale == 0) {
+			/* nothing to differentiate: zero upstream gradient (counts still move) */
+			struct tensor dhN = mat(m, m->dy, N, m->C);
+			m->bk->zero(&dhN);
+		}
+		backward(m, m->idx, Bp, T);
 	}
-	backward(m, inputs, B, T);
+	if (P < B)
+		m->have_fwd = 0;
+	*loss = valid ? sum / (double)valid : 0;
 	/* masked q_tau entries never carry gradient */
 	if (m->qtau && m->qtau->mask)
 		for (size_t j = 0; j < m->qtau->numel; j++)
@@ -1033,12 +1063,20 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 {
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
-	int64_t N = (int64_t)B * T, valid = count_targets(targets, N);
-	act_reserve(m, B, T);
-	memcpy(m->idx, inputs, (size_t)N * sizeof(int32_t));
-	memcpy(m->tgt, targets, (size_t)N * sizeof(int32_t));
-	forward(m, m->idx, B, T);
-	double sum = head(m, m->tgt, N, 0, losses);
+	int64_t valid = count_targets(targets, (int64_t)B * T);
+	int P = pass_rows(m, B);
+	act_reserve(m, P, T);
+	double sum = 0;
+	for (int b0 = 0; b0 < B; b0 += P) {
+		int Bp = B - b0 < P ? B - b0 : P;
+		int64_t N = (int64_t)Bp * T;
+		memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+		memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+		forward(m, m->idx, Bp, T);
+		sum += head(m, m->tgt, N, 0, losses ? losses + (size_t)b0 * T : NULL);
+	}
+	if (P < B)
+		m->have_fwd = 0;
 	*loss = valid ? sum / (double)valid : 0;
 	return 0;
 }

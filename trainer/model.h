@@ -58,7 +58,11 @@ size_t model_param_count(const struct model *m);     /* total numel */
 /* One micro-step: forward on inputs (B*T), cross-entropy against targets,
  * backward of loss_scale * mean loss, gradients ADDED into p->g (or g64)
  * and OE visit counts ADDED into p->counts. *loss = mean loss over targets
- * >= 0 (unscaled). T <= cfg->seq_len. */
+ * >= 0 (unscaled). T <= cfg->seq_len. With cfg->pass_rows in [1, B) the
+ * rows run in passes of pass_rows (activations for that many rows only),
+ * each pass's gradient of loss_scale * (its loss sum / the micro-batch's
+ * target count) added: the same gradient up to summation order. The
+ * evaluation forward runs in the same passes. */
 int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t *targets,
 			   int B, int T, double loss_scale, double *loss, struct err *e);
 /* Forward only (evaluation): per-token losses in nats into losses (B*T,
@@ -85,7 +89,13 @@ size_t model_peak_bytes(const struct model *m);
 /* Audit hooks, valid after a forward until the next one (run dtype: float
  * or double, N = B*T rows of C): the anchors x0 and x0_wte (NULL without
  * wte_lambdas) and the final pre-norm state xf (out_lambdas included); NULL
- * before the first forward. */
+ * before the first forward and after one that ran in several passes
+ * (pass_rows < B). */
+/* The bytes model_bytes would count once micro-steps of B x T rows
+ * (cfg->pass_rows and grad_accum applied) have run, without allocating: the
+ * OE gradient rows at their bound, min(rows, B*T*grad_accum) per table. */
+size_t model_bytes_for(const struct model *m, int B, int T);
+
 const void *model_last_x0(const struct model *m);
 const void *model_last_x0_wte(const struct model *m);
 const void *model_last_xf(const struct model *m);

@@ -21,7 +21,11 @@ expect_out_contains "Table 8b" "Table 8b printed"
 expect_out_contains "12_oe_joint (n=2)" "arm from result.json and config averaged"
 expect_out_contains "00_dense_native (n=1)" "arm from the file name, seed removed"
 expect_out_contains "bands: planes c in [0, 3], [4, 11], [12, 15]" "q_tau bands for 16 planes"
-[[ -z "$errout" ]] && ok "small checkpoints: no progress noise" || bad "small checkpoints: no progress noise"
+# progress lines appear only after the progress interval (a loaded machine
+# can get there): stderr holds nothing but such lines
+noise=$(grep -v '^geometry: checkpoint [0-9]*/[0-9]*, matrix [0-9]*/[0-9]* [^ ]*$' <<<"$errout" | grep -c .)
+[[ $noise == 0 ]] && ok "small checkpoints: nothing on stderr but progress lines" ||
+	bad "small checkpoints: nothing on stderr but progress lines"
 
 run supkit-audit geometry --json "$A" "$B" "$C"
 expect_rc 0 "geometry --json"

@@ -6,10 +6,12 @@
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with both kernels).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
+ *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
  *       the real model with backend = cuda on random tokens after one warm-up
  *       step: "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..."
- *       lines for the script. Stops early past --budget seconds. The
+ *       lines for the script. --pass-rows P (config pass_rows, 0 = one
+ *       pass) runs each micro-batch in passes of P rows. Stops early past --budget seconds. The
  *       attention kernel follows SUPKIT_CUDA_ATTN (tc: tensor cores).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
@@ -110,7 +112,7 @@ static int run_ops(int B, int T)
 	return 0;
 }
 
-static int run_train(int depth, int B, int T, int steps, double budget)
+static int run_train(int depth, int B, int T, int steps, double budget, int P)
 {
 	struct config c;
 	struct err e = {0};
@@ -120,6 +122,7 @@ static int run_train(int depth, int B, int T, int steps, double budget)
 	snprintf(kv, sizeof kv, "depth=%d", depth);
 	if (config_set(&c, kv, &e) != 0 || config_set(&c, set[0], &e) != 0 ||
 	    (snprintf(kv, sizeof kv, "seq_len=%d", T), config_set(&c, kv, &e)) != 0 ||
+	    (snprintf(kv, sizeof kv, "pass_rows=%d", P), config_set(&c, kv, &e)) != 0 ||
 	    config_validate(&c, &e) != 0) {
 		fprintf(stderr, "gpu_bench: config: %s\n", e.msg);
 		return EXIT_USAGE;
@@ -187,9 +190,11 @@ static int run_train(int depth, int B, int T, int steps, double budget)
 		struct cuda_mem_stats ms;
 		cuda_mem_stats(&ms);
 		const char *am = getenv("SUPKIT_CUDA_ATTN");
-		printf("RESULT attn=%s depth=%d batch=%d seq=%d accum=%d steps=%d tokens_per_s=%.0f "
-		       "step_s=%.4f peak_mib=%.0f resident=%d\n", am ? am : "fp32", depth, B, T, K, done,
-		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0, resident);
+		printf("RESULT attn=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
+		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
+		       am ? am : "fp32", depth, B, T, c.pass_rows, K, done,
+		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
+		       (double)model_peak_bytes(m) / 1048576.0, resident);
 	}
 	free(tok);
 	optim_free(o);
@@ -210,17 +215,18 @@ static int arg_int(const char *s, int lo, int hi, int *out)
 int main(int argc, char **argv)
 {
 	const char *usage = "usage: gpu_bench ops [--batch B] [--seq T]\n"
-			    "       gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]\n";
+			    "       gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]"
+			    " [--pass-rows P]\n";
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
-	int depth = 8, B = 64, T = 2048, steps = 3, budget = 120;
+	int depth = 8, B = 64, T = 2048, steps = 3, budget = 120, P = 0;
 	for (int i = 2; i < argc; i++) {
 		int *dst = !strcmp(argv[i], "--depth") ? &depth : !strcmp(argv[i], "--batch") ? &B :
 			   !strcmp(argv[i], "--seq") ? &T : !strcmp(argv[i], "--steps") ? &steps :
-			   !strcmp(argv[i], "--budget") ? &budget : NULL;
-		if (!dst || i + 1 >= argc || arg_int(argv[i + 1], 1, 1 << 20, dst) != 0) {
+			   !strcmp(argv[i], "--budget") ? &budget : !strcmp(argv[i], "--pass-rows") ? &P : NULL;
+		if (!dst || i + 1 >= argc || arg_int(argv[i + 1], dst == &P ? 0 : 1, 1 << 20, dst) != 0) {
 			fprintf(stderr, "gpu_bench: bad option '%s'\n%s", argv[i], usage);
 			return EXIT_USAGE;
 		}
@@ -236,7 +242,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "ops"))
 		return run_ops(B, T);
 	if (!strcmp(argv[1], "train"))
-		return run_train(depth, B, T, steps, budget);
+		return run_train(depth, B, T, steps, budget, P);
 	fprintf(stderr, "gpu_bench: unknown mode '%s'\n%s", argv[1], usage);
 	return EXIT_USAGE;
 }

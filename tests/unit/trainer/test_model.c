@@ -556,6 +556,114 @@ TEST(oe_counts_and_accumulation)
 	model_free(m);
 }
 
+/* pass_rows: a micro-batch of 5 rows in passes of 2, 2, 1 gives the loss,
+ * every gradient, the OE counts and the evaluation losses of one pass (fp64:
+ * to 1e-12 of the largest entry; fp32: 2e-5), some targets ignored, with
+ * every model-side arm on; the activations held shrink. */
+static void passes_equal_one(const char *dtype)
+{
+	char dt[32], pr[32];
+	snprintf(dt, sizeof dt, "dtype=%s", dtype);
+	snprintf(pr, sizeof pr, "pass_rows=2");
+	const char *one[] = { "oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "qk_scale=pair",
+			      "qk_mask=l0_hf16", "init=dense", dt, NULL };
+	const char *many[] = { "oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "qk_scale=pair",
+			       "qk_mask=l0_hf16", "init=dense", dt, pr, NULL };
+	struct model *a = small_model(one), *b = small_model(many);
+	CHECK(a && b);
+	if (!a || !b) {
+		model_free(a);
+		model_free(b);
+		return;
+	}
+	int fp64 = !strcmp(dtype, "fp64");
+	double tol = fp64 ? 1e-12 : 2e-5;
+	enum { B = 5, T = 32 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 77);
+	for (int i = 0; i < B * T; i += 7)
+		tg[i] = -1;
+	struct err e = {0};
+	double la, lb;
+	model_zero_grad(a);
+	model_zero_grad(b);
+	CHECK(model_forward_backward(a, in, tg, B, T, 0.5, &la, &e) == 0);
+	CHECK(model_forward_backward(b, in, tg, B, T, 0.5, &lb, &e) == 0);
+	CHECKF(fabs(la - lb) <= tol * fabs(la), "loss %.17g vs %.17g", la, lb);
+	struct param_table *ta = model_params(a), *tb = model_params(b);
+	double worst = 0;
+	const char *wname = "";
+	int counts_same = 1;
+	for (size_t i = 0; i < ta->n; i++) {
+		struct param *p = &ta->p[i], *q = &tb->p[i];
+		double mx = 0, d = 0;
+		for (size_t j = 0; j < p->numel; j++) {
+			double x = param_grad_at(p, j, fp64), y = param_grad_at(q, j, fp64);
+			mx = fmax(mx, fabs(x));
+			d = fmax(d, fabs(x - y));
+		}
+		if (mx > 0 && d / mx > worst) {
+			worst = d / mx;
+			wname = p->name;
+		}
+		if (p->counts)
+			counts_same &= !memcmp(p->counts, q->counts, p->rows * sizeof *p->counts);
+	}
+	CHECKF(worst <= tol, "worst gradient difference %.3g of the largest entry (%s)", worst, wname);
+	CHECK(counts_same);
+	CHECK(model_peak_bytes(b) < model_peak_bytes(a));
+	CHECK(model_last_x0(b) == NULL && model_last_x0(a) != NULL);
+	float lsa[B * T], lsb[B * T];
+	CHECK(model_forward_loss(a, in, tg, B, T, lsa, &la, &e) == 0);
+	CHECK(model_forward_loss(b, in, tg, B, T, lsb, &lb, &e) == 0);
+	int same = 1;
+	for (int i = 0; i < B * T; i++)
+		same &= fabsf(lsa[i] - lsb[i]) <= (float)tol * (fabsf(lsa[i]) + 1);
+	CHECK(same && fabs(la - lb) <= tol * fabs(la));
+	model_free(a);
+	model_free(b);
+}
+
+TEST(passes_equal_one_f64) { passes_equal_one("fp64"); }
+TEST(passes_equal_one_f32) { passes_equal_one("fp32"); }
+
+/* The planned bytes equal what a micro-step then holds; and the benchmark
+ * at depth 8, B 64, T 2048 (issue 10: under PyTorch's 22,804.5 MiB) needs
+ * passes: one pass holds about 31 GB of fp32 activations, passes of 16 rows
+ * a quarter of that. */
+TEST(bytes_planned)
+{
+	const char *x[] = { "oe=1", "oe_m=13", "pass_rows=2", NULL };
+	struct model *m = small_model(x);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	enum { B = 5, T = 32 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 3);
+	size_t plan = model_bytes_for(m, B, T);
+	struct err e = {0};
+	double l;
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &l, &e) == 0);
+	/* the OE tables' rows (17..23) are below their bound B*T: exact */
+	CHECKF(model_bytes(m) == plan, "planned %zu, holds %zu", plan, model_bytes(m));
+	model_free(m);
+	const double torch_mib = 22804.5;
+	double mib[2];
+	for (int i = 0; i < 2; i++) {
+		const char *kv[] = { "depth=8", i ? "pass_rows=16" : "pass_rows=0", NULL };
+		struct model *d8 = model_make(kv);
+		CHECK(d8 != NULL);
+		if (!d8)
+			return;
+		mib[i] = (double)model_bytes_for(d8, 64, 2048) / 1048576.0;
+		model_free(d8);
+	}
+	printf("  depth 8, B 64, T 2048: %.1f MiB in one pass, %.1f MiB in passes of 16 rows\n",
+	       mib[0], mib[1]);
+	CHECK(mib[0] > torch_mib && mib[1] < torch_mib);
+}
+
 TEST(bad_tokens_and_shapes_refused)
 {
 	struct model *m = small_model(NULL);
@@ -642,6 +750,9 @@ int main(void)
 	RUN(step0_x0_equals_anchor);
 	RUN(masked_qtau_no_gradient);
 	RUN(oe_counts_and_accumulation);
+	RUN(passes_equal_one_f64);
+	RUN(passes_equal_one_f32);
+	RUN(bytes_planned);
 	RUN(bad_tokens_and_shapes_refused);
 	RUN(init_deterministic);
 	RUN(parity_base_dense_f32);

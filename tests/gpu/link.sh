@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# link.sh: the GPU-side C drivers compile and link on a machine without a
+# GPU, so that a lent GPU machine does not meet a build error first. Builds
+# the GPU=1 libraries (make GPU=1: build/gpu, nvcc for kernels/*.cu) and
+# links tests/gpu/test_cuda_ops.c (tests/gpu/cuda.sh) and tests/gpu/gpu_bench.c
+# (bench/bench_gpu.sh) against them with -Werror, as those scripts do;
+# runs neither (tests/gpu/cuda.sh runs the first where a device exists).
+# Skips when nvcc is missing. Reference: issue 10, scripts/gpu-check.sh.
+set -u
+cd "$(dirname "$0")/../.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$CUDA_HOME/bin:$PATH"
+if ! command -v nvcc >/dev/null 2>&1; then
+	echo "skipped: no nvcc"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+B=build/gpu
+pass=0 fail=0
+if ! make -s GPU=1 "$B/libkernels.a" "$B/libtrainer.a" "$B/liblib.a" >"$B.link.log" 2>&1; then
+	echo "FAIL make GPU=1 libraries (log: $B.link.log)"
+	tail -n 5 "$B.link.log"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+PKGS="libcrypto libarchive libcjson libpcre2-8"
+cflags=$(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null)
+libs="$(pkg-config --libs $PKGS 2>/dev/null) -lgsl $(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas) -lm -lpthread"
+mkdir -p "$B/gpu"
+for src in tests/gpu/test_cuda_ops.c tests/gpu/gpu_bench.c; do
+	exe="$B/gpu/link_$(basename "$src" .c)"
+	# shellcheck disable=SC2086
+	if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -I. -Itests/unit -D_DEFAULT_SOURCE \
+		-D_POSIX_C_SOURCE=200809L -DSUPKIT_CUDA=1 $cflags -o "$exe" "$src" \
+		"$B/libtrainer.a" "$B/libkernels.a" "$B/liblib.a" $libs \
+		-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++; then
+		echo "ok   $src links against the GPU=1 build"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $src does not build against the GPU=1 build"
+		fail=$((fail + 1))
+	fi
+done
+echo "$pass passed, $fail failed, 0 skipped"
+[[ $fail == 0 ]]
