@@ -15,7 +15,8 @@
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
  * tables only), asynchronous ops (each op synchronises, because the model
  * reads and writes small host-side values between ops), cuBLASLt epilogues,
- * the optimizer's operations (trainer/optim.c exposes no backend hooks).
+ * the optimizer's operations (trainer/optim.c runs on the host over managed
+ * memory; only Polar Express comes to the GPU, kernels/polar.cu).
  * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
  * loops), SPEC section 1; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
  */

@@ -18,7 +18,8 @@
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
  * Left out: fp64, bf16 activation storage (the model passes fp32 tensors),
- * the optimizer around Polar Express (trainer/optim.c has no backend hooks).
+ * the optimizer around Polar Express (trainer/optim.c runs it on the host;
+ * only Polar Express comes here, through optim_set_polar).
  * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
  */
 #ifndef SUPKIT_CUDA_API_H

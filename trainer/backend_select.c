@@ -101,6 +101,16 @@ void backend_free(const struct backend_ops *bk, void *p)
 	free(p);
 }
 
+optim_polar_fn backend_polar(const struct backend_ops *bk)
+{
+#if SUPKIT_CUDA
+	if (is_cuda(bk))
+		return cuda_polar_express;
+#endif
+	(void)bk;
+	return NULL;
+}
+
 size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak)
 {
 	*peak = 0;

@@ -12,6 +12,7 @@
 #include "lib/err.h"
 #include "trainer/backend.h"
 #include "trainer/config.h"
+#include "trainer/optim.h"
 
 /* 1 when this build has the CUDA backend. */
 int backend_cuda_built(void);
@@ -27,6 +28,10 @@ const struct backend_ops *backend_select(const struct config *cfg, struct err *e
  * calloc for cpu; aborts on OOM like xcalloc); free with backend_free. */
 void *backend_alloc(const struct backend_ops *bk, size_t n);
 void backend_free(const struct backend_ops *bk, void *p);
+
+/* The Polar Express of the optimizer for bk (optim_set_polar): the CUDA
+ * twin (kernels/polar.cu) for the CUDA backend, NULL (the host's) for cpu. */
+optim_polar_fn backend_polar(const struct backend_ops *bk);
 
 /* Bytes the backend holds beyond backend_alloc's callers' view (device
  * memory in use as the device reports it, its peak); 0 for cpu. */

@@ -76,7 +76,10 @@ struct optim {
 	 * parameter's copies every step cost page faults: ~5% of a step) */
 	void *scr[3];
 	size_t scr_cap[3];
+	optim_polar_fn polar;      /* NULL: polar_express_f32 here */
 };
+
+void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
 
 /* Work array k of at least `bytes` (contents undefined). */
 static void *scratch(struct optim *o, int k, size_t bytes)
@@ -394,7 +397,10 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		float *X = scratch(o, 2, N * sizeof *X);
 		for (size_t i = 0; i < N; i++)
 			X[i] = (float)G[i];
-		polar_express_f32(X, m, n, bf);
+		if (o->polar)
+			o->polar(X, 1, m, n, bf);
+		else
+			polar_express_f32(X, m, n, bf);
 		for (size_t i = 0; i < N; i++)
 			G[i] = X[i];
 	}

@@ -55,6 +55,14 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 		 struct optim **out, struct err *e);
 void optim_free(struct optim *o);
 
+/* Where Polar Express runs in fp32 runs: fn(X, batch, m, n, bf16) must do
+ * what polar_express_f32 does to each of `batch` row-major m x n matrices
+ * stored one after another at X (host memory), in place. NULL (the
+ * default) is polar_express_f32 on the host; backend_polar(bk)
+ * (trainer/backend_select.h) gives the CUDA twin for the CUDA backend. */
+typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int bf16);
+void optim_set_polar(struct optim *o, optim_polar_fn fn);
+
 /* One optimizer step with the schedule of 0-based step t (optim_schedule). */
 int optim_step(struct optim *o, int step, struct err *e);
 /* The same with explicit schedule values (tests, audits). */

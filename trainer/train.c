@@ -503,6 +503,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		goto out;
 	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
 		goto out;
+	optim_set_polar(R.opt, backend_polar(model_backend(R.m)));   /* on the GPU with cuda */
 	if (o->resume && load_checkpoint(&R, e) < 0)
 		goto out;
 

@@ -29,6 +29,7 @@
 #include "lib/progress.h"
 #include "lib/rng.h"
 #include "trainer/backend.h"
+#include "trainer/backend_select.h"
 #include "trainer/config.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
@@ -155,7 +156,9 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		model_free(m);
 		return EXIT_USAGE;
 	}
+	optim_set_polar(o, backend_polar(model_backend(m)));
 	int K = c.grad_accum > 0 ? c.grad_accum : 1;
+
 	size_t ntok = (size_t)B * T + 1;
 	int32_t *tok = malloc(ntok * sizeof(int32_t));
 	struct rng r;

@@ -567,6 +567,7 @@ static int train(const char *backend, int steps, double *loss)
 	}
 	if (optim_create(&c, model_params(m), 0, &o, &e) != 0)
 		return printf("  optim_create: %s\n", e.msg), model_free(m), -1;
+	optim_set_polar(o, backend_polar(model_backend(m)));   /* as supkit train does */
 	int B = 4, T = 64;
 	int32_t *in = xmalloc((size_t)(B * T + 1) * 4);
 	struct rng r;

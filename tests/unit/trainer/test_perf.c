@@ -13,7 +13,8 @@
  *   gradients and valid count, bit for bit (rows with ignored targets too).
  * - Training steps are deterministic in one process: two models trained side
  *   by side with their own optimizers (whose work arrays are reused between
- *   parameters of different sizes) end bit-identical.
+ *   parameters of different sizes) end bit-identical; the second runs Polar
+ *   Express through optim_set_polar's hook, which sees every Muon matrix.
  * Correctness against PyTorch stays with test_model.c and test_optim.c.
  */
 #include <math.h>
@@ -252,6 +253,17 @@ static void softcap_threads(enum tdtype d)
 TEST(softcap_threads_f32) { softcap_threads(TD_F32); }
 TEST(softcap_threads_f64) { softcap_threads(TD_F64); }
 
+/* A Polar Express hook (optim_set_polar, as the CUDA backend installs its
+ * twin) that records the shapes it is given and runs the host's on each. */
+static size_t hook_calls, hook_elems;
+static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
+{
+	hook_calls++;
+	hook_elems += batch * m * n;
+	for (size_t b = 0; b < batch; b++)
+		polar_express_f32(X + b * m * n, m, n, bf16);
+}
+
 TEST(steps_deterministic)
 {
 	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
@@ -265,6 +277,15 @@ TEST(steps_deterministic)
 	struct err e = {0};
 	for (int k = 0; k < 2; k++)
 		CHECK(optim_create(model_config(m[k]), model_params(m[k]), 0, &o[k], &e) == 0);
+	/* the second optimizer runs Polar Express through the hook */
+	optim_set_polar(o[1], polar_hook);
+	hook_calls = hook_elems = 0;
+	size_t muon = 0, muon_elems = 0;
+	for (size_t i = 0; i < model_params(m[0])->n; i++)
+		if (model_params(m[0])->p[i].group == PG_MATRIX) {
+			muon++;
+			muon_elems += model_params(m[0])->p[i].numel;
+		}
 	enum { B = 2, T = 32 };
 	int32_t in[B * T], tg[B * T];
 	for (int s = 0; s < 3; s++) {
@@ -281,6 +302,9 @@ TEST(steps_deterministic)
 	for (size_t i = 0; i < a->n; i++)
 		diff += memcmp(a->p[i].w, b->p[i].w, a->p[i].numel * sizeof(float)) != 0;
 	CHECKF(diff == 0, "%zu parameters differ", diff);
+	CHECKF(hook_calls == 3 * muon && hook_elems == 3 * muon_elems,
+	       "hook ran %zu times on %zu entries; 3 steps of %zu Muon matrices", hook_calls,
+	       hook_elems, muon);
 	for (int k = 0; k < 2; k++)
 		optim_free(o[k]);
 out:
