@@ -1021,6 +1021,19 @@ static int pass_rows(const struct model *m, int B)
 	return P > 0 && P < B ? P : B;
 }
 
+/* The forward of the pass of rows [b0, b0 + *Bp) of a B-row micro-batch in
+ * passes of P (the batch copied to backend memory first); its token count. */
+static int64_t pass_forward(struct model *m, const int32_t *inputs, const int32_t *targets,
+			    int b0, int P, int B, int T, int *Bp)
+{
+	*Bp = B - b0 < P ? B - b0 : P;
+	int64_t N = (int64_t)*Bp * T;
+	memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+	memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+	forward(m, m->idx, *Bp, T);
+	return N;
+}
+
 int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t *targets,
 			   int B, int T, double loss_scale, double *loss, struct err *e)
 {
@@ -1030,12 +1043,8 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 	int P = pass_rows(m, B);
 	act_reserve(m, P, T);
 	double dscale = valid ? loss_scale / (double)valid : 0, sum = 0;
-	for (int b0 = 0; b0 < B; b0 += P) {
-		int Bp = B - b0 < P ? B - b0 : P;
-		int64_t N = (int64_t)Bp * T;
-		memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
-		memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
-		forward(m, m->idx, Bp, T);
+	for (int b0 = 0, Bp; b0 < B; b0 += P) {
+		int64_t N = pass_forward(m, inputs, targets, b0, P, B, T, &Bp);
 		sum += head(m, m->tgt, N, dscale, NULL);
 		if (dscale == 0) {
 			/* nothing to differentiate: zero upstream gradient (counts still move) */
@@ -1067,12 +1076,8 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 	int P = pass_rows(m, B);
 	act_reserve(m, P, T);
 	double sum = 0;
-	for (int b0 = 0; b0 < B; b0 += P) {
-		int Bp = B - b0 < P ? B - b0 : P;
-		int64_t N = (int64_t)Bp * T;
-		memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
-		memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
-		forward(m, m->idx, Bp, T);
+	for (int b0 = 0, Bp; b0 < B; b0 += P) {
+		int64_t N = pass_forward(m, inputs, targets, b0, P, B, T, &Bp);
 		sum += head(m, m->tgt, N, 0, losses ? losses + (size_t)b0 * T : NULL);
 	}
 	if (P < B)
