@@ -21,6 +21,7 @@
 #include "lib/fileio.h"
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -67,8 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_init();
 	char *path = path_join(fuzz_dir, "in.safetensors");
 	struct err e = {0};
-	if (file_write_atomic(path, data, size, &e) != 0)
-		abort();
+	fuzz_write_file(path, data, size);
 	struct param_table *t = model_params(fuzz_model);
 	if (checkpoint_load(t, path, &e) != 0) {
 		if (!e.msg[0] || strchr(e.msg, '\n'))

@@ -15,6 +15,7 @@
 
 #include "lib/fileio.h"
 #include "trainer/corpus.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,9 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/fuzz_corpus.%d", (int)getpid());
 	struct err e;
-	FILE *f = fopen(path, "wb");  /* plain write: no fsync per input */
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-		abort();
+	fuzz_write_file(path, data, size);
 	enum corpus_format fmt[3] = {CORPUS_JSONL, CORPUS_JSON, CORPUS_TEXT};
 	for (int i = 0; i < 3; i++) {
 		struct corpus_opts o = {fmt[i], i == 2 ? "\n\n" : NULL};

@@ -15,6 +15,7 @@
 
 #include "lib/fileio.h"
 #include "trainer/tokenizer.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,9 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/fuzz_ranks.%d.tiktoken", (int)getpid());
 	struct err e;
-	FILE *f = fopen(path, "wb");  /* plain write: no fsync per input */
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-		abort();
+	fuzz_write_file(path, data, size);
 	struct tokenizer tk;
 	if (tokenizer_load(&tk, path, NULL, &e) == 0) {
 		int bytes = tk.n_ranks >= 256;

@@ -16,6 +16,7 @@
 #include "lib/fileio.h"
 #include "trainer/loader.h"
 #include "trainer/shard.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,9 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/fuzz_shard.%d.bin", (int)getpid());
 	struct err e;
-	FILE *f = fopen(path, "wb");  /* plain write: no fsync per input */
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-		abort();
+	fuzz_write_file(path, data, size);
 	struct shard s;
 	if (shard_open(&s, path, &e) == 0) {
 		if (s.n_tokens && s.tokens[0] != s.bos_id)

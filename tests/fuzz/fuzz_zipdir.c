@@ -18,6 +18,7 @@
 #include "supplements/scan.h"
 #include "supplements/unpack.h"
 #include "supplements/zipdir.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,22 +39,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	char *zp = path_join(base, "in.zip"), *out = path_join(base, "out");
 	struct err e;
-	if (file_write_atomic(zp, data, size, &e) == 0) {
-		struct zipdir zd;
-		if (zipdir_read(zp, 0, &zd, &e) == 0)
-			zipdir_release(&zd);
-		struct scan s;
-		struct scan_opts so = {.safetensors_digest = 1, .quiet = 1};
-		scan_path(zp, &so, &s, &e);
-		scan_release(&s);
-		struct unpack_limits l;
-		unpack_limits_default(&l);
-		l.quiet = 1;
-		l.max_total = 64u << 20;
-		struct unpack_result r;
-		unpack_zip(zp, out, &l, &r, &e);
-		dir_remove_tree(out);
-	}
+	fuzz_write_file(zp, data, size);
+	struct zipdir zd;
+	if (zipdir_read(zp, 0, &zd, &e) == 0)
+		zipdir_release(&zd);
+	struct scan s;
+	struct scan_opts so = {.safetensors_digest = 1, .quiet = 1};
+	scan_path(zp, &so, &s, &e);
+	scan_release(&s);
+	struct unpack_limits l;
+	unpack_limits_default(&l);
+	l.quiet = 1;
+	l.max_total = 64u << 20;
+	struct unpack_result r;
+	unpack_zip(zp, out, &l, &r, &e);
+	dir_remove_tree(out);
 	free(zp);
 	free(out);
 	return 0;
