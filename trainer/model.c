@@ -394,13 +394,7 @@ void model_free(struct model *m)
 {
 	if (!m)
 		return;
-	free(m->spec);
-	free(m->table.p);
-	if (m->pblock)
-		backend_free(m->bk, m->pblock);
-	free(m->mask_block);
-	free(m->count_block);
-	free(m->slot_block);
+	/* the OE tables' compact gradients first: they hang off table.p */
 	for (int j = 0; j < m->ntab && j < MODEL_MAX_OE; j++) {
 		free(m->og[j].vis);
 		if (m->oe[j] && m->oe[j]->gv)
@@ -408,6 +402,13 @@ void model_free(struct model *m)
 		if (m->oe[j] && m->oe[j]->gv64)
 			backend_free(m->bk, m->oe[j]->gv64);
 	}
+	free(m->spec);
+	free(m->table.p);
+	if (m->pblock)
+		backend_free(m->bk, m->pblock);
+	free(m->mask_block);
+	free(m->count_block);
+	free(m->slot_block);
 	free(m->lay);
 	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->oe_slots, m->idx, m->tgt };
 	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
