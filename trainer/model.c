@@ -490,8 +490,11 @@ void model_zero_grad(struct model *m)
 {
 	for (size_t i = 0; i < m->table.n; i++) {
 		struct param *p = &m->table.p[i];
-		if (p->g)
-			memset(p->g, 0, p->numel * sizeof(float));
+		if (p->g && p->numel) {
+			/* the backend's zero: device memory stays on the device (cuda) */
+			struct tensor g = tensor_1d(p->g, TD_F32, (int64_t)p->numel);
+			m->bk->zero(&g);
+		}
 		if (p->g64)
 			memset(p->g64, 0, p->numel * sizeof(double));
 		if (p->counts)
