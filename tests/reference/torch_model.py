@@ -262,11 +262,11 @@ def forward(cfg, P, idx, tgt, dt):
                            torch.from_numpy(tgt.astype(np.int64)).reshape(-1), ignore_index=-1)
 
 
-def run_case(outdir, name, extra, dtype, zero_proj):
-    kv = BASE + extra + ["dtype=" + dtype, "init=dense"]
-    cfg = parse(kv)
-    dt = torch.float64 if dtype == "fp64" else torch.float32
-    names, d, H, hd, ve = spec(cfg)
+def fixture_params(cfg, dt, zero_proj):
+    """Every parameter of cfg (name -> tensor of dtype dt) from fixture_value,
+    bf16-stored ones rounded to bf16, masked q_tau entries 0, both c_proj
+    zeroed when zero_proj (test_model.c: fixture_fill and fixture_model)."""
+    names = spec(cfg)[0]
     P = {}
     for n, shape, bf in names:
         cols = shape[-1] if len(shape) == 2 else 1
@@ -277,7 +277,16 @@ def run_case(outdir, name, extra, dtype, zero_proj):
             v[torch.from_numpy(qtau_mask(cfg, shape))] = 0
         if zero_proj and (n.endswith("attn.c_proj.weight") or n.endswith("mlp.c_proj.weight")):
             v.zero_()
-        P[n] = v.to(dt).requires_grad_(True)
+        P[n] = v.to(dt)
+    return P
+
+
+def run_case(outdir, name, extra, dtype, zero_proj):
+    kv = BASE + extra + ["dtype=" + dtype, "init=dense"]
+    cfg = parse(kv)
+    dt = torch.float64 if dtype == "fp64" else torch.float32
+    names, d, H, hd, ve = spec(cfg)
+    P = {n: v.requires_grad_(True) for n, v in fixture_params(cfg, dt, zero_proj).items()}
     V = cfg["vocab_size"]
     seq = [mix64((BATCH_SEED + i) & MASK64) % V for i in range(2 * B * T)]
     idx = np.array(seq[0::2], dtype=np.int64).reshape(B, T)

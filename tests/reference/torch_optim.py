@@ -263,80 +263,93 @@ def oe_step(p, grad, counts, eta, arm, t, f64):
     return p
 
 
-def run_case(arm, inputs):
-    init, grads, counts, masks, scheds = inputs
+def group_lrs(k):
+    """Base learning rates of the groups for k = (model_dim / 768) ** -0.5."""
+    return {"lm_head": 0.004 * k, "embed": 0.6 * k, "resid": 0.005, "scalar": 0.5, "qtau": 0.02,
+            "matrix": 0.04, "oe": 0.6 * k}
+
+
+def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
+    """One MuonAdamW step at 0-based step t over table [(name, group, store,
+    shape)]: params (name -> tensor) updated in place from grads (name ->
+    tensor), counts (OE tables), masks (frozen entries), state (kept between
+    steps), sched = (lr_mult, momentum, muon wd) of step t."""
     f64 = arm.get("dtype") == "fp64"
     fdt = torch.float64 if f64 else torch.float32
     embed_bf16 = not f64 and arm.get("embed_state", "bf16") == "bf16"
+    lrs = group_lrs(k)
+    step0 = arm.get("step0", "none")
+    shapes = sorted({tuple(s) for n, gr, st, s in table if gr == "matrix"})
+    lr_mult, mom, wd = sched
+    for name, group, store, shape in table:
+        if group in ("matrix", "oe"):
+            continue
+        s0 = t == 0 and step0 != "none" and (
+            name in ("wte_lambdas", "out_lambdas") or
+            (step0 == "nostep0_all" and name in ("resid_lambdas", "x0_lambdas")))
+        if s0 and step0 in ("nostep0", "nostep0_all"):
+            continue          # p.grad is None at step 0
+        bf16_state = embed_bf16 and store == "bf16"
+        st = state.setdefault(name, {})
+        if not st:
+            zdt = torch.bfloat16 if bf16_state else fdt
+            st.update(step=0, exp_avg=torch.zeros(shape, dtype=zdt),
+                      exp_avg_sq=torch.zeros(shape, dtype=zdt))
+        grad = grads[name].to(fdt)
+        if bf16_state:
+            grad = grad.bfloat16()
+        b1 = 0.96 if group == "scalar" else 0.8
+        lr = lrs[group] * lr_mult
+        whiten = arm.get("neumann", 0) and group in ("embed", "lm_head")
+        before = params[name].clone()
+        newp = adamw_step(params[name], grad, st, lr, b1, 0.95, 1e-10, whiten, arm, t,
+                          bf16_state, f64)
+        if name in masks:   # frozen entries held at 0
+            newp = newp * (1 - masks[name].to(newp.dtype).reshape(shape))
+        params[name] = newp.bfloat16().to(fdt) if bf16_state else newp.to(fdt)
+        if s0 and step0 == "mom_only_nodisp":
+            params[name] = before
+        if s0 and step0 == "disp_only_nomom":
+            st.clear()
+        if s0 and step0 == "disp_stepcount_nomom":
+            st["exp_avg"].zero_()
+            st["exp_avg_sq"].zero_()
+    for shape in shapes:
+        names = [n for n, gr, st_, s in table if gr == "matrix" and tuple(s) == shape]
+        key = "muon" + str(shape)
+        st = state.setdefault(key, {})
+        if not st:
+            st["momentum_buffer"] = torch.zeros(len(names), *shape, dtype=fdt)
+            sshape = (len(names), shape[-2], 1) if shape[-2] >= shape[-1] else (len(names), 1, shape[-1])
+            st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt)
+        red_dim = -1 if shape[-2] >= shape[-1] else -2
+        sg = torch.stack([grads[n].to(fdt) for n in names])
+        sp = torch.stack([params[n] for n in names])
+        lr = 0.04 * lr_mult * max(1.0, shape[-2] / shape[-1]) ** 0.5
+        if not f64:   # the 0-d fp32 tensors of MuonAdamW
+            lr, mom_, wd_ = (float(np.float32(x)) for x in (lr, mom, wd))
+        else:
+            mom_, wd_ = mom, wd
+        muon_step(sg, sp, st["momentum_buffer"], st["second_momentum_buffer"],
+                  mom_, lr, wd_, 0.95, red_dim, arm, t)
+        for i, n in enumerate(names):
+            params[n] = sp[i].clone()
+    for name, group, store, shape in table:
+        if group == "oe":
+            eta = lrs["oe"] * lr_mult
+            if not f64:
+                eta = float(np.float32(eta))
+            params[name] = oe_step(params[name], grads[name], counts[name], eta, arm, t, f64)
+
+
+def run_case(arm, inputs):
+    init, grads, counts, masks, scheds = inputs
+    fdt = torch.float64 if arm.get("dtype") == "fp64" else torch.float32
     params = {n: init[n].clone().to(fdt) for n, *_ in TABLE}
     state = {}
     out = []
-    lrs = {"lm_head": 0.004 * K, "embed": 0.6 * K, "resid": 0.005, "scalar": 0.5, "qtau": 0.02,
-           "matrix": 0.04, "oe": 0.6 * K}
-    step0 = arm.get("step0", "none")
-    shapes = sorted({tuple(s) for n, gr, st, s in TABLE if gr == "matrix"})
     for t in range(STEPS):
-        lr_mult, mom, wd = scheds[t]
-        for name, group, store, shape in TABLE:
-            if group in ("matrix", "oe"):
-                continue
-            s0 = t == 0 and step0 != "none" and (
-                name in ("wte_lambdas", "out_lambdas") or
-                (step0 == "nostep0_all" and name in ("resid_lambdas", "x0_lambdas")))
-            if s0 and step0 in ("nostep0", "nostep0_all"):
-                continue          # p.grad is None at step 0
-            bf16_state = embed_bf16 and store == "bf16"
-            st = state.setdefault(name, {})
-            if not st:
-                zdt = torch.bfloat16 if bf16_state else fdt
-                st.update(step=0, exp_avg=torch.zeros(shape, dtype=zdt),
-                          exp_avg_sq=torch.zeros(shape, dtype=zdt))
-            grad = grads[t][name].to(fdt)
-            if bf16_state:
-                grad = grad.bfloat16()
-            b1 = 0.96 if group == "scalar" else 0.8
-            lr = lrs[group] * lr_mult
-            whiten = arm.get("neumann", 0) and group in ("embed", "lm_head")
-            before = params[name].clone()
-            newp = adamw_step(params[name], grad, st, lr, b1, 0.95, 1e-10, whiten, arm, t,
-                              bf16_state, f64)
-            if name in masks:   # frozen entries held at 0
-                newp = newp * (1 - masks[name].to(newp.dtype).reshape(shape))
-            params[name] = newp.bfloat16().to(fdt) if bf16_state else newp.to(fdt)
-            if s0 and step0 == "mom_only_nodisp":
-                params[name] = before
-            if s0 and step0 == "disp_only_nomom":
-                st.clear()
-            if s0 and step0 == "disp_stepcount_nomom":
-                st["exp_avg"].zero_()
-                st["exp_avg_sq"].zero_()
-        for shape in shapes:
-            names = [n for n, gr, st_, s in TABLE if gr == "matrix" and tuple(s) == shape]
-            key = "muon" + str(shape)
-            st = state.setdefault(key, {})
-            if not st:
-                st["momentum_buffer"] = torch.zeros(len(names), *shape, dtype=fdt)
-                sshape = (len(names), shape[-2], 1) if shape[-2] >= shape[-1] else (len(names), 1, shape[-1])
-                st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt)
-            red_dim = -1 if shape[-2] >= shape[-1] else -2
-            sg = torch.stack([grads[t][n].to(fdt) for n in names])
-            sp = torch.stack([params[n] for n in names])
-            lr = 0.04 * lr_mult * max(1.0, shape[-2] / shape[-1]) ** 0.5
-            if not f64:   # the 0-d fp32 tensors of MuonAdamW
-                lr, mom_, wd_ = (float(np.float32(x)) for x in (lr, mom, wd))
-            else:
-                mom_, wd_ = mom, wd
-            muon_step(sg, sp, st["momentum_buffer"], st["second_momentum_buffer"],
-                      mom_, lr, wd_, 0.95, red_dim, arm, t)
-            for i, n in enumerate(names):
-                params[n] = sp[i].clone()
-        for name, group, store, shape in TABLE:
-            if group == "oe":
-                eta = lrs["oe"] * lr_mult
-                if not f64:
-                    eta = float(np.float32(eta))
-                params[name] = oe_step(params[name], grads[t][name], counts[t][name], eta,
-                                       arm, t, f64)
+        step_all(TABLE, params, grads[t], counts[t], masks, state, t, scheds[t], arm, K)
         out.append({n: params[n].clone() for n in params})
     return out
 
