@@ -11,7 +11,7 @@
  * - Loss curves: model and optimizer together over 40 steps of 2
  *   micro-batches (warm-up and warmdown included) against
  *   tests/reference/torch_train.py's curves (curve_*.json): fp64 to 1e-9,
- *   fp32 within the drift that rounding flips cause (tolerances at curve()).
+ *   fp32 within the drift that rounding flips cause (tolerances at the tests).
  * - Parameter counts at depth 6 and 8, invariants (x0 = x0_wte at step 0,
  *   masked q_tau entries get no gradient), OE visit counts, accumulation
  *   over micro-steps, a micro-batch in passes (pass_rows) equal to one pass,
@@ -30,90 +30,9 @@
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
+#include "trainer_fixture.h"
 
 /* ---- helpers ---- */
-
-static int cfg_make(struct config *c, const char *const *kv)
-{
-	struct err e = {0};
-	config_defaults(c);
-	for (size_t i = 0; kv && kv[i]; i++)
-		if (config_set(c, kv[i], &e) != 0) {
-			printf("  config_set '%s': %s\n", kv[i], e.msg);
-			return -1;
-		}
-	if (config_validate(c, &e) != 0) {
-		printf("  config_validate: %s\n", e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-static struct model *model_make(const char *const *kv)
-{
-	struct config c;
-	struct err e = {0};
-	struct model *m = NULL;
-	if (cfg_make(&c, kv) != 0)
-		return NULL;
-	if (model_create(&c, &m, &e) != 0) {
-		printf("  model_create: %s\n", e.msg);
-		return NULL;
-	}
-	return m;
-}
-
-/* splitmix64 finaliser over a counter: the fixture generator (the Python
- * reference implements the same). */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-/* Value j of parameter name: a * (2u - 1) + c with u in [0,1) from
- * mix64(seed + fnv1a(name) + (j+1) * golden), a and c by name (see
- * torch_model.py: fixture_value); bf16-stored values rounded to bf16;
- * masked q_tau entries 0. */
-static void fixture_fill(struct model *m, uint64_t seed)
-{
-	struct param_table *t = model_params(m);
-	for (size_t i = 0; i < t->n; i++) {
-		struct param *p = &t->p[i];
-		double a, c = 0;
-		if (strstr(p->name, "resid_lambdas"))
-			a = 0.2, c = 1;
-		else if (strstr(p->name, "lambdas"))
-			a = 0.2;
-		else if (!strcmp(p->name, "q_tau"))
-			a = 0.3;
-		else if (!strcmp(p->name, "transformer.wte.weight") || !strncmp(p->name, "oe.", 3))
-			a = 1;
-		else
-			a = sqrt(3.0 / (double)p->cols);
-		uint64_t base = seed + fnv1a(p->name);
-		for (size_t j = 0; j < p->numel; j++) {
-			uint64_t z = mix64(base + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
-			double u = (double)(z >> 11) * 0x1.0p-53;
-			float v = (float)(a * (2 * u - 1) + c);
-			if (p->store == PARAM_BF16)
-				v = bf16_round(v);
-			if (p->mask && p->mask[j])
-				v = 0;
-			p->w[j] = v;
-		}
-	}
-	model_sync_from_f32(m);
-}
 
 static double grad_at(struct param *p, size_t j)
 {
@@ -274,40 +193,6 @@ TEST(fd_arms_head)
 
 /* ---- parity with the PyTorch reference (tests/fixtures/model) ---- */
 
-/* The model of a fixture (tests/reference/torch_*.py): its "config" keys,
- * filled by fixture_fill with its "fill_seed", both c_proj zeroed when
- * "zero_proj" is true. NULL (and a message) when it cannot be made. */
-static struct model *fixture_model(const cJSON *j)
-{
-	const char *keys[40];
-	int nk = 0;
-	const cJSON *it;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "config")) if (nk < 39) keys[nk++] = it->valuestring;
-	keys[nk] = NULL;
-	struct model *m = model_make(keys);
-	if (!m)
-		return NULL;
-	fixture_fill(m, (uint64_t)cJSON_GetObjectItem(j, "fill_seed")->valuedouble);
-	if (cJSON_IsTrue(cJSON_GetObjectItem(j, "zero_proj"))) {
-		struct param_table *t = model_params(m);
-		for (size_t i = 0; i < t->n; i++)
-			if (strstr(t->p[i].name, "c_proj.weight"))
-				memset(t->p[i].w, 0, t->p[i].numel * sizeof(float));
-		model_sync_from_f32(m);
-	}
-	return m;
-}
-
-/* The integer array `key` of a fixture (n entries, zero beyond its length). */
-static int32_t *fixture_ints(const cJSON *j, const char *key, size_t n)
-{
-	int32_t *v = xcalloc(n ? n : 1, sizeof *v);
-	size_t k = 0;
-	const cJSON *it;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, key)) if (k < n) v[k++] = it->valueint;
-	return v;
-}
-
 static void parity(const char *name)
 {
 	char path[512], bpath[512];
@@ -323,7 +208,7 @@ static void parity(const char *name)
 	CHECKF(file_read_all(bpath, 0, &bin, &blen, &e) == 0, "%s", e.msg);
 	int f64 = !strcmp(cJSON_GetObjectItem(j, "dtype")->valuestring, "fp64");
 	int B = cJSON_GetObjectItem(j, "B")->valueint, T = cJSON_GetObjectItem(j, "T")->valueint;
-	struct model *m = bin ? fixture_model(j) : NULL;
+	struct model *m = bin ? fixture_model(j, NULL) : NULL;
 	CHECK(m != NULL);
 	if (!m) {
 		free(bin);
@@ -690,81 +575,6 @@ TEST(bytes_planned)
 
 /* ---- loss curves against the PyTorch reference (torch_train.py) ---- */
 
-/* S optimizer steps of K micro-batches, as trainer/train.c runs them, on the
- * fixture's batches from its weights: the per-step loss (mean over the K
- * micro-batches) against the reference's, and every parameter's final RMS. */
-static void curve(const char *name, double tol_loss, double tol_rms)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/model/%s.json", t_fixtures(), name);
-	struct err e = {0};
-	cJSON *j = json_read_file(path, 0, &e);
-	CHECKF(j != NULL, "%s", e.msg);
-	if (!j)
-		return;
-	int f64 = !strcmp(cJSON_GetObjectItem(j, "dtype")->valuestring, "fp64");
-	int B = cJSON_GetObjectItem(j, "B")->valueint, T = cJSON_GetObjectItem(j, "T")->valueint;
-	int K = cJSON_GetObjectItem(j, "K")->valueint, S = cJSON_GetObjectItem(j, "S")->valueint;
-	const cJSON *want = cJSON_GetObjectItem(j, "losses");
-	CHECK(cJSON_GetArraySize(want) == S);
-	struct model *m = fixture_model(j);
-	struct optim *o = NULL;
-	CHECK(m != NULL && optim_create(model_config(m), model_params(m), f64, &o, &e) == 0);
-	size_t per = (size_t)B * T;
-	int32_t *in = fixture_ints(j, "inputs", per * S * K), *tg = fixture_ints(j, "targets", per * S * K);
-	double worst = 0, first = 0, last = 0;
-	int worst_at = -1;
-	for (int s = 0; m && o && s < S; s++) {
-		model_zero_grad(m);
-		double sum = 0, l;
-		for (int k = 0; k < K; k++) {
-			size_t off = per * (size_t)(s * K + k);
-			CHECK(model_forward_backward(m, in + off, tg + off, B, T, 1.0 / K, &l, &e) == 0);
-			sum += l;
-		}
-		CHECK(optim_step(o, s, &e) == 0);
-		double ref = cJSON_GetArrayItem(want, s)->valuedouble, d = fabs(sum / K - ref) / ref;
-		if (d > worst) {
-			worst = d;
-			worst_at = s;
-		}
-		if (s == 0)
-			first = sum / K;
-		last = sum / K;
-	}
-	double worst_rms = 0;
-	const char *worst_name = "";
-	const cJSON *rms = cJSON_GetObjectItem(j, "final_rms");
-	struct param_table *t = m ? model_params(m) : NULL;
-	for (size_t i = 0; t && i < t->n; i++) {
-		const cJSON *r = cJSON_GetObjectItem(rms, t->p[i].name);
-		CHECKF(r != NULL, "no final RMS of %s in the fixture", t->p[i].name);
-		if (!r)
-			continue;
-		double ss = 0;
-		for (size_t k = 0; k < t->p[i].numel; k++) {
-			double v = f64 ? t->p[i].w64[k] : t->p[i].w[k];
-			ss += v * v;
-		}
-		double d = fabs(sqrt(ss / (double)t->p[i].numel) - r->valuedouble) /
-			   (r->valuedouble > 0 ? r->valuedouble : 1);
-		if (d > worst_rms) {
-			worst_rms = d;
-			worst_name = t->p[i].name;
-		}
-	}
-	printf("  %s: loss %.4f -> %.4f over %d steps; worst relative loss difference %.3g (step %d), "
-	       "final RMS %.3g (%s)\n", name, first, last, S, worst, worst_at, worst_rms, worst_name);
-	CHECKF(worst <= tol_loss, "loss differs by %.3g of the reference at step %d", worst, worst_at);
-	CHECKF(worst_rms <= tol_rms, "final RMS of %s differs by %.3g", worst_name, worst_rms);
-	CHECK(last < 0.5 * first);   /* it did learn */
-	free(in);
-	free(tg);
-	optim_free(o);
-	model_free(m);
-	cJSON_Delete(j);
-}
-
 /* Tolerances: fp64 follows the reference to rounding (measured 2.5e-12 of
  * the loss over 40 steps): 1e-9. fp32 runs agree per step to ~1e-6
  * (parity_*), but over 40 steps the different summation orders flip
@@ -773,9 +583,9 @@ static void curve(const char *name, double tol_loss, double tol_rms)
  * 1.6e-3 of the loss with fp32 polar and state, 1.25e-2 with the
  * benchmark's bf16 arithmetic; the bounds are about 3x those (a wrong
  * schedule, group or step changes the curve by far more). */
-TEST(curve_base_f64) { curve("curve_base_f64", 1e-9, 1e-9); }
-TEST(curve_base_f32) { curve("curve_base_f32", 0.04, 0.03); }
-TEST(curve_fp32state_f32) { curve("curve_fp32state_f32", 0.005, 0.012); }
+TEST(curve_base_f64) { fixture_curve("curve_base_f64", NULL, 1e-9, 1e-9); }
+TEST(curve_base_f32) { fixture_curve("curve_base_f32", NULL, 0.04, 0.03); }
+TEST(curve_fp32state_f32) { fixture_curve("curve_fp32state_f32", NULL, 0.005, 0.012); }
 
 TEST(bad_tokens_and_shapes_refused)
 {
