@@ -12,7 +12,11 @@
 # step, so the measured delta exceeds the analytical one by about the
 # visited rows times (cols x 4 B + 8 B), plus a slot map of 4 B per row.
 # That excess grows with tokens per step: at the default (2048 tokens, 4
-# tables of ~150k rows) it is a few MiB. Asserts nothing.
+# tables of ~150k rows) it is a few MiB (1.03x); measured 1.07x at 8192
+# tokens and 1.12x at 16384. At the benchmark's 524,288 tokens a step most
+# rows are visited (40-80% of the rows on the demo corpus) and the ratio
+# would be about 1.5: the analytical figure counts the original's dense
+# bf16 gradient (2 B) and bf16 value (2 B). Asserts nothing.
 # Environment: BENCH_THREADS (default: nproc), BENCH_STEPS (2),
 # BENCH_CONFIG (key=value list, default below).
 set -uo pipefail
