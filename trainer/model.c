@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/bf16.h"
 #include "lib/rng.h"
@@ -651,8 +650,8 @@ static void oe_reserve(struct model *m, int j, size_t n)
 {
 	struct oe_grad *o = &m->og[j];
 	struct param *p = m->oe[j];
-	if (o->nvis + n <= o->cap)
-		return;
+	if (o->nvis + n <= o->cap || o->cap >= p->rows)
+		return;   /* room enough: distinct rows never exceed the table's */
 	size_t cap = o->cap * 2 > o->nvis + n ? o->cap * 2 : o->nvis + n;
 	if (cap > p->rows)
 		cap = p->rows;
