@@ -397,74 +397,63 @@ static int not_float(const struct st_tensor *t, struct err *e)
 		       st_dtype_name(t->dtype));
 }
 
+/* Element i of float data p of dtype d, as a double (exact for every
+ * float dtype: binary16, bfloat16 and binary32 all fit binary64). */
+static inline double st_elem(enum st_dtype d, const unsigned char *p, uint64_t i)
+{
+	uint16_t h;
+	float f;
+	double v;
+	switch (d) {
+	case ST_F64:
+		memcpy(&v, p + 8 * i, 8);
+		return v;
+	case ST_F32:
+		memcpy(&f, p + 4 * i, 4);
+		return f;
+	case ST_BF16:
+		memcpy(&h, p + 2 * i, 2);
+		return bf16_to_f32(h);
+	default:   /* ST_F16 */
+		memcpy(&h, p + 2 * i, 2);
+		return f16_to_f64(h);
+	}
+}
+
+static int is_float(enum st_dtype d)
+{
+	return d == ST_F64 || d == ST_F32 || d == ST_BF16 || d == ST_F16;
+}
+
 int st_to_f64(const struct st_tensor *t, double *out, struct err *e)
 {
 	uint64_t n = st_numel(t);
-	const unsigned char *p = t->data;
-	switch (t->dtype) {
-	case ST_F64:
-		if (n)
-			memcpy(out, p, n * 8);
-		return 0;
-	case ST_F32:
-		for (uint64_t i = 0; i < n; i++) {
-			float v;
-			memcpy(&v, p + 4 * i, 4);
-			out[i] = v;
-		}
-		return 0;
-	case ST_BF16:
-		for (uint64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			out[i] = bf16_to_f32(h);
-		}
-		return 0;
-	case ST_F16:
-		for (uint64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			out[i] = f16_to_f64(h);
-		}
-		return 0;
-	default:
+	if (!is_float(t->dtype))
 		return not_float(t, e);
+	if (t->dtype == ST_F64) {
+		if (n)
+			memcpy(out, t->data, n * 8);
+		return 0;
 	}
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = st_elem(t->dtype, t->data, i);
+	return 0;
 }
 
 int st_to_f32(const struct st_tensor *t, float *out, struct err *e)
 {
 	uint64_t n = st_numel(t);
-	const unsigned char *p = t->data;
-	switch (t->dtype) {
-	case ST_F64:
-		for (uint64_t i = 0; i < n; i++) {
-			double v;
-			memcpy(&v, p + 8 * i, 8);
-			out[i] = (float)v;
-		}
-		return 0;
-	case ST_F32:
-		if (n)
-			memcpy(out, p, n * 4);
-		return 0;
-	case ST_BF16:
-		for (uint64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			out[i] = bf16_to_f32(h);
-		}
-		return 0;
-	case ST_F16:
-		for (uint64_t i = 0; i < n; i++) {
-			uint16_t h;
-			memcpy(&h, p + 2 * i, 2);
-			out[i] = (float)f16_to_f64(h); /* exact: binary16 fits binary32 */
-		}
-		return 0;
-	default:
+	if (!is_float(t->dtype))
 		return not_float(t, e);
+	if (t->dtype == ST_F32) {
+		if (n)
+			memcpy(out, t->data, n * 4);
+		return 0;
 	}
+	/* one rounding (F64) or none (BF16, F16: they fit binary32) */
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = (float)st_elem(t->dtype, t->data, i);
+	return 0;
 }
 
 /* ---- writer ---- */

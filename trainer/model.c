@@ -434,33 +434,54 @@ size_t model_param_count(const struct model *m)
 	return s;
 }
 
-size_t model_bytes(const struct model *m)
+/* Bytes of one compact OE gradient slot of table j: the row and its entry
+ * in the visited list. */
+static size_t oe_slot_bytes(const struct model *m, int j)
 {
-	size_t b = m->pbytes + m->abytes + m->capN * ((size_t)m->ntab + 3) * 4;
+	return m->oe[j]->cols * m->es + sizeof(int32_t);
+}
+
+/* Parameters, activations of capN tokens (abytes), the per-token index
+ * buffers, RoPE tables, and `slots(j)` gradient slots of each OE table. */
+static size_t bytes_with(const struct model *m, size_t capN, size_t abytes, const size_t *slots)
+{
+	size_t b = m->pbytes + abytes + capN * ((size_t)m->ntab + 3) * 4;
 	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
 	for (int j = 0; j < m->ntab; j++)
-		b += m->og[j].cap * (m->oe[j]->cols * m->es + sizeof(int32_t));
+		b += slots[j] * oe_slot_bytes(m, j);
 	return b;
+}
+
+size_t model_bytes(const struct model *m)
+{
+	size_t slots[MODEL_MAX_OE];
+	for (int j = 0; j < m->ntab; j++)
+		slots[j] = m->og[j].cap;
+	return bytes_with(m, m->capN, m->abytes, slots);
 }
 
 size_t model_peak_bytes(const struct model *m) { return m->peak; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 
+/* Rows per pass for a micro-batch of B rows (cfg->pass_rows, 0 = all). */
+static int pass_rows(const struct model *m, int B)
+{
+	int P = m->cfg.pass_rows;
+	return P > 0 && P < B ? P : B;
+}
+
 size_t model_bytes_for(const struct model *m, int B, int T)
 {
-	size_t P = (size_t)(m->cfg.pass_rows > 0 && m->cfg.pass_rows < B ? m->cfg.pass_rows : B);
-	size_t N = P * (size_t)T, cap = N > m->capN ? N : m->capN;
-	size_t b = m->pbytes + act_layout((struct model *)m, NULL, cap) + cap * ((size_t)m->ntab + 3) * 4;
-	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
+	size_t N = (size_t)pass_rows(m, B) * (size_t)T, cap = N > m->capN ? N : m->capN;
 	size_t visits = (size_t)B * (size_t)T * (size_t)(m->cfg.grad_accum > 0 ? m->cfg.grad_accum : 1);
+	size_t slots[MODEL_MAX_OE];
 	for (int j = 0; j < m->ntab; j++) {
-		size_t rows = visits < m->oe[j]->rows ? visits : m->oe[j]->rows;
-		if (m->og[j].cap > rows)
-			rows = m->og[j].cap;
-		b += rows * (m->oe[j]->cols * m->es + sizeof(int32_t));
+		slots[j] = visits < m->oe[j]->rows ? visits : m->oe[j]->rows;
+		if (m->og[j].cap > slots[j])
+			slots[j] = m->og[j].cap;
 	}
-	return b;
+	return bytes_with(m, cap, act_layout((struct model *)m, NULL, cap), slots);
 }
 
 void model_sync_f32(struct model *m)
@@ -1015,13 +1036,6 @@ static int64_t count_targets(const int32_t *tg, int64_t N)
 	for (int64_t n = 0; n < N; n++)
 		c += tg[n] >= 0;
 	return c;
-}
-
-/* Rows per pass for a micro-batch of B rows (cfg->pass_rows, 0 = all). */
-static int pass_rows(const struct model *m, int B)
-{
-	int P = m->cfg.pass_rows;
-	return P > 0 && P < B ? P : B;
 }
 
 /* The forward of the pass of rows [b0, b0 + *Bp) of a B-row micro-batch in

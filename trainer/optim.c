@@ -463,6 +463,13 @@ static double oe_grad(const struct optim *o, const struct param *p, size_t i, si
 	return rnd(g / p->counts[i], r);
 }
 
+/* R = max(sqrt(ss / n), 1e-30), rounded as the tensors are. */
+static double oe_rms(double ss, size_t n, enum round_mode r)
+{
+	double rms = rnd(sqrt(ss / (double)n), r);
+	return rms < 1e-30 ? 1e-30 : rms;
+}
+
 static void oe_apply(struct optim *o, struct param *p, size_t at, double step, enum round_mode tr)
 {
 	if (o->fp64)
@@ -503,9 +510,7 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 				gb[i] = rnd(gb[i], r);
 				ss += gb[i] * gb[i];
 			}
-			double rms = rnd(sqrt(ss / (double)(nv * C)), r);
-			if (rms < 1e-30)
-				rms = 1e-30;
+			double rms = oe_rms(ss, nv * C, r);
 			for (k = 0; k < nv; k++)
 				for (size_t j = 0; j < C; j++)
 					oe_apply(o, p, rows[k] * C + j,
@@ -519,9 +524,7 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 						double g = oe_grad(o, p, i, j, r);
 						ss += g * g;
 					}
-			double rms = rnd(sqrt(ss / (double)(nv * C)), r);
-			if (rms < 1e-30)
-				rms = 1e-30;
+			double rms = oe_rms(ss, nv * C, r);
 			for (size_t i = 0; i < R; i++)
 				if (p->counts[i])
 					for (size_t j = 0; j < C; j++)

@@ -1,6 +1,6 @@
 /* trainer_fixture.h: the PyTorch fixtures of the trainer tests, shared by
  * tests/unit/trainer/test_model.c (CPU backend) and tests/gpu/test_cuda_ops.c
- * (the CUDA backend on the same fixtures). Header-only (static functions):
+ * (the CUDA backend on the same fixtures). Header-only (static inline functions: a test uses what it needs):
  * include after t.h.
  *
  * - model_make: a model from "key=value" strings (config_defaults first).
@@ -25,7 +25,7 @@
 #include "trainer/model.h"
 #include "trainer/optim.h"
 
-static int cfg_make(struct config *c, const char *const *kv)
+static inline int cfg_make(struct config *c, const char *const *kv)
 {
 	struct err e = {0};
 	config_defaults(c);
@@ -41,7 +41,7 @@ static int cfg_make(struct config *c, const char *const *kv)
 	return 0;
 }
 
-static struct model *model_make(const char *const *kv)
+static inline struct model *model_make(const char *const *kv)
 {
 	struct config c;
 	struct err e = {0};
@@ -57,14 +57,14 @@ static struct model *model_make(const char *const *kv)
 
 /* splitmix64 finaliser over a counter: the fixture generator (the Python
  * reference implements the same). */
-static uint64_t mix64(uint64_t z)
+static inline uint64_t mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
 
-static uint64_t fnv1a(const char *s)
+static inline uint64_t fnv1a(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (; *s; s++)
@@ -76,7 +76,7 @@ static uint64_t fnv1a(const char *s)
  * mix64(seed + fnv1a(name) + (j+1) * golden), a and c by name (see
  * torch_model.py: fixture_value); bf16-stored values rounded to bf16;
  * masked q_tau entries 0. */
-static void fixture_fill(struct model *m, uint64_t seed)
+static inline void fixture_fill(struct model *m, uint64_t seed)
 {
 	struct param_table *t = model_params(m);
 	for (size_t i = 0; i < t->n; i++) {
@@ -110,7 +110,7 @@ static void fixture_fill(struct model *m, uint64_t seed)
 /* The model of a fixture (tests/reference/torch_*.py): its "config" keys
  * and then extra (NULL-terminated, may be NULL), filled by fixture_fill with its "fill_seed", both c_proj zeroed when
  * "zero_proj" is true. NULL (and a message) when it cannot be made. */
-static struct model *fixture_model(const cJSON *j, const char *const *extra)
+static inline struct model *fixture_model(const cJSON *j, const char *const *extra)
 {
 	const char *keys[48];
 	int nk = 0;
@@ -134,7 +134,7 @@ static struct model *fixture_model(const cJSON *j, const char *const *extra)
 }
 
 /* The integer array `key` of a fixture (n entries, zero beyond its length). */
-static int32_t *fixture_ints(const cJSON *j, const char *key, size_t n)
+static inline int32_t *fixture_ints(const cJSON *j, const char *key, size_t n)
 {
 	int32_t *v = xcalloc(n ? n : 1, sizeof *v);
 	size_t k = 0;
@@ -147,7 +147,7 @@ static int32_t *fixture_ints(const cJSON *j, const char *key, size_t n)
  * fixture's batches from its weights (config keys extra added, e.g. the
  * backend): the per-step loss (mean over the K
  * micro-batches) against the reference's, and every parameter's final RMS. */
-static void fixture_curve(const char *name, const char *const *extra, double tol_loss,
+static inline void fixture_curve(const char *name, const char *const *extra, double tol_loss,
 			  double tol_rms)
 {
 	char path[512];

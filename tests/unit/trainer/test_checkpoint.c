@@ -14,6 +14,7 @@
 #include "lib/safetensors.h"
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
+#include "trainer_fixture.h"
 
 static char dir[] = "/tmp/supkit-ckpt-XXXXXX";
 
@@ -22,13 +23,9 @@ static struct model *make(const char *const *kv, struct config *out)
 	struct config c;
 	struct err e = {0};
 	struct model *m = NULL;
-	config_defaults(&c);
-	for (size_t i = 0; kv[i]; i++)
-		if (config_set(&c, kv[i], &e) != 0) {
-			printf("  %s\n", e.msg);
-			return NULL;
-		}
-	if (config_validate(&c, &e) != 0 || model_create(&c, &m, &e) != 0) {
+	if (cfg_make(&c, kv) != 0)
+		return NULL;
+	if (model_create(&c, &m, &e) != 0) {
 		printf("  %s\n", e.msg);
 		return NULL;
 	}

@@ -28,24 +28,8 @@
 #include "trainer/backend.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
+#include "trainer_fixture.h"
 
-static struct model *model_make(const char *const *kv)
-{
-	struct config c;
-	struct err e = {0};
-	struct model *m = NULL;
-	config_defaults(&c);
-	for (size_t i = 0; kv[i]; i++)
-		if (config_set(&c, kv[i], &e) != 0) {
-			printf("  config_set '%s': %s\n", kv[i], e.msg);
-			return NULL;
-		}
-	if (config_validate(&c, &e) != 0 || model_create(&c, &m, &e) != 0) {
-		printf("  model: %s\n", e.msg);
-		return NULL;
-	}
-	return m;
-}
 
 static void batch_fill(int32_t *in, int32_t *tg, size_t n, int V, uint64_t seed)
 {
