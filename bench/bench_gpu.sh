@@ -38,16 +38,9 @@ if [[ -z "$B" ]]; then
 	exit 0
 fi
 
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-PKGS="libcrypto libarchive libcjson libpcre2-8"
+source tests/gpu/lib.sh
 exe="$B/gpu/gpu_bench"
-mkdir -p "$B/gpu"
-${CC:-cc} -std=c11 -Wall -Wextra -O2 -I. -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
-	-DSUPKIT_CUDA=1 $(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null) -o "$exe" \
-	tests/gpu/gpu_bench.c "$B/libtrainer.a" "$B/libkernels.a" "$B/liblib.a" \
-	$(pkg-config --libs $PKGS 2>/dev/null) -lgsl \
-	$(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas) -lm -lpthread \
-	-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++ || {
+gpu_cc "$exe" tests/gpu/gpu_bench.c "$B" 1 -DSUPKIT_CUDA=1 || {
 	echo "bench_gpu: nothing done: tests/gpu/gpu_bench.c does not build against $B"
 	exit 0
 }

@@ -31,18 +31,11 @@ for d in "${GPU_BUILD:-}" "${BUILD:-build}" build/gpu; do
 done
 [[ -n "$B" ]] || skip_all "no GPU=1 build (make GPU=1 BUILD=build/gpu BIN=build/gpu/bin)"
 
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-PKGS="libcrypto libarchive libcjson libpcre2-8"
-cflags=$(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null)
-libs="$(pkg-config --libs $PKGS 2>/dev/null) -lgsl $(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas) -lm -lpthread"
+source tests/gpu/lib.sh
 exe="$B/gpu/test_cuda_ops"
-mkdir -p "$B/gpu"
-if ! ${CC:-cc} -std=c11 -Wall -Wextra -O2 -g -I. -Itests/unit -D_DEFAULT_SOURCE \
-	-D_POSIX_C_SOURCE=200809L -DSUPKIT_CUDA=1 $cflags -o "$exe" tests/gpu/test_cuda_ops.c \
-	"$B/libtrainer.a" "$B/libkernels.a" "$B/liblib.a" $libs \
-	-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++; then
+if ! gpu_cc "$exe" tests/gpu/test_cuda_ops.c "$B" 1 -DSUPKIT_CUDA=1; then
 	echo "FAIL build of tests/gpu/test_cuda_ops.c against $B"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$exe"
+gpu_run "$exe"

@@ -23,17 +23,10 @@ if ! make -s GPU=1 "$B/libkernels.a" "$B/libtrainer.a" "$B/liblib.a" >"$B.link.l
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-PKGS="libcrypto libarchive libcjson libpcre2-8"
-cflags=$(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null)
-libs="$(pkg-config --libs $PKGS 2>/dev/null) -lgsl $(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas) -lm -lpthread"
-mkdir -p "$B/gpu"
+source tests/gpu/lib.sh
 for src in tests/gpu/test_cuda_ops.c tests/gpu/gpu_bench.c; do
 	exe="$B/gpu/link_$(basename "$src" .c)"
-	# shellcheck disable=SC2086
-	if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -O2 -I. -Itests/unit -D_DEFAULT_SOURCE \
-		-D_POSIX_C_SOURCE=200809L -DSUPKIT_CUDA=1 $cflags -o "$exe" "$src" \
-		"$B/libtrainer.a" "$B/libkernels.a" "$B/liblib.a" $libs \
-		-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++; then
+	if gpu_cc "$exe" "$src" "$B" 1 -Werror -DSUPKIT_CUDA=1; then
 		echo "ok   $src links against the GPU=1 build"
 		pass=$((pass + 1))
 	else
