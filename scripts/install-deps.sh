@@ -11,7 +11,7 @@
 #                                       (python3-torch, python3-regex, node/npm, clang)
 set -euo pipefail
 
-build_pkgs=(gcc make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
+build_pkgs=(gcc binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
 	libopenblas-dev libpcre2-dev libgsl-dev)
 test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
 ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
