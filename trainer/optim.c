@@ -449,18 +449,21 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 /* ---- OE tables: moment-free table-RMS update ---- */
 
 /* Visited row i's gradient entry j over its visit count, rounded. */
-static double oe_grad(const struct optim *o, const struct param *p, size_t i, size_t j,
-		      enum round_mode r)
+/* Visited row i's normalised gradient g_i / count_i, rounded, into G (cols
+ * entries); the row is looked up once (dense, or its compact slot). */
+static void oe_row(const struct optim *o, const struct param *p, size_t i, enum round_mode r,
+		   double *G)
 {
-	double g;
+	double c = p->counts[i];
 	if (o->fp64) {
-		const double *row = param_grad_row64(p, i);
-		g = row ? row[j] : 0.0;
+		const double *g = param_grad_row64(p, i);
+		for (size_t j = 0; j < p->cols; j++)
+			G[j] = rnd((g ? g[j] : 0.0) / c, r);
 	} else {
-		const float *row = param_grad_row(p, i);
-		g = row ? (double)row[j] : 0.0;
+		const float *g = param_grad_row(p, i);
+		for (size_t j = 0; j < p->cols; j++)
+			G[j] = rnd((g ? (double)g[j] : 0.0) / c, r);
 	}
-	return rnd(g / p->counts[i], r);
 }
 
 /* R = max(sqrt(ss / n), 1e-30), rounded as the tensors are. */
@@ -470,25 +473,30 @@ static double oe_rms(double ss, size_t n, enum round_mode r)
 	return rms < 1e-30 ? 1e-30 : rms;
 }
 
-static void oe_apply(struct optim *o, struct param *p, size_t at, double step, enum round_mode tr)
+/* Row i -= eta * G / rms (the table rounded to bf16 in fp32 runs). */
+static void oe_step_row(struct optim *o, struct param *p, size_t i, const double *G, double eta,
+			double rms, enum round_mode r)
 {
-	if (o->fp64)
-		p->w64[at] -= step;
-	else
-		p->w[at] = (float)rnd(p->w[at] - step, tr);
+	for (size_t j = 0; j < p->cols; j++) {
+		size_t at = i * p->cols + j;
+		double step = rnd(eta * rnd(G[j] / rms, r), r);
+		if (o->fp64)
+			p->w64[at] -= step;
+		else
+			p->w[at] = (float)rnd(p->w[at] - step, RND_BF16);
+	}
 }
 
 /* The visited rows' normalised gradient G (row i: g_i / count_i) is scaled
  * to unit RMS and stepped: w_i -= eta * G_i / rms(G). Without
- * Table-Neumann G is read twice from the gradient (sum of squares, then the
- * update) and never stored, so the update needs no memory of its own; with
+ * Table-Neumann G is read twice from the gradient, a row at a time (sum of
+ * squares, then the update), so the update needs one row of memory; with
  * it, G is gathered (visited rows x cols, fp64) for the whitening. */
 static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 {
 	struct param *p = &o->t->p[pi];
 	size_t R = p->rows, C = p->cols, nv = 0;
 	enum round_mode r = o->fp64 ? RND_F64 : RND_F32;
-	enum round_mode tr = o->fp64 ? RND_F64 : RND_BF16;
 	for (size_t i = 0; i < R; i++)
 		nv += p->counts[i] > 0;
 	if (nv) {
@@ -497,14 +505,11 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 			size_t *rows = xmalloc(nv * sizeof *rows);
 			double *gb = xmalloc(nv * C * sizeof *gb);
 			size_t k = 0;
-			for (size_t i = 0; i < R; i++) {
-				if (!p->counts[i])
-					continue;
-				rows[k] = i;
-				for (size_t j = 0; j < C; j++)
-					gb[k * C + j] = oe_grad(o, p, i, j, r);
-				k++;
-			}
+			for (size_t i = 0; i < R; i++)
+				if (p->counts[i]) {
+					rows[k] = i;
+					oe_row(o, p, i, r, gb + k++ * C);
+				}
 			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
 			for (size_t i = 0; i < nv * C; i++) {
 				gb[i] = rnd(gb[i], r);
@@ -512,24 +517,23 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 			}
 			double rms = oe_rms(ss, nv * C, r);
 			for (k = 0; k < nv; k++)
-				for (size_t j = 0; j < C; j++)
-					oe_apply(o, p, rows[k] * C + j,
-						 rnd(eta * rnd(gb[k * C + j] / rms, r), r), tr);
+				oe_step_row(o, p, rows[k], gb + k * C, eta, rms, r);
 			free(rows);
 			free(gb);
 		} else {
+			double *G = scratch(o, 0, C * sizeof *G);
 			for (size_t i = 0; i < R; i++)
-				if (p->counts[i])
-					for (size_t j = 0; j < C; j++) {
-						double g = oe_grad(o, p, i, j, r);
-						ss += g * g;
-					}
+				if (p->counts[i]) {
+					oe_row(o, p, i, r, G);
+					for (size_t j = 0; j < C; j++)
+						ss += G[j] * G[j];
+				}
 			double rms = oe_rms(ss, nv * C, r);
 			for (size_t i = 0; i < R; i++)
-				if (p->counts[i])
-					for (size_t j = 0; j < C; j++)
-						oe_apply(o, p, i * C + j,
-							 rnd(eta * rnd(oe_grad(o, p, i, j, r) / rms, r), r), tr);
+				if (p->counts[i]) {
+					oe_row(o, p, i, r, G);
+					oe_step_row(o, p, i, G, eta, rms, r);
+				}
 		}
 	}
 	memset(p->counts, 0, R * sizeof *p->counts);
