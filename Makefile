@@ -99,9 +99,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h trainer/backend.h)
+$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# the optimizer's passes round as the host does: no contracted multiply-adds
+$(BUILD)/kernels/optim.o: NVCCFLAGS += -fmad=false
 
 $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front

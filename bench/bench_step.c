@@ -43,16 +43,19 @@ static double rss_peak_mib(void)
 	return (double)ru.ru_maxrss / 1024.0;    /* ru_maxrss is in KiB on Linux */
 }
 
-/* FNV-1a 64 over the fp32 values (and fp64 mirrors) of every parameter. */
+/* FNV-1a 64 over the fp32 (or bf16) values and fp64 mirrors of every
+ * parameter. */
 static uint64_t params_fnv(struct model *m)
 {
 	struct param_table *t = model_params(m);
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct param *p = &t->p[i];
-		const unsigned char *b[2] = { (const unsigned char *)p->w, (const unsigned char *)p->w64 };
-		size_t len[2] = { p->numel * sizeof(float), p->numel * sizeof(double) };
-		for (int k = 0; k < 2; k++)
+		const unsigned char *b[3] = { (const unsigned char *)p->w, (const unsigned char *)p->w64,
+					      (const unsigned char *)p->wb };
+		size_t len[3] = { p->numel * sizeof(float), p->numel * sizeof(double),
+				  p->numel * sizeof(bf16) };
+		for (int k = 0; k < 3; k++)
 			for (size_t j = 0; b[k] && j < len[k]; j++)
 				h = (h ^ b[k][j]) * 0x100000001b3ull;
 	}

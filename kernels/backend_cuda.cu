@@ -15,8 +15,8 @@
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
  * tables only), asynchronous ops (each op synchronises, because the model
  * reads and writes small host-side values between ops), cuBLASLt epilogues,
- * the optimizer's operations (trainer/optim.c runs on the host over managed
- * memory; only Polar Express comes to the GPU, kernels/polar.cu).
+ * the optimizer (Polar Express: kernels/polar.cu; the element-wise passes:
+ * kernels/optim.cu; the rest in trainer/optim.c on the host).
  * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
  * loops), SPEC section 1; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
  */
@@ -31,6 +31,7 @@
 
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
+#include "trainer/idx_sort.h"
 
 /* ---- state ---- */
 
@@ -647,6 +648,23 @@ __global__ static void k_scatter(float *g, const float *d, const int32_t *order,
 		}
 }
 
+/* k_scatter into a bf16 table: each run summed in fp32 from zero, rounded
+ * to bf16, added to the row in fp32 and rounded again (backend.h). */
+__global__ static void k_scatter_bf16(__nv_bfloat16 *g, const float *d, const int32_t *order,
+				      const int32_t *start, const int32_t *keys, int64_t U,
+				      int64_t k, int64_t C, int64_t c0)
+{
+	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
+		for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+			__nv_bfloat16 *gp = g + (int64_t)keys[u] * k + c;
+			float acc = 0.f;
+			for (int32_t j = start[u]; j < start[u + 1]; j++)
+				acc += d[(int64_t)order[j] * C + c0 + c];
+			float s = __bfloat162float(*gp) + __bfloat162float(__float2bfloat16_rn(acc));
+			*gp = __float2bfloat16_rn(s);
+		}
+}
+
 /* ---- activations and gates ---- */
 
 __global__ static void k_relu2_fwd(float *o, const float *h, int64_t n)
@@ -727,7 +745,7 @@ static void c_zero(struct tensor *x)
 {
 	struct opctx c;
 	ctx_init(&c, "zero");
-	float *p = fout(&c, x);
+	void *p = ctx_map(&c, x->data, tbytes(x), 1);   /* any dtype */
 	CUDA_CK(c.op, cudaMemsetAsync(p, 0, tbytes(x), g_cu.st));
 	ctx_done(&c);
 }
@@ -1031,30 +1049,6 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	ctx_done(&c);
 }
 
-/* Stable order of n by idx[n] (LSD radix, two 16-bit passes) into ord. */
-static void idx_sort(const int32_t *idx, int64_t N, int32_t *ord, int32_t *tmp)
-{
-	static int64_t cnt[65537];
-	for (int64_t n = 0; n < N; n++)
-		tmp[n] = (int32_t)n;
-	int32_t *src = tmp, *dst = ord;
-	for (int pass = 0; pass < 2; pass++) {
-		int sh = 16 * pass;
-		memset(cnt, 0, sizeof cnt);
-		for (int64_t n = 0; n < N; n++)
-			cnt[(((uint32_t)idx[src[n]]) >> sh & 0xffffu) + 1]++;
-		for (int i = 0; i < 65536; i++)
-			cnt[i + 1] += cnt[i];
-		for (int64_t n = 0; n < N; n++)
-			dst[cnt[((uint32_t)idx[src[n]]) >> sh & 0xffffu]++] = src[n];
-		int32_t *t = src;
-		src = dst;
-		dst = t;
-	}
-	/* after two passes the result is back in tmp: copy into ord */
-	memcpy(ord, src, (size_t)N * sizeof(int32_t));
-}
-
 static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
 				const int32_t *idx, int64_t c0)
 {
@@ -1073,7 +1067,8 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	if (!plan || !work)
 		bk_fail(c.op, "out of host memory");
 	int32_t *ord = plan, *start = plan + N, *keys;
-	idx_sort(ih, N, ord, work);
+	if (idx_sort(ih, N, ord, work) != 0)
+		bk_fail(c.op, "out of host memory");
 	int64_t U = 0;
 	for (int64_t j = 0; j < N; j++)
 		if (j == 0 || ih[ord[j]] != ih[ord[j - 1]])
@@ -1089,10 +1084,17 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	int32_t *dplan = (int32_t *)cuda_scratch_alloc(c.op, used);
 	CUDA_CK(c.op, cudaMemcpyAsync(dplan, plan, used, cudaMemcpyHostToDevice, g_cu.st));
 	const float *pd = fin(&c, dout);
-	float *pg = fout(&c, gtable);
-	if (U > 0)
-		k_scatter<<<grid_for(U, 1), 128, 0, g_cu.st>>>(pg, pd, dplan, dplan + N,
-							       dplan + N + U + 1, U, k, C, c0);
+	if (gtable->dtype == TD_BF16) {
+		__nv_bfloat16 *pb = (__nv_bfloat16 *)ctx_map(&c, gtable->data, tbytes(gtable), 1);
+		if (U > 0)
+			k_scatter_bf16<<<grid_for(U, 1), 128, 0, g_cu.st>>>(
+				pb, pd, dplan, dplan + N, dplan + N + U + 1, U, k, C, c0);
+	} else {
+		float *pg = fout(&c, gtable);
+		if (U > 0)
+			k_scatter<<<grid_for(U, 1), 128, 0, g_cu.st>>>(pg, pd, dplan, dplan + N,
+								       dplan + N + U + 1, U, k, C, c0);
+	}
 	cuda_scratch_free(dplan, used);
 	ctx_done(&c);   /* synchronises: plan may be freed after */
 	free(plan);

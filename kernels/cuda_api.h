@@ -18,8 +18,9 @@
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
  * Left out: fp64, bf16 activation storage (the model passes fp32 tensors),
- * the optimizer around Polar Express (trainer/optim.c runs it on the host;
- * only Polar Express comes here, through optim_set_polar).
+ * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
+ * the host; Polar Express and the element-wise passes come here, through
+ * backend_optim_attach).
  * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
  */
 #ifndef SUPKIT_CUDA_API_H
@@ -64,6 +65,17 @@ void cuda_set_attn_mode(enum cuda_attn_mode mode);
  * trainer/optim.h polar_express_f32 with the same rounding points (bf16 = 1:
  * the benchmark's bf16 arithmetic; 0: fp32), for Muon's shape groups. */
 void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int bf16);
+
+/* The optimizer's element-wise passes (kernels/optim.cu) on managed or
+ * device memory, as the functions of struct optim_device (trainer/optim.h)
+ * of the same names; trainer/backend_select.c assembles them with
+ * cuda_mem_alloc / cuda_mem_free into backend_optim_device. */
+void cuda_opt_nesterov(float *x, double *buf, const float *g, size_t n, double w1, double mu);
+void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row);
+void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m, size_t n,
+			  int per_row, double lr, double lrwd, int bf16);
+void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
+		    double w2, double bias2, double eps, double step_size, int bf16_state);
 
 /* Managed (unified) memory of n bytes, zeroed, usable from the host and by
  * every op without staging; NULL when the allocation fails. */

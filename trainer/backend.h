@@ -71,7 +71,7 @@ struct backend_ops {
 	const char *name;                       /* "cpu" */
 
 	/* ---- memory and elementwise ---- */
-	/* x = 0 */
+	/* x = 0 (any dtype, TD_BF16 included) */
 	void (*zero)(struct tensor *x);
 	/* y = a*x + b*y; x, y same numel */
 	void (*axpby)(struct tensor *y, double a, const struct tensor *x, double b);
@@ -147,7 +147,10 @@ struct backend_ops {
 	 * Rows are indexed by idx (int32, N entries, 0 <= idx < Vt). */
 	void (*embed_gather)(struct tensor *out, const struct tensor *table, const int32_t *idx,
 			     int64_t c0, int round_bf16, int accum);
-	/* gtable[idx[n]] += dout[n, c0:c0+k]; gtable (Vt,k), dout (N,C). */
+	/* gtable[idx[n]] += dout[n, c0:c0+k]; gtable (Vt,k), dout (N,C).
+	 * Contributions to one row are added in n order. A TD_BF16 gtable
+	 * (fp32 dout) gets, per row, its fp32 sum over this call rounded to
+	 * bf16, added in fp32 and rounded again (a bf16 .grad in PyTorch). */
 	void (*embed_scatter_add)(struct tensor *gtable, const struct tensor *dout,
 				  const int32_t *idx, int64_t c0);
 

@@ -31,6 +31,7 @@
 #include "lib/bf16.h"
 #include "lib/err.h"
 #include "trainer/backend.h"
+#include "trainer/idx_sort.h"
 
 /* Programming errors (shape or dtype mismatches) abort with the op's name. */
 static void bk_check(int ok, const char *what)
@@ -144,7 +145,10 @@ static void same(const char *op, const struct tensor *a, const struct tensor *b,
 
 static void d_zero(struct tensor *x)
 {
-	pick(x, "zero")->zero(x);
+	if (x->dtype == TD_BF16)   /* storage only: bf16 gradient tables */
+		memset(x->data, 0, (size_t)tensor_numel(x) * sizeof(bf16));
+	else
+		pick(x, "zero")->zero(x);
 }
 
 static void d_axpby(struct tensor *y, double a, const struct tensor *x, double b)
@@ -281,9 +285,49 @@ static void d_embed_gather(struct tensor *out, const struct tensor *table, const
 	pick(out, "embed_gather")->embed_gather(out, table, idx, c0, round_bf16, accum);
 }
 
+/* A bf16 gradient table (fp32 dout): each row's contributions of this call
+ * are summed in fp32 in token order (a stable sort of idx), the sum rounded
+ * to bf16 and added to the row in fp32, rounded to bf16 again; what
+ * PyTorch's backward leaves in the .grad of a bf16 embedding. */
+static void scatter_add_bf16(struct tensor *gtable, const struct tensor *dout, const int32_t *idx,
+			     int64_t c0)
+{
+	bk_check(dout->dtype == TD_F32, "embed_scatter_add");
+	int64_t N = tensor_rows(dout), C = tensor_cols(dout), k = tensor_cols(gtable);
+	int64_t Vt = tensor_rows(gtable);
+	for (int64_t n = 0; n < N; n++)
+		bk_check(idx[n] >= 0 && idx[n] < Vt, "embed_scatter_add index");
+	int32_t *ord = malloc((size_t)(N ? N : 1) * sizeof *ord);
+	int32_t *tmp = malloc((size_t)(N ? N : 1) * sizeof *tmp);
+	float *acc = malloc((size_t)(k ? k : 1) * sizeof *acc);
+	bk_check(ord && tmp && acc && idx_sort(idx, N, ord, tmp) == 0, "embed_scatter_add memory");
+	bf16 *pg = gtable->data;
+	const float *pd = dout->data;
+	for (int64_t a = 0, b; a < N; a = b) {
+		int32_t r = idx[ord[a]];
+		memset(acc, 0, (size_t)k * sizeof *acc);
+		for (b = a; b < N && idx[ord[b]] == r; b++) {
+			const float *d = pd + (int64_t)ord[b] * C + c0;
+			for (int64_t c = 0; c < k; c++)
+				acc[c] += d[c];
+		}
+		bf16 *g = pg + (int64_t)r * k;
+		for (int64_t c = 0; c < k; c++)
+			g[c] = bf16_from_f32(bf16_to_f32(g[c]) + bf16_round(acc[c]));
+	}
+	free(ord);
+	free(tmp);
+	free(acc);
+}
+
 static void d_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
 				const int32_t *idx, int64_t c0)
 {
+	if (gtable->dtype == TD_BF16) {
+		bk_check(c0 >= 0 && c0 + tensor_cols(gtable) <= tensor_cols(dout), "embed_scatter_add");
+		scatter_add_bf16(gtable, dout, idx, c0);
+		return;
+	}
 	same("embed_scatter_add", gtable, dout, NULL, NULL);
 	bk_check(c0 >= 0 && c0 + tensor_cols(gtable) <= tensor_cols(dout), "embed_scatter_add");
 	pick(gtable, "embed_scatter_add")->embed_scatter_add(gtable, dout, idx, c0);

@@ -111,6 +111,39 @@ optim_polar_fn backend_polar(const struct backend_ops *bk)
 	return NULL;
 }
 
+#if SUPKIT_CUDA
+static void *cuda_state_alloc(size_t n)
+{
+	void *p = cuda_mem_alloc(n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "out of device memory (%zu bytes of optimizer state)\n", n);
+		abort();
+	}
+	return p;
+}
+
+static const struct optim_device cuda_optim = {
+	cuda_state_alloc, cuda_mem_free, cuda_opt_nesterov, cuda_opt_sumsq, cuda_opt_muon_update,
+	cuda_opt_adamw,
+};
+#endif
+
+const struct optim_device *backend_optim_device(const struct backend_ops *bk)
+{
+#if SUPKIT_CUDA
+	if (is_cuda(bk))
+		return &cuda_optim;
+#endif
+	(void)bk;
+	return NULL;
+}
+
+void backend_optim_attach(struct optim *o, const struct backend_ops *bk)
+{
+	optim_set_polar(o, backend_polar(bk));
+	optim_set_device(o, backend_optim_device(bk));
+}
+
 size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak)
 {
 	*peak = 0;

@@ -33,6 +33,14 @@ void backend_free(const struct backend_ops *bk, void *p);
  * twin (kernels/polar.cu) for the CUDA backend, NULL (the host's) for cpu. */
 optim_polar_fn backend_polar(const struct backend_ops *bk);
 
+/* The optimizer device for bk (optim_set_device): the CUDA kernels of
+ * kernels/optim.cu over managed memory for the CUDA backend, NULL (the
+ * host twin) for cpu. */
+const struct optim_device *backend_optim_device(const struct backend_ops *bk);
+
+/* Both of the above installed in o: what a training run on bk does. */
+void backend_optim_attach(struct optim *o, const struct backend_ops *bk);
+
 /* Bytes the backend holds beyond backend_alloc's callers' view (device
  * memory in use as the device reports it, its peak); 0 for cpu. */
 size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak);

@@ -27,7 +27,7 @@ int checkpoint_save(const struct param_table *t, const char *path, const char *c
 		if (p->store == PARAM_BF16) {
 			tmp[i] = xmalloc((p->numel ? p->numel : 1) * sizeof(bf16));
 			for (size_t j = 0; j < p->numel; j++)
-				tmp[i][j] = bf16_from_f32(p->w[j]);
+				tmp[i][j] = bf16_from_f32(param_w_at(p, j));
 			st_writer_add(&w, p->name, ST_BF16, p->ndim, p->shape, tmp[i]);
 		} else {
 			st_writer_add(&w, p->name, ST_F32, p->ndim, p->shape, p->w);
@@ -80,20 +80,26 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 				got, want);
 			goto out;
 		}
-		if (st_to_f32(s, p->w, e) != 0) {
+		/* bf16-stored values (p->wb) arrive through an fp32 row buffer */
+		float *v = p->w ? p->w : xmalloc((p->numel ? p->numel : 1) * sizeof *v);
+		int bad = st_to_f32(s, v, e) != 0;
+		if (bad)
 			err_prefix(e, "'%s': tensor '%s'", path, p->name);
-			goto out;
+		for (size_t j = 0; !bad && p->store == PARAM_BF16 && j < p->numel; j++)
+			v[j] = bf16_round(v[j]);
+		for (size_t j = 0; !bad && p->mask && j < p->numel; j++)
+			if (p->mask[j] && v[j] != 0) {
+				err_set(e, EXIT_USAGE, "'%s': tensor '%s': masked entry %zu is not 0",
+					path, p->name, j);
+				bad = 1;
+			}
+		if (v != p->w) {
+			for (size_t j = 0; !bad && j < p->numel; j++)
+				param_w_set(p, j, v[j]);
+			free(v);
 		}
-		if (p->store == PARAM_BF16)
-			for (size_t j = 0; j < p->numel; j++)
-				p->w[j] = bf16_round(p->w[j]);
-		if (p->mask)
-			for (size_t j = 0; j < p->numel; j++)
-				if (p->mask[j] && p->w[j] != 0) {
-					err_set(e, EXIT_USAGE, "'%s': tensor '%s': masked entry %zu is not 0",
-						path, p->name, j);
-					goto out;
-				}
+		if (bad)
+			goto out;
 	}
 	rc = 0;
 out:

@@ -6,11 +6,12 @@
  * Parameters: the table of paramspec_build, one allocation (w, g, and in
  * fp64 runs w64, g64), pointers carved out in paramspec order; initial
  * values from lib/rng in that order, or a checkpoint (init_from).
- * OE table gradients are compact (trainer/param.h): the backward gives each
- * row it visits a slot (p->slot[row]) in a growing array of gradient rows
- * (p->gv / gv64, capacity never over the table's rows), so a table costs its
- * value plus the rows visited in a step, not value plus a dense gradient
- * (issue 8). model_zero_grad hands the slots back.
+ * OE tables (trainer/param.h) cost what the benchmark's do, 4 bytes a
+ * parameter (issue 8): fp32 runs store value and gradient in bf16 (the
+ * backend's bf16 scatter-add rounds each pass's row sums, as PyTorch's
+ * backward does); fp64 runs keep a compact gradient, a slot (p->slot[row])
+ * in a growing array of rows (p->gv64, capacity never over the table's
+ * rows) for each row a step visits; model_zero_grad hands the slots back.
  * Activations: everything the backward needs is kept per layer (x entering
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
@@ -108,6 +109,8 @@ struct model {
 
 static struct tensor pw(const struct model *m, const struct param *p)
 {
+	if (p->wb)
+		return tensor_2d(p->wb, TD_BF16, (int64_t)p->rows, (int64_t)p->cols);
 	void *d = m->dt == TD_F64 ? (void *)p->w64 : (void *)p->w;
 	return tensor_2d(d, m->dt, (int64_t)p->rows, (int64_t)p->cols);
 }
@@ -163,6 +166,22 @@ static void bytes_note(struct model *m)
 
 /* ---- creation ---- */
 
+/* Bytes of parameter s in the parameter block, a multiple of 16: fp32
+ * value and gradient (and fp64 ones in fp64 runs); OE tables of fp32 runs
+ * a bf16 value and gradient, of fp64 runs the values only (their gradient
+ * is compact). */
+static size_t param_bytes(const struct model *m, const struct param_spec *s)
+{
+	size_t b;
+	if (s->kind != PK_OE_TABLE)
+		b = s->numel * 2 * (sizeof(float) + (m->dt == TD_F64 ? sizeof(double) : 0));
+	else if (m->dt == TD_F64)
+		b = s->numel * (sizeof(float) + sizeof(double));
+	else
+		b = s->numel * 2 * sizeof(bf16);
+	return (b + 15) & ~(size_t)15;
+}
+
 /* 1 when q_tau entry (l, h, c) is frozen by qk_mask = l0_hf16. */
 static int qtau_masked(const struct config *c, int l, int cidx)
 {
@@ -209,7 +228,7 @@ static void param_init(struct model *m, struct rng *r)
 			float f = (float)v;
 			if (p->store == PARAM_BF16)
 				f = bf16_round(f);
-			p->w[j] = f;
+			param_w_set(p, j, f);
 		}
 	}
 	model_sync_from_f32(m);
@@ -275,12 +294,11 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	}
 
 	/* one block: w, g (fp32) and w64, g64 (fp64 runs) per parameter; OE
-	 * tables only w (w64), their gradient is compact */
-	size_t n = m->nspec, total = 0;
-	size_t per = sizeof(float) + (m->dt == TD_F64 ? sizeof(double) : 0);
+	 * tables bf16 wb, gb (fp32 runs) or w, w64 and a compact gradient */
+	size_t n = m->nspec;
+	m->pbytes = 0;
 	for (size_t i = 0; i < n; i++)
-		total += m->spec[i].numel * (m->spec[i].kind == PK_OE_TABLE ? 1 : 2);
-	m->pbytes = total * per;
+		m->pbytes += param_bytes(m, &m->spec[i]);
 	m->pblock = backend_alloc(m->bk, m->pbytes);
 	m->table.p = xcalloc(n, sizeof *m->table.p);
 	m->table.n = n;
@@ -294,9 +312,11 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	}
 	m->mask_block = nmask ? xcalloc(nmask, 1) : NULL;
 	m->count_block = ncount ? xcalloc(ncount, sizeof(uint32_t)) : NULL;
-	m->slot_block = ncount ? xmalloc(ncount * sizeof(int32_t)) : NULL;
-	for (size_t i = 0; i < ncount; i++)
-		m->slot_block[i] = -1;
+	if (m->dt == TD_F64 && ncount) {
+		m->slot_block = xmalloc(ncount * sizeof(int32_t));
+		for (size_t i = 0; i < ncount; i++)
+			m->slot_block[i] = -1;
+	}
 	char *cur = m->pblock;
 	size_t moff = 0, coff = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -310,9 +330,15 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		p->cols = p->rows ? s->numel / p->rows : 0;
 		p->group = s->group;
 		p->store = s->store;
+		char *end = cur + param_bytes(m, s);
 		int dense = s->kind != PK_OE_TABLE;
-		p->w = (float *)cur;
-		cur += s->numel * sizeof(float);
+		if (!dense && m->dt != TD_F64) {
+			p->wb = (bf16 *)cur;
+			p->gb = p->wb + s->numel;
+		} else {
+			p->w = (float *)cur;
+			cur += s->numel * sizeof(float);
+		}
 		if (dense) {
 			p->g = (float *)cur;
 			cur += s->numel * sizeof(float);
@@ -325,6 +351,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 				cur += s->numel * sizeof(double);
 			}
 		}
+		cur = end;
 		switch (s->kind) {
 		case PK_WTE: m->wte = p; break;
 		case PK_LM_HEAD: m->lm_head = p; break;
@@ -335,7 +362,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		case PK_OE_TABLE:
 			m->oe[s->layer] = p;
 			p->counts = m->count_block + coff;
-			p->slot = m->slot_block + coff;
+			p->slot = m->slot_block ? m->slot_block + coff : NULL;
 			coff += p->rows;
 			break;
 		case PK_Q_TAU:
@@ -396,8 +423,6 @@ void model_free(struct model *m)
 	/* the OE tables' compact gradients first: they hang off table.p */
 	for (int j = 0; j < m->ntab && j < MODEL_MAX_OE; j++) {
 		free(m->og[j].vis);
-		if (m->oe[j] && m->oe[j]->gv)
-			backend_free(m->bk, m->oe[j]->gv);
 		if (m->oe[j] && m->oe[j]->gv64)
 			backend_free(m->bk, m->oe[j]->gv64);
 	}
@@ -445,7 +470,9 @@ static size_t oe_slot_bytes(const struct model *m, int j)
  * buffers, RoPE tables, and `slots(j)` gradient slots of each OE table. */
 static size_t bytes_with(const struct model *m, size_t capN, size_t abytes, const size_t *slots)
 {
-	size_t b = m->pbytes + abytes + capN * ((size_t)m->ntab + 3) * 4;
+	/* idx, tgt, the OE rows, and (fp64 runs) their slots */
+	size_t ints = 2 + (size_t)m->ntab + (m->ntab && m->dt == TD_F64);
+	size_t b = m->pbytes + abytes + capN * ints * 4;
 	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
 	for (int j = 0; j < m->ntab; j++)
 		b += slots[j] * oe_slot_bytes(m, j);
@@ -478,6 +505,8 @@ size_t model_bytes_for(const struct model *m, int B, int T)
 	size_t slots[MODEL_MAX_OE];
 	for (int j = 0; j < m->ntab; j++) {
 		slots[j] = visits < m->oe[j]->rows ? visits : m->oe[j]->rows;
+		if (m->dt != TD_F64)
+			slots[j] = 0;   /* a dense bf16 gradient, in pbytes */
 		if (m->og[j].cap > slots[j])
 			slots[j] = m->og[j].cap;
 	}
@@ -515,6 +544,10 @@ void model_zero_grad(struct model *m)
 			struct tensor g = tensor_1d(p->g, TD_F32, (int64_t)p->numel);
 			m->bk->zero(&g);
 		}
+		if (p->gb && p->numel) {
+			struct tensor g = tensor_1d(p->gb, TD_BF16, (int64_t)p->numel);
+			m->bk->zero(&g);
+		}
 		if (p->g64)
 			memset(p->g64, 0, p->numel * sizeof(double));
 		if (p->counts)
@@ -522,7 +555,7 @@ void model_zero_grad(struct model *m)
 	}
 	for (int j = 0; j < m->ntab; j++) {
 		struct oe_grad *o = &m->og[j];
-		for (size_t k = 0; k < o->nvis; k++)
+		for (size_t k = 0; k < o->nvis && m->oe[j]->slot; k++)
 			m->oe[j]->slot[o->vis[k]] = -1;
 		o->nvis = 0;
 	}
@@ -614,7 +647,8 @@ static void act_reserve(struct model *m, int B, int T)
 			if (old[i])
 				backend_free(m->bk, old[i]);
 		m->oe_rows = m->ntab ? backend_alloc(m->bk, N * (size_t)m->ntab * sizeof(int32_t)) : NULL;
-		m->oe_slots = m->ntab ? backend_alloc(m->bk, N * sizeof(int32_t)) : NULL;
+		m->oe_slots = m->ntab && m->dt == TD_F64 ? backend_alloc(m->bk, N * sizeof(int32_t))
+							 : NULL;
 		m->idx = backend_alloc(m->bk, N * sizeof(int32_t));
 		m->tgt = backend_alloc(m->bk, N * sizeof(int32_t));
 	}
@@ -663,7 +697,7 @@ static void qtau_grad(struct model *m, int l)
 		}
 }
 
-/* ---- OE gradients: compact rows (trainer/param.h) ---- */
+/* ---- OE gradients of fp64 runs: compact rows (trainer/param.h) ---- */
 
 /* Make room for n more slots in table j: capacity doubles (at least nvis +
  * n), never past the table's rows; the used rows are copied over. */
@@ -678,12 +712,11 @@ static void oe_reserve(struct model *m, int j, size_t n)
 		cap = p->rows;
 	size_t row = p->cols * m->es;
 	void *g = backend_alloc(m->bk, cap * row);
-	void **old = m->dt == TD_F64 ? (void **)&p->gv64 : (void **)&p->gv;
-	if (*old) {
-		memcpy(g, *old, o->nvis * row);
-		backend_free(m->bk, *old);
+	if (p->gv64) {
+		memcpy(g, p->gv64, o->nvis * row);
+		backend_free(m->bk, p->gv64);
 	}
-	*old = g;
+	p->gv64 = g;
 	o->vis = xrealloc(o->vis, cap * sizeof *o->vis);
 	o->cap = cap;
 	bytes_note(m);
@@ -698,7 +731,7 @@ static struct tensor oe_slots(struct model *m, int j, const int32_t *rows, int64
 	struct oe_grad *o = &m->og[j];
 	oe_reserve(m, j, (size_t)N);
 	size_t row = p->cols * m->es;
-	char *g = m->dt == TD_F64 ? (char *)p->gv64 : (char *)p->gv;
+	char *g = (char *)p->gv64;
 	for (int64_t n = 0; n < N; n++) {
 		int32_t r = rows[n];
 		if (p->slot[r] < 0) {
@@ -1024,8 +1057,17 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		int64_t w = C / m->ntab;
 		for (int j = 0; j < m->ntab; j++) {
 			const int32_t *rows = m->oe_rows + (size_t)j * N;
-			struct tensor gt = oe_slots(m, j, rows, N);
-			bk->embed_scatter_add(&gt, &ds, m->oe_slots, j * w);
+			struct param *p = m->oe[j];
+			if (p->gb) {
+				struct tensor gt = tensor_2d(p->gb, TD_BF16, (int64_t)p->rows,
+							     (int64_t)p->cols);
+				bk->embed_scatter_add(&gt, &ds, rows, j * w);
+				for (int64_t n = 0; n < N; n++)
+					p->counts[rows[n]]++;
+			} else {
+				struct tensor gt = oe_slots(m, j, rows, N);
+				bk->embed_scatter_add(&gt, &ds, m->oe_slots, j * w);
+			}
 		}
 	}
 }

@@ -7,12 +7,13 @@
  * from paramspec_build in paramspec order: one block of memory, pointers
  * carved out), the activations of the last forward, and its scratch. The
  * optimizer updates p->w (fp32 runs) or p->w64 (fp64 runs) in place and
- * reads p->g / p->g64 (OE tables: the compact gv / gv64 of param.h) and
- * p->counts; it keeps its own state.
+ * reads p->g / p->g64 and p->counts (OE tables: bf16 wb / gb in fp32 runs,
+ * the compact gv64 in fp64 runs; param.h); it keeps its own state.
  *
  * Precision (cfg->dtype): fp32 runs compute in fp32, with bf16-stored
  * parameters (wte, value_embeds, OE tables) rounded to bf16 when read and
- * the RoPE cos/sin rounded to bf16; gradients go to p->g (fp32). fp64 runs
+ * the RoPE cos/sin rounded to bf16; gradients go to p->g (fp32; OE tables:
+ * p->gb, bf16, each backward's row sums rounded as PyTorch does). fp64 runs
  * compute everything in fp64 from p->w64 into p->g64 (no bf16 rounding but
  * the initial values); p->w and p->g are allocated too (w mirrors w64 after
  * model_sync_f32).

@@ -35,6 +35,14 @@
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
  * fp64 runs: the same formulas with every value fp64 and no rounding.
  *
+ * Where it runs (fp32 runs): the state and the element-wise passes
+ * (Nesterov, NorMuon's sums of squares, Muon's update, AdamW without
+ * Neumann-Gram) belong to the optimizer's device (optim_set_device: the
+ * host twin below, or kernels/optim.cu on the GPU), which computes with
+ * the per-element functions of trainer/optim_elem.h; schedules, bias
+ * corrections, NorMuon's scales, the equilibrators, Neumann-Gram, masks,
+ * step-0 modes and the OE update run here. fp64 runs are host-only.
+ *
  * Step-0 modes apply to wte_lambdas and out_lambdas (nostep0_all: also
  * resid_lambdas and x0_lambdas): nostep0 skips step 0 (no update, no
  * state); mom_only_nodisp makes the state and undoes the displacement;
@@ -55,8 +63,7 @@
 #include "lib/err.h"
 #include "lib/fileio.h"
 #include "trainer/optim.h"
-
-enum round_mode { RND_F64, RND_F32, RND_BF16 };
+#include "trainer/optim_elem.h"
 
 struct pstate {
 	double *m, *v;        /* AdamW moments (numel), NULL before the first step */
@@ -77,9 +84,128 @@ struct optim {
 	void *scr[3];
 	size_t scr_cap[3];
 	optim_polar_fn polar;      /* NULL: polar_express_f32 here */
+	const struct optim_device *dev;   /* state memory, fp32 element-wise passes */
+	void *dscr[2];             /* work arrays in dev memory */
+	size_t dscr_cap[2];
 };
 
 void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
+
+/* ---- the host twin of struct optim_device ---- */
+
+static void *h_alloc(size_t n) { return xcalloc(n ? n : 1, 1); }
+
+static void h_nesterov(float *x, double *buf, const float *g, size_t n, double w1, double mu)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)nesterov_elem(&buf[i], g[i], w1, mu, 0);
+}
+
+static void h_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
+{
+	memset(ss, 0, (per_row ? m : n) * sizeof *ss);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			ss[per_row ? i : j] += (double)x[i * n + j] * x[i * n + j];
+}
+
+/* The loops with the rounding modes as constants (no switch per element). */
+static inline __attribute__((always_inline)) void
+h_muon_loop(float *w, const float *x, const double *s, size_t m, size_t n, int per_row, double lr,
+	    double lrwd, enum round_mode xr)
+{
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			w[i * n + j] = (float)muon_update_elem(w[i * n + j], x[i * n + j],
+							       s[per_row ? i : j], lr, lrwd, RND_F32, xr);
+}
+
+static void h_muon_update(float *w, const float *x, const double *s, size_t m, size_t n,
+			  int per_row, double lr, double lrwd, int bf16)
+{
+	if (bf16)
+		h_muon_loop(w, x, s, m, n, per_row, lr, lrwd, RND_BF16);
+	else
+		h_muon_loop(w, x, s, m, n, per_row, lr, lrwd, RND_F32);
+}
+
+static inline __attribute__((always_inline)) void
+h_adamw_loop(float *w, const float *g, double *m, double *v, size_t n, double w1, double w2,
+	     double bias2, double eps, double step_size, int bf16_state, enum round_mode r)
+{
+	for (size_t i = 0; i < n; i++) {
+		double gi = bf16_state ? rnd(g[i], RND_BF16) : g[i];
+		double u = adamw_elem(&m[i], &v[i], gi, w1, w2, bias2, eps, bf16_state, r);
+		w[i] = (float)rnd(w[i] - step_size * u, r);
+	}
+}
+
+static void h_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
+		    double w2, double bias2, double eps, double step_size, int bf16_state)
+{
+	if (bf16_state)
+		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 1, RND_BF16);
+	else
+		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 0, RND_F32);
+}
+
+static const struct optim_device host_device = {
+	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw,
+};
+
+const struct optim_device *optim_device_host(void) { return &host_device; }
+
+/* A state array of n doubles (zeroed) in the device's memory. */
+static double *st_alloc(const struct optim *o, size_t n)
+{
+	return o->dev->alloc((n ? n : 1) * sizeof(double));
+}
+
+static void st_move(struct optim *o, const struct optim_device *from, double **a, size_t n)
+{
+	if (!*a)
+		return;
+	double *b = st_alloc(o, n);
+	memcpy(b, *a, n * sizeof *b);
+	from->free(*a);
+	*a = b;
+}
+
+void optim_set_device(struct optim *o, const struct optim_device *d)
+{
+	if (!d)
+		d = &host_device;
+	if (o->fp64 || d == o->dev)
+		return;
+	const struct optim_device *from = o->dev;
+	o->dev = d;
+	for (size_t i = 0; i < o->t->n; i++) {
+		struct pstate *st = &o->st[i];
+		size_t n = o->t->p[i].numel;
+		st_move(o, from, &st->m, n);
+		st_move(o, from, &st->v, n);
+		st_move(o, from, &st->buf, n);
+		st_move(o, from, &st->smb, st->smb_n);
+	}
+	for (int k = 0; k < 2; k++) {
+		if (o->dscr[k])
+			from->free(o->dscr[k]);
+		o->dscr[k] = NULL;
+		o->dscr_cap[k] = 0;
+	}
+}
+
+/* Work array k of at least `bytes` in the device's memory. */
+static void *dscratch(struct optim *o, int k, size_t bytes)
+{
+	if (o->dscr_cap[k] < bytes) {
+		if (o->dscr[k])
+			o->dev->free(o->dscr[k]);
+		o->dscr[k] = o->dev->alloc(bytes);
+		o->dscr_cap[k] = bytes;
+	}
+	return o->dscr[k];
+}
 
 /* Work array k of at least `bytes` (contents undefined). */
 static void *scratch(struct optim *o, int k, size_t bytes)
@@ -90,18 +216,6 @@ static void *scratch(struct optim *o, int k, size_t bytes)
 		o->scr_cap[k] = bytes;
 	}
 	return o->scr[k];
-}
-
-static inline __attribute__((always_inline)) double rnd(double x, enum round_mode r)
-{
-	switch (r) {
-	case RND_F32:
-		return (float)x;
-	case RND_BF16:
-		return bf16_round((float)x);
-	default:
-		return x;
-	}
 }
 
 /* Load the value / gradient of p into fp64 arrays (w or g may be NULL). */
@@ -174,7 +288,8 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		if (fp64 ? (!p->w64 || !param_has_grad(p, 1)) : (!p->w || !param_has_grad(p, 0)))
+		if (fp64 ? (!p->w64 || !param_has_grad(p, 1))
+			 : (!(p->w || (p->wb && p->group == PG_OE)) || !param_has_grad(p, 0)))
 			return err_set(e, EXIT_USAGE, "optimizer: parameter '%s' has no %s values",
 				       p->name, fp64 ? "fp64" : "fp32");
 		if (p->group == PG_MATRIX && (p->ndim != 2 || p->rows * p->cols != p->numel))
@@ -191,13 +306,14 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 	o->t = t;
 	o->fp64 = fp64;
 	o->k = config_lr_k(c);
+	o->dev = &host_device;
 	o->st = xcalloc(t->n ? t->n : 1, sizeof *o->st);
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
 		if (p->group == PG_MATRIX) {
-			o->st[i].buf = xcalloc(p->numel, sizeof(double));
+			o->st[i].buf = st_alloc(o, p->numel);
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
-			o->st[i].smb = xcalloc(o->st[i].smb_n, sizeof(double));
+			o->st[i].smb = st_alloc(o, o->st[i].smb_n);
 		}
 	}
 	*out = o;
@@ -209,14 +325,17 @@ void optim_free(struct optim *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->t->n; i++) {
-		free(o->st[i].m);
-		free(o->st[i].v);
-		free(o->st[i].buf);
-		free(o->st[i].smb);
+		double *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb };
+		for (int k = 0; k < 4; k++)
+			if (a[k])
+				o->dev->free(a[k]);
 	}
 	free(o->st);
 	for (int k = 0; k < 3; k++)
 		free(o->scr[k]);
+	for (int k = 0; k < 2; k++)
+		if (o->dscr[k])
+			o->dev->free(o->dscr[k]);
 	free(o);
 }
 
@@ -234,37 +353,17 @@ int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const
 	return 0;
 }
 
-/* torch.lerp(a, b, w) as PyTorch computes it. */
-static inline double lerp(double a, double b, double w)
-{
-	return w < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w);
-}
-
-static inline float lerp_f32(float a, float b, float w)
-{
-	return w < 0.5f ? a + w * (b - a) : b - (b - a) * (1.0f - w);
-}
-
 /* ---- AdamW ---- */
 
 /* AdamW's moment update and direction (into U, or applied to w when U is
- * NULL); inlined with constant bf16_state and r. */
+ * NULL) over fp64 working arrays; inlined with constant bf16_state and r. */
 static inline __attribute__((always_inline)) void
 adamw_moments(struct pstate *st, double *w, const double *g, double *U, size_t n, double w1,
 	      double w2, double bias2, double eps, double step_size, int bf16_state,
 	      enum round_mode r)
 {
 	for (size_t i = 0; i < n; i++) {
-		double m = lerp(st->m[i], g[i], w1);
-		double gg = rnd(g[i] * g[i], bf16_state ? RND_F32 : r);
-		double v = lerp(st->v[i], gg, w2);
-		if (!bf16_state) {
-			m = rnd(m, r);
-			v = rnd(v, r);
-		}
-		double upd = m / (sqrt(v / bias2) + eps);
-		st->m[i] = rnd(m, r);
-		st->v[i] = rnd(v, r);
+		double upd = adamw_elem(&st->m[i], &st->v[i], g[i], w1, w2, bias2, eps, bf16_state, r);
 		if (U)
 			U[i] = upd;
 		else
@@ -284,20 +383,9 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double a = homotopy_alpha(s->step, o->c.neumann_tau);
 
 	if (!st->m) {
-		st->m = xcalloc(n, sizeof(double));
-		st->v = xcalloc(n, sizeof(double));
+		st->m = st_alloc(o, n);
+		st->v = st_alloc(o, n);
 		st->step = 0;
-	}
-	double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
-	load_vals(o, p, w, g);
-	if (bf16_state)
-		for (size_t i = 0; i < n; i++)
-			g[i] = rnd(g[i], RND_BF16);
-	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
-		neumann_gram_apply(g, p->rows, p->cols, a);
-		if (sr == RND_F32)
-			for (size_t i = 0; i < n; i++)
-				g[i] = (float)g[i];
 	}
 	double b1 = p->group == PG_SCALAR ? 0.96 : 0.8, b2 = 0.95, eps = 1e-10;
 	double lr = rnd(group_lr(o, p->group) * s->lr_mult, sr);
@@ -310,6 +398,26 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double bias2 = rnd(1 - rnd(pow(b2, t), sr), sr);
 	double step_size = rnd(lr / bias1, sr);
 	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
+	if (!o->fp64 && !whiten) {
+		/* the element-wise pass on the device (or the host twin) */
+		o->dev->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state);
+		if (p->mask)
+			for (size_t i = 0; i < n; i++)
+				if (p->mask[i])
+					p->w[i] = 0, st->m[i] = 0, st->v[i] = 0;
+		return;
+	}
+	double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
+	load_vals(o, p, w, g);
+	if (bf16_state)
+		for (size_t i = 0; i < n; i++)
+			g[i] = rnd(g[i], RND_BF16);
+	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
+		neumann_gram_apply(g, p->rows, p->cols, a);
+		if (sr == RND_F32)
+			for (size_t i = 0; i < n; i++)
+				g[i] = (float)g[i];
+	}
 	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
 	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? scratch(o, 2, n * sizeof *U) : NULL;
 	/* the same loop with the rounding mode as a constant */
@@ -336,81 +444,29 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- Muon ---- */
 
-/* Muon's last two loops: G scaled by the NorMuon final scale (per row or
- * column, rounded to X's dtype xr), then the cautious weight decay and the
- * update of w (fp32 tensors: r). Inlined with constant r, xr. */
-static inline __attribute__((always_inline)) void
-muon_finish(double *w, double *G, const double *ssz, size_t m, size_t n, int per_row,
-	    double lr, double lrwd, enum round_mode r, enum round_mode xr)
+/* The pre-polar equilibrator of the arm on G (m x n, fp64 working copy of
+ * the fp32 momentum), result rounded to r. */
+static void equilibrate(const struct optim *o, double *G, size_t m, size_t n, int step,
+			enum round_mode r)
 {
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] = rnd(G[i * n + j] * ssz[per_row ? i : j], xr);
-	for (size_t i = 0; i < m * n; i++) {
-		double x = G[i];
-		int mask = rnd(x * w[i], r) >= 0;
-		double a = rnd(lr * x, xr);
-		double b = mask ? rnd(rnd(lrwd * w[i], r), r) : 0;
-		w[i] = rnd(w[i] - rnd(a + b, r), r);
-	}
+	if (o->c.muoneq == MUONEQ_BIEQ)
+		bieq_apply(G, m, n, homotopy_alpha(step, o->c.bieq_tau));
+	else if (o->c.muoneq == MUONEQ_R)
+		muoneq_r_apply(G, m, n);
+	else
+		muoneq_rc_apply(G, m, n);
+	for (size_t i = 0; i < m * n; i++)
+		G[i] = rnd(G[i], r);
 }
 
-static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
+/* NorMuon: from vm (ns sums of squares of the polar output, over columns
+ * when per_row, else over rows: rsz entries each) the second-moment buffer
+ * update and the final per-row or per-column scales ssz (ns), rounded to
+ * X's dtype xr; tensors of dtype r (fp32 runs: RND_F32). */
+static void normuon_scales(const struct optim *o, struct pstate *st, double *vm, double *ssz,
+			   size_t rsz, enum round_mode r, enum round_mode xr)
 {
-	struct param *p = &o->t->p[pi];
-	struct pstate *st = &o->st[pi];
-	size_t m = p->rows, n = p->cols, N = p->numel;
-	int f64 = o->fp64;
-	int bf = !f64 && o->c.polar == POLAR_BF16;
-	enum round_mode r = f64 ? RND_F64 : RND_F32;        /* fp32 tensors */
-	enum round_mode xr = f64 ? RND_F64 : bf ? RND_BF16 : RND_F32;   /* X's dtype */
-	double *w = scratch(o, 0, N * sizeof *w), *G = scratch(o, 1, N * sizeof *G);
-	load_vals(o, p, w, G);
-
-	/* 1. Nesterov: buf = lerp(buf, g, 1 - mu); g = lerp(g, buf, mu) */
-	double mu = rnd(s->momentum, r);
-	double w1 = rnd(1 - mu, r);
-	for (size_t i = 0; i < N; i++) {
-		if (f64) {
-			st->buf[i] = lerp(st->buf[i], G[i], w1);
-			G[i] = lerp(G[i], st->buf[i], mu);
-		} else {   /* in fp32 arithmetic, as PyTorch's fp32 lerp kernel */
-			st->buf[i] = lerp_f32((float)st->buf[i], (float)G[i], (float)w1);
-			G[i] = lerp_f32((float)G[i], (float)st->buf[i], (float)mu);
-		}
-	}
-	/* pre-polar equilibration on the fp32 momentum */
-	if (o->c.muoneq != MUONEQ_OFF) {
-		if (o->c.muoneq == MUONEQ_BIEQ)
-			bieq_apply(G, m, n, homotopy_alpha(s->step, o->c.bieq_tau));
-		else if (o->c.muoneq == MUONEQ_R)
-			muoneq_r_apply(G, m, n);
-		else
-			muoneq_rc_apply(G, m, n);
-		for (size_t i = 0; i < N; i++)
-			G[i] = rnd(G[i], r);
-	}
-	/* 2. Polar Express */
-	if (f64) {
-		polar_express_f64(G, m, n);
-	} else {
-		float *X = scratch(o, 2, N * sizeof *X);
-		for (size_t i = 0; i < N; i++)
-			X[i] = (float)G[i];
-		if (o->polar)
-			o->polar(X, 1, m, n, bf);
-		else
-			polar_express_f32(X, m, n, bf);
-		for (size_t i = 0; i < N; i++)
-			G[i] = X[i];
-	}
-	/* 3. NorMuon: reduce over columns (one value a row) when m >= n, else rows */
-	int per_row = m >= n;
-	size_t ns = st->smb_n, rsz = per_row ? n : m;
-	double *vm = xcalloc(ns, sizeof *vm), *ssz = xmalloc(ns * sizeof *ssz);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			vm[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+	size_t ns = st->smb_n;
 	double vsum = 0;
 	for (size_t k = 0; k < ns; k++) {
 		vm[k] = rnd(vm[k] / rsz, r);                  /* v_mean, fp32 */
@@ -421,7 +477,7 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double wb = rnd(1 - beta2, xr);
 	double ssq = 0;
 	for (size_t k = 0; k < ns; k++) {
-		st->smb[k] = rnd(lerp(st->smb[k], vm[k], wb), r);
+		st->smb[k] = rnd(opt_lerp(st->smb[k], vm[k], wb), r);
 		double sz = st->smb[k] > 1e-10 ? st->smb[k] : rnd(1e-10, r);
 		ssz[k] = rnd(1 / sqrt(sz), r);                 /* step_size */
 		ssq += rnd(rnd(vm[k] * rsz, r) * rnd(ssz[k] * ssz[k], r), r);
@@ -430,17 +486,87 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double ratio = rnd(vn / (vn2 > 1e-10 ? vn2 : rnd(1e-10, r)), r);
 	for (size_t k = 0; k < ns; k++)
 		ssz[k] = rnd(rnd(ssz[k] * ratio, r), xr);     /* final_scale.to(X dtype) */
-	/* 4. cautious weight decay and update */
+}
+
+/* lr' (shape-scaled) and lr' * wd, cast to X's dtype. */
+static void muon_lr(const struct optim *o, const struct param *p, const struct optim_sched *s,
+		    enum round_mode r, enum round_mode xr, double *lr, double *lrwd)
+{
+	size_t m = p->rows, n = p->cols;
 	double lrp = group_lr(o, PG_MATRIX) * s->lr_mult * sqrt(m > n ? (double)m / n : 1.0);
-	double lr = rnd(rnd(lrp, r), xr), wd = rnd(rnd(s->muon_wd, r), xr);
-	double lrwd = rnd(lr * wd, xr);
-	/* the same loops with the rounding modes as constants (no switch per element) */
-	if (r == RND_F64)
-		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F64, RND_F64);
-	else if (xr == RND_BF16)
-		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F32, RND_BF16);
+	double wd = rnd(rnd(s->muon_wd, r), xr);
+	*lr = rnd(rnd(lrp, r), xr);
+	*lrwd = rnd(*lr * wd, xr);
+}
+
+/* fp32 runs: the element-wise passes on the device (o->dev), the scalars
+ * and the arms' equilibrators here. */
+static void muon_param_f32(struct optim *o, size_t pi, const struct optim_sched *s)
+{
+	const struct optim_device *d = o->dev;
+	struct param *p = &o->t->p[pi];
+	struct pstate *st = &o->st[pi];
+	size_t m = p->rows, n = p->cols, N = p->numel;
+	int bf = o->c.polar == POLAR_BF16;
+	enum round_mode r = RND_F32, xr = bf ? RND_BF16 : RND_F32;
+	float *X = dscratch(o, 0, N * sizeof *X);
+	/* 1. Nesterov on the fp32 momentum */
+	double mu = rnd(s->momentum, r), w1 = rnd(1 - mu, r);
+	d->nesterov(X, st->buf, p->g, N, w1, mu);
+	/* pre-polar equilibration (host, over unified memory) */
+	if (o->c.muoneq != MUONEQ_OFF) {
+		double *G = scratch(o, 1, N * sizeof *G);
+		for (size_t i = 0; i < N; i++)
+			G[i] = X[i];
+		equilibrate(o, G, m, n, s->step, r);
+		for (size_t i = 0; i < N; i++)
+			X[i] = (float)G[i];
+	}
+	/* 2. Polar Express */
+	if (o->polar)
+		o->polar(X, 1, m, n, bf);
 	else
-		muon_finish(w, G, ssz, m, n, per_row, lr, lrwd, RND_F32, RND_F32);
+		polar_express_f32(X, m, n, bf);
+	/* 3. NorMuon: reduce over columns (one value a row) when m >= n, else rows */
+	int per_row = m >= n;
+	size_t ns = st->smb_n;
+	double *vm = dscratch(o, 1, 2 * ns * sizeof *vm), *ssz = vm + ns;
+	d->sumsq(vm, X, m, n, per_row);
+	normuon_scales(o, st, vm, ssz, per_row ? n : m, r, xr);
+	/* 4. cautious weight decay and update */
+	double lr, lrwd;
+	muon_lr(o, p, s, r, xr, &lr, &lrwd);
+	d->muon_update(p->w, X, ssz, m, n, per_row, lr, lrwd, bf);
+}
+
+/* fp64 runs: the same in fp64, no rounding, on the host. */
+static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched *s)
+{
+	struct param *p = &o->t->p[pi];
+	struct pstate *st = &o->st[pi];
+	size_t m = p->rows, n = p->cols, N = p->numel;
+	enum round_mode r = RND_F64;
+	double *w = scratch(o, 0, N * sizeof *w), *G = scratch(o, 1, N * sizeof *G);
+	load_vals(o, p, w, G);
+	double mu = s->momentum, w1 = 1 - mu;
+	for (size_t i = 0; i < N; i++)
+		G[i] = nesterov_elem(&st->buf[i], G[i], w1, mu, 1);
+	if (o->c.muoneq != MUONEQ_OFF)
+		equilibrate(o, G, m, n, s->step, r);
+	polar_express_f64(G, m, n);
+	int per_row = m >= n;
+	size_t ns = st->smb_n;
+	double *vm = xcalloc(ns, sizeof *vm), *ssz = xmalloc(ns * sizeof *ssz);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			vm[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+	normuon_scales(o, st, vm, ssz, per_row ? n : m, r, r);
+	double lr, lrwd;
+	muon_lr(o, p, s, r, r, &lr, &lrwd);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			w[i * n + j] = muon_update_elem(w[i * n + j], G[i * n + j],
+							ssz[per_row ? i : j], lr, lrwd, r, r);
 	free(ssz);
 	free(vm);
 	store_vals(o, p, w, r);
@@ -448,9 +574,8 @@ static void muon_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- OE tables: moment-free table-RMS update ---- */
 
-/* Visited row i's gradient entry j over its visit count, rounded. */
 /* Visited row i's normalised gradient g_i / count_i, rounded, into G (cols
- * entries); the row is looked up once (dense, or its compact slot). */
+ * entries); the row is looked up once (dense, bf16, or its compact slot). */
 static void oe_row(const struct optim *o, const struct param *p, size_t i, enum round_mode r,
 		   double *G)
 {
@@ -459,6 +584,10 @@ static void oe_row(const struct optim *o, const struct param *p, size_t i, enum 
 		const double *g = param_grad_row64(p, i);
 		for (size_t j = 0; j < p->cols; j++)
 			G[j] = rnd((g ? g[j] : 0.0) / c, r);
+	} else if (p->gb) {
+		const bf16 *g = p->gb + i * p->cols;
+		for (size_t j = 0; j < p->cols; j++)
+			G[j] = rnd((double)bf16_to_f32(g[j]) / c, r);
 	} else {
 		const float *g = param_grad_row(p, i);
 		for (size_t j = 0; j < p->cols; j++)
@@ -483,7 +612,7 @@ static void oe_step_row(struct optim *o, struct param *p, size_t i, const double
 		if (o->fp64)
 			p->w64[at] -= step;
 		else
-			p->w[at] = (float)rnd(p->w[at] - step, RND_BF16);
+			param_w_set(p, at, (float)rnd(param_w_at(p, at) - step, RND_BF16));
 	}
 }
 
@@ -547,7 +676,10 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 		struct pstate *st = &o->st[i];
 		switch (p->group) {
 		case PG_MATRIX:
-			muon_param(o, i, s);
+			if (o->fp64)
+				muon_param_f64(o, i, s);
+			else
+				muon_param_f32(o, i, s);
 			break;
 		case PG_OE:
 			oe_param(o, i, s);
@@ -744,8 +876,10 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 	uint64_t nrec = rd_u64(d + 8);
 	/* fresh state: AdamW state only where the file has it */
 	for (size_t i = 0; i < o->t->n; i++) {
-		free(o->st[i].m);
-		free(o->st[i].v);
+		if (o->st[i].m)
+			o->dev->free(o->st[i].m);
+		if (o->st[i].v)
+			o->dev->free(o->st[i].v);
 		o->st[i].m = o->st[i].v = NULL;
 		o->st[i].step = 0;
 	}
@@ -806,7 +940,7 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 			double **dst = which == 0 ? &st->m : which == 1 ? &st->v
 				     : which == 3 ? &st->buf : &st->smb;
 			if (!*dst)
-				*dst = xcalloc(want, sizeof(double));
+				*dst = st_alloc(o, want);
 			for (size_t i = 0; i < want; i++) {
 				uint64_t u = rd_u64(d + at + 8 * i);
 				memcpy(&(*dst)[i], &u, 8);

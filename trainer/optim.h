@@ -63,6 +63,42 @@ void optim_free(struct optim *o);
 typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int bf16);
 void optim_set_polar(struct optim *o, optim_polar_fn fn);
 
+/* Where fp32 runs keep the optimizer state and do its element-wise passes
+ * (issue 10: on the GPU with the CUDA backend). Every function does what
+ * its comment says with the per-element functions of trainer/optim_elem.h,
+ * so a device and the host twin (optim_device_host) round alike; the
+ * optimizer keeps the scalar arithmetic (schedules, bias corrections,
+ * NorMuon's row scales) and the arms' matrix operators (BiEq, MuonEq,
+ * Neumann-Gram, the OE update) on the host, which reads device memory
+ * through alloc's unified addressing. Arrays are alloc memory or the
+ * model's parameters (backend_alloc memory of the same backend). */
+struct optim_device {
+	/* n zeroed bytes addressable by the host and these functions; free */
+	void *(*alloc)(size_t n);
+	void (*free)(void *p);
+	/* x[i] = nesterov_elem(&buf[i], g[i], w1, mu, 0), i < n */
+	void (*nesterov)(float *x, double *buf, const float *g, size_t n, double w1, double mu);
+	/* ss[k] = sum over row k (per_row) or column k of the m x n x of x^2,
+	 * accumulated in fp64 */
+	void (*sumsq)(double *ss, const float *x, size_t m, size_t n, int per_row);
+	/* w[i][j] = muon_update_elem(w, x, s[per_row ? i : j], lr, lrwd, RND_F32,
+	 * bf16 ? RND_BF16 : RND_F32) */
+	void (*muon_update)(float *w, const float *x, const double *s, size_t m, size_t n,
+			    int per_row, double lr, double lrwd, int bf16);
+	/* u = adamw_elem(&m[i], &v[i], g', w1, w2, bias2, eps, bf16_state, r)
+	 * with g' = bf16(g[i]) (bf16_state) or g[i]; w[i] = rnd(w[i] -
+	 * step_size u, r); r = RND_BF16 with bf16_state, else RND_F32 */
+	void (*adamw)(float *w, const float *g, double *m, double *v, size_t n, double w1,
+		      double w2, double bias2, double eps, double step_size, int bf16_state);
+};
+
+/* The host twin: plain loops over host memory (the default). */
+const struct optim_device *optim_device_host(void);
+
+/* Use device d (NULL: the host twin) from now on; state made so far moves
+ * into d's memory. fp64 runs ignore it (they run on the host). */
+void optim_set_device(struct optim *o, const struct optim_device *d);
+
 /* One optimizer step with the schedule of 0-based step t (optim_schedule). */
 int optim_step(struct optim *o, int step, struct err *e);
 /* The same with explicit schedule values (tests, audits). */

@@ -13,19 +13,28 @@
  * kept exactly bf16-representable unless the config keeps fp32 master weights
  * (embed_state = fp32). Gradients `g` are fp32 (fp64 backends use w64/g64).
  *
- * OE tables made by the model keep their gradient for the visited rows only
- * (issue 8: a table's gradient would otherwise double its memory): g and
- * g64 are NULL, and row r's gradient is row slot[r] of gv (fp32 runs) or
- * gv64 (fp64 runs) when slot[r] >= 0, zero when slot[r] < 0 (not visited
- * since the last model_zero_grad). Tables built elsewhere (tests, tools)
- * may set a dense g / g64 instead. Read gradients through param_grad_row /
- * param_grad_row64 / param_grad_at, which take either form.
+ * OE tables made by the model store what the benchmark stores (issue 8:
+ * 4 bytes a parameter, SPEC 5):
+ * - fp32 runs: the value in bf16 (`wb`, w NULL) and a dense bf16 gradient
+ *   (`gb`, g NULL); each backward pass adds a row's fp32 sum over its
+ *   tokens rounded to bf16, and the sum is rounded to bf16 again, as
+ *   PyTorch accumulates the .grad of a bf16 parameter.
+ * - fp64 runs: w64 (and the fp32 mirror w) and the gradient for the visited
+ *   rows only: g64 is NULL, and row r's gradient is row slot[r] of gv64
+ *   when slot[r] >= 0, zero when slot[r] < 0 (not visited since the last
+ *   model_zero_grad).
+ * Tables built elsewhere (tests, tools) may set a dense fp32 w, g / g64
+ * instead. Read values through param_w_at / param_w_set and gradients
+ * through param_grad_at (any form), param_grad_row / param_grad_row64
+ * (fp32 / fp64 forms).
  */
 #ifndef SUPKIT_PARAM_H
 #define SUPKIT_PARAM_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lib/bf16.h"
 
 enum param_group {
 	PG_LM_HEAD,     /* AdamW, lr 0.004 k */
@@ -58,23 +67,37 @@ struct param {
 	uint32_t *counts;            /* OE tables: visits per row summed over the K
 	                                micro-steps of this step (rows), reset by the
 	                                optimizer after its update; NULL otherwise */
-	int32_t *slot;               /* OE tables of a model: rows entries, the row's
-	                                slot in gv / gv64 or -1; NULL otherwise */
-	float *gv;                   /* compact OE gradient rows (fp32 runs) */
+	int32_t *slot;               /* OE tables of an fp64 model run: rows entries,
+	                                the row's slot in gv64 or -1; NULL otherwise */
 	double *gv64;                /* compact OE gradient rows (fp64 runs) */
+	bf16 *wb, *gb;               /* OE tables of fp32 runs: bf16 value and
+	                                gradient (w and g NULL) */
 };
 
-/* The gradient of row r (cols entries), or NULL when the row has none (a
- * compact OE gradient whose row was not visited: read it as zeros). */
-static inline float *param_grad_row(const struct param *p, size_t r)
+/* Value i of p as fp32 (bf16 storage widened exactly). */
+static inline float param_w_at(const struct param *p, size_t i)
 {
-	if (p->g)
-		return p->g + r * p->cols;
-	if (p->slot && p->gv && p->slot[r] >= 0)
-		return p->gv + (size_t)p->slot[r] * p->cols;
-	return NULL;
+	return p->wb ? bf16_to_f32(p->wb[i]) : p->w[i];
 }
 
+/* Set value i of p (rounded to bf16 when stored in bf16). */
+static inline void param_w_set(struct param *p, size_t i, float v)
+{
+	if (p->wb)
+		p->wb[i] = bf16_from_f32(v);
+	else
+		p->w[i] = v;
+}
+
+/* The fp32 gradient of row r (cols entries): dense g only, NULL otherwise
+ * (a bf16 gradient is read with param_grad_at). */
+static inline float *param_grad_row(const struct param *p, size_t r)
+{
+	return p->g ? p->g + r * p->cols : NULL;
+}
+
+/* The fp64 gradient of row r, or NULL when the row has none (a compact OE
+ * gradient whose row was not visited: read it as zeros). */
 static inline double *param_grad_row64(const struct param *p, size_t r)
 {
 	if (p->g64)
@@ -92,15 +115,17 @@ static inline double param_grad_at(const struct param *p, size_t i, int fp64)
 		const double *row = param_grad_row64(p, i / c);
 		return row ? row[i % c] : 0.0;
 	}
+	if (p->gb)
+		return bf16_to_f32(p->gb[i]);
 	const float *row = param_grad_row(p, i / c);
 	return row ? (double)row[i % c] : 0.0;
 }
 
-/* Whether p has a gradient in the given form: dense, or compact (whose
- * rows are allocated as they are visited). */
+/* Whether p has a gradient in the given form: dense (fp32, fp64 or bf16),
+ * or compact (whose rows are allocated as they are visited). */
 static inline int param_has_grad(const struct param *p, int fp64)
 {
-	return (fp64 ? p->g64 != NULL : p->g != NULL) || p->slot != NULL;
+	return fp64 ? p->g64 != NULL || p->slot != NULL : p->g != NULL || p->gb != NULL;
 }
 
 struct param_table {

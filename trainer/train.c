@@ -75,7 +75,10 @@ static int params_save_exact(struct param_table *t, int fp64, const char *path, 
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
 		int64_t shape[3] = {p->shape[0], p->shape[1], p->shape[2]};
-		st_writer_add(&w, p->name, ST_F32, p->ndim, shape, p->w);
+		if (p->wb)   /* bf16-stored (OE tables of fp32 runs): exact as bf16 */
+			st_writer_add(&w, p->name, ST_BF16, p->ndim, shape, p->wb);
+		else
+			st_writer_add(&w, p->name, ST_F32, p->ndim, shape, p->w);
 		if (fp64 && p->w64) {
 			names[i] = xasprintf("%s.f64", p->name);
 			st_writer_add(&w, names[i], ST_F64, p->ndim, shape, p->w64);
@@ -98,11 +101,14 @@ static int params_load_exact(struct param_table *t, int fp64, const char *path, 
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		struct param *p = &t->p[i];
 		const struct st_tensor *s = st_find(&f, p->name);
-		if (!s || s->dtype != ST_F32 || st_numel(s) != p->numel) {
+		if (!s || s->dtype != (p->wb ? ST_BF16 : ST_F32) || st_numel(s) != p->numel) {
 			r = err_set(e, EXIT_USAGE, "'%s': tensor '%s' missing or of the wrong dtype or size", path, p->name);
 			break;
 		}
-		memcpy(p->w, s->data, p->numel * sizeof(float));
+		if (p->wb)
+			memcpy(p->wb, s->data, p->numel * sizeof(bf16));
+		else
+			memcpy(p->w, s->data, p->numel * sizeof(float));
 		if (fp64 && p->w64) {
 			char *n64 = xasprintf("%s.f64", p->name);
 			s = st_find(&f, n64);
@@ -503,7 +509,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		goto out;
 	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
 		goto out;
-	optim_set_polar(R.opt, backend_polar(model_backend(R.m)));   /* on the GPU with cuda */
+	backend_optim_attach(R.opt, model_backend(R.m));   /* on the GPU with cuda */
 	if (o->resume && load_checkpoint(&R, e) < 0)
 		goto out;
 

@@ -56,6 +56,15 @@ expect_same_file "$TMP/a/model.safetensors" "$TMP/b/model.safetensors" "resumed 
 expect_same_file "$TMP/a/optim.bin" "$TMP/b/optim.bin" "resumed optimizer state bit-identical"
 run supkit train --resume "$TMP/b" --quiet
 expect_rc 2 "resume of a finished run refused"
+# 3b. the same with OE tables (bf16 values and gradient, saved as bf16)
+run trn --set steps=12 --set oe=1 --set oe_m=211 -o "$TMP/oa"
+expect_rc 0 "12-step OE run"
+run trn --set steps=12 --set oe=1 --set oe_m=211 --stop-after 5 -o "$TMP/ob"
+expect_rc 0 "OE run stopped after 5 steps"
+run supkit train --resume "$TMP/ob" --quiet
+expect_rc 0 "OE run resumed to the end"
+expect_same_file "$TMP/oa/model.safetensors" "$TMP/ob/model.safetensors" "resumed OE weights bit-identical"
+expect_same_file "$TMP/oa/optim.bin" "$TMP/ob/optim.bin" "resumed OE optimizer state bit-identical"
 
 # 4. kill -9 between checkpoints, then resume
 run trn --set steps=150 --set checkpoint_every=5 -o "$TMP/c"

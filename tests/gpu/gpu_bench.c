@@ -156,7 +156,7 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		model_free(m);
 		return EXIT_USAGE;
 	}
-	optim_set_polar(o, backend_polar(model_backend(m)));
+	backend_optim_attach(o, model_backend(m));
 	int K = c.grad_accum > 0 ? c.grad_accum : 1;
 
 	size_t ntok = (size_t)B * T + 1;

@@ -12,10 +12,11 @@
  *   the CPU (dS = P (dP - D) loses a few more bits to cancellation);
  * - matmul in full fp32 (CUDA_MM_F32): 1e-5 (K <= 65 fp32 accumulations);
  * - matmul with bf16 inputs (CUDA_MM_BF16, the default), element-wise:
- *   |gpu - cpu| <= 2^-7 |alpha| sum_k |a_ik| |b_kj|: each input is rounded
- *   to bf16 (relative error <= 2^-9), so each product is off by <= 2^-8
- *   relative; 2^-7 leaves a factor 2 for the fp32 accumulation;
- * - the embedding scatter-add and the staging path are bit-exact (same
+ *   |gpu - cpu| <= 2^-6 |alpha| sum_k |a_ik| |b_kj|: each input is rounded
+ *   to bf16 (relative error <= 2^-8, bf16's unit roundoff), so each product
+ *   is off by <= 2^-7 (and 2^-16); 2^-6 leaves a factor 2 for the fp32
+ *   accumulation;
+ * - the embedding scatter-add (fp32 and bf16 tables) and the staging path are bit-exact (same
  *   additions in the same order; the same kernels on copied operands).
  * Then the loss curves of tests/reference/torch_train.py (PyTorch, 40 steps,
  * tests/fixtures/model/curve_*.json) retrained on the GPU: with fp32 GEMMs
@@ -168,7 +169,7 @@ static void matmul_case(int ta, int tb, double beta, enum cuda_mm_mode mode)
 	} else {
 		int bad = 0;
 		for (int64_t i = 0; i < M * N; i++)
-			bad += !(fabs((double)dO[i] - o[i]) <= ldexp(0.7 * ao[i], -7) + 1e-6);
+			bad += !(fabs((double)dO[i] - o[i]) <= ldexp(0.7 * ao[i], -6) + 1e-6);
 		CHECKF(bad == 0, "ta %d tb %d beta %g: %d entries outside the bf16 bound", ta, tb,
 		       beta, bad);
 	}
@@ -435,6 +436,23 @@ TEST(embed_scatter_add)
 	CPU->embed_scatter_add(&hg, &hd, idx, c0);
 	GPU->embed_scatter_add(&gg, &gd, idx, c0);
 	CHECK(memcmp(dg, g, Vt * k * 4) == 0);   /* same additions, same order */
+	/* a bf16 gradient table (OE tables of fp32 runs), twice: the same bits */
+	bf16 *hb = xmalloc(Vt * k * 2);
+	for (int64_t i = 0; i < Vt * k; i++)
+		hb[i] = bf16_from_f32(g[i] * 0.01f);
+	bf16 *db = dev(hb, Vt * k * 2);
+	struct tensor hbt = { hb, TD_BF16, 2, { Vt, k, 1, 1 } }, gbt = { db, TD_BF16, 2, { Vt, k, 1, 1 } };
+	for (int r = 0; r < 2; r++) {
+		CPU->embed_scatter_add(&hbt, &hd, idx, c0);
+		GPU->embed_scatter_add(&gbt, &gd, idx, c0);
+	}
+	CHECK(memcmp(db, hb, Vt * k * 2) == 0);
+	GPU->zero(&gbt);
+	int zero = 1;
+	for (int64_t i = 0; i < Vt * k; i++)
+		zero &= db[i] == 0;
+	CHECK(zero);
+	free(hb), cuda_mem_free(db);
 	free(g), free(d), free(idx), cuda_mem_free(dg), cuda_mem_free(dd);
 }
 
@@ -519,6 +537,79 @@ static double rel_fro(const float *a, const float *b, size_t n)
  * fp32 (GEMM summation order through 5 iterations), 0.05 with bf16
  * arithmetic (the tolerance SPEC 2 and tests/unit/trainer/test_optim.c use
  * against PyTorch: bf16 roundings in a different summation order). */
+/* The optimizer's element-wise passes (kernels/optim.cu) against the host
+ * twin (trainer/optim.c optim_device_host): the same per-element functions,
+ * no contracted multiply-adds, sums in the same order: bit for bit, on a
+ * tall and a wide matrix, bf16 and fp32 polar dtypes, both AdamW state
+ * kinds, three steps each (the state carried). */
+TEST(optimizer_passes)
+{
+	const struct optim_device *H = optim_device_host(), *D = backend_optim_device(GPU);
+	CHECK(D != NULL);
+	if (!D)
+		return;
+	size_t shapes[2][2] = { { 96, 40 }, { 24, 130 } };
+	for (int sh = 0; sh < 2; sh++)
+		for (int bf = 0; bf < 2; bf++) {
+			size_t m = shapes[sh][0], n = shapes[sh][1], N = m * n;
+			int per_row = m >= n;
+			size_t ns = per_row ? m : n;
+			float *w = rnd(N, 0.05), *x = xcalloc(N, 4), *dw, *dx;
+			double *buf = xcalloc(N, 8), *ss = xcalloc(ns, 8), *sc = xmalloc(ns * 8);
+			double *dbuf = D->alloc(N * 8), *dss = D->alloc(ns * 8), *dsc = D->alloc(ns * 8);
+			dw = D->alloc(N * 4), dx = D->alloc(N * 4);
+			memcpy(dw, w, N * 4);
+			int same = 1;
+			for (int step = 0; step < 3; step++) {
+				float *g = rnd(N, 0.01), *dg = D->alloc(N * 4);
+				memcpy(dg, g, N * 4);
+				H->nesterov(x, buf, g, N, 0.05, 0.95);
+				D->nesterov(dx, dbuf, dg, N, 0.05, 0.95);
+				same &= !memcmp(x, dx, N * 4) && !memcmp(buf, dbuf, N * 8);
+				H->sumsq(ss, x, m, n, per_row);
+				D->sumsq(dss, dx, m, n, per_row);
+				same &= !memcmp(ss, dss, ns * 8);
+				for (size_t k = 0; k < ns; k++)
+					sc[k] = dsc[k] = bf16_round((float)(1.0 / sqrt(ss[k] + 1e-3)));
+				H->muon_update(w, x, sc, m, n, per_row, 0.0234375, 0.0001, bf);
+				D->muon_update(dw, dx, dsc, m, n, per_row, 0.0234375, 0.0001, bf);
+				same &= !memcmp(w, dw, N * 4);
+				free(g);
+				D->free(dg);
+			}
+			CHECKF(same, "%zu x %zu, bf16 %d: the device's Muon passes differ from the host's",
+			       m, n, bf);
+			/* AdamW: fp32 state, then bf16 state (bf16-exact w) */
+			for (int b16 = 0; b16 < 2; b16++) {
+				double *am = xcalloc(N, 8), *av = xcalloc(N, 8);
+				double *dam = D->alloc(N * 8), *dav = D->alloc(N * 8);
+				for (size_t i = 0; i < N; i++)
+					w[i] = b16 ? bf16_round(w[i]) : w[i];
+				memcpy(dw, w, N * 4);
+				int asame = 1;
+				for (int step = 1; step <= 3; step++) {
+					float *g = rnd(N, 0.01), *dg = D->alloc(N * 4);
+					memcpy(dg, g, N * 4);
+					double bias2 = (float)(1 - pow(0.95f, step));
+					double ss_ = (float)(0.006 / (float)(1 - pow(0.8f, step)));
+					H->adamw(w, g, am, av, N, (float)0.2, (float)0.05, bias2, (float)1e-10,
+						 ss_, b16);
+					D->adamw(dw, dg, dam, dav, N, (float)0.2, (float)0.05, bias2,
+						 (float)1e-10, ss_, b16);
+					asame &= !memcmp(w, dw, N * 4) && !memcmp(am, dam, N * 8) &&
+						 !memcmp(av, dav, N * 8);
+					free(g);
+					D->free(dg);
+				}
+				CHECKF(asame, "%zu x %zu: the device's AdamW (bf16 state %d) differs", m, n,
+				       b16);
+				free(am), free(av), D->free(dam), D->free(dav);
+			}
+			free(w), free(x), free(buf), free(ss), free(sc);
+			D->free(dbuf), D->free(dss), D->free(dsc), D->free(dw), D->free(dx);
+		}
+}
+
 TEST(polar_express)
 {
 	size_t shapes[][2] = { { 96, 32 }, { 32, 96 }, { 64, 64 } }, nb = 3;
@@ -574,7 +665,7 @@ static int train(const char *backend, int steps, double *loss)
 	}
 	if (optim_create(&c, model_params(m), 0, &o, &e) != 0)
 		return printf("  optim_create: %s\n", e.msg), model_free(m), -1;
-	optim_set_polar(o, backend_polar(model_backend(m)));   /* as supkit train does */
+	backend_optim_attach(o, model_backend(m));   /* as supkit train does */
 	int B = 4, T = 64;
 	int32_t *in = xmalloc((size_t)(B * T + 1) * 4);
 	struct rng r;
@@ -685,6 +776,7 @@ int main(void)
 	RUN(ve_gate);
 	RUN(mul_cols);
 	RUN(polar_express);
+	RUN(optimizer_passes);
 	RUN(train_20_steps);
 	RUN(curve_vs_torch);
 	struct cuda_mem_stats ms;

@@ -17,7 +17,9 @@ the order of the index). Run by tests/fixtures/model/make.sh with
 /usr/bin/python3; the C tests need neither Python nor torch.
 
 Leaves out: the optimizer, bf16 autocast (the CPU reference computes in fp32
-on bf16-rounded embeddings, as the fp32 CPU backend does).
+on bf16-rounded embeddings, as the fp32 CPU backend does). The OE tables'
+gradients are written in fp32; the trainer stores them in bf16 (as the
+original does), and test_model.c checks that they are these values rounded.
 """
 import json
 import math

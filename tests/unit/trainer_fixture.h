@@ -101,10 +101,19 @@ static inline void fixture_fill(struct model *m, uint64_t seed)
 				v = bf16_round(v);
 			if (p->mask && p->mask[j])
 				v = 0;
-			p->w[j] = v;
+			param_w_set(p, j, v);
 		}
 	}
 	model_sync_from_f32(m);
+}
+
+/* Whether a and b (the same parameter of two models) hold the same values,
+ * bit for bit (fp32 values, or bf16 ones for bf16-stored OE tables). */
+static inline int param_values_equal(const struct param *a, const struct param *b)
+{
+	if (a->wb || b->wb)
+		return a->wb && b->wb && !memcmp(a->wb, b->wb, a->numel * sizeof(bf16));
+	return !memcmp(a->w, b->w, a->numel * sizeof(float));
 }
 
 /* The model of a fixture (tests/reference/torch_*.py): its "config" keys
@@ -198,7 +207,7 @@ static inline void fixture_curve(const char *name, const char *const *extra, dou
 			continue;
 		double ss = 0;
 		for (size_t k = 0; k < t->p[i].numel; k++) {
-			double v = f64 ? t->p[i].w64[k] : t->p[i].w[k];
+			double v = f64 ? t->p[i].w64[k] : param_w_at(&t->p[i], k);
 			ss += v * v;
 		}
 		double d = fabs(sqrt(ss / (double)t->p[i].numel) - r->valuedouble) /

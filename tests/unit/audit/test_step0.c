@@ -448,7 +448,7 @@ static void fill_fixture(struct param *p, uint64_t seed, double a, int bf16)
 	for (size_t j = 0; j < p->numel; j++) {
 		uint64_t z = mix64(seed + h + (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull);
 		float v = (float)(a * (2 * ((double)(z >> 11) * 0x1.0p-53) - 1));
-		p->w[j] = bf16 ? bf16_round(v) : v;
+		param_w_set(p, j, bf16 ? bf16_round(v) : v);
 	}
 }
 

@@ -429,6 +429,46 @@ TEST(embed_gather_scatter)
 	free(tab), free(base);
 }
 
+/* A bf16 gradient table: per row, the fp32 sum of its contributions in
+ * token order, rounded to bf16, added to the row and rounded again; rows
+ * above 65535 (both radix passes), rows never hit untouched, zero() clears
+ * bf16 storage. Reference: a naive loop over rows in fp32. */
+TEST(embed_scatter_add_bf16)
+{
+	int64_t Vt = 70000, k = 5, N = 3000, C = 12, c0 = 4;
+	double *d = rnd((size_t)(N * C), 1);
+	float *df = malloc((size_t)(N * C) * sizeof *df);
+	for (int64_t i = 0; i < N * C; i++)
+		df[i] = (float)d[i];
+	int32_t *idx = malloc((size_t)N * sizeof *idx);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = n % 3 ? (int32_t)rng_below(&R, 17) : (int32_t)(Vt - 1 - rng_below(&R, 900));
+	bf16 *g = malloc((size_t)(Vt * k) * sizeof *g), *want = malloc((size_t)(Vt * k) * sizeof *want);
+	for (int64_t i = 0; i < Vt * k; i++)
+		g[i] = want[i] = bf16_from_f32((float)(i % 7) * 0.013f);
+	for (int64_t r = 0; r < Vt; r++) {
+		int hit = 0;
+		float s[5] = {0};
+		for (int64_t n = 0; n < N; n++)
+			if (idx[n] == r) {
+				hit = 1;
+				for (int64_t c = 0; c < k; c++)
+					s[c] += df[n * C + c0 + c];
+			}
+		for (int64_t c = 0; hit && c < k; c++)
+			want[r * k + c] = bf16_from_f32(bf16_to_f32(want[r * k + c]) + bf16_round(s[c]));
+	}
+	struct tensor tg = { g, TD_BF16, 2, { Vt, k, 1, 1 } }, td = { df, TD_F32, 2, { N, C, 1, 1 } };
+	bk->embed_scatter_add(&tg, &td, idx, c0);
+	CHECK(memcmp(g, want, (size_t)(Vt * k) * sizeof *g) == 0);
+	bk->zero(&tg);
+	size_t nz = 0;
+	for (int64_t i = 0; i < Vt * k; i++)
+		nz += g[i] != 0;
+	CHECK(nz == 0);
+	free(d), free(df), free(idx), free(g), free(want);
+}
+
 TEST(elementwise_and_gates)
 {
 	int N = 7, H = 3, D = 5, K = H * D;
@@ -519,6 +559,7 @@ int main(void)
 	RUN(attention_fwd_bwd_windows);
 	RUN(softcap_ce_fwd_bwd);
 	RUN(embed_gather_scatter);
+	RUN(embed_scatter_add_bf16);
 	RUN(elementwise_and_gates);
 	return t_done();
 }

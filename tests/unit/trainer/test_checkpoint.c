@@ -78,7 +78,7 @@ TEST(round_trip)
 		struct param_table *t2 = model_params(m2);
 		int same = t2->n == t->n;
 		for (size_t i = 0; same && i < t->n; i++)
-			same &= !memcmp(t->p[i].w, t2->p[i].w, t->p[i].numel * sizeof(float));
+			same &= param_values_equal(&t->p[i], &t2->p[i]);
 		CHECK(same);
 		model_free(m2);
 	}
