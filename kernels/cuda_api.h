@@ -76,6 +76,10 @@ void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m, s
 			  int per_row, double lr, double lrwd, int bf16);
 void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
 		    double w2, double bias2, double eps, double step_size, int bf16_state);
+void cuda_opt_oe_sumsq(double *rs, const uint16_t *g, const uint32_t *counts, size_t rows,
+		       size_t cols);
+void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t *counts, size_t rows,
+		      size_t cols, double eta, double rms);
 
 /* Managed (unified) memory of n bytes, zeroed, usable from the host and by
  * every op without staging; NULL when the allocation fails. */

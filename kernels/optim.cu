@@ -1,7 +1,8 @@
 /* optim.cu: the optimizer's element-wise passes on the GPU, the device of
  * trainer/optim.h (struct optim_device, assembled in
  * trainer/backend_select.c as backend_optim_device): Nesterov momentum, the
- * NorMuon sums of squares, Muon's scaled cautious update, and AdamW, one
+ * NorMuon sums of squares, Muon's scaled cautious update, AdamW, and the
+ * OE tables' two passes (row sums of squares, the step), one
  * thread an element (the sums: one a row or column), each computing with
  * the functions of trainer/optim_elem.h that the host twin in
  * trainer/optim.c uses, in fp64 with the same roundings. This file is
@@ -14,8 +15,8 @@
  * its kernel (the host reads the results next).
  * Left out: fp32 state (the state is fp64 holding fp32 values, as on the
  * host: 8 bytes an entry, not 4), shape-group batching, the arms' matrix
- * operators (BiEq, MuonEq, Neumann-Gram) and the OE update, which stay on
- * the host (trainer/optim.c).
+ * operators (BiEq, MuonEq, Neumann-Gram, Table-Neumann), which stay on the
+ * host (trainer/optim.c).
  * Reference: trainer/optim.c (the rounding points), trainer/optim_elem.h.
  */
 #include <cuda_runtime.h>
@@ -129,4 +130,54 @@ extern "C" void cuda_opt_adamw(float *w, const float *g, double *m, double *v, s
 	k_adamw<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(w, g, m, v, (int64_t)n, w1, w2, bias2,
 							     eps, step_size, bf16_state);
 	odone("optim adamw");
+}
+
+/* OE tables: a thread a row for the sums (column order, as the host), a
+ * thread an entry for the step. */
+__global__ static void k_oe_sumsq(double *rs, const unsigned short *g, const uint32_t *counts,
+				  int64_t rows, int64_t cols)
+{
+	OSTRIDE(i, rows) {
+		double s = 0;
+		for (int64_t j = 0; counts[i] && j < cols; j++) {
+			double G = oe_g_elem(opt_bf16_to_f32(g[i * cols + j]), counts[i], RND_F32);
+			s += G * G;
+		}
+		rs[i] = s;
+	}
+}
+
+extern "C" void cuda_opt_oe_sumsq(double *rs, const uint16_t *g, const uint32_t *counts,
+				  size_t rows, size_t cols)
+{
+	if (!rows)
+		return;
+	k_oe_sumsq<<<ogrid((int64_t)rows), OT, 0, cuda_stream()>>>(rs, g, counts, (int64_t)rows,
+								   (int64_t)cols);
+	odone("optim oe_sumsq");
+}
+
+__global__ static void k_oe_step(unsigned short *w, const unsigned short *g,
+				 const uint32_t *counts, int64_t rows, int64_t cols, double eta,
+				 double rms)
+{
+	OSTRIDE(at, rows * cols) {
+		uint32_t c = counts[at / cols];
+		if (!c)
+			continue;
+		double G = oe_g_elem(opt_bf16_to_f32(g[at]), c, RND_F32);
+		double step = oe_step_elem(G, eta, rms, RND_F32);
+		w[at] = opt_f32_to_bf16((float)rnd(opt_bf16_to_f32(w[at]) - step, RND_BF16));
+	}
+}
+
+extern "C" void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t *counts,
+				 size_t rows, size_t cols, double eta, double rms)
+{
+	int64_t N = (int64_t)(rows * cols);
+	if (!N)
+		return;
+	k_oe_step<<<ogrid(N), OT, 0, cuda_stream()>>>(w, g, counts, (int64_t)rows, (int64_t)cols,
+						       eta, rms);
+	odone("optim oe_step");
 }

@@ -311,7 +311,8 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 			ncount += (size_t)m->spec[i].shape[0];
 	}
 	m->mask_block = nmask ? xcalloc(nmask, 1) : NULL;
-	m->count_block = ncount ? xcalloc(ncount, sizeof(uint32_t)) : NULL;
+	/* visit counts: the optimizer's device reads them (backend memory) */
+	m->count_block = ncount ? backend_alloc(m->bk, ncount * sizeof(uint32_t)) : NULL;
 	if (m->dt == TD_F64 && ncount) {
 		m->slot_block = xmalloc(ncount * sizeof(int32_t));
 		for (size_t i = 0; i < ncount; i++)
@@ -431,7 +432,8 @@ void model_free(struct model *m)
 	if (m->pblock)
 		backend_free(m->bk, m->pblock);
 	free(m->mask_block);
-	free(m->count_block);
+	if (m->count_block)
+		backend_free(m->bk, m->count_block);
 	free(m->slot_block);
 	free(m->lay);
 	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->oe_slots, m->idx, m->tgt };

@@ -5,8 +5,9 @@
  * Groups (initial lr; k = (d/768)^-0.5): lm_head 0.004 k, wte and
  * value_embeds 0.6 k, resid_lambdas 0.005 (betas 0.8, 0.95), x0/wte/out
  * lambdas 0.5 (betas 0.96, 0.95), q_tau 0.02, all AdamW with eps 1e-10 and
- * wd 0; block matrices Muon lr 0.04 (grouped by shape in the original; the
- * stacked ops are per matrix, so state is kept per matrix); OE tables the
+ * wd 0; block matrices Muon lr 0.04 (grouped by shape as in the original:
+ * fp32 runs hand each group to Polar Express as one batch; the other ops
+ * are per matrix, so state is kept per matrix); OE tables the
  * moment-free table-RMS update with eta = 0.6 k. Every lr times
  * lrm * lr_scale (trainer/schedule.c).
  *
@@ -87,6 +88,11 @@ struct optim {
 	const struct optim_device *dev;   /* state memory, fp32 element-wise passes */
 	void *dscr[2];             /* work arrays in dev memory */
 	size_t dscr_cap[2];
+	/* Muon shape groups (matrices of one shape, in table order): group g
+	 * is grp_idx[grp_at[g] .. grp_at[g+1]); grp_of[i] is matrix i's group,
+	 * grp_first[i] whether i is its first member */
+	size_t *grp_idx, *grp_at, *grp_of;
+	uint8_t *grp_first;
 };
 
 void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
@@ -149,8 +155,33 @@ static void h_adamw(float *w, const float *g, double *m, double *v, size_t n, do
 		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 0, RND_F32);
 }
 
+static void h_oe_sumsq(double *rs, const bf16 *g, const uint32_t *counts, size_t rows,
+		       size_t cols)
+{
+	for (size_t i = 0; i < rows; i++) {
+		double s = 0;
+		for (size_t j = 0; counts[i] && j < cols; j++) {
+			double G = oe_g_elem(bf16_to_f32(g[i * cols + j]), counts[i], RND_F32);
+			s += G * G;
+		}
+		rs[i] = s;
+	}
+}
+
+static void h_oe_step(bf16 *w, const bf16 *g, const uint32_t *counts, size_t rows, size_t cols,
+		      double eta, double rms)
+{
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; counts[i] && j < cols; j++) {
+			size_t at = i * cols + j;
+			double G = oe_g_elem(bf16_to_f32(g[at]), counts[i], RND_F32);
+			double step = oe_step_elem(G, eta, rms, RND_F32);
+			w[at] = bf16_from_f32((float)rnd(bf16_to_f32(w[at]) - step, RND_BF16));
+		}
+}
+
 static const struct optim_device host_device = {
-	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw,
+	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw, h_oe_sumsq, h_oe_step,
 };
 
 const struct optim_device *optim_device_host(void) { return &host_device; }
@@ -283,6 +314,38 @@ static double group_lr(const struct optim *o, enum param_group g)
 	}
 }
 
+static int same_matrix_shape(const struct param *a, const struct param *b)
+{
+	return a->group == PG_MATRIX && b->group == PG_MATRIX && a->rows == b->rows &&
+	       a->cols == b->cols;
+}
+
+/* The Muon shape groups of t (struct optim). */
+static void muon_groups(struct optim *o, const struct param_table *t)
+{
+	size_t n = t->n ? t->n : 1, ng = 0, k = 0;
+	o->grp_idx = xmalloc(n * sizeof *o->grp_idx);
+	o->grp_at = xmalloc((n + 1) * sizeof *o->grp_at);
+	o->grp_of = xmalloc(n * sizeof *o->grp_of);
+	o->grp_first = xcalloc(n, 1);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = 0;
+		while (j < i && !same_matrix_shape(&t->p[j], &t->p[i]))
+			j++;
+		if (t->p[i].group != PG_MATRIX || j < i)
+			continue;   /* not a matrix, or its group is made */
+		o->grp_first[i] = 1;
+		o->grp_at[ng] = k;
+		for (j = i; j < t->n; j++)
+			if (same_matrix_shape(&t->p[j], &t->p[i])) {
+				o->grp_idx[k++] = j;
+				o->grp_of[j] = ng;
+			}
+		ng++;
+	}
+	o->grp_at[ng] = k;
+}
+
 int optim_create(const struct config *c, struct param_table *t, int fp64,
 		 struct optim **out, struct err *e)
 {
@@ -307,6 +370,7 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 	o->fp64 = fp64;
 	o->k = config_lr_k(c);
 	o->dev = &host_device;
+	muon_groups(o, t);
 	o->st = xcalloc(t->n ? t->n : 1, sizeof *o->st);
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
@@ -331,6 +395,10 @@ void optim_free(struct optim *o)
 				o->dev->free(a[k]);
 	}
 	free(o->st);
+	free(o->grp_idx);
+	free(o->grp_at);
+	free(o->grp_of);
+	free(o->grp_first);
 	for (int k = 0; k < 3; k++)
 		free(o->scr[k]);
 	for (int k = 0; k < 2; k++)
@@ -499,44 +567,55 @@ static void muon_lr(const struct optim *o, const struct param *p, const struct o
 	*lrwd = rnd(*lr * wd, xr);
 }
 
-/* fp32 runs: the element-wise passes on the device (o->dev), the scalars
- * and the arms' equilibrators here. */
-static void muon_param_f32(struct optim *o, size_t pi, const struct optim_sched *s)
+/* fp32 runs, one shape group (the nb matrices idx[], all m x n, as the
+ * original stacks them): the element-wise passes on the device (o->dev),
+ * Polar Express once for the group (a batch), the scalars and the arms'
+ * equilibrators here. Each matrix's result is what it alone would get. */
+static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
+			   const struct optim_sched *s)
 {
 	const struct optim_device *d = o->dev;
-	struct param *p = &o->t->p[pi];
-	struct pstate *st = &o->st[pi];
-	size_t m = p->rows, n = p->cols, N = p->numel;
+	const struct param *p0 = &o->t->p[idx[0]];
+	size_t m = p0->rows, n = p0->cols, N = p0->numel;
 	int bf = o->c.polar == POLAR_BF16;
 	enum round_mode r = RND_F32, xr = bf ? RND_BF16 : RND_F32;
-	float *X = dscratch(o, 0, N * sizeof *X);
+	float *X = dscratch(o, 0, nb * N * sizeof *X);
 	/* 1. Nesterov on the fp32 momentum */
 	double mu = rnd(s->momentum, r), w1 = rnd(1 - mu, r);
-	d->nesterov(X, st->buf, p->g, N, w1, mu);
-	/* pre-polar equilibration (host, over unified memory) */
-	if (o->c.muoneq != MUONEQ_OFF) {
-		double *G = scratch(o, 1, N * sizeof *G);
-		for (size_t i = 0; i < N; i++)
-			G[i] = X[i];
-		equilibrate(o, G, m, n, s->step, r);
-		for (size_t i = 0; i < N; i++)
-			X[i] = (float)G[i];
+	for (size_t b = 0; b < nb; b++) {
+		struct param *p = &o->t->p[idx[b]];
+		float *Xb = X + b * N;
+		d->nesterov(Xb, o->st[idx[b]].buf, p->g, N, w1, mu);
+		/* pre-polar equilibration (host, over unified memory) */
+		if (o->c.muoneq != MUONEQ_OFF) {
+			double *G = scratch(o, 1, N * sizeof *G);
+			for (size_t i = 0; i < N; i++)
+				G[i] = Xb[i];
+			equilibrate(o, G, m, n, s->step, r);
+			for (size_t i = 0; i < N; i++)
+				Xb[i] = (float)G[i];
+		}
 	}
-	/* 2. Polar Express */
+	/* 2. Polar Express, the group as one batch */
 	if (o->polar)
-		o->polar(X, 1, m, n, bf);
+		o->polar(X, nb, m, n, bf);
 	else
-		polar_express_f32(X, m, n, bf);
-	/* 3. NorMuon: reduce over columns (one value a row) when m >= n, else rows */
+		for (size_t b = 0; b < nb; b++)
+			polar_express_f32(X + b * N, m, n, bf);
+	/* 3. NorMuon (over columns, one value a row, when m >= n, else rows),
+	 * 4. cautious weight decay and update */
 	int per_row = m >= n;
-	size_t ns = st->smb_n;
-	double *vm = dscratch(o, 1, 2 * ns * sizeof *vm), *ssz = vm + ns;
-	d->sumsq(vm, X, m, n, per_row);
-	normuon_scales(o, st, vm, ssz, per_row ? n : m, r, xr);
-	/* 4. cautious weight decay and update */
-	double lr, lrwd;
-	muon_lr(o, p, s, r, xr, &lr, &lrwd);
-	d->muon_update(p->w, X, ssz, m, n, per_row, lr, lrwd, bf);
+	for (size_t b = 0; b < nb; b++) {
+		struct param *p = &o->t->p[idx[b]];
+		struct pstate *st = &o->st[idx[b]];
+		size_t ns = st->smb_n;
+		double *vm = dscratch(o, 1, 2 * ns * sizeof *vm), *ssz = vm + ns;
+		d->sumsq(vm, X + b * N, m, n, per_row);
+		normuon_scales(o, st, vm, ssz, per_row ? n : m, r, xr);
+		double lr, lrwd;
+		muon_lr(o, p, s, r, xr, &lr, &lrwd);
+		d->muon_update(p->w, X + b * N, ssz, m, n, per_row, lr, lrwd, bf);
+	}
 }
 
 /* fp64 runs: the same in fp64, no rounding, on the host. */
@@ -583,15 +662,15 @@ static void oe_row(const struct optim *o, const struct param *p, size_t i, enum 
 	if (o->fp64) {
 		const double *g = param_grad_row64(p, i);
 		for (size_t j = 0; j < p->cols; j++)
-			G[j] = rnd((g ? g[j] : 0.0) / c, r);
+			G[j] = oe_g_elem(g ? g[j] : 0.0, c, r);
 	} else if (p->gb) {
 		const bf16 *g = p->gb + i * p->cols;
 		for (size_t j = 0; j < p->cols; j++)
-			G[j] = rnd((double)bf16_to_f32(g[j]) / c, r);
+			G[j] = oe_g_elem(bf16_to_f32(g[j]), c, r);
 	} else {
 		const float *g = param_grad_row(p, i);
 		for (size_t j = 0; j < p->cols; j++)
-			G[j] = rnd((g ? (double)g[j] : 0.0) / c, r);
+			G[j] = oe_g_elem(g ? (double)g[j] : 0.0, c, r);
 	}
 }
 
@@ -608,7 +687,7 @@ static void oe_step_row(struct optim *o, struct param *p, size_t i, const double
 {
 	for (size_t j = 0; j < p->cols; j++) {
 		size_t at = i * p->cols + j;
-		double step = rnd(eta * rnd(G[j] / rms, r), r);
+		double step = oe_step_elem(G[j], eta, rms, r);
 		if (o->fp64)
 			p->w64[at] -= step;
 		else
@@ -617,10 +696,13 @@ static void oe_step_row(struct optim *o, struct param *p, size_t i, const double
 }
 
 /* The visited rows' normalised gradient G (row i: g_i / count_i) is scaled
- * to unit RMS and stepped: w_i -= eta * G_i / rms(G). Without
+ * to unit RMS and stepped: w_i -= eta * G_i / rms(G); the sum of squares
+ * adds each row's sum (in column order) in row order. Without
  * Table-Neumann G is read twice from the gradient, a row at a time (sum of
- * squares, then the update), so the update needs one row of memory; with
- * it, G is gathered (visited rows x cols, fp64) for the whitening. */
+ * squares, then the update), so the update needs one row of memory; the
+ * bf16 tables of fp32 runs do both passes on the device (o->dev). With
+ * Table-Neumann G is gathered (visited rows x cols, fp64) for the
+ * whitening, on the host. */
 static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 {
 	struct param *p = &o->t->p[pi];
@@ -640,22 +722,35 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 					oe_row(o, p, i, r, gb + k++ * C);
 				}
 			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
-			for (size_t i = 0; i < nv * C; i++) {
-				gb[i] = rnd(gb[i], r);
-				ss += gb[i] * gb[i];
+			for (k = 0; k < nv; k++) {
+				double rs = 0;
+				for (size_t j = 0; j < C; j++) {
+					double *x = &gb[k * C + j];
+					*x = rnd(*x, r);
+					rs += *x * *x;
+				}
+				ss += rs;
 			}
 			double rms = oe_rms(ss, nv * C, r);
 			for (k = 0; k < nv; k++)
 				oe_step_row(o, p, rows[k], gb + k * C, eta, rms, r);
 			free(rows);
 			free(gb);
+		} else if (!o->fp64 && p->wb && p->gb) {
+			double *rs = dscratch(o, 1, R * sizeof *rs);
+			o->dev->oe_sumsq(rs, p->gb, p->counts, R, C);
+			for (size_t i = 0; i < R; i++)
+				ss += rs[i];
+			o->dev->oe_step(p->wb, p->gb, p->counts, R, C, eta, oe_rms(ss, nv * C, r));
 		} else {
 			double *G = scratch(o, 0, C * sizeof *G);
 			for (size_t i = 0; i < R; i++)
 				if (p->counts[i]) {
+					double rs = 0;
 					oe_row(o, p, i, r, G);
 					for (size_t j = 0; j < C; j++)
-						ss += G[j] * G[j];
+						rs += G[j] * G[j];
+					ss += rs;
 				}
 			double rms = oe_rms(ss, nv * C, r);
 			for (size_t i = 0; i < R; i++)
@@ -676,10 +771,12 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 		struct pstate *st = &o->st[i];
 		switch (p->group) {
 		case PG_MATRIX:
-			if (o->fp64)
+			if (o->fp64) {
 				muon_param_f64(o, i, s);
-			else
-				muon_param_f32(o, i, s);
+			} else if (o->grp_first[i]) {   /* the whole shape group */
+				size_t g = o->grp_of[i];
+				muon_group_f32(o, o->grp_idx + o->grp_at[g], o->grp_at[g + 1] - o->grp_at[g], s);
+			}
 			break;
 		case PG_OE:
 			oe_param(o, i, s);

@@ -68,10 +68,10 @@ void optim_set_polar(struct optim *o, optim_polar_fn fn);
  * its comment says with the per-element functions of trainer/optim_elem.h,
  * so a device and the host twin (optim_device_host) round alike; the
  * optimizer keeps the scalar arithmetic (schedules, bias corrections,
- * NorMuon's row scales) and the arms' matrix operators (BiEq, MuonEq,
- * Neumann-Gram, the OE update) on the host, which reads device memory
- * through alloc's unified addressing. Arrays are alloc memory or the
- * model's parameters (backend_alloc memory of the same backend). */
+ * NorMuon's row scales, the OE tables' RMS) and the arms' matrix
+ * operators (BiEq, MuonEq, Neumann-Gram, Table-Neumann) on the host, which
+ * reads device memory through alloc's unified addressing. Arrays are alloc
+ * memory or the model's (backend_alloc memory of the same backend). */
 struct optim_device {
 	/* n zeroed bytes addressable by the host and these functions; free */
 	void *(*alloc)(size_t n);
@@ -90,6 +90,14 @@ struct optim_device {
 	 * step_size u, r); r = RND_BF16 with bf16_state, else RND_F32 */
 	void (*adamw)(float *w, const float *g, double *m, double *v, size_t n, double w1,
 		      double w2, double bias2, double eps, double step_size, int bf16_state);
+	/* OE tables (bf16 value w and gradient g, rows x cols, visit counts):
+	 * rs[i] = sum over j, in order, of G_ij^2 for a visited row (counts[i]
+	 * > 0; rs[i] = 0 otherwise), G_ij = oe_g_elem(g_ij, counts[i], RND_F32) */
+	void (*oe_sumsq)(double *rs, const bf16 *g, const uint32_t *counts, size_t rows,
+			 size_t cols);
+	/* on visited rows: w_ij = bf16(w_ij - oe_step_elem(G_ij, eta, rms, RND_F32)) */
+	void (*oe_step)(bf16 *w, const bf16 *g, const uint32_t *counts, size_t rows, size_t cols,
+			double eta, double rms);
 };
 
 /* The host twin: plain loops over host memory (the default). */

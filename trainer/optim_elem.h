@@ -18,6 +18,7 @@
 #include <string.h>
 #define OPT_FN __host__ __device__ static __forceinline__
 #else
+#include <string.h>
 #include "lib/bf16.h"
 #define OPT_FN static inline __attribute__((always_inline))
 #endif
@@ -109,6 +110,36 @@ OPT_FN double muon_update_elem(double w, double x, double s, double lr, double l
 	double a = rnd(lr * x, xr);
 	double b = mask ? rnd(rnd(lrwd * w, r), r) : 0;
 	return rnd(w - rnd(a + b, r), r);
+}
+
+/* bf16 storage bits <-> fp32 (the conversion to bf16 rounds to nearest
+ * even; x is bf16-exact where the callers use it). */
+OPT_FN float opt_bf16_to_f32(unsigned short b)
+{
+	unsigned int u = (unsigned int)b << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+OPT_FN unsigned short opt_f32_to_bf16(float x)
+{
+	float r = opt_bf16(x);
+	unsigned int u;
+	memcpy(&u, &r, 4);
+	return (unsigned short)(u >> 16);
+}
+
+/* OE update: entry of a visited row's normalised gradient g / count, and
+ * its step eta * G / rms, rounded as the tensors are (r). */
+OPT_FN double oe_g_elem(double g, double count, enum round_mode r)
+{
+	return rnd(g / count, r);
+}
+
+OPT_FN double oe_step_elem(double G, double eta, double rms, enum round_mode r)
+{
+	return rnd(eta * rnd(G / rms, r), r);
 }
 
 #endif

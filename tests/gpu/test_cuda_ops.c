@@ -541,7 +541,8 @@ static double rel_fro(const float *a, const float *b, size_t n)
  * twin (trainer/optim.c optim_device_host): the same per-element functions,
  * no contracted multiply-adds, sums in the same order: bit for bit, on a
  * tall and a wide matrix, bf16 and fp32 polar dtypes, both AdamW state
- * kinds, three steps each (the state carried). */
+ * kinds, three steps each (the state carried); then the OE tables' passes
+ * on a table of 70,001 rows with unvisited rows, two steps. */
 TEST(optimizer_passes)
 {
 	const struct optim_device *H = optim_device_host(), *D = backend_optim_device(GPU);
@@ -608,6 +609,35 @@ TEST(optimizer_passes)
 			free(w), free(x), free(buf), free(ss), free(sc);
 			D->free(dbuf), D->free(dss), D->free(dsc), D->free(dw), D->free(dx);
 		}
+	/* OE tables: rows above 65535 and unvisited rows, two steps */
+	size_t R = 70001, C = 16, N = R * C;
+	bf16 *hw = xmalloc(N * 2), *hg = xmalloc(N * 2);
+	uint32_t *hc = xmalloc(R * 4);
+	double *hr = xmalloc(R * 8);
+	bf16 *dw = D->alloc(N * 2), *dg = D->alloc(N * 2);
+	uint32_t *dc = D->alloc(R * 4);
+	double *dr = D->alloc(R * 8);
+	int same = 1;
+	for (size_t i = 0; i < N; i++)
+		hw[i] = bf16_from_f32((float)(0.02 * rng_normal(&RG)));
+	memcpy(dw, hw, N * 2);
+	for (int step = 0; step < 2; step++) {
+		for (size_t i = 0; i < N; i++)
+			hg[i] = bf16_from_f32((float)(0.01 * rng_normal(&RG)));
+		for (size_t i = 0; i < R; i++)
+			hc[i] = rng_below(&RG, 3) ? 0 : 1 + (uint32_t)rng_below(&RG, 9);
+		memcpy(dg, hg, N * 2);
+		memcpy(dc, hc, R * 4);
+		H->oe_sumsq(hr, hg, hc, R, C);
+		D->oe_sumsq(dr, dg, dc, R, C);
+		same &= !memcmp(hr, dr, R * 8);
+		H->oe_step(hw, hg, hc, R, C, 0.34, 0.0123);
+		D->oe_step(dw, dg, dc, R, C, 0.34, 0.0123);
+		same &= !memcmp(hw, dw, N * 2);
+	}
+	CHECKF(same, "the device's OE passes differ from the host's");
+	free(hw), free(hg), free(hc), free(hr);
+	D->free(dw), D->free(dg), D->free(dc), D->free(dr);
 }
 
 TEST(polar_express)

@@ -15,7 +15,8 @@
  * - Training steps are deterministic in one process: two models trained side
  *   by side with their own optimizers (whose work arrays are reused between
  *   parameters of different sizes) end bit-identical; the second runs Polar
- *   Express through optim_set_polar's hook, which sees every Muon matrix,
+ *   Express through optim_set_polar's hook, which sees every Muon matrix
+ *   (a call a shape group, its matrices as one batch),
  *   and from its second step its state and element-wise passes through
  *   optim_set_device's (the CUDA backend's way onto the GPU).
  * Correctness against PyTorch stays with test_model.c and test_optim.c.
@@ -250,10 +251,11 @@ TEST(softcap_threads_f64) { softcap_threads(TD_F64); }
 
 /* A Polar Express hook (optim_set_polar, as the CUDA backend installs its
  * twin) that records the shapes it is given and runs the host's on each. */
-static size_t hook_calls, hook_elems;
+static size_t hook_calls, hook_elems, hook_mats;
 static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
 {
 	hook_calls++;
+	hook_mats += batch;
 	hook_elems += batch * m * n;
 	for (size_t b = 0; b < batch; b++)
 		polar_express_f32(X + b * m * n, m, n, bf16);
@@ -261,7 +263,7 @@ static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
 
 /* An optimizer device (optim_set_device, as the CUDA backend installs its
  * kernels) that counts its calls and allocations and runs the host twin. */
-static size_t dev_live, dev_calls[4], dev_elems[4];
+static size_t dev_live, dev_calls[6], dev_elems[6];
 static void *wrap_alloc(size_t n)
 {
 	dev_live++;
@@ -294,16 +296,29 @@ static void wrap_adamw(float *w, const float *g, double *m, double *v, size_t n,
 	dev_calls[3]++, dev_elems[3] += n;
 	optim_device_host()->adamw(w, g, m, v, n, w1, w2, bias2, eps, step_size, bf16_state);
 }
+static void wrap_oe_sumsq(double *rs, const bf16 *g, const uint32_t *counts, size_t rows,
+			  size_t cols)
+{
+	dev_calls[4]++, dev_elems[4] += rows * cols;
+	optim_device_host()->oe_sumsq(rs, g, counts, rows, cols);
+}
+static void wrap_oe_step(bf16 *w, const bf16 *g, const uint32_t *counts, size_t rows,
+			 size_t cols, double eta, double rms)
+{
+	dev_calls[5]++, dev_elems[5] += rows * cols;
+	optim_device_host()->oe_step(w, g, counts, rows, cols, eta, rms);
+}
 static const struct optim_device wrap_device = {
 	wrap_alloc, wrap_free, wrap_nesterov, wrap_sumsq, wrap_muon_update, wrap_adamw,
+	wrap_oe_sumsq, wrap_oe_step,
 };
 
 /* Two models trained side by side end bit-identical when the second's
  * optimizer runs Polar Express through optim_set_polar's hook and, from
  * step 1 on (its state moving over), its element-wise passes through
- * optim_set_device's: every Muon matrix and every AdamW parameter without
- * Neumann-Gram passes through them, with BiEq on the host in between, and
- * all of the device's memory is handed back. */
+ * optim_set_device's: every Muon matrix, every AdamW parameter without
+ * Neumann-Gram and every OE table passes through them, with BiEq on the
+ * host in between, and all of the device's memory is handed back. */
 TEST(steps_deterministic)
 {
 	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
@@ -319,14 +334,22 @@ TEST(steps_deterministic)
 		CHECK(optim_create(model_config(m[k]), model_params(m[k]), 0, &o[k], &e) == 0);
 	/* the second optimizer runs Polar Express through the hook */
 	optim_set_polar(o[1], polar_hook);
-	hook_calls = hook_elems = 0;
-	size_t muon = 0, muon_elems = 0, adam = 0, adam_elems = 0;
+	hook_calls = hook_elems = hook_mats = 0;
+	size_t muon = 0, muon_elems = 0, adam = 0, adam_elems = 0, shapes = 0, oe_elems = 0;
 	for (size_t i = 0; i < model_params(m[0])->n; i++) {
 		const struct param *p = &model_params(m[0])->p[i];
 		if (p->group == PG_MATRIX) {
+			int seen = 0;
+			for (size_t j = 0; j < i; j++) {
+				const struct param *q = &model_params(m[0])->p[j];
+				seen |= q->group == PG_MATRIX && q->rows == p->rows && q->cols == p->cols;
+			}
+			shapes += !seen;
 			muon++;
 			muon_elems += p->numel;
-		} else if (p->group != PG_OE &&
+		} else if (p->group == PG_OE) {
+			oe_elems += p->numel;
+		} else if (
 			   !((p->group == PG_LM_HEAD || p->group == PG_EMBED) && p->ndim == 2)) {
 			adam++;
 			adam_elems += p->numel;
@@ -353,9 +376,10 @@ TEST(steps_deterministic)
 	for (size_t i = 0; i < a->n; i++)
 		diff += !param_values_equal(&a->p[i], &b->p[i]);
 	CHECKF(diff == 0, "%zu parameters differ", diff);
-	CHECKF(hook_calls == 3 * muon && hook_elems == 3 * muon_elems,
-	       "hook ran %zu times on %zu entries; 3 steps of %zu Muon matrices", hook_calls,
-	       hook_elems, muon);
+	/* one call a shape group (its matrices as a batch) */
+	CHECKF(hook_calls == 3 * shapes && hook_mats == 3 * muon && hook_elems == 3 * muon_elems,
+	       "hook ran %zu times on %zu matrices, %zu entries; 3 steps of %zu Muon matrices in "
+	       "%zu shapes", hook_calls, hook_mats, hook_elems, muon, shapes);
 	/* steps 1 and 2 through the device */
 	CHECKF(dev_calls[0] == 2 * muon && dev_elems[0] == 2 * muon_elems &&
 	       dev_calls[1] == 2 * muon && dev_elems[1] == 2 * muon_elems &&
@@ -365,6 +389,9 @@ TEST(steps_deterministic)
 	CHECKF(adam > 0 && dev_calls[3] == 2 * adam && dev_elems[3] == 2 * adam_elems,
 	       "device AdamW passes %zu on %zu entries; 2 steps of %zu parameters", dev_calls[3],
 	       dev_elems[3], adam);
+	CHECKF(dev_calls[4] == 2 * 4 && dev_calls[5] == 2 * 4 && dev_elems[4] == dev_elems[5] &&
+	       dev_elems[4] == 2 * oe_elems, "device OE passes %zu, %zu; 2 steps of 4 tables",
+	       dev_calls[4], dev_calls[5]);
 	CHECK(dev_live > 0);
 	for (int k = 0; k < 2; k++)
 		optim_free(o[k]);
