@@ -15,7 +15,9 @@
  * Activations: everything the backward needs is kept per layer (x entering
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
- * recomputed. Logits exist only for a chunk of MODEL_CE_ROWS rows at a time.
+ * recomputed. Logits exist only for a chunk of rows at a time (ce_rows:
+ * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
+ * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
  *
  * The backend comes from backend_select; every buffer an op touches is
  * backend_alloc memory. A few small host loops run between ops (the layer
@@ -40,7 +42,8 @@
 #include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
 
-#define MODEL_CE_ROWS 256      /* rows of logits made at a time */
+#define MODEL_CE_ROWS 256      /* rows of logits made at a time (CPU) */
+#define MODEL_CE_ROWS_GPU 4096 /* ... on other backends */
 #define MODEL_MAX_OE 16
 
 struct layer {
@@ -95,8 +98,9 @@ struct model {
 	void *dx, *dx0, *dx0w, *da, *dq, *dk, *dv, *dy, *dm, *t1, *t2;  /* (N,C) */
 	void *dh, *u;                  /* (N,4C) */
 	void *gs, *dgs, *dglog;        /* (N,Cg), (N,Cg), (N,H) */
-	void *logits;                  /* (MODEL_CE_ROWS, V) */
-	void *closs;                   /* (MODEL_CE_ROWS) */
+	int ce_rows;                   /* rows of logits made at a time */
+	void *logits;                  /* (ce_rows, V) */
+	void *closs;                   /* (ce_rows) */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
 	int32_t *oe_slots;             /* (N) a table's rows as gradient slots */
@@ -269,6 +273,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	}
 	if (m->bk == backend_cpu() && cfg->threads > 0)
 		backend_cpu_set_threads(cfg->threads);
+	m->ce_rows = m->bk == backend_cpu() ? MODEL_CE_ROWS : MODEL_CE_ROWS_GPU;
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
@@ -625,8 +630,8 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);
-	m->logits = carve(&cur, (size_t)MODEL_CE_ROWS * (size_t)m->V, es);
-	m->closs = carve(&cur, MODEL_CE_ROWS, es);
+	m->logits = carve(&cur, (size_t)m->ce_rows * (size_t)m->V, es);
+	m->closs = carve(&cur, (size_t)m->ce_rows, es);
 	m->qs = carve(&cur, H * (size_t)m->D, es);
 	m->dqs = carve(&cur, H * (size_t)m->D, es);
 	return cur;
@@ -905,8 +910,8 @@ static double head(struct model *m, const int32_t *tg, int64_t N, double dscale,
 	int64_t C = m->C, V = m->V;
 	struct tensor Wlm = pw(m, m->lm_head), gWlm = pg(m, m->lm_head);
 	double sum = 0;
-	for (int64_t r0 = 0; r0 < N; r0 += MODEL_CE_ROWS) {
-		int64_t R = N - r0 < MODEL_CE_ROWS ? N - r0 : MODEL_CE_ROWS;
+	for (int64_t r0 = 0; r0 < N; r0 += m->ce_rows) {
+		int64_t R = N - r0 < m->ce_rows ? N - r0 : m->ce_rows;
 		struct tensor hc = mat(m, (char *)m->hN + (size_t)(r0 * C) * m->es, R, C);
 		struct tensor lg = mat(m, m->logits, R, V), ls = tensor_1d(m->closs, m->dt, R);
 		bk->matmul(&lg, &hc, &Wlm, 0, 1, 1, 0);   // logits is (R,V)
