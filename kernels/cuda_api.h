@@ -80,6 +80,10 @@ void cuda_opt_oe_sumsq(double *rs, const uint16_t *g, const uint32_t *counts, si
 		       size_t cols);
 void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t *counts, size_t rows,
 		      size_t cols, double eta, double rms);
+void cuda_opt_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row);
+void cuda_opt_scale64(double *G, const double *rs, const double *cs, size_t m, size_t n);
+void cuda_opt_widen(double *G, const float *x, size_t n);
+void cuda_opt_narrow(float *x, const double *G, size_t n);
 
 /* Managed (unified) memory of n bytes, zeroed, usable from the host and by
  * every op without staging; NULL when the allocation fails. */

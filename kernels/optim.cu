@@ -1,8 +1,9 @@
 /* optim.cu: the optimizer's element-wise passes on the GPU, the device of
  * trainer/optim.h (struct optim_device, assembled in
  * trainer/backend_select.c as backend_optim_device): Nesterov momentum, the
- * NorMuon sums of squares, Muon's scaled cautious update, AdamW, and the
- * OE tables' two passes (row sums of squares, the step), one
+ * NorMuon sums of squares, Muon's scaled cautious update, AdamW, the OE
+ * tables' two passes (row sums of squares, the step) and the equilibrators'
+ * (BiEq, MuonEq) passes on an fp64 copy, one
  * thread an element (the sums: one a row or column), each computing with
  * the functions of trainer/optim_elem.h that the host twin in
  * trainer/optim.c uses, in fp64 with the same roundings. This file is
@@ -14,9 +15,10 @@
  * arrays, the model's parameters), used in place; each call returns after
  * its kernel (the host reads the results next).
  * Left out: fp32 state (the state is fp64 holding fp32 values, as on the
- * host: 8 bytes an entry, not 4), shape-group batching, the arms' matrix
- * operators (BiEq, MuonEq, Neumann-Gram, Table-Neumann), which stay on the
- * host (trainer/optim.c).
+ * host: 8 bytes an entry, not 4), a launch for several matrices (Polar
+ * Express alone takes a shape group at once), the arms' matrix
+ * operators Neumann-Gram and Table-Neumann, which stay on the host
+ * (trainer/optim.c), as do the equilibrators' per-row factors.
  * Reference: trainer/optim.c (the rounding points), trainer/optim_elem.h.
  */
 #include <cuda_runtime.h>
@@ -63,8 +65,9 @@ extern "C" void cuda_opt_nesterov(float *x, double *buf, const float *g, size_t 
 }
 
 /* ss[k] for k < count: a thread an output, summing in the host's order
- * (along the row, or down the column). */
-__global__ static void k_sumsq(double *ss, const float *x, int64_t m, int64_t n, int per_row)
+ * (along the row, or down the column); x fp32 or fp64. */
+template <typename T>
+__global__ static void k_sumsq(double *ss, const T *x, int64_t m, int64_t n, int per_row)
 {
 	int64_t count = per_row ? m : n;
 	OSTRIDE(k, count) {
@@ -79,13 +82,69 @@ __global__ static void k_sumsq(double *ss, const float *x, int64_t m, int64_t n,
 	}
 }
 
-extern "C" void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
+template <typename T>
+static void sumsq_launch(double *ss, const T *x, size_t m, size_t n, int per_row)
 {
 	int64_t count = (int64_t)(per_row ? m : n);
 	if (!count)
 		return;
-	k_sumsq<<<ogrid(count), OT, 0, cuda_stream()>>>(ss, x, (int64_t)m, (int64_t)n, per_row);
+	k_sumsq<T><<<ogrid(count), OT, 0, cuda_stream()>>>(ss, x, (int64_t)m, (int64_t)n, per_row);
 	odone("optim sumsq");
+}
+
+extern "C" void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
+{
+	sumsq_launch(ss, x, m, n, per_row);
+}
+
+extern "C" void cuda_opt_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row)
+{
+	sumsq_launch(ss, G, m, n, per_row);
+}
+
+__global__ static void k_scale64(double *G, const double *rs, const double *cs, int64_t m,
+				 int64_t n)
+{
+	OSTRIDE(i, m * n)
+		G[i] *= (rs ? rs[i / n] : 1.0) * (cs ? cs[i % n] : 1.0);
+}
+
+extern "C" void cuda_opt_scale64(double *G, const double *rs, const double *cs, size_t m,
+				 size_t n)
+{
+	int64_t N = (int64_t)(m * n);
+	if (!N)
+		return;
+	k_scale64<<<ogrid(N), OT, 0, cuda_stream()>>>(G, rs, cs, (int64_t)m, (int64_t)n);
+	odone("optim scale64");
+}
+
+__global__ static void k_widen(double *G, const float *x, int64_t n)
+{
+	OSTRIDE(i, n)
+		G[i] = x[i];
+}
+
+__global__ static void k_narrow(float *x, const double *G, int64_t n)
+{
+	OSTRIDE(i, n)
+		x[i] = (float)G[i];
+}
+
+extern "C" void cuda_opt_widen(double *G, const float *x, size_t n)
+{
+	if (!n)
+		return;
+	k_widen<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(G, x, (int64_t)n);
+	odone("optim widen");
+}
+
+extern "C" void cuda_opt_narrow(float *x, const double *G, size_t n)
+{
+	if (!n)
+		return;
+	k_narrow<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(x, G, (int64_t)n);
+	odone("optim narrow");
 }
 
 __global__ static void k_muon_update(float *w, const float *x, const double *s, int64_t m,

@@ -38,11 +38,13 @@
  *
  * Where it runs (fp32 runs): the state and the element-wise passes
  * (Nesterov, NorMuon's sums of squares, Muon's update, AdamW without
- * Neumann-Gram) belong to the optimizer's device (optim_set_device: the
- * host twin below, or kernels/optim.cu on the GPU), which computes with
- * the per-element functions of trainer/optim_elem.h; schedules, bias
- * corrections, NorMuon's scales, the equilibrators, Neumann-Gram, masks,
- * step-0 modes and the OE update run here. fp64 runs are host-only.
+ * Neumann-Gram, the OE update, the equilibrators' sums and scalings)
+ * belong to the optimizer's device (optim_set_device: the host twin below,
+ * or kernels/optim.cu on the GPU), which computes with the per-element
+ * functions of trainer/optim_elem.h; schedules, bias corrections,
+ * NorMuon's scales, the equilibrators' factors, Neumann-Gram,
+ * Table-Neumann, masks and step-0 modes run here. fp64 runs are
+ * host-only (the host twin).
  *
  * Step-0 modes apply to wte_lambdas and out_lambdas (nostep0_all: also
  * resid_lambdas and x0_lambdas): nostep0 skips step 0 (no update, no
@@ -86,8 +88,8 @@ struct optim {
 	size_t scr_cap[3];
 	optim_polar_fn polar;      /* NULL: polar_express_f32 here */
 	const struct optim_device *dev;   /* state memory, fp32 element-wise passes */
-	void *dscr[2];             /* work arrays in dev memory */
-	size_t dscr_cap[2];
+	void *dscr[4];             /* work arrays in dev memory */
+	size_t dscr_cap[4];
 	/* Muon shape groups (matrices of one shape, in table order): group g
 	 * is grp_idx[grp_at[g] .. grp_at[g+1]); grp_of[i] is matrix i's group,
 	 * grp_first[i] whether i is its first member */
@@ -180,8 +182,36 @@ static void h_oe_step(bf16 *w, const bf16 *g, const uint32_t *counts, size_t row
 		}
 }
 
+static void h_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row)
+{
+	memset(ss, 0, (per_row ? m : n) * sizeof *ss);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			ss[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+}
+
+static void h_scale64(double *G, const double *rs, const double *cs, size_t m, size_t n)
+{
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] *= (rs ? rs[i] : 1.0) * (cs ? cs[j] : 1.0);
+}
+
+static void h_widen(double *G, const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		G[i] = x[i];
+}
+
+static void h_narrow(float *x, const double *G, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)G[i];
+}
+
 static const struct optim_device host_device = {
 	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw, h_oe_sumsq, h_oe_step,
+	h_sumsq64, h_scale64, h_widen, h_narrow,
 };
 
 const struct optim_device *optim_device_host(void) { return &host_device; }
@@ -218,7 +248,7 @@ void optim_set_device(struct optim *o, const struct optim_device *d)
 		st_move(o, from, &st->buf, n);
 		st_move(o, from, &st->smb, st->smb_n);
 	}
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 4; k++) {
 		if (o->dscr[k])
 			from->free(o->dscr[k]);
 		o->dscr[k] = NULL;
@@ -401,7 +431,7 @@ void optim_free(struct optim *o)
 	free(o->grp_first);
 	for (int k = 0; k < 3; k++)
 		free(o->scr[k]);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 4; k++)
 		if (o->dscr[k])
 			o->dev->free(o->dscr[k]);
 	free(o);
@@ -513,18 +543,15 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 /* ---- Muon ---- */
 
 /* The pre-polar equilibrator of the arm on G (m x n, fp64 working copy of
- * the fp32 momentum), result rounded to r. */
-static void equilibrate(const struct optim *o, double *G, size_t m, size_t n, int step,
-			enum round_mode r)
+ * the momentum in the device's memory; work: m + n doubles there). */
+static void equilibrate(struct optim *o, double *G, size_t m, size_t n, int step, double *work)
 {
 	if (o->c.muoneq == MUONEQ_BIEQ)
-		bieq_apply(G, m, n, homotopy_alpha(step, o->c.bieq_tau));
+		bieq_apply_on(o->dev, G, m, n, homotopy_alpha(step, o->c.bieq_tau), work);
 	else if (o->c.muoneq == MUONEQ_R)
-		muoneq_r_apply(G, m, n);
+		muoneq_r_apply_on(o->dev, G, m, n, work);
 	else
-		muoneq_rc_apply(G, m, n);
-	for (size_t i = 0; i < m * n; i++)
-		G[i] = rnd(G[i], r);
+		muoneq_rc_apply_on(o->dev, G, m, n, work);
 }
 
 /* NorMuon: from vm (ns sums of squares of the polar output, over columns
@@ -586,14 +613,13 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		struct param *p = &o->t->p[idx[b]];
 		float *Xb = X + b * N;
 		d->nesterov(Xb, o->st[idx[b]].buf, p->g, N, w1, mu);
-		/* pre-polar equilibration (host, over unified memory) */
+		/* pre-polar equilibration on an fp64 copy, the result fp32 */
 		if (o->c.muoneq != MUONEQ_OFF) {
-			double *G = scratch(o, 1, N * sizeof *G);
-			for (size_t i = 0; i < N; i++)
-				G[i] = Xb[i];
-			equilibrate(o, G, m, n, s->step, r);
-			for (size_t i = 0; i < N; i++)
-				Xb[i] = (float)G[i];
+			double *G = dscratch(o, 2, N * sizeof *G);
+			double *work = dscratch(o, 3, (m + n) * sizeof *work);
+			d->widen(G, Xb, N);
+			equilibrate(o, G, m, n, s->step, work);
+			d->narrow(Xb, G, N);
 		}
 	}
 	/* 2. Polar Express, the group as one batch */
@@ -630,8 +656,11 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	double mu = s->momentum, w1 = 1 - mu;
 	for (size_t i = 0; i < N; i++)
 		G[i] = nesterov_elem(&st->buf[i], G[i], w1, mu, 1);
-	if (o->c.muoneq != MUONEQ_OFF)
-		equilibrate(o, G, m, n, s->step, r);
+	if (o->c.muoneq != MUONEQ_OFF) {
+		double *work = xmalloc((m + n) * sizeof *work);
+		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
+		free(work);
+	}
 	polar_express_f64(G, m, n);
 	int per_row = m >= n;
 	size_t ns = st->smb_n;

@@ -68,10 +68,10 @@ void optim_set_polar(struct optim *o, optim_polar_fn fn);
  * its comment says with the per-element functions of trainer/optim_elem.h,
  * so a device and the host twin (optim_device_host) round alike; the
  * optimizer keeps the scalar arithmetic (schedules, bias corrections,
- * NorMuon's row scales, the OE tables' RMS) and the arms' matrix
- * operators (BiEq, MuonEq, Neumann-Gram, Table-Neumann) on the host, which
- * reads device memory through alloc's unified addressing. Arrays are alloc
- * memory or the model's (backend_alloc memory of the same backend). */
+ * NorMuon's row scales, the OE tables' RMS, the equilibrators' factors)
+ * and Neumann-Gram and Table-Neumann on the host, which reads device
+ * memory through alloc's unified addressing. Arrays are alloc memory or the
+ * model's (backend_alloc memory of the same backend). */
 struct optim_device {
 	/* n zeroed bytes addressable by the host and these functions; free */
 	void *(*alloc)(size_t n);
@@ -98,6 +98,14 @@ struct optim_device {
 	/* on visited rows: w_ij = bf16(w_ij - oe_step_elem(G_ij, eta, rms, RND_F32)) */
 	void (*oe_step)(bf16 *w, const bf16 *g, const uint32_t *counts, size_t rows, size_t cols,
 			double eta, double rms);
+	/* The equilibrators' passes on an fp64 working copy G (m x n) of the
+	 * momentum: ss[k] = sum over row k (per_row) or column k of G^2, in
+	 * order; G_ij *= (rs ? rs[i] : 1) * (cs ? cs[j] : 1); G = x widened;
+	 * x = G rounded to fp32. */
+	void (*sumsq64)(double *ss, const double *G, size_t m, size_t n, int per_row);
+	void (*scale64)(double *G, const double *rs, const double *cs, size_t m, size_t n);
+	void (*widen)(double *G, const float *x, size_t n);
+	void (*narrow)(float *x, const double *G, size_t n);
 };
 
 /* The host twin: plain loops over host memory (the default). */
@@ -147,6 +155,15 @@ void bieq_apply(double *G, size_t m, size_t n, double a);
 void muoneq_r_apply(double *G, size_t m, size_t n);
 /* MuonEq-RC: rows and columns scaled simultaneously from the same G. */
 void muoneq_rc_apply(double *G, size_t m, size_t n);
+/* The same three with their matrix passes on device d (G and work, m + n
+ * doubles, in d's memory); the per-row and per-column factors are computed
+ * here. The plain forms above use the host twin. */
+void bieq_apply_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		   double *work);
+void muoneq_r_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
+		       double *work);
+void muoneq_rc_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
+			double *work);
 /* Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2) of U (V x d) in place
  * with a = min(t/tau, 1)^2. */
 void neumann_gram_apply(double *U, size_t V, size_t d, double a);

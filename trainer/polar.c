@@ -149,31 +149,26 @@ double homotopy_alpha(int step, double tau)
 }
 
 /* Scale rows of G by ((1-a) + a (r_i / mean r + 1e-4))^-1/2, r_i = mean_j G_ij^2. */
-static void bieq_rows(double *G, size_t m, size_t n, double a, double *r)
+static void bieq_rows(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		      double *r)
 {
 	double mr = 0;
+	d->sumsq64(r, G, m, n, 1);
 	for (size_t i = 0; i < m; i++) {
-		double s = 0;
-		for (size_t j = 0; j < n; j++)
-			s += G[i * n + j] * G[i * n + j];
-		r[i] = s / n;
+		r[i] /= n;
 		mr += r[i];
 	}
 	mr /= m;
-	for (size_t i = 0; i < m; i++) {
-		double f = 1.0 / sqrt((1 - a) + a * (r[i] / (mr + 1e-30) + 1e-4));
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] *= f;
-	}
+	for (size_t i = 0; i < m; i++)
+		r[i] = 1.0 / sqrt((1 - a) + a * (r[i] / (mr + 1e-30) + 1e-4));
+	d->scale64(G, r, NULL, m, n);
 }
 
-static void bieq_cols(double *G, size_t m, size_t n, double a, double *c)
+static void bieq_cols(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		      double *c)
 {
 	double mc = 0;
-	memset(c, 0, n * sizeof *c);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			c[j] += G[i * n + j] * G[i * n + j];
+	d->sumsq64(c, G, m, n, 0);
 	for (size_t j = 0; j < n; j++) {
 		c[j] /= m;
 		mc += c[j];
@@ -181,51 +176,60 @@ static void bieq_cols(double *G, size_t m, size_t n, double a, double *c)
 	mc /= n;
 	for (size_t j = 0; j < n; j++)
 		c[j] = 1.0 / sqrt((1 - a) + a * (c[j] / (mc + 1e-30) + 1e-4));
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] *= c[j];
+	d->scale64(G, NULL, c, m, n);
 }
 
+void bieq_apply_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		   double *work)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		bieq_rows(d, G, m, n, a, work);
+		bieq_cols(d, G, m, n, a, work);   /* column means recomputed after the row step */
+	}
+}
+
+void muoneq_r_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
+		       double *work)
+{
+	d->sumsq64(work, G, m, n, 1);
+	for (size_t i = 0; i < m; i++)
+		work[i] = 1.0 / sqrt(work[i] + 1e-8);
+	d->scale64(G, work, NULL, m, n);
+}
+
+void muoneq_rc_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
+			double *work)
+{
+	double *r = work, *c = work + m;
+	d->sumsq64(r, G, m, n, 1);
+	d->sumsq64(c, G, m, n, 0);
+	for (size_t i = 0; i < m; i++)
+		r[i] = 1.0 / sqrt(r[i] + 1e-8);
+	for (size_t j = 0; j < n; j++)
+		c[j] = 1.0 / sqrt(c[j] + 1e-8);
+	d->scale64(G, r, c, m, n);
+}
+
+/* The plain forms: the host twin, a work array of their own. */
 void bieq_apply(double *G, size_t m, size_t n, double a)
 {
-	double *w = xmalloc((m > n ? m : n) * sizeof *w);
-	for (int pass = 0; pass < 2; pass++) {
-		bieq_rows(G, m, n, a, w);
-		bieq_cols(G, m, n, a, w);   /* column means recomputed after the row step */
-	}
+	double *w = xmalloc((m + n) * sizeof *w);
+	bieq_apply_on(optim_device_host(), G, m, n, a, w);
 	free(w);
 }
 
 void muoneq_r_apply(double *G, size_t m, size_t n)
 {
-	for (size_t i = 0; i < m; i++) {
-		double s = 0;
-		for (size_t j = 0; j < n; j++)
-			s += G[i * n + j] * G[i * n + j];
-		double f = 1.0 / sqrt(s + 1e-8);
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] *= f;
-	}
+	double *w = xmalloc((m + n) * sizeof *w);
+	muoneq_r_apply_on(optim_device_host(), G, m, n, w);
+	free(w);
 }
 
 void muoneq_rc_apply(double *G, size_t m, size_t n)
 {
-	double *r = xcalloc(m, sizeof *r), *c = xcalloc(n, sizeof *c);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++) {
-			double g2 = G[i * n + j] * G[i * n + j];
-			r[i] += g2;
-			c[j] += g2;
-		}
-	for (size_t i = 0; i < m; i++)
-		r[i] = 1.0 / sqrt(r[i] + 1e-8);
-	for (size_t j = 0; j < n; j++)
-		c[j] = 1.0 / sqrt(c[j] + 1e-8);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			G[i * n + j] *= r[i] * c[j];
-	free(r);
-	free(c);
+	double *w = xmalloc((m + n) * sizeof *w);
+	muoneq_rc_apply_on(optim_device_host(), G, m, n, w);
+	free(w);
 }
 
 void neumann_gram_apply(double *U, size_t V, size_t d, double a)

@@ -542,7 +542,8 @@ static double rel_fro(const float *a, const float *b, size_t n)
  * no contracted multiply-adds, sums in the same order: bit for bit, on a
  * tall and a wide matrix, bf16 and fp32 polar dtypes, both AdamW state
  * kinds, three steps each (the state carried); then the OE tables' passes
- * on a table of 70,001 rows with unvisited rows, two steps. */
+ * on a table of 70,001 rows with unvisited rows, two steps; then the
+ * equilibrators (BiEq, MuonEq-R, MuonEq-RC) over the device's passes. */
 TEST(optimizer_passes)
 {
 	const struct optim_device *H = optim_device_host(), *D = backend_optim_device(GPU);
@@ -638,6 +639,37 @@ TEST(optimizer_passes)
 	CHECKF(same, "the device's OE passes differ from the host's");
 	free(hw), free(hg), free(hc), free(hr);
 	D->free(dw), D->free(dg), D->free(dc), D->free(dr);
+	/* the equilibrators on the device: BiEq, MuonEq-R, MuonEq-RC equal the
+	 * host's (trainer/polar.c) bit for bit, widening and narrowing too */
+	for (int sh = 0; sh < 2; sh++) {
+		size_t m = sh ? 24 : 96, n = sh ? 130 : 40, N = m * n;
+		float *x = rnd(N, 0.3), *dx = D->alloc(N * 4), *hx = xmalloc(N * 4);
+		double *G = xmalloc(N * 8), *dG = D->alloc(N * 8), *wk = D->alloc((m + n) * 8);
+		int eq = 1;
+		for (int kind = 0; kind < 3; kind++) {
+			for (size_t i = 0; i < N; i++)
+				G[i] = x[i];
+			memcpy(dx, x, N * 4);
+			D->widen(dG, dx, N);
+			if (kind == 0) {
+				bieq_apply(G, m, n, 0.36);
+				bieq_apply_on(D, dG, m, n, 0.36, wk);
+			} else if (kind == 1) {
+				muoneq_r_apply(G, m, n);
+				muoneq_r_apply_on(D, dG, m, n, wk);
+			} else {
+				muoneq_rc_apply(G, m, n);
+				muoneq_rc_apply_on(D, dG, m, n, wk);
+			}
+			eq &= !memcmp(G, dG, N * 8);
+			for (size_t i = 0; i < N; i++)
+				hx[i] = (float)G[i];
+			D->narrow(dx, dG, N);
+			eq &= !memcmp(hx, dx, N * 4);
+		}
+		CHECKF(eq, "%zu x %zu: an equilibrator on the device differs from the host's", m, n);
+		free(x), free(hx), free(G), D->free(dx), D->free(dG), D->free(wk);
+	}
 }
 
 TEST(polar_express)

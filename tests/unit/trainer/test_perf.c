@@ -263,7 +263,7 @@ static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
 
 /* An optimizer device (optim_set_device, as the CUDA backend installs its
  * kernels) that counts its calls and allocations and runs the host twin. */
-static size_t dev_live, dev_calls[6], dev_elems[6];
+static size_t dev_live, dev_calls[10], dev_elems[10];
 static void *wrap_alloc(size_t n)
 {
 	dev_live++;
@@ -308,17 +308,37 @@ static void wrap_oe_step(bf16 *w, const bf16 *g, const uint32_t *counts, size_t 
 	dev_calls[5]++, dev_elems[5] += rows * cols;
 	optim_device_host()->oe_step(w, g, counts, rows, cols, eta, rms);
 }
+static void wrap_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row)
+{
+	dev_calls[6]++, dev_elems[6] += m * n;
+	optim_device_host()->sumsq64(ss, G, m, n, per_row);
+}
+static void wrap_scale64(double *G, const double *rs, const double *cs, size_t m, size_t n)
+{
+	dev_calls[7]++, dev_elems[7] += m * n;
+	optim_device_host()->scale64(G, rs, cs, m, n);
+}
+static void wrap_widen(double *G, const float *x, size_t n)
+{
+	dev_calls[8]++, dev_elems[8] += n;
+	optim_device_host()->widen(G, x, n);
+}
+static void wrap_narrow(float *x, const double *G, size_t n)
+{
+	dev_calls[9]++, dev_elems[9] += n;
+	optim_device_host()->narrow(x, G, n);
+}
 static const struct optim_device wrap_device = {
 	wrap_alloc, wrap_free, wrap_nesterov, wrap_sumsq, wrap_muon_update, wrap_adamw,
-	wrap_oe_sumsq, wrap_oe_step,
+	wrap_oe_sumsq, wrap_oe_step, wrap_sumsq64, wrap_scale64, wrap_widen, wrap_narrow,
 };
 
 /* Two models trained side by side end bit-identical when the second's
  * optimizer runs Polar Express through optim_set_polar's hook and, from
  * step 1 on (its state moving over), its element-wise passes through
- * optim_set_device's: every Muon matrix, every AdamW parameter without
- * Neumann-Gram and every OE table passes through them, with BiEq on the
- * host in between, and all of the device's memory is handed back. */
+ * optim_set_device's: every Muon matrix (BiEq's passes included), every
+ * AdamW parameter without Neumann-Gram and every OE table passes through
+ * them, and all of the device's memory is handed back. */
 TEST(steps_deterministic)
 {
 	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
@@ -392,6 +412,12 @@ TEST(steps_deterministic)
 	CHECKF(dev_calls[4] == 2 * 4 && dev_calls[5] == 2 * 4 && dev_elems[4] == dev_elems[5] &&
 	       dev_elems[4] == 2 * oe_elems, "device OE passes %zu, %zu; 2 steps of 4 tables",
 	       dev_calls[4], dev_calls[5]);
+	/* BiEq: two passes of a row and a column step a matrix */
+	CHECKF(dev_calls[6] == 2 * 4 * muon && dev_calls[7] == 2 * 4 * muon &&
+	       dev_elems[6] == 2 * 4 * muon_elems && dev_calls[8] == 2 * muon &&
+	       dev_calls[9] == 2 * muon && dev_elems[9] == 2 * muon_elems,
+	       "device BiEq passes %zu sums, %zu scalings, %zu widenings; 2 steps of %zu matrices",
+	       dev_calls[6], dev_calls[7], dev_calls[8], muon);
 	CHECK(dev_live > 0);
 	for (int k = 0; k < 2; k++)
 		optim_free(o[k]);
