@@ -700,8 +700,29 @@ TEST(polar_express)
  * the SSSL pattern gives layer 0 a window of 32; lr_scale 0.25 keeps the
  * curve smooth (5.55 -> 0.76 nats over 20 steps on the CPU) so that rounding
  * differences are not amplified by jumps */
+/* with OE tables (bf16 scatter, the device's OE update) and BiEq (the
+ * device's equilibrator passes) */
 static const char *small_cfg[] = { "depth=2", "model_dim=256", "head_dim=128", "vocab_size=256",
-				   "seq_len=64", "lr_scale=0.25", NULL };
+				   "seq_len=64", "lr_scale=0.25", "oe=1", "oe_m=1000",
+				   "muoneq=bieq", "bieq_tau=5", NULL };
+
+/* FNV-1a 64 over every parameter's stored bytes (fp32, or bf16 for the
+ * bf16-stored OE tables). */
+static uint64_t params_fnv(struct model *m)
+{
+	struct param_table *t = model_params(m);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct param *p = &t->p[i];
+		const unsigned char *b = p->wb ? (const unsigned char *)p->wb : (const unsigned char *)p->w;
+		size_t len = p->numel * (p->wb ? sizeof(bf16) : sizeof(float));
+		for (size_t j = 0; j < len; j++)
+			h = (h ^ b[j]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t last_fnv;   /* of the last train() */
 
 static int train(const char *backend, int steps, double *loss)
 {
@@ -750,6 +771,7 @@ static int train(const char *backend, int steps, double *loss)
 		}
 	}
 	free(in);
+	last_fnv = params_fnv(m);
 	optim_free(o);
 	model_free(m);
 	return rc;
@@ -771,6 +793,14 @@ TEST(train_20_steps)
 	if (rc != 0)
 		return;
 	CHECK(train("cuda", 20, lb) == 0);
+	/* deterministic: the same run again gives the same losses and weights,
+	 * bit for bit (no floating-point atomics, fixed reduction orders) */
+	uint64_t fb = last_fnv;
+	double lb2[20];
+	CHECK(train("cuda", 20, lb2) == 0);
+	CHECKF(!memcmp(lb, lb2, sizeof lb) && fb == last_fnv,
+	       "two identical CUDA runs differ (weights %016llx vs %016llx)",
+	       (unsigned long long)fb, (unsigned long long)last_fnv);
 	cuda_set_attn_mode(CUDA_ATTN_TC);
 	CHECK(train("cuda", 20, lt) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
