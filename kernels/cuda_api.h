@@ -84,6 +84,14 @@ void cuda_opt_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_r
 void cuda_opt_scale64(double *G, const double *rs, const double *cs, size_t m, size_t n);
 void cuda_opt_widen(double *G, const float *x, size_t n);
 void cuda_opt_narrow(float *x, const double *G, size_t n);
+void cuda_opt_colsum64(double *s, const double *U, size_t V, size_t d);
+void cuda_opt_ng_project(double *U, double *proj, double *rs, const double *mu, size_t V,
+			 size_t d);
+void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d);
+void cuda_opt_ng_whiten(double *W, const double *U, const double *H, double c, size_t V,
+			size_t d);
+void cuda_opt_ng_combine(double *U, const double *proj, const double *mu, const double *W,
+			 double c, size_t V, size_t d);
 
 /* Managed (unified) memory of n bytes, zeroed, usable from the host and by
  * every op without staging; NULL when the allocation fails. */

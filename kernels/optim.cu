@@ -1,26 +1,28 @@
-/* optim.cu: the optimizer's element-wise passes on the GPU, the device of
- * trainer/optim.h (struct optim_device, assembled in
- * trainer/backend_select.c as backend_optim_device): Nesterov momentum, the
- * NorMuon sums of squares, Muon's scaled cautious update, AdamW, the OE
- * tables' two passes (row sums of squares, the step) and the equilibrators'
- * (BiEq, MuonEq) passes on an fp64 copy, one
- * thread an element (the sums: one a row or column), each computing with
- * the functions of trainer/optim_elem.h that the host twin in
- * trainer/optim.c uses, in fp64 with the same roundings. This file is
- * compiled with -fmad=false so that no multiply-add is contracted where the
- * host rounds twice; the sums run in the host's order. So given the same
- * inputs every pass equals the host twin's bit for bit.
+/* optim.cu: the optimizer's passes on the GPU, the device of trainer/optim.h
+ * (struct optim_device, assembled in trainer/backend_select.c as
+ * backend_optim_device): Nesterov momentum, the NorMuon sums of squares,
+ * Muon's scaled cautious update, AdamW, the OE tables' two passes (row sums
+ * of squares, the step), the equilibrators' (BiEq, MuonEq) passes on an
+ * fp64 copy, and Neumann-Gram's passes. One thread an element (the sums:
+ * one a row or column, in the host's order), each computing with the
+ * functions of trainer/optim_elem.h that the host twin in trainer/optim.c
+ * uses, in fp64 with the same roundings; this file is compiled with
+ * -fmad=false so that no multiply-add is contracted where the host rounds
+ * twice. So given the same inputs every pass equals the host twin's bit
+ * for bit, except Neumann-Gram's two products (cuBLAS dgemm against
+ * OpenBLAS: equal to fp64 rounding).
  *
  * Operands are managed memory (cuda_mem_alloc: the optimizer state and work
  * arrays, the model's parameters), used in place; each call returns after
  * its kernel (the host reads the results next).
  * Left out: fp32 state (the state is fp64 holding fp32 values, as on the
  * host: 8 bytes an entry, not 4), a launch for several matrices (Polar
- * Express alone takes a shape group at once), the arms' matrix
- * operators Neumann-Gram and Table-Neumann, which stay on the host
- * (trainer/optim.c), as do the equilibrators' per-row factors.
+ * Express alone takes a shape group at once); the vectors and scalars
+ * between the passes (per-row factors, norms) are computed on the host
+ * (trainer/polar.c, trainer/optim.c).
  * Reference: trainer/optim.c (the rounding points), trainer/optim_elem.h.
  */
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -239,4 +241,113 @@ extern "C" void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t 
 	k_oe_step<<<ogrid(N), OT, 0, cuda_stream()>>>(w, g, counts, (int64_t)rows, (int64_t)cols,
 						       eta, rms);
 	odone("optim oe_step");
+}
+
+/* ---- Neumann-Gram's passes (U row-major V x d, fp64) ---- */
+
+__global__ static void k_colsum64(double *s, const double *U, int64_t V, int64_t d)
+{
+	OSTRIDE(j, d) {
+		double a = 0;
+		for (int64_t v = 0; v < V; v++)
+			a += U[v * d + j];
+		s[j] = a;
+	}
+}
+
+extern "C" void cuda_opt_colsum64(double *s, const double *U, size_t V, size_t d)
+{
+	if (!d)
+		return;
+	k_colsum64<<<ogrid((int64_t)d), OT, 0, cuda_stream()>>>(s, U, (int64_t)V, (int64_t)d);
+	odone("optim colsum64");
+}
+
+__global__ static void k_ng_project(double *U, double *proj, double *rs, const double *mu,
+				    int64_t V, int64_t d)
+{
+	OSTRIDE(v, V) {
+		double s = 0, q = 0;
+		double *u = U + v * d;
+		for (int64_t j = 0; j < d; j++)
+			s += u[j] * mu[j];
+		proj[v] = s;
+		for (int64_t j = 0; j < d; j++) {
+			u[j] -= s * mu[j];
+			q += u[j] * u[j];
+		}
+		rs[v] = q;
+	}
+}
+
+extern "C" void cuda_opt_ng_project(double *U, double *proj, double *rs, const double *mu,
+				    size_t V, size_t d)
+{
+	if (!V)
+		return;
+	k_ng_project<<<ogrid((int64_t)V), OT, 0, cuda_stream()>>>(U, proj, rs, mu, (int64_t)V,
+								   (int64_t)d);
+	odone("optim ng_project");
+}
+
+static cublasHandle_t opt_blas(void)
+{
+	static cublasHandle_t h;
+	if (!h && (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+		   cublasSetStream(h, cuda_stream()) != CUBLAS_STATUS_SUCCESS)) {
+		fprintf(stderr, "backend_cuda: optim: cuBLAS cannot start\n");
+		abort();
+	}
+	return h;
+}
+
+static void blas_ck(cublasStatus_t s, const char *op)
+{
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "backend_cuda: %s: cuBLAS status %d\n", op, (int)s);
+		abort();
+	}
+}
+
+/* Row-major X (r x c) is column-major X^T (c x r): H = U^T U is, column-
+ * major, Uc Uc^T with Uc = U^T (d x V); W = U + c U H is Wc = Wc + c Hc Uc
+ * with Hc = H^T as stored. */
+extern "C" void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d)
+{
+	const double one = 1.0, zero = 0.0;
+	if (!d)
+		return;
+	blas_ck(cublasDgemm(opt_blas(), CUBLAS_OP_N, CUBLAS_OP_T, (int)d, (int)d, (int)V, &one, U,
+			    (int)d, U, (int)d, &zero, H, (int)d), "optim gram64");
+	odone("optim gram64");
+}
+
+extern "C" void cuda_opt_ng_whiten(double *W, const double *U, const double *H, double c,
+				   size_t V, size_t d)
+{
+	const double one = 1.0;
+	if (!V || !d)
+		return;
+	CUDA_CK("optim ng_whiten", cudaMemcpyAsync(W, U, V * d * sizeof(double),
+						   cudaMemcpyDefault, cuda_stream()));
+	blas_ck(cublasDgemm(opt_blas(), CUBLAS_OP_N, CUBLAS_OP_N, (int)d, (int)V, (int)d, &c, H,
+			    (int)d, U, (int)d, &one, W, (int)d), "optim ng_whiten");
+	odone("optim ng_whiten");
+}
+
+__global__ static void k_ng_combine(double *U, const double *proj, const double *mu,
+				    const double *W, double c, int64_t V, int64_t d)
+{
+	OSTRIDE(i, V * d)
+		U[i] = proj[i / d] * mu[i % d] + c * W[i];
+}
+
+extern "C" void cuda_opt_ng_combine(double *U, const double *proj, const double *mu,
+				    const double *W, double c, size_t V, size_t d)
+{
+	int64_t N = (int64_t)(V * d);
+	if (!N)
+		return;
+	k_ng_combine<<<ogrid(N), OT, 0, cuda_stream()>>>(U, proj, mu, W, c, (int64_t)V, (int64_t)d);
+	odone("optim ng_combine");
 }

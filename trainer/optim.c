@@ -38,13 +38,13 @@
  *
  * Where it runs (fp32 runs): the state and the element-wise passes
  * (Nesterov, NorMuon's sums of squares, Muon's update, AdamW without
- * Neumann-Gram, the OE update, the equilibrators' sums and scalings)
- * belong to the optimizer's device (optim_set_device: the host twin below,
- * or kernels/optim.cu on the GPU), which computes with the per-element
- * functions of trainer/optim_elem.h; schedules, bias corrections,
- * NorMuon's scales, the equilibrators' factors, Neumann-Gram,
- * Table-Neumann, masks and step-0 modes run here. fp64 runs are
- * host-only (the host twin).
+ * Neumann-Gram, the OE update, the equilibrators' and Neumann-Gram's
+ * matrix passes) belong to the optimizer's device (optim_set_device: the
+ * host twin below, or kernels/optim.cu on the GPU), which computes with the
+ * per-element functions of trainer/optim_elem.h; schedules, bias
+ * corrections, NorMuon's scales, the equilibrators' factors, the AdamW of
+ * whitened tables, Table-Neumann's gather, masks and step-0 modes run
+ * here. fp64 runs are host-only (the host twin).
  *
  * Step-0 modes apply to wte_lambdas and out_lambdas (nostep0_all: also
  * resid_lambdas and x0_lambdas): nostep0 skips step 0 (no update, no
@@ -65,6 +65,7 @@
 #include "lib/bf16.h"
 #include "lib/err.h"
 #include "lib/fileio.h"
+#include <cblas.h>
 #include "trainer/optim.h"
 #include "trainer/optim_elem.h"
 
@@ -209,9 +210,56 @@ static void h_narrow(float *x, const double *G, size_t n)
 		x[i] = (float)G[i];
 }
 
+static void h_colsum64(double *s, const double *U, size_t V, size_t d)
+{
+	memset(s, 0, d * sizeof *s);
+	for (size_t v = 0; v < V; v++)
+		for (size_t j = 0; j < d; j++)
+			s[j] += U[v * d + j];
+}
+
+static void h_ng_project(double *U, double *proj, double *rs, const double *mu, size_t V,
+			 size_t d)
+{
+	for (size_t v = 0; v < V; v++) {
+		double s = 0, q = 0;
+		for (size_t j = 0; j < d; j++)
+			s += U[v * d + j] * mu[j];
+		proj[v] = s;
+		for (size_t j = 0; j < d; j++) {
+			U[v * d + j] -= s * mu[j];
+			q += U[v * d + j] * U[v * d + j];
+		}
+		rs[v] = q;
+	}
+}
+
+static void h_gram64(double *H, const double *U, size_t V, size_t d)
+{
+	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)d, (int)V, 1.0, U,
+		    (int)d, U, (int)d, 0.0, H, (int)d);
+}
+
+static void h_ng_whiten(double *W, const double *U, const double *H, double c, size_t V,
+			size_t d)
+{
+	memcpy(W, U, V * d * sizeof *W);
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)V, (int)d, (int)d, c, U,
+		    (int)d, H, (int)d, 1.0, W, (int)d);
+}
+
+static void h_ng_combine(double *U, const double *proj, const double *mu, const double *W,
+			 double c, size_t V, size_t d)
+{
+	for (size_t v = 0; v < V; v++)
+		for (size_t j = 0; j < d; j++)
+			U[v * d + j] = proj[v] * mu[j] + c * W[v * d + j];
+}
+
 static const struct optim_device host_device = {
 	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw, h_oe_sumsq, h_oe_step,
-	h_sumsq64, h_scale64, h_widen, h_narrow,
+	h_sumsq64, h_scale64, h_widen, h_narrow, h_colsum64, h_ng_project, h_gram64, h_ng_whiten,
+	h_ng_combine,
 };
 
 const struct optim_device *optim_device_host(void) { return &host_device; }
@@ -451,6 +499,21 @@ int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const
 	return 0;
 }
 
+/* Neumann-Gram on U (V x d, host memory) through the device: in place on
+ * the host twin, else over a copy in the device's memory. */
+static void neumann_dev(struct optim *o, double *U, size_t V, size_t d, double a)
+{
+	double *work = dscratch(o, 3, (neumann_work_doubles(V, d) + 1) * sizeof *work);
+	if (o->dev == &host_device) {
+		neumann_gram_apply_on(o->dev, U, V, d, a, work);
+		return;
+	}
+	double *G = dscratch(o, 2, (V * d + 1) * sizeof *G);
+	memcpy(G, U, V * d * sizeof *G);
+	neumann_gram_apply_on(o->dev, G, V, d, a, work);
+	memcpy(U, G, V * d * sizeof *G);
+}
+
 /* ---- AdamW ---- */
 
 /* AdamW's moment update and direction (into U, or applied to w when U is
@@ -511,7 +574,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		for (size_t i = 0; i < n; i++)
 			g[i] = rnd(g[i], RND_BF16);
 	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
-		neumann_gram_apply(g, p->rows, p->cols, a);
+		neumann_dev(o, g, p->rows, p->cols, a);
 		if (sr == RND_F32)
 			for (size_t i = 0; i < n; i++)
 				g[i] = (float)g[i];
@@ -526,7 +589,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	else
 		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F64);
 	if (U) {
-		neumann_gram_apply(U, p->rows, p->cols, a);
+		neumann_dev(o, U, p->rows, p->cols, a);
 		for (size_t i = 0; i < n; i++)
 			w[i] -= step_size * U[i];
 	}
@@ -750,7 +813,7 @@ static void oe_param(struct optim *o, size_t pi, const struct optim_sched *s)
 					rows[k] = i;
 					oe_row(o, p, i, r, gb + k++ * C);
 				}
-			neumann_gram_apply(gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
+			neumann_dev(o, gb, nv, C, homotopy_alpha(s->step, o->c.neumann_tau));
 			for (k = 0; k < nv; k++) {
 				double rs = 0;
 				for (size_t j = 0; j < C; j++) {

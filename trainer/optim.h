@@ -68,10 +68,11 @@ void optim_set_polar(struct optim *o, optim_polar_fn fn);
  * its comment says with the per-element functions of trainer/optim_elem.h,
  * so a device and the host twin (optim_device_host) round alike; the
  * optimizer keeps the scalar arithmetic (schedules, bias corrections,
- * NorMuon's row scales, the OE tables' RMS, the equilibrators' factors)
- * and Neumann-Gram and Table-Neumann on the host, which reads device
- * memory through alloc's unified addressing. Arrays are alloc memory or the
- * model's (backend_alloc memory of the same backend). */
+ * NorMuon's row scales, the OE tables' RMS, the equilibrators' and
+ * Neumann-Gram's vectors) and the AdamW of Neumann-whitened tables on the
+ * host, which reads device memory through alloc's unified addressing.
+ * Arrays are alloc memory or the model's (backend_alloc memory of the same
+ * backend). */
 struct optim_device {
 	/* n zeroed bytes addressable by the host and these functions; free */
 	void *(*alloc)(size_t n);
@@ -106,6 +107,21 @@ struct optim_device {
 	void (*scale64)(double *G, const double *rs, const double *cs, size_t m, size_t n);
 	void (*widen)(double *G, const float *x, size_t n);
 	void (*narrow)(float *x, const double *G, size_t n);
+	/* Neumann-Gram's passes over U (V x d, fp64; sums in order):
+	 * colsum64: s[j] = sum over rows of U_vj;
+	 * ng_project: proj[v] = sum_j U_vj mu_j, U_v -= proj[v] mu, then
+	 *   rs[v] = sum_j U_vj^2;
+	 * gram64: H (d x d) = U^T U;
+	 * ng_whiten: W = U + c U H;
+	 * ng_combine: U_vj = proj[v] mu_j + c W_vj. */
+	void (*colsum64)(double *s, const double *U, size_t V, size_t d);
+	void (*ng_project)(double *U, double *proj, double *rs, const double *mu, size_t V,
+			   size_t d);
+	void (*gram64)(double *H, const double *U, size_t V, size_t d);
+	void (*ng_whiten)(double *W, const double *U, const double *H, double c, size_t V,
+			  size_t d);
+	void (*ng_combine)(double *U, const double *proj, const double *mu, const double *W,
+			   double c, size_t V, size_t d);
 };
 
 /* The host twin: plain loops over host memory (the default). */
@@ -167,6 +183,11 @@ void muoneq_rc_apply_on(const struct optim_device *d, double *G, size_t m, size_
 /* Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2) of U (V x d) in place
  * with a = min(t/tau, 1)^2. */
 void neumann_gram_apply(double *U, size_t V, size_t d, double a);
+/* The same with its matrix passes on device d (U and work,
+ * neumann_work_doubles(V, dim) doubles, in d's memory). */
+void neumann_gram_apply_on(const struct optim_device *d, double *U, size_t V, size_t dim,
+			   double a, double *work);
+size_t neumann_work_doubles(size_t V, size_t dim);
 /* a = min(t/tau, 1)^2, a = 1 when tau <= 0. */
 double homotopy_alpha(int step, double tau);
 

@@ -232,18 +232,22 @@ void muoneq_rc_apply(double *G, size_t m, size_t n)
 	free(w);
 }
 
-void neumann_gram_apply(double *U, size_t V, size_t d, double a)
+size_t neumann_work_doubles(size_t V, size_t d)
+{
+	return 2 * d + 2 * V + d * d + V * d;
+}
+
+/* Sums (each row's in order, then the rows in order) run as the device's
+ * passes; the vector and scalar arithmetic is here. */
+void neumann_gram_apply_on(const struct optim_device *dv, double *U, size_t V, size_t d,
+			   double a, double *work)
 {
 	if (V == 0 || d == 0)
 		return;
-	double *mu = xcalloc(d, sizeof *mu);
-	double *proj = xmalloc(V * sizeof *proj);
-	double *H = xmalloc(d * d * sizeof *H);
-	double *W = xmalloc(V * d * sizeof *W);
+	double *mu = work, *hs = mu + d, *proj = hs + d, *rs = proj + V, *H = rs + V;
+	double *W = H + d * d;
 	/* mu = u / (||u|| + 1e-30), u the mean row */
-	for (size_t v = 0; v < V; v++)
-		for (size_t j = 0; j < d; j++)
-			mu[j] += U[v * d + j];
+	dv->colsum64(mu, U, V, d);
 	double nu = 0;
 	for (size_t j = 0; j < d; j++) {
 		mu[j] /= (double)V;
@@ -253,38 +257,31 @@ void neumann_gram_apply(double *U, size_t V, size_t d, double a)
 	for (size_t j = 0; j < d; j++)
 		mu[j] /= nu + 1e-30;
 	/* Up = (U mu^T) mu; U becomes Uo = U - Up (proj keeps U mu^T) */
+	dv->ng_project(U, proj, rs, mu, V, d);
 	double no2 = 0;
-	for (size_t v = 0; v < V; v++) {
-		double s = 0;
-		for (size_t j = 0; j < d; j++)
-			s += U[v * d + j] * mu[j];
-		proj[v] = s;
-		for (size_t j = 0; j < d; j++) {
-			U[v * d + j] -= s * mu[j];
-			no2 += U[v * d + j] * U[v * d + j];
-		}
-	}
+	for (size_t v = 0; v < V; v++)
+		no2 += rs[v];
 	/* H = Uo^T Uo / (||Uo^T Uo||_F + 1e-30) */
-	int iv = (int)V, id = (int)d;
-	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, id, id, iv, 1.0, U, id, U, id,
-		    0.0, H, id);
+	dv->gram64(H, U, V, d);
+	dv->sumsq64(hs, H, d, d, 1);
 	double hn = 0;
-	for (size_t i = 0; i < d * d; i++)
-		hn += H[i] * H[i];
+	for (size_t i = 0; i < d; i++)
+		hn += hs[i];
 	hn = sqrt(hn);
 	/* Uw = Uo (I - 0.5 a H) = Uo - (0.5 a / (hn + 1e-30)) Uo (Uo^T Uo) */
-	memcpy(W, U, V * d * sizeof *W);
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, iv, id, id,
-		    -0.5 * a / (hn + 1e-30), U, id, H, id, 1.0, W, id);
+	dv->ng_whiten(W, U, H, -0.5 * a / (hn + 1e-30), V, d);
+	dv->sumsq64(rs, W, V, d, 1);
 	double nw2 = 0;
-	for (size_t i = 0; i < V * d; i++)
-		nw2 += W[i] * W[i];
-	double c = sqrt(no2) / (sqrt(nw2) + 1e-30);
 	for (size_t v = 0; v < V; v++)
-		for (size_t j = 0; j < d; j++)
-			U[v * d + j] = proj[v] * mu[j] + c * W[v * d + j];
-	free(mu);
-	free(proj);
-	free(H);
-	free(W);
+		nw2 += rs[v];
+	double c = sqrt(no2) / (sqrt(nw2) + 1e-30);
+	dv->ng_combine(U, proj, mu, W, c, V, d);
+}
+
+void neumann_gram_apply(double *U, size_t V, size_t d, double a)
+{
+	double *w = xmalloc((neumann_work_doubles(V, d) ? neumann_work_doubles(V, d) : 1) *
+			    sizeof *w);
+	neumann_gram_apply_on(optim_device_host(), U, V, d, a, w);
+	free(w);
 }

@@ -543,7 +543,8 @@ static double rel_fro(const float *a, const float *b, size_t n)
  * tall and a wide matrix, bf16 and fp32 polar dtypes, both AdamW state
  * kinds, three steps each (the state carried); then the OE tables' passes
  * on a table of 70,001 rows with unvisited rows, two steps; then the
- * equilibrators (BiEq, MuonEq-R, MuonEq-RC) over the device's passes. */
+ * equilibrators (BiEq, MuonEq-R, MuonEq-RC) over the device's passes, and
+ * Neumann-Gram (to fp64 rounding: its products are cuBLAS dgemm). */
 TEST(optimizer_passes)
 {
 	const struct optim_device *H = optim_device_host(), *D = backend_optim_device(GPU);
@@ -669,6 +670,24 @@ TEST(optimizer_passes)
 		}
 		CHECKF(eq, "%zu x %zu: an equilibrator on the device differs from the host's", m, n);
 		free(x), free(hx), free(G), D->free(dx), D->free(dG), D->free(wk);
+	}
+	/* Neumann-Gram (V x d): its dgemms are cuBLAS against OpenBLAS, so to
+	 * fp64 rounding: 1e-12 of the largest entry */
+	{
+		size_t V = 3000, d = 64, N = V * d, nw = neumann_work_doubles(V, d);
+		double *U = xmalloc(N * 8), *dU = D->alloc(N * 8), *wk = D->alloc(nw * 8);
+		for (size_t i = 0; i < N; i++)
+			U[i] = rng_normal(&RG) + (i % d == 3 ? 0.5 : 0.0);   /* a mean row */
+		memcpy(dU, U, N * 8);
+		neumann_gram_apply(U, V, d, 0.7);
+		neumann_gram_apply_on(D, dU, V, d, 0.7, wk);
+		double mx = 0, df = 0;
+		for (size_t i = 0; i < N; i++) {
+			mx = fmax(mx, fabs(U[i]));
+			df = fmax(df, fabs(U[i] - dU[i]));
+		}
+		CHECKF(df <= 1e-12 * mx, "Neumann-Gram on the device: %.3g off (largest %.3g)", df, mx);
+		free(U), D->free(dU), D->free(wk);
 	}
 }
 

@@ -263,7 +263,7 @@ static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
 
 /* An optimizer device (optim_set_device, as the CUDA backend installs its
  * kernels) that counts its calls and allocations and runs the host twin. */
-static size_t dev_live, dev_calls[10], dev_elems[10];
+static size_t dev_live, dev_calls[15], dev_elems[15];
 static void *wrap_alloc(size_t n)
 {
 	dev_live++;
@@ -328,17 +328,47 @@ static void wrap_narrow(float *x, const double *G, size_t n)
 	dev_calls[9]++, dev_elems[9] += n;
 	optim_device_host()->narrow(x, G, n);
 }
+static void wrap_colsum64(double *s, const double *U, size_t V, size_t d)
+{
+	dev_calls[10]++, dev_elems[10] += V * d;
+	optim_device_host()->colsum64(s, U, V, d);
+}
+static void wrap_ng_project(double *U, double *proj, double *rs, const double *mu, size_t V,
+			    size_t d)
+{
+	dev_calls[11]++, dev_elems[11] += V * d;
+	optim_device_host()->ng_project(U, proj, rs, mu, V, d);
+}
+static void wrap_gram64(double *H, const double *U, size_t V, size_t d)
+{
+	dev_calls[12]++, dev_elems[12] += V * d;
+	optim_device_host()->gram64(H, U, V, d);
+}
+static void wrap_ng_whiten(double *W, const double *U, const double *H, double c, size_t V,
+			   size_t d)
+{
+	dev_calls[13]++, dev_elems[13] += V * d;
+	optim_device_host()->ng_whiten(W, U, H, c, V, d);
+}
+static void wrap_ng_combine(double *U, const double *proj, const double *mu, const double *W,
+			    double c, size_t V, size_t d)
+{
+	dev_calls[14]++, dev_elems[14] += V * d;
+	optim_device_host()->ng_combine(U, proj, mu, W, c, V, d);
+}
 static const struct optim_device wrap_device = {
 	wrap_alloc, wrap_free, wrap_nesterov, wrap_sumsq, wrap_muon_update, wrap_adamw,
 	wrap_oe_sumsq, wrap_oe_step, wrap_sumsq64, wrap_scale64, wrap_widen, wrap_narrow,
+	wrap_colsum64, wrap_ng_project, wrap_gram64, wrap_ng_whiten, wrap_ng_combine,
 };
 
 /* Two models trained side by side end bit-identical when the second's
  * optimizer runs Polar Express through optim_set_polar's hook and, from
  * step 1 on (its state moving over), its element-wise passes through
  * optim_set_device's: every Muon matrix (BiEq's passes included), every
- * AdamW parameter without Neumann-Gram and every OE table passes through
- * them, and all of the device's memory is handed back. */
+ * AdamW parameter (Neumann-Gram's passes for the whitened tables) and
+ * every OE table passes through them, and all of the device's memory is
+ * handed back. */
 TEST(steps_deterministic)
 {
 	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=97", "seq_len=32",
@@ -356,6 +386,7 @@ TEST(steps_deterministic)
 	optim_set_polar(o[1], polar_hook);
 	hook_calls = hook_elems = hook_mats = 0;
 	size_t muon = 0, muon_elems = 0, adam = 0, adam_elems = 0, shapes = 0, oe_elems = 0;
+	size_t white = 0, white_elems = 0;
 	for (size_t i = 0; i < model_params(m[0])->n; i++) {
 		const struct param *p = &model_params(m[0])->p[i];
 		if (p->group == PG_MATRIX) {
@@ -369,6 +400,9 @@ TEST(steps_deterministic)
 			muon_elems += p->numel;
 		} else if (p->group == PG_OE) {
 			oe_elems += p->numel;
+		} else if ((p->group == PG_LM_HEAD || p->group == PG_EMBED) && p->ndim == 2) {
+			white++;
+			white_elems += p->numel;
 		} else if (
 			   !((p->group == PG_LM_HEAD || p->group == PG_EMBED) && p->ndim == 2)) {
 			adam++;
@@ -412,12 +446,19 @@ TEST(steps_deterministic)
 	CHECKF(dev_calls[4] == 2 * 4 && dev_calls[5] == 2 * 4 && dev_elems[4] == dev_elems[5] &&
 	       dev_elems[4] == 2 * oe_elems, "device OE passes %zu, %zu; 2 steps of 4 tables",
 	       dev_calls[4], dev_calls[5]);
-	/* BiEq: two passes of a row and a column step a matrix */
-	CHECKF(dev_calls[6] == 2 * 4 * muon && dev_calls[7] == 2 * 4 * muon &&
-	       dev_elems[6] == 2 * 4 * muon_elems && dev_calls[8] == 2 * muon &&
+	/* BiEq: two passes of a row and a column step a matrix (Neumann-Gram
+	 * adds two sums a table) */
+	CHECKF(dev_calls[6] == 2 * (4 * muon + 2 * white) && dev_calls[7] == 2 * 4 * muon &&
+	       dev_elems[7] == 2 * 4 * muon_elems && dev_calls[8] == 2 * muon &&
 	       dev_calls[9] == 2 * muon && dev_elems[9] == 2 * muon_elems,
 	       "device BiEq passes %zu sums, %zu scalings, %zu widenings; 2 steps of %zu matrices",
 	       dev_calls[6], dev_calls[7], dev_calls[8], muon);
+	/* Neumann-Gram on wte, lm_head and value_embeds: each pass once a table */
+	int ng_ok = white > 0;
+	for (int k = 10; k < 15; k++)
+		ng_ok &= dev_calls[k] == 2 * white && dev_elems[k] == 2 * white_elems;
+	CHECKF(ng_ok, "device Neumann-Gram passes %zu %zu %zu %zu %zu; 2 steps of %zu tables",
+	       dev_calls[10], dev_calls[11], dev_calls[12], dev_calls[13], dev_calls[14], white);
 	CHECK(dev_live > 0);
 	for (int k = 0; k < 2; k++)
 		optim_free(o[k]);
