@@ -75,14 +75,16 @@ void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
 void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m, size_t n,
 			  int per_row, double lr, double lrwd, int bf16);
 void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
-		    double w2, double bias2, double eps, double step_size, int bf16_state);
+		    double w2, double bias2, double eps, double step_size, int bf16_state,
+		    int round_g, double *U);
+void cuda_opt_step_w(float *w, const double *U, size_t n, double step_size, int bf16);
 void cuda_opt_oe_sumsq(double *rs, const uint16_t *g, const uint32_t *counts, size_t rows,
 		       size_t cols);
 void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t *counts, size_t rows,
 		      size_t cols, double eta, double rms);
 void cuda_opt_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row);
 void cuda_opt_scale64(double *G, const double *rs, const double *cs, size_t m, size_t n);
-void cuda_opt_widen(double *G, const float *x, size_t n);
+void cuda_opt_widen(double *G, const float *x, size_t n, int bf16);
 void cuda_opt_narrow(float *x, const double *G, size_t n);
 void cuda_opt_colsum64(double *s, const double *U, size_t V, size_t d);
 void cuda_opt_ng_project(double *U, double *proj, double *rs, const double *mu, size_t V,

@@ -121,10 +121,10 @@ extern "C" void cuda_opt_scale64(double *G, const double *rs, const double *cs, 
 	odone("optim scale64");
 }
 
-__global__ static void k_widen(double *G, const float *x, int64_t n)
+__global__ static void k_widen(double *G, const float *x, int64_t n, int bf)
 {
 	OSTRIDE(i, n)
-		G[i] = x[i];
+		G[i] = bf ? rnd(x[i], RND_BF16) : (double)x[i];
 }
 
 __global__ static void k_narrow(float *x, const double *G, int64_t n)
@@ -133,11 +133,11 @@ __global__ static void k_narrow(float *x, const double *G, int64_t n)
 		x[i] = (float)G[i];
 }
 
-extern "C" void cuda_opt_widen(double *G, const float *x, size_t n)
+extern "C" void cuda_opt_widen(double *G, const float *x, size_t n, int bf16)
 {
 	if (!n)
 		return;
-	k_widen<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(G, x, (int64_t)n);
+	k_widen<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(G, x, (int64_t)n, bf16);
 	odone("optim widen");
 }
 
@@ -172,25 +172,43 @@ extern "C" void cuda_opt_muon_update(float *w, const float *x, const double *s, 
 
 __global__ static void k_adamw(float *w, const float *g, double *m, double *v, int64_t n,
 			       double w1, double w2, double bias2, double eps, double step_size,
-			       int bf16_state)
+			       int bf16_state, int round_g, double *U)
 {
 	enum round_mode r = bf16_state ? RND_BF16 : RND_F32;
 	OSTRIDE(i, n) {
-		double gi = bf16_state ? rnd(g[i], RND_BF16) : (double)g[i];
+		double gi = round_g ? rnd(g[i], RND_BF16) : (double)g[i];
 		double u = adamw_elem(&m[i], &v[i], gi, w1, w2, bias2, eps, bf16_state, r);
-		w[i] = (float)rnd(w[i] - step_size * u, r);
+		if (U)
+			U[i] = u;
+		else
+			w[i] = (float)rnd(w[i] - step_size * u, r);
 	}
 }
 
 extern "C" void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n,
 			       double w1, double w2, double bias2, double eps, double step_size,
-			       int bf16_state)
+			       int bf16_state, int round_g, double *U)
 {
 	if (!n)
 		return;
 	k_adamw<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(w, g, m, v, (int64_t)n, w1, w2, bias2,
-							     eps, step_size, bf16_state);
+							     eps, step_size, bf16_state, round_g, U);
 	odone("optim adamw");
+}
+
+__global__ static void k_step_w(float *w, const double *U, int64_t n, double step_size, int bf)
+{
+	enum round_mode r = bf ? RND_BF16 : RND_F32;
+	OSTRIDE(i, n)
+		w[i] = (float)rnd(w[i] - step_size * U[i], r);
+}
+
+extern "C" void cuda_opt_step_w(float *w, const double *U, size_t n, double step_size, int bf16)
+{
+	if (!n)
+		return;
+	k_step_w<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(w, U, (int64_t)n, step_size, bf16);
+	odone("optim step_w");
 }
 
 /* OE tables: a thread a row for the sums (column order, as the host), a

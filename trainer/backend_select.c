@@ -123,10 +123,12 @@ static void *cuda_state_alloc(size_t n)
 }
 
 static const struct optim_device cuda_optim = {
-	cuda_state_alloc, cuda_mem_free, cuda_opt_nesterov, cuda_opt_sumsq, cuda_opt_muon_update,
-	cuda_opt_adamw, cuda_opt_oe_sumsq, cuda_opt_oe_step, cuda_opt_sumsq64, cuda_opt_scale64,
-	cuda_opt_widen, cuda_opt_narrow, cuda_opt_colsum64, cuda_opt_ng_project, cuda_opt_gram64,
-	cuda_opt_ng_whiten, cuda_opt_ng_combine,
+	.alloc = cuda_state_alloc, .free = cuda_mem_free, .nesterov = cuda_opt_nesterov,
+	.sumsq = cuda_opt_sumsq, .muon_update = cuda_opt_muon_update, .adamw = cuda_opt_adamw,
+	.step_w = cuda_opt_step_w, .oe_sumsq = cuda_opt_oe_sumsq, .oe_step = cuda_opt_oe_step,
+	.sumsq64 = cuda_opt_sumsq64, .scale64 = cuda_opt_scale64, .widen = cuda_opt_widen,
+	.narrow = cuda_opt_narrow, .colsum64 = cuda_opt_colsum64, .ng_project = cuda_opt_ng_project,
+	.gram64 = cuda_opt_gram64, .ng_whiten = cuda_opt_ng_whiten, .ng_combine = cuda_opt_ng_combine,
 };
 #endif
 

@@ -42,9 +42,9 @@
  * matrix passes) belong to the optimizer's device (optim_set_device: the
  * host twin below, or kernels/optim.cu on the GPU), which computes with the
  * per-element functions of trainer/optim_elem.h; schedules, bias
- * corrections, NorMuon's scales, the equilibrators' factors, the AdamW of
- * whitened tables, Table-Neumann's gather, masks and step-0 modes run
- * here. fp64 runs are host-only (the host twin).
+ * corrections, NorMuon's scales, the equilibrators' and Neumann-Gram's
+ * vectors, Table-Neumann's gather, masks and step-0 modes run here. fp64
+ * runs are host-only (fp64 working arrays, the host twin's matrix passes).
  *
  * Step-0 modes apply to wte_lambdas and out_lambdas (nostep0_all: also
  * resid_lambdas and x0_lambdas): nostep0 skips step 0 (no update, no
@@ -140,22 +140,34 @@ static void h_muon_update(float *w, const float *x, const double *s, size_t m, s
 
 static inline __attribute__((always_inline)) void
 h_adamw_loop(float *w, const float *g, double *m, double *v, size_t n, double w1, double w2,
-	     double bias2, double eps, double step_size, int bf16_state, enum round_mode r)
+	     double bias2, double eps, double step_size, int bf16_state, int round_g, double *U,
+	     enum round_mode r)
 {
 	for (size_t i = 0; i < n; i++) {
-		double gi = bf16_state ? rnd(g[i], RND_BF16) : g[i];
+		double gi = round_g ? rnd(g[i], RND_BF16) : g[i];
 		double u = adamw_elem(&m[i], &v[i], gi, w1, w2, bias2, eps, bf16_state, r);
-		w[i] = (float)rnd(w[i] - step_size * u, r);
+		if (U)
+			U[i] = u;
+		else
+			w[i] = (float)rnd(w[i] - step_size * u, r);
 	}
 }
 
 static void h_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
-		    double w2, double bias2, double eps, double step_size, int bf16_state)
+		    double w2, double bias2, double eps, double step_size, int bf16_state,
+		    int round_g, double *U)
 {
 	if (bf16_state)
-		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 1, RND_BF16);
+		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 1, round_g, U, RND_BF16);
 	else
-		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 0, RND_F32);
+		h_adamw_loop(w, g, m, v, n, w1, w2, bias2, eps, step_size, 0, round_g, U, RND_F32);
+}
+
+static void h_step_w(float *w, const double *U, size_t n, double step_size, int bf16)
+{
+	enum round_mode r = bf16 ? RND_BF16 : RND_F32;
+	for (size_t i = 0; i < n; i++)
+		w[i] = (float)rnd(w[i] - step_size * U[i], r);
 }
 
 static void h_oe_sumsq(double *rs, const bf16 *g, const uint32_t *counts, size_t rows,
@@ -198,10 +210,10 @@ static void h_scale64(double *G, const double *rs, const double *cs, size_t m, s
 			G[i * n + j] *= (rs ? rs[i] : 1.0) * (cs ? cs[j] : 1.0);
 }
 
-static void h_widen(double *G, const float *x, size_t n)
+static void h_widen(double *G, const float *x, size_t n, int bf16)
 {
 	for (size_t i = 0; i < n; i++)
-		G[i] = x[i];
+		G[i] = bf16 ? rnd(x[i], RND_BF16) : x[i];
 }
 
 static void h_narrow(float *x, const double *G, size_t n)
@@ -257,9 +269,11 @@ static void h_ng_combine(double *U, const double *proj, const double *mu, const 
 }
 
 static const struct optim_device host_device = {
-	h_alloc, free, h_nesterov, h_sumsq, h_muon_update, h_adamw, h_oe_sumsq, h_oe_step,
-	h_sumsq64, h_scale64, h_widen, h_narrow, h_colsum64, h_ng_project, h_gram64, h_ng_whiten,
-	h_ng_combine,
+	.alloc = h_alloc, .free = free, .nesterov = h_nesterov, .sumsq = h_sumsq,
+	.muon_update = h_muon_update, .adamw = h_adamw, .step_w = h_step_w,
+	.oe_sumsq = h_oe_sumsq, .oe_step = h_oe_step, .sumsq64 = h_sumsq64, .scale64 = h_scale64,
+	.widen = h_widen, .narrow = h_narrow, .colsum64 = h_colsum64, .ng_project = h_ng_project,
+	.gram64 = h_gram64, .ng_whiten = h_ng_whiten, .ng_combine = h_ng_combine,
 };
 
 const struct optim_device *optim_device_host(void) { return &host_device; }
@@ -499,18 +513,24 @@ int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const
 	return 0;
 }
 
-/* Neumann-Gram on U (V x d, host memory) through the device: in place on
- * the host twin, else over a copy in the device's memory. */
-static void neumann_dev(struct optim *o, double *U, size_t V, size_t d, double a)
+/* Neumann-Gram on U (V x d) in the device's memory. */
+static void neumann_on_dev(struct optim *o, double *U, size_t V, size_t d, double a)
 {
 	double *work = dscratch(o, 3, (neumann_work_doubles(V, d) + 1) * sizeof *work);
+	neumann_gram_apply_on(o->dev, U, V, d, a, work);
+}
+
+/* The same on U in host memory: in place on the host twin, else over a
+ * copy in the device's memory. */
+static void neumann_dev(struct optim *o, double *U, size_t V, size_t d, double a)
+{
 	if (o->dev == &host_device) {
-		neumann_gram_apply_on(o->dev, U, V, d, a, work);
+		neumann_on_dev(o, U, V, d, a);
 		return;
 	}
 	double *G = dscratch(o, 2, (V * d + 1) * sizeof *G);
 	memcpy(G, U, V * d * sizeof *G);
-	neumann_gram_apply_on(o->dev, G, V, d, a, work);
+	neumann_on_dev(o, G, V, d, a);
 	memcpy(U, G, V * d * sizeof *G);
 }
 
@@ -559,35 +579,45 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double bias2 = rnd(1 - rnd(pow(b2, t), sr), sr);
 	double step_size = rnd(lr / bias1, sr);
 	double w1 = rnd(1 - b1, sr), w2 = rnd(1 - b2, sr);
-	if (!o->fp64 && !whiten) {
-		/* the element-wise pass on the device (or the host twin) */
-		o->dev->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state);
+	if (!o->fp64) {
+		/* the passes on the device (or the host twin), in the same order
+		 * and roundings as the fp64 working arrays below would have */
+		const struct optim_device *d = o->dev;
+		size_t R = p->rows, C = p->cols;
+		if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
+			/* g (bf16-rounded with bf16 state) whitened, then fp32 */
+			double *G = dscratch(o, 2, n * sizeof *G);
+			float *gw = dscratch(o, 0, n * sizeof *gw);
+			d->widen(G, p->g, n, bf16_state);
+			neumann_on_dev(o, G, R, C, a);
+			d->narrow(gw, G, n);
+			d->adamw(p->w, gw, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+				 0, NULL);
+		} else if (whiten) {
+			/* the direction U whitened, then the step */
+			double *U = dscratch(o, 2, n * sizeof *U);
+			d->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+				 bf16_state, U);
+			neumann_on_dev(o, U, R, C, a);
+			d->step_w(p->w, U, n, step_size, bf16_state);
+		} else {
+			d->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+				 bf16_state, NULL);
+		}
 		if (p->mask)
 			for (size_t i = 0; i < n; i++)
 				if (p->mask[i])
 					p->w[i] = 0, st->m[i] = 0, st->v[i] = 0;
 		return;
 	}
+	/* fp64 runs: fp64 working arrays on the host */
 	double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
 	load_vals(o, p, w, g);
-	if (bf16_state)
-		for (size_t i = 0; i < n; i++)
-			g[i] = rnd(g[i], RND_BF16);
-	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
+	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT)
 		neumann_dev(o, g, p->rows, p->cols, a);
-		if (sr == RND_F32)
-			for (size_t i = 0; i < n; i++)
-				g[i] = (float)g[i];
-	}
 	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
 	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? scratch(o, 2, n * sizeof *U) : NULL;
-	/* the same loop with the rounding mode as a constant */
-	if (bf16_state)
-		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 1, RND_BF16);
-	else if (r == RND_F32)
-		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F32);
-	else
-		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F64);
+	adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F64);
 	if (U) {
 		neumann_dev(o, U, p->rows, p->cols, a);
 		for (size_t i = 0; i < n; i++)
@@ -680,7 +710,7 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		if (o->c.muoneq != MUONEQ_OFF) {
 			double *G = dscratch(o, 2, N * sizeof *G);
 			double *work = dscratch(o, 3, (m + n) * sizeof *work);
-			d->widen(G, Xb, N);
+			d->widen(G, Xb, N, 0);
 			equilibrate(o, G, m, n, s->step, work);
 			d->narrow(Xb, G, N);
 		}

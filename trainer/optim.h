@@ -69,8 +69,8 @@ void optim_set_polar(struct optim *o, optim_polar_fn fn);
  * so a device and the host twin (optim_device_host) round alike; the
  * optimizer keeps the scalar arithmetic (schedules, bias corrections,
  * NorMuon's row scales, the OE tables' RMS, the equilibrators' and
- * Neumann-Gram's vectors) and the AdamW of Neumann-whitened tables on the
- * host, which reads device memory through alloc's unified addressing.
+ * Neumann-Gram's vectors, masks, step-0 fix-ups, Table-Neumann's gather)
+ * on the host, which reads device memory through alloc's unified addressing.
  * Arrays are alloc memory or the model's (backend_alloc memory of the same
  * backend). */
 struct optim_device {
@@ -87,10 +87,14 @@ struct optim_device {
 	void (*muon_update)(float *w, const float *x, const double *s, size_t m, size_t n,
 			    int per_row, double lr, double lrwd, int bf16);
 	/* u = adamw_elem(&m[i], &v[i], g', w1, w2, bias2, eps, bf16_state, r)
-	 * with g' = bf16(g[i]) (bf16_state) or g[i]; w[i] = rnd(w[i] -
-	 * step_size u, r); r = RND_BF16 with bf16_state, else RND_F32 */
+	 * with g' = bf16(g[i]) (round_g) or g[i]; then U[i] = u (U not NULL:
+	 * the direction, for Neumann-Gram) or w[i] = rnd(w[i] - step_size u,
+	 * r); r = RND_BF16 with bf16_state, else RND_F32 */
 	void (*adamw)(float *w, const float *g, double *m, double *v, size_t n, double w1,
-		      double w2, double bias2, double eps, double step_size, int bf16_state);
+		      double w2, double bias2, double eps, double step_size, int bf16_state,
+		      int round_g, double *U);
+	/* w[i] = rnd(w[i] - step_size U[i], bf16 ? RND_BF16 : RND_F32) */
+	void (*step_w)(float *w, const double *U, size_t n, double step_size, int bf16);
 	/* OE tables (bf16 value w and gradient g, rows x cols, visit counts):
 	 * rs[i] = sum over j, in order, of G_ij^2 for a visited row (counts[i]
 	 * > 0; rs[i] = 0 otherwise), G_ij = oe_g_elem(g_ij, counts[i], RND_F32) */
@@ -101,11 +105,11 @@ struct optim_device {
 			double eta, double rms);
 	/* The equilibrators' passes on an fp64 working copy G (m x n) of the
 	 * momentum: ss[k] = sum over row k (per_row) or column k of G^2, in
-	 * order; G_ij *= (rs ? rs[i] : 1) * (cs ? cs[j] : 1); G = x widened;
-	 * x = G rounded to fp32. */
+	 * order; G_ij *= (rs ? rs[i] : 1) * (cs ? cs[j] : 1); G = x widened
+	 * (rounded to bf16 first when bf16); x = G rounded to fp32. */
 	void (*sumsq64)(double *ss, const double *G, size_t m, size_t n, int per_row);
 	void (*scale64)(double *G, const double *rs, const double *cs, size_t m, size_t n);
-	void (*widen)(double *G, const float *x, size_t n);
+	void (*widen)(double *G, const float *x, size_t n, int bf16);
 	void (*narrow)(float *x, const double *G, size_t n);
 	/* Neumann-Gram's passes over U (V x d, fp64; sums in order):
 	 * colsum64: s[j] = sum over rows of U_vj;

@@ -590,20 +590,32 @@ TEST(optimizer_passes)
 					w[i] = b16 ? bf16_round(w[i]) : w[i];
 				memcpy(dw, w, N * 4);
 				int asame = 1;
-				for (int step = 1; step <= 3; step++) {
+				/* steps 1-2 update w; step 3 gives the direction U (as for
+				 * Neumann-Gram) and then steps w with it; step 4 takes a
+				 * g not to be rounded (a whitened gradient) */
+				double *hU = xmalloc(N * 8), *dU = D->alloc(N * 8);
+				for (int step = 1; step <= 4; step++) {
 					float *g = rnd(N, 0.01), *dg = D->alloc(N * 4);
 					memcpy(dg, g, N * 4);
 					double bias2 = (float)(1 - pow(0.95f, step));
 					double ss_ = (float)(0.006 / (float)(1 - pow(0.8f, step)));
+					int rg = step == 4 ? 0 : b16;
+					double *hu = step == 3 ? hU : NULL, *du = step == 3 ? dU : NULL;
 					H->adamw(w, g, am, av, N, (float)0.2, (float)0.05, bias2, (float)1e-10,
-						 ss_, b16);
+						 ss_, b16, rg, hu);
 					D->adamw(dw, dg, dam, dav, N, (float)0.2, (float)0.05, bias2,
-						 (float)1e-10, ss_, b16);
+						 (float)1e-10, ss_, b16, rg, du);
+					if (step == 3) {
+						asame &= !memcmp(hU, dU, N * 8);
+						H->step_w(w, hU, N, ss_, b16);
+						D->step_w(dw, dU, N, ss_, b16);
+					}
 					asame &= !memcmp(w, dw, N * 4) && !memcmp(am, dam, N * 8) &&
 						 !memcmp(av, dav, N * 8);
 					free(g);
 					D->free(dg);
 				}
+				free(hU), D->free(dU);
 				CHECKF(asame, "%zu x %zu: the device's AdamW (bf16 state %d) differs", m, n,
 				       b16);
 				free(am), free(av), D->free(dam), D->free(dav);
@@ -651,7 +663,7 @@ TEST(optimizer_passes)
 			for (size_t i = 0; i < N; i++)
 				G[i] = x[i];
 			memcpy(dx, x, N * 4);
-			D->widen(dG, dx, N);
+			D->widen(dG, dx, N, 0);
 			if (kind == 0) {
 				bieq_apply(G, m, n, 0.36);
 				bieq_apply_on(D, dG, m, n, 0.36, wk);

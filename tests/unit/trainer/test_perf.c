@@ -263,7 +263,7 @@ static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
 
 /* An optimizer device (optim_set_device, as the CUDA backend installs its
  * kernels) that counts its calls and allocations and runs the host twin. */
-static size_t dev_live, dev_calls[15], dev_elems[15];
+static size_t dev_live, dev_calls[16], dev_elems[16];
 static void *wrap_alloc(size_t n)
 {
 	dev_live++;
@@ -291,10 +291,17 @@ static void wrap_muon_update(float *w, const float *x, const double *s, size_t m
 	optim_device_host()->muon_update(w, x, s, m, n, per_row, lr, lrwd, bf16);
 }
 static void wrap_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
-		       double w2, double bias2, double eps, double step_size, int bf16_state)
+		       double w2, double bias2, double eps, double step_size, int bf16_state,
+		       int round_g, double *U)
 {
 	dev_calls[3]++, dev_elems[3] += n;
-	optim_device_host()->adamw(w, g, m, v, n, w1, w2, bias2, eps, step_size, bf16_state);
+	optim_device_host()->adamw(w, g, m, v, n, w1, w2, bias2, eps, step_size, bf16_state,
+				   round_g, U);
+}
+static void wrap_step_w(float *w, const double *U, size_t n, double step_size, int bf16)
+{
+	dev_calls[15]++, dev_elems[15] += n;
+	optim_device_host()->step_w(w, U, n, step_size, bf16);
 }
 static void wrap_oe_sumsq(double *rs, const bf16 *g, const uint32_t *counts, size_t rows,
 			  size_t cols)
@@ -318,10 +325,10 @@ static void wrap_scale64(double *G, const double *rs, const double *cs, size_t m
 	dev_calls[7]++, dev_elems[7] += m * n;
 	optim_device_host()->scale64(G, rs, cs, m, n);
 }
-static void wrap_widen(double *G, const float *x, size_t n)
+static void wrap_widen(double *G, const float *x, size_t n, int bf16)
 {
 	dev_calls[8]++, dev_elems[8] += n;
-	optim_device_host()->widen(G, x, n);
+	optim_device_host()->widen(G, x, n, bf16);
 }
 static void wrap_narrow(float *x, const double *G, size_t n)
 {
@@ -357,9 +364,12 @@ static void wrap_ng_combine(double *U, const double *proj, const double *mu, con
 	optim_device_host()->ng_combine(U, proj, mu, W, c, V, d);
 }
 static const struct optim_device wrap_device = {
-	wrap_alloc, wrap_free, wrap_nesterov, wrap_sumsq, wrap_muon_update, wrap_adamw,
-	wrap_oe_sumsq, wrap_oe_step, wrap_sumsq64, wrap_scale64, wrap_widen, wrap_narrow,
-	wrap_colsum64, wrap_ng_project, wrap_gram64, wrap_ng_whiten, wrap_ng_combine,
+	.alloc = wrap_alloc, .free = wrap_free, .nesterov = wrap_nesterov, .sumsq = wrap_sumsq,
+	.muon_update = wrap_muon_update, .adamw = wrap_adamw, .step_w = wrap_step_w,
+	.oe_sumsq = wrap_oe_sumsq, .oe_step = wrap_oe_step, .sumsq64 = wrap_sumsq64,
+	.scale64 = wrap_scale64, .widen = wrap_widen, .narrow = wrap_narrow,
+	.colsum64 = wrap_colsum64, .ng_project = wrap_ng_project, .gram64 = wrap_gram64,
+	.ng_whiten = wrap_ng_whiten, .ng_combine = wrap_ng_combine,
 };
 
 /* Two models trained side by side end bit-identical when the second's
@@ -440,9 +450,12 @@ TEST(steps_deterministic)
 	       dev_calls[2] == 2 * muon && dev_elems[2] == 2 * muon_elems,
 	       "device Muon passes %zu %zu %zu; 2 steps of %zu matrices", dev_calls[0],
 	       dev_calls[1], dev_calls[2], muon);
-	CHECKF(adam > 0 && dev_calls[3] == 2 * adam && dev_elems[3] == 2 * adam_elems,
-	       "device AdamW passes %zu on %zu entries; 2 steps of %zu parameters", dev_calls[3],
-	       dev_elems[3], adam);
+	/* every AdamW parameter, the whitened ones' step after Neumann-Gram */
+	CHECKF(adam > 0 && dev_calls[3] == 2 * (adam + white) &&
+	       dev_elems[3] == 2 * (adam_elems + white_elems) && dev_calls[15] == 2 * white &&
+	       dev_elems[15] == 2 * white_elems,
+	       "device AdamW passes %zu on %zu entries, %zu steps of whitened tables; 2 steps of "
+	       "%zu + %zu parameters", dev_calls[3], dev_elems[3], dev_calls[15], adam, white);
 	CHECKF(dev_calls[4] == 2 * 4 && dev_calls[5] == 2 * 4 && dev_elems[4] == dev_elems[5] &&
 	       dev_elems[4] == 2 * oe_elems, "device OE passes %zu, %zu; 2 steps of 4 tables",
 	       dev_calls[4], dev_calls[5]);
