@@ -12,8 +12,12 @@
 #   GPU_BENCH_PASS_ROWS (16) config pass_rows of supkit's runs: B 64 in
 #                         passes of 16 rows (one pass at depth 8 holds about
 #                         28 GiB of fp32 activations; 0 = one pass)
-#   SUPKIT_CUDA_ATTN=tc   train with the tensor-core attention kernels
+#   SUPKIT_CUDA_ATTN (tc) attention kernels of supkit's training runs: tc
+#                         (bf16 tensor cores, fp32 accumulation: the
+#                         comparison with PyTorch's bf16 attention) or f32
+#                         (fp32 CUDA cores, the backend's default elsewhere)
 set -u
+export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-tc}
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BIN=${BIN:-bin}
@@ -73,7 +77,7 @@ torch_ok=0
 
 rows=()
 for depth in 6 8; do
-	echo "== training, depth $depth (B 64, T 2048)"
+	echo "== training, depth $depth (B 64, T 2048; supkit attention: $SUPKIT_CUDA_ATTN)"
 	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget" \
 		--pass-rows "$pass_rows")
 	echo "$out"
