@@ -23,7 +23,12 @@ targets, the per-step loss (mean over the K micro-batches) and the final
 RMS of every parameter. Run by tests/fixtures/model/make.sh with
 /usr/bin/python3 (Debian python3-torch 1.13, CPU); the C test needs neither.
 
-Leaves out: the arms (their parity is per step in torch_model.py and
+Cases: the baseline (fp32 with the benchmark's bf16 arithmetic, fp64, fp32
+polar and state) and the OE arm, whose tables take their gradient as the
+original's bf16 .grad: each micro-step's fp32 gradient rounded to bf16 and
+added to the sum with a second rounding (trainer/param.h).
+
+Leaves out: the other arms (their parity is per step in torch_model.py and
 torch_optim.py), evaluation, the data loader (tested on its own).
 """
 import json
@@ -40,11 +45,14 @@ import torch_optim as TO   # noqa: E402
 MODEL = ["depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=32"]
 B, T, K, S, W = 2, 32, 2, 40, 3
 CASES = [
-    # name, dtype, extra C config, arm dict of torch_optim
-    ("curve_base_f32", "fp32", [], {}),
-    ("curve_base_f64", "fp64", ["dtype=fp64"], {"dtype": "fp64"}),
+    # name, dtype, extra C config, arm dict of torch_optim, model keys (both)
+    ("curve_base_f32", "fp32", [], {}, []),
+    ("curve_base_f64", "fp64", ["dtype=fp64"], {"dtype": "fp64"}, []),
     ("curve_fp32state_f32", "fp32", ["polar=fp32", "embed_state=fp32"],
-     {"polar": "fp32", "embed_state": "fp32"}),
+     {"polar": "fp32", "embed_state": "fp32"}, []),
+    # the OE arm as the original stores it: bf16 tables whose gradient is
+    # bf16, each micro-step's rounded and accumulated with a second rounding
+    ("curve_oe_f32", "fp32", [], {}, ["oe=1", "oe_m=13"]),
 ]
 STREAM_SEED = 20261129
 
@@ -52,6 +60,8 @@ STREAM_SEED = 20261129
 def group_of(name):
     if name in ("transformer.wte.weight",) or name.startswith("value_embeds."):
         return "embed", "bf16"
+    if name.startswith("oe."):
+        return "oe", "bf16"
     if name == "lm_head.weight":
         return "lm_head", "f32"
     if name == "resid_lambdas":
@@ -77,8 +87,12 @@ def stream(rng, V):
     return out
 
 
-def run_case(outdir, name, dtype, extra, arm):
-    cfg = TM.parse(MODEL + ["dtype=" + dtype])
+def bf16(x):
+    return x.bfloat16().float()
+
+
+def run_case(outdir, name, dtype, extra, arm, model_kv):
+    cfg = TM.parse(MODEL + model_kv + ["dtype=" + dtype])
     dt = torch.float64 if dtype == "fp64" else torch.float32
     names, d, H, hd, ve = TM.spec(cfg)
     params = TM.fixture_params(cfg, dt, True)
@@ -86,20 +100,28 @@ def run_case(outdir, name, dtype, extra, arm):
     k = (d / 768) ** -0.5
     batches = stream(np.random.default_rng(STREAM_SEED), cfg["vocab_size"])
     state, losses = {}, []
+    oe = [n for n in params if n.startswith("oe.")]
     for t in range(S):
         P = {n: v.clone().requires_grad_(True) for n, v in params.items()}
         total = 0.0
+        acc = {n: torch.zeros_like(params[n]) for n in oe}
+        counts = {n: torch.zeros(params[n].shape[0], dtype=torch.int64) for n in oe}
         for j in range(K):
             idx, tgt = batches[t * K + j]
             loss = TM.forward(cfg, P, idx, tgt, dt)
             (loss / K).backward()
             total += loss.item()
+            for q, n in enumerate(oe):   # bf16 .grad: rounded, added, rounded
+                acc[n] = bf16(acc[n] + bf16(P[n].grad.detach()))
+                P[n].grad = None
+                counts[n] += torch.bincount(TM.oe_rows(cfg, idx, q).reshape(-1),
+                                            minlength=params[n].shape[0])
         losses.append(total / K)
-        grads = {n: P[n].grad.detach().clone() for n in params}
+        grads = {n: acc[n] if n in acc else P[n].grad.detach().clone() for n in params}
         _, _, lrm, mu, wd = TO.schedule(t, S=S, W=W)
-        TO.step_all(table, params, grads, {}, {}, state, t, (lrm, mu, wd), arm, k)
-    kv = MODEL + ["batch_rows=%d" % B, "grad_accum=%d" % K, "steps=%d" % S,
-                  "warmup_steps=%d" % W, "init=dense"] + extra
+        TO.step_all(table, params, grads, counts, {}, state, t, (lrm, mu, wd), arm, k)
+    kv = MODEL + model_kv + ["batch_rows=%d" % B, "grad_accum=%d" % K, "steps=%d" % S,
+                             "warmup_steps=%d" % W, "init=dense"] + extra
     rec = {"case": name, "config": kv, "dtype": dtype, "B": B, "T": T, "K": K, "S": S,
            "fill_seed": TM.FILL_SEED, "zero_proj": True,
            "inputs": [int(x) for i, _ in batches for x in i.reshape(-1)],
@@ -117,8 +139,8 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/model"
     torch.set_num_threads(1)
     os.makedirs(outdir, exist_ok=True)
-    for name, dtype, extra, arm in CASES:
-        run_case(outdir, name, dtype, extra, arm)
+    for name, dtype, extra, arm, model_kv in CASES:
+        run_case(outdir, name, dtype, extra, arm, model_kv)
 
 
 if __name__ == "__main__":
