@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # gpu-check.sh OUTDIR: every GPU check in one go on a machine with an NVIDIA
-# GPU (made for a lent H200; under 8 minutes): build with GPU=1 into
-# build/gpu, run the GPU tests (tests/gpu/cuda.sh: every backend op against
-# the CPU backend, 20 training steps on both; tests/gpu/select.sh; the build
-# itself compiles every kernels/*.cu), then the GPU benchmark (bench/bench_gpu.sh: op timings,
+# GPU (made for a lent H200; under 9 minutes): build with GPU=1 into
+# build/gpu, run the GPU tests (tests/gpu/cuda.sh: every backend op and the
+# optimizer's passes against the CPU backend, 20 training steps on both;
+# tests/gpu/select.sh; tests/gpu/train_cli.sh: supkit train --backend cuda
+# end to end; the build itself compiles every kernels/*.cu), then the GPU
+# benchmark (bench/bench_gpu.sh: op timings,
 # tokens/s and MFU at depth 6 and 8, B 64, T 2048, PyTorch side by side when
 # importable). Logs and OUTDIR/summary.txt are written under OUTDIR; each
-# phase runs under a time limit (150 + 120 + 30 + 170 s at most) so the
-# whole stays under 8 minutes; a benchmark cut short keeps its RESULT lines.
-# The tensor-core attention is timed in the benchmark's op section and
-# tested in cuda_ops; training runs use the default fp32 attention.
+# phase runs under a time limit (150 + 120 + 30 + 45 + 170 s at most) so the
+# whole stays under 9 minutes; a benchmark cut short keeps its RESULT lines.
+# The tensor-core attention is timed in the benchmark's op section, tested
+# in cuda_ops and used by the benchmark's training runs; the tests' training
+# runs use the backend's default fp32 attention.
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
 # 1 when a test failed, 4 when the build failed, 2 on bad usage.
 set -u
@@ -40,6 +43,7 @@ note "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format
 t0=$SECONDS
 timeout -k 5 150 make -j"$jobs" GPU=1 BUILD=build/gpu BIN=build/gpu/bin \
 	build/gpu/liblib.a build/gpu/libtrainer.a build/gpu/libkernels.a build/gpu/bin/supkit-audit \
+	build/gpu/bin/supkit-train \
 	>"$out/build.log" 2>&1
 brc=$?
 note "build: exit $brc ($((SECONDS - t0)) s; log build.log)"
@@ -66,6 +70,7 @@ suite() { # name limit command...
 }
 suite cuda_ops 120 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
 suite select 30 env BUILD=build/gpu bash tests/gpu/select.sh
+suite train_cli 45 env GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
 # on a GPU machine the op tests must run, not skip
 if grep -q '^0 passed' "$out/cuda_ops.log"; then
 	note "test cuda_ops: nothing ran on a machine meant to have a GPU"

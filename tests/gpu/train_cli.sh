@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# train_cli.sh: `supkit train --backend cuda` end to end through the command
+# line (tests/fixtures/train: the tiny config on real text, with the OE arm
+# and BiEq): the run completes, result.json names the cuda backend and the
+# device's peak memory, two identical runs write bit-identical weights, and
+# the validation BPB is within 2% of the same run on the CPU backend (bf16
+# GEMM inputs on the GPU, fp32 on the CPU). The library-level parity tests
+# are tests/gpu/cuda.sh.
+#
+# Skips (one skip, nothing passed) without a CUDA device or without a GPU=1
+# build's supkit-train ($GPU_BIN, else build/gpu/bin, as scripts/gpu-check.sh
+# builds it).
+set -u
+cd "$(dirname "$0")/../.."
+source tests/gpu/lib.sh
+
+skip_all() { echo "skipped: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+if command -v nvidia-smi >/dev/null 2>&1; then
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || skip_all "no CUDA device"
+else
+	[[ -e /dev/nvidia0 ]] || skip_all "no CUDA device"
+fi
+BINDIR=${GPU_BIN:-build/gpu/bin}
+[[ -x "$BINDIR/supkit-train" ]] || skip_all "no GPU=1 supkit-train in $BINDIR (make GPU=1 BUILD=build/gpu BIN=build/gpu/bin)"
+
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1${2:+: $2}"; fail=$((fail + 1)); }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+run() { # backend outdir
+	gpu_run "$BINDIR/supkit-train" tests/fixtures/train/tiny.cfg --set data_dir=tests/fixtures/train/data \
+		--set steps=30 --set oe=1 --set oe_m=211 --set muoneq=bieq --set bieq_tau=5 \
+		--set backend="$1" --quiet -o "$2" >"$2.log" 2>&1
+}
+num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
+
+for r in cpu cuda1 cuda2; do
+	be=${r%[12]}
+	if run "$be" "$TMP/$r"; then ok "supkit train --backend $be completes"
+	else bad "supkit train --backend $be completes" "$(tail -n 3 "$TMP/$r.log" | tr '\n' ' ')"; fi
+done
+if [[ -f "$TMP/cuda1/result.json" ]]; then
+	grep -q '"backend": *"cuda"' "$TMP/cuda1/result.json" && ok "result.json names the cuda backend" ||
+		bad "result.json names the cuda backend"
+	grep -q '"device_peak_memory_mib"' "$TMP/cuda1/result.json" && ok "result.json has the device's peak memory" ||
+		bad "result.json has the device's peak memory"
+fi
+if cmp -s "$TMP/cuda1/model.safetensors" "$TMP/cuda2/model.safetensors"; then ok "two identical CUDA runs: bit-identical weights"
+else bad "two identical CUDA runs: bit-identical weights"; fi
+a=$(num "$TMP/cpu/result.json" val_bpb 2>/dev/null) b=$(num "$TMP/cuda1/result.json" val_bpb 2>/dev/null)
+if [[ -n "$a" && -n "$b" ]] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.02 * a) }'; then
+	ok "validation BPB cuda $b within 2% of cpu $a"
+else
+	bad "validation BPB cuda within 2% of cpu" "cpu '$a', cuda '$b'"
+fi
+echo "$pass passed, $fail failed, 0 skipped"
+((fail == 0))
