@@ -839,10 +839,12 @@ static int traj_mode(const struct config *c0, int mi, const char *const *shards,
 			const char *fn = step0_family_name(f);
 			cJSON_AddNumberToObject(cnt, fn, (double)optim_adamw_count(o, (size_t)pi));
 			size_t n = fp->numel;
-			const double *mm, *vv;
-			int has = optim_adamw_moments(o, (size_t)pi, &mm, &vv) == 0;
+			double *mm = xmalloc((n ? n : 1) * sizeof *mm), *vv = xmalloc((n ? n : 1) * sizeof *vv);
+			int has = optim_adamw_moments(o, (size_t)pi, mm, vv) == 0;
 			cJSON_AddItemToObject(ma, fn, has ? num_array(mm, n) : cJSON_CreateNull());
 			cJSON_AddItemToObject(va, fn, has ? num_array(vv, n) : cJSON_CreateNull());
+			free(mm);
+			free(vv);
 		}
 	}
 	rc = 0;

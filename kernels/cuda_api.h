@@ -70,11 +70,11 @@ void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int bf16);
  * device memory, as the functions of struct optim_device (trainer/optim.h)
  * of the same names; trainer/backend_select.c assembles them with
  * cuda_mem_alloc / cuda_mem_free into backend_optim_device. */
-void cuda_opt_nesterov(float *x, double *buf, const float *g, size_t n, double w1, double mu);
+void cuda_opt_nesterov(float *x, float *buf, const float *g, size_t n, double w1, double mu);
 void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row);
 void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m, size_t n,
 			  int per_row, double lr, double lrwd, int bf16);
-void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
+void cuda_opt_adamw(float *w, const float *g, float *m, float *v, size_t n, double w1,
 		    double w2, double bias2, double eps, double step_size, int bf16_state,
 		    int round_g, double *U);
 void cuda_opt_step_w(float *w, const double *U, size_t n, double step_size, int bf16);

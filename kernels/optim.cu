@@ -15,8 +15,9 @@
  * Operands are managed memory (cuda_mem_alloc: the optimizer state and work
  * arrays, the model's parameters), used in place; each call returns after
  * its kernel (the host reads the results next).
- * Left out: fp32 state (the state is fp64 holding fp32 values, as on the
- * host: 8 bytes an entry, not 4), a launch for several matrices (Polar
+ * The state (AdamW moments, Muon momentum) is fp32, 4 bytes an entry, as
+ * on the host in fp32 runs; the work arrays of the matrix passes are fp64.
+ * Left out: a launch for several matrices (Polar
  * Express alone takes a shape group at once); the vectors and scalars
  * between the passes (per-row factors, norms) are computed on the host
  * (trainer/polar.c, trainer/optim.c).
@@ -50,14 +51,17 @@ static void odone(const char *op)
 	CUDA_CK(op, cudaStreamSynchronize(cuda_stream()));
 }
 
-__global__ static void k_nesterov(float *x, double *buf, const float *g, int64_t n, double w1,
+__global__ static void k_nesterov(float *x, float *buf, const float *g, int64_t n, double w1,
 				  double mu)
 {
-	OSTRIDE(i, n)
-		x[i] = (float)nesterov_elem(&buf[i], (double)g[i], w1, mu, 0);
+	OSTRIDE(i, n) {
+		double b = buf[i];
+		x[i] = (float)nesterov_elem(&b, (double)g[i], w1, mu, 0);
+		buf[i] = (float)b;
+	}
 }
 
-extern "C" void cuda_opt_nesterov(float *x, double *buf, const float *g, size_t n, double w1,
+extern "C" void cuda_opt_nesterov(float *x, float *buf, const float *g, size_t n, double w1,
 				  double mu)
 {
 	if (!n)
@@ -170,14 +174,17 @@ extern "C" void cuda_opt_muon_update(float *w, const float *x, const double *s, 
 	odone("optim muon_update");
 }
 
-__global__ static void k_adamw(float *w, const float *g, double *m, double *v, int64_t n,
+__global__ static void k_adamw(float *w, const float *g, float *m, float *v, int64_t n,
 			       double w1, double w2, double bias2, double eps, double step_size,
 			       int bf16_state, int round_g, double *U)
 {
 	enum round_mode r = bf16_state ? RND_BF16 : RND_F32;
 	OSTRIDE(i, n) {
 		double gi = round_g ? rnd(g[i], RND_BF16) : (double)g[i];
-		double u = adamw_elem(&m[i], &v[i], gi, w1, w2, bias2, eps, bf16_state, r);
+		double mi = m[i], vi = v[i];
+		double u = adamw_elem(&mi, &vi, gi, w1, w2, bias2, eps, bf16_state, r);
+		m[i] = (float)mi;
+		v[i] = (float)vi;
 		if (U)
 			U[i] = u;
 		else
@@ -185,7 +192,7 @@ __global__ static void k_adamw(float *w, const float *g, double *m, double *v, i
 	}
 }
 
-extern "C" void cuda_opt_adamw(float *w, const float *g, double *m, double *v, size_t n,
+extern "C" void cuda_opt_adamw(float *w, const float *g, float *m, float *v, size_t n,
 			       double w1, double w2, double bias2, double eps, double step_size,
 			       int bf16_state, int round_g, double *U)
 {

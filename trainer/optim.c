@@ -69,11 +69,13 @@
 #include "trainer/optim.h"
 #include "trainer/optim_elem.h"
 
+/* State arrays m, v and buf hold float in fp32 runs (the original's fp32
+ * or bf16 state, exactly) and double in fp64 runs: st_get / st_set. */
 struct pstate {
-	double *m, *v;        /* AdamW moments (numel), NULL before the first step */
+	void *m, *v;          /* AdamW moments (numel), NULL before the first step */
 	int64_t step;         /* AdamW counter */
-	double *buf;          /* Muon momentum buffer (numel) */
-	double *smb;          /* NorMuon second-moment buffer (smb_n) */
+	void *buf;            /* Muon momentum buffer (numel) */
+	double *smb;          /* NorMuon second-moment buffer (smb_n), fp64 always */
 	size_t smb_n;
 };
 
@@ -104,10 +106,13 @@ void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
 
 static void *h_alloc(size_t n) { return xcalloc(n ? n : 1, 1); }
 
-static void h_nesterov(float *x, double *buf, const float *g, size_t n, double w1, double mu)
+static void h_nesterov(float *x, float *buf, const float *g, size_t n, double w1, double mu)
 {
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)nesterov_elem(&buf[i], g[i], w1, mu, 0);
+	for (size_t i = 0; i < n; i++) {
+		double b = buf[i];
+		x[i] = (float)nesterov_elem(&b, g[i], w1, mu, 0);
+		buf[i] = (float)b;   /* an fp32 value */
+	}
 }
 
 static void h_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
@@ -139,13 +144,16 @@ static void h_muon_update(float *w, const float *x, const double *s, size_t m, s
 }
 
 static inline __attribute__((always_inline)) void
-h_adamw_loop(float *w, const float *g, double *m, double *v, size_t n, double w1, double w2,
+h_adamw_loop(float *w, const float *g, float *m, float *v, size_t n, double w1, double w2,
 	     double bias2, double eps, double step_size, int bf16_state, int round_g, double *U,
 	     enum round_mode r)
 {
 	for (size_t i = 0; i < n; i++) {
 		double gi = round_g ? rnd(g[i], RND_BF16) : g[i];
-		double u = adamw_elem(&m[i], &v[i], gi, w1, w2, bias2, eps, bf16_state, r);
+		double mi = m[i], vi = v[i];
+		double u = adamw_elem(&mi, &vi, gi, w1, w2, bias2, eps, bf16_state, r);
+		m[i] = (float)mi;   /* rounded to fp32 or bf16 already */
+		v[i] = (float)vi;
 		if (U)
 			U[i] = u;
 		else
@@ -153,7 +161,7 @@ h_adamw_loop(float *w, const float *g, double *m, double *v, size_t n, double w1
 	}
 }
 
-static void h_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
+static void h_adamw(float *w, const float *g, float *m, float *v, size_t n, double w1,
 		    double w2, double bias2, double eps, double step_size, int bf16_state,
 		    int round_g, double *U)
 {
@@ -278,20 +286,42 @@ static const struct optim_device host_device = {
 
 const struct optim_device *optim_device_host(void) { return &host_device; }
 
-/* A state array of n doubles (zeroed) in the device's memory. */
-static double *st_alloc(const struct optim *o, size_t n)
+/* Bytes of a state entry (m, v, buf): fp32 runs float, fp64 runs double. */
+static size_t st_es(const struct optim *o)
 {
-	return o->dev->alloc((n ? n : 1) * sizeof(double));
+	return o->fp64 ? sizeof(double) : sizeof(float);
 }
 
-static void st_move(struct optim *o, const struct optim_device *from, double **a, size_t n)
+static double st_get(const struct optim *o, const void *a, size_t i)
 {
-	if (!*a)
-		return;
-	double *b = st_alloc(o, n);
-	memcpy(b, *a, n * sizeof *b);
-	from->free(*a);
-	*a = b;
+	return o->fp64 ? ((const double *)a)[i] : (double)((const float *)a)[i];
+}
+
+static void st_set(const struct optim *o, void *a, size_t i, double x)
+{
+	if (o->fp64)
+		((double *)a)[i] = x;
+	else
+		((float *)a)[i] = (float)x;
+}
+
+/* A state array of n entries of es bytes (zeroed) in the device's memory. */
+static void *st_alloc(const struct optim *o, size_t n, size_t es)
+{
+	return o->dev->alloc((n ? n : 1) * es);
+}
+
+/* a (n entries of es bytes, from's memory, may be NULL) copied into the
+ * device's memory; a is freed. */
+static void *st_moved(struct optim *o, const struct optim_device *from, void *a, size_t n,
+		      size_t es)
+{
+	if (!a)
+		return NULL;
+	void *b = st_alloc(o, n, es);
+	memcpy(b, a, n * es);
+	from->free(a);
+	return b;
 }
 
 void optim_set_device(struct optim *o, const struct optim_device *d)
@@ -305,10 +335,10 @@ void optim_set_device(struct optim *o, const struct optim_device *d)
 	for (size_t i = 0; i < o->t->n; i++) {
 		struct pstate *st = &o->st[i];
 		size_t n = o->t->p[i].numel;
-		st_move(o, from, &st->m, n);
-		st_move(o, from, &st->v, n);
-		st_move(o, from, &st->buf, n);
-		st_move(o, from, &st->smb, st->smb_n);
+		st->m = st_moved(o, from, st->m, n, st_es(o));
+		st->v = st_moved(o, from, st->v, n, st_es(o));
+		st->buf = st_moved(o, from, st->buf, n, st_es(o));
+		st->smb = st_moved(o, from, st->smb, st->smb_n, sizeof(double));
 	}
 	for (int k = 0; k < 4; k++) {
 		if (o->dscr[k])
@@ -467,9 +497,9 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
 		if (p->group == PG_MATRIX) {
-			o->st[i].buf = st_alloc(o, p->numel);
+			o->st[i].buf = st_alloc(o, p->numel, st_es(o));
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
-			o->st[i].smb = st_alloc(o, o->st[i].smb_n);
+			o->st[i].smb = st_alloc(o, o->st[i].smb_n, sizeof(double));
 		}
 	}
 	*out = o;
@@ -481,7 +511,7 @@ void optim_free(struct optim *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->t->n; i++) {
-		double *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb };
+		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb };
 		for (int k = 0; k < 4; k++)
 			if (a[k])
 				o->dev->free(a[k]);
@@ -504,12 +534,14 @@ int64_t optim_adamw_count(const struct optim *o, size_t i)
 	return i < o->t->n ? o->st[i].step : 0;
 }
 
-int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const double **v)
+int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v)
 {
 	if (i >= o->t->n || !o->st[i].m)
 		return -1;
-	*m = o->st[i].m;
-	*v = o->st[i].v;
+	for (size_t k = 0; k < o->t->p[i].numel; k++) {
+		m[k] = st_get(o, o->st[i].m, k);
+		v[k] = st_get(o, o->st[i].v, k);
+	}
 	return 0;
 }
 
@@ -544,7 +576,8 @@ adamw_moments(struct pstate *st, double *w, const double *g, double *U, size_t n
 	      enum round_mode r)
 {
 	for (size_t i = 0; i < n; i++) {
-		double upd = adamw_elem(&st->m[i], &st->v[i], g[i], w1, w2, bias2, eps, bf16_state, r);
+		double upd = adamw_elem(&((double *)st->m)[i], &((double *)st->v)[i], g[i], w1, w2,
+					bias2, eps, bf16_state, r);
 		if (U)
 			U[i] = upd;
 		else
@@ -564,8 +597,8 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	double a = homotopy_alpha(s->step, o->c.neumann_tau);
 
 	if (!st->m) {
-		st->m = st_alloc(o, n);
-		st->v = st_alloc(o, n);
+		st->m = st_alloc(o, n, st_es(o));
+		st->v = st_alloc(o, n, st_es(o));
 		st->step = 0;
 	}
 	double b1 = p->group == PG_SCALAR ? 0.96 : 0.8, b2 = 0.95, eps = 1e-10;
@@ -591,23 +624,23 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 			d->widen(G, p->g, n, bf16_state);
 			neumann_on_dev(o, G, R, C, a);
 			d->narrow(gw, G, n);
-			d->adamw(p->w, gw, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+			d->adamw(p->w, gw, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
 				 0, NULL);
 		} else if (whiten) {
 			/* the direction U whitened, then the step */
 			double *U = dscratch(o, 2, n * sizeof *U);
-			d->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+			d->adamw(p->w, p->g, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
 				 bf16_state, U);
 			neumann_on_dev(o, U, R, C, a);
 			d->step_w(p->w, U, n, step_size, bf16_state);
 		} else {
-			d->adamw(p->w, p->g, st->m, st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+			d->adamw(p->w, p->g, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
 				 bf16_state, NULL);
 		}
 		if (p->mask)
 			for (size_t i = 0; i < n; i++)
 				if (p->mask[i])
-					p->w[i] = 0, st->m[i] = 0, st->v[i] = 0;
+					p->w[i] = 0, st_set(o, st->m, i, 0), st_set(o, st->v, i, 0);
 		return;
 	}
 	/* fp64 runs: fp64 working arrays on the host */
@@ -627,8 +660,8 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		for (size_t i = 0; i < n; i++)
 			if (p->mask[i]) {
 				w[i] = 0;
-				st->m[i] = 0;
-				st->v[i] = 0;
+				st_set(o, st->m, i, 0);
+				st_set(o, st->v, i, 0);
 			}
 	store_vals(o, p, w, r);
 }
@@ -705,7 +738,7 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 	for (size_t b = 0; b < nb; b++) {
 		struct param *p = &o->t->p[idx[b]];
 		float *Xb = X + b * N;
-		d->nesterov(Xb, o->st[idx[b]].buf, p->g, N, w1, mu);
+		d->nesterov(Xb, (float *)o->st[idx[b]].buf, p->g, N, w1, mu);
 		/* pre-polar equilibration on an fp64 copy, the result fp32 */
 		if (o->c.muoneq != MUONEQ_OFF) {
 			double *G = dscratch(o, 2, N * sizeof *G);
@@ -748,7 +781,7 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	load_vals(o, p, w, G);
 	double mu = s->momentum, w1 = 1 - mu;
 	for (size_t i = 0; i < N; i++)
-		G[i] = nesterov_elem(&st->buf[i], G[i], w1, mu, 1);
+		G[i] = nesterov_elem(&((double *)st->buf)[i], G[i], w1, mu, 1);
 	if (o->c.muoneq != MUONEQ_OFF) {
 		double *work = xmalloc((m + n) * sizeof *work);
 		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
@@ -919,8 +952,8 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 				free(keep);
 			}
 			if (s0 && (mode == STEP0_DISP_ONLY_NOMOM || mode == STEP0_DISP_STEPCOUNT_NOMOM)) {
-				memset(st->m, 0, p->numel * sizeof *st->m);
-				memset(st->v, 0, p->numel * sizeof *st->v);
+				memset(st->m, 0, p->numel * st_es(o));
+				memset(st->v, 0, p->numel * st_es(o));
 				if (mode == STEP0_DISP_ONLY_NOMOM)
 					st->step = 0;
 			}
@@ -1002,6 +1035,17 @@ static int has_master(const struct optim *o, const struct param *p)
 			   o->c.embed_state == EMBED_STATE_FP32);
 }
 
+/* A state array as an f64 record (the file format holds doubles). */
+static void ob_state(struct obuf *b, const struct optim *o, const char *pname, const char *suffix,
+		     const void *a, size_t n)
+{
+	double *d = xmalloc((n ? n : 1) * sizeof *d);
+	for (size_t i = 0; i < n; i++)
+		d[i] = st_get(o, a, i);
+	ob_rec(b, pname, suffix, REC_F64, d, n, 0);
+	free(d);
+}
+
 int optim_save(const struct optim *o, const char *path, struct err *e)
 {
 	struct obuf b = {0};
@@ -1019,12 +1063,12 @@ int optim_save(const struct optim *o, const char *path, struct err *e)
 		const struct param *p = &o->t->p[i];
 		const struct pstate *st = &o->st[i];
 		if (st->m) {
-			ob_rec(&b, p->name, "exp_avg", REC_F64, st->m, p->numel, 0);
-			ob_rec(&b, p->name, "exp_avg_sq", REC_F64, st->v, p->numel, 0);
+			ob_state(&b, o, p->name, "exp_avg", st->m, p->numel);
+			ob_state(&b, o, p->name, "exp_avg_sq", st->v, p->numel);
 			ob_rec(&b, p->name, "step", REC_I64, NULL, 0, st->step);
 		}
 		if (st->buf) {
-			ob_rec(&b, p->name, "momentum_buffer", REC_F64, st->buf, p->numel, 0);
+			ob_state(&b, o, p->name, "momentum_buffer", st->buf, p->numel);
 			ob_rec(&b, p->name, "second_momentum_buffer", REC_F64, st->smb, st->smb_n, 0);
 		}
 		if (has_master(o, p)) {
@@ -1156,13 +1200,19 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 					p->w[i] = (float)v;
 			}
 		} else {
-			double **dst = which == 0 ? &st->m : which == 1 ? &st->v
-				     : which == 3 ? &st->buf : &st->smb;
-			if (!*dst)
-				*dst = st_alloc(o, want);
+			if (which == 4 && !st->smb)
+				st->smb = st_alloc(o, want, sizeof(double));
+			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : &st->buf;
+			if (which != 4 && !*dst)
+				*dst = st_alloc(o, want, st_es(o));
 			for (size_t i = 0; i < want; i++) {
 				uint64_t u = rd_u64(d + at + 8 * i);
-				memcpy(&(*dst)[i], &u, 8);
+				double x;
+				memcpy(&x, &u, 8);
+				if (which == 4)
+					st->smb[i] = x;
+				else
+					st_set(o, *dst, i, x);
 			}
 		}
 		at += cnt * 8;

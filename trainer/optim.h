@@ -7,7 +7,9 @@
  * Ownership: the optimizer borrows the parameter table (the model owns it)
  * and keeps all of its own state (AdamW moments and step counters, Muon
  * momentum and NorMuon second-moment buffers), keyed by the parameter's
- * index in the table. It updates p->w (fp32 runs) or p->w64 (fp64 runs) in
+ * index in the table: fp32 arrays in fp32 runs (the values the original's
+ * fp32 or bf16 state holds, exactly), fp64 in fp64 runs, in the memory of
+ * the optimizer's device (optim_set_device). It updates p->w (fp32 runs) or p->w64 (fp64 runs) in
  * place from p->g / p->g64 (or an OE table's compact gradient, param.h),
  * and resets p->counts of OE tables.
  *
@@ -77,8 +79,8 @@ struct optim_device {
 	/* n zeroed bytes addressable by the host and these functions; free */
 	void *(*alloc)(size_t n);
 	void (*free)(void *p);
-	/* x[i] = nesterov_elem(&buf[i], g[i], w1, mu, 0), i < n */
-	void (*nesterov)(float *x, double *buf, const float *g, size_t n, double w1, double mu);
+	/* x[i] = nesterov_elem(&buf[i], g[i], w1, mu, 0), i < n (buf fp32) */
+	void (*nesterov)(float *x, float *buf, const float *g, size_t n, double w1, double mu);
 	/* ss[k] = sum over row k (per_row) or column k of the m x n x of x^2,
 	 * accumulated in fp64 */
 	void (*sumsq)(double *ss, const float *x, size_t m, size_t n, int per_row);
@@ -90,7 +92,7 @@ struct optim_device {
 	 * with g' = bf16(g[i]) (round_g) or g[i]; then U[i] = u (U not NULL:
 	 * the direction, for Neumann-Gram) or w[i] = rnd(w[i] - step_size u,
 	 * r); r = RND_BF16 with bf16_state, else RND_F32 */
-	void (*adamw)(float *w, const float *g, double *m, double *v, size_t n, double w1,
+	void (*adamw)(float *w, const float *g, float *m, float *v, size_t n, double w1,
 		      double w2, double bias2, double eps, double step_size, int bf16_state,
 		      int round_g, double *U);
 	/* w[i] = rnd(w[i] - step_size U[i], bf16 ? RND_BF16 : RND_F32) */
@@ -142,9 +144,9 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 
 /* AdamW step counter of parameter i (0 = no state yet). */
 int64_t optim_adamw_count(const struct optim *o, size_t i);
-/* AdamW moments (exp_avg, exp_avg_sq; numel doubles each, borrowed until the
- * next step) of parameter i: 0, or -1 when it has no AdamW state (yet). */
-int optim_adamw_moments(const struct optim *o, size_t i, const double **m, const double **v);
+/* AdamW moments (exp_avg, exp_avg_sq) of parameter i copied into m and v
+ * (numel doubles each): 0, or -1 when it has no AdamW state (yet). */
+int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
 
 /* State I/O for bit-identical resume. File format ("SUPKOPT1"): magic,
  * uint64 record count, then per record: uint32 name length, name, uint32

@@ -558,8 +558,9 @@ TEST(optimizer_passes)
 			int per_row = m >= n;
 			size_t ns = per_row ? m : n;
 			float *w = rnd(N, 0.05), *x = xcalloc(N, 4), *dw, *dx;
-			double *buf = xcalloc(N, 8), *ss = xcalloc(ns, 8), *sc = xmalloc(ns * 8);
-			double *dbuf = D->alloc(N * 8), *dss = D->alloc(ns * 8), *dsc = D->alloc(ns * 8);
+			float *buf = xcalloc(N, 4), *dbuf = D->alloc(N * 4);
+			double *ss = xcalloc(ns, 8), *sc = xmalloc(ns * 8);
+			double *dss = D->alloc(ns * 8), *dsc = D->alloc(ns * 8);
 			dw = D->alloc(N * 4), dx = D->alloc(N * 4);
 			memcpy(dw, w, N * 4);
 			int same = 1;
@@ -568,7 +569,7 @@ TEST(optimizer_passes)
 				memcpy(dg, g, N * 4);
 				H->nesterov(x, buf, g, N, 0.05, 0.95);
 				D->nesterov(dx, dbuf, dg, N, 0.05, 0.95);
-				same &= !memcmp(x, dx, N * 4) && !memcmp(buf, dbuf, N * 8);
+				same &= !memcmp(x, dx, N * 4) && !memcmp(buf, dbuf, N * 4);
 				H->sumsq(ss, x, m, n, per_row);
 				D->sumsq(dss, dx, m, n, per_row);
 				same &= !memcmp(ss, dss, ns * 8);
@@ -584,8 +585,8 @@ TEST(optimizer_passes)
 			       m, n, bf);
 			/* AdamW: fp32 state, then bf16 state (bf16-exact w) */
 			for (int b16 = 0; b16 < 2; b16++) {
-				double *am = xcalloc(N, 8), *av = xcalloc(N, 8);
-				double *dam = D->alloc(N * 8), *dav = D->alloc(N * 8);
+				float *am = xcalloc(N, 4), *av = xcalloc(N, 4);
+				float *dam = D->alloc(N * 4), *dav = D->alloc(N * 4);
 				for (size_t i = 0; i < N; i++)
 					w[i] = b16 ? bf16_round(w[i]) : w[i];
 				memcpy(dw, w, N * 4);
@@ -610,8 +611,8 @@ TEST(optimizer_passes)
 						H->step_w(w, hU, N, ss_, b16);
 						D->step_w(dw, dU, N, ss_, b16);
 					}
-					asame &= !memcmp(w, dw, N * 4) && !memcmp(am, dam, N * 8) &&
-						 !memcmp(av, dav, N * 8);
+					asame &= !memcmp(w, dw, N * 4) && !memcmp(am, dam, N * 4) &&
+						 !memcmp(av, dav, N * 4);
 					free(g);
 					D->free(dg);
 				}

@@ -274,7 +274,7 @@ static void wrap_free(void *p)
 	dev_live--;
 	optim_device_host()->free(p);
 }
-static void wrap_nesterov(float *x, double *buf, const float *g, size_t n, double w1, double mu)
+static void wrap_nesterov(float *x, float *buf, const float *g, size_t n, double w1, double mu)
 {
 	dev_calls[0]++, dev_elems[0] += n;
 	optim_device_host()->nesterov(x, buf, g, n, w1, mu);
@@ -290,7 +290,7 @@ static void wrap_muon_update(float *w, const float *x, const double *s, size_t m
 	dev_calls[2]++, dev_elems[2] += m * n;
 	optim_device_host()->muon_update(w, x, s, m, n, per_row, lr, lrwd, bf16);
 }
-static void wrap_adamw(float *w, const float *g, double *m, double *v, size_t n, double w1,
+static void wrap_adamw(float *w, const float *g, float *m, float *v, size_t n, double w1,
 		       double w2, double bias2, double eps, double step_size, int bf16_state,
 		       int round_g, double *U)
 {
