@@ -390,15 +390,14 @@ static void load_vals(const struct optim *o, const struct param *p, double *w, d
 			g[i] = p->g[i];
 }
 
-static void store_vals(const struct optim *o, struct param *p, const double *w, enum round_mode r)
+/* Store fp64 values w into p (fp32 runs: values that fp32 holds exactly,
+ * the fp32 passes themselves run on the optimizer device). */
+static void store_vals(const struct optim *o, struct param *p, const double *w)
 {
 	size_t n = p->numel;
 	if (o->fp64)
 		memcpy(p->w64, w, n * sizeof *w);
-	else if (r == RND_BF16)
-		for (size_t i = 0; i < n; i++)
-			p->w[i] = bf16_round((float)w[i]);
-	else      /* RND_F32 and RND_F64 both end as the fp32 value */
+	else
 		for (size_t i = 0; i < n; i++)
 			p->w[i] = (float)w[i];
 }
@@ -569,15 +568,13 @@ static void neumann_dev(struct optim *o, double *U, size_t V, size_t d, double a
 /* ---- AdamW ---- */
 
 /* AdamW's moment update and direction (into U, or applied to w when U is
- * NULL) over fp64 working arrays; inlined with constant bf16_state and r. */
-static inline __attribute__((always_inline)) void
-adamw_moments(struct pstate *st, double *w, const double *g, double *U, size_t n, double w1,
-	      double w2, double bias2, double eps, double step_size, int bf16_state,
-	      enum round_mode r)
+ * NULL) over the fp64 working arrays and state of an fp64 run. */
+static void adamw_moments(struct pstate *st, double *w, const double *g, double *U, size_t n,
+			  double w1, double w2, double bias2, double eps, double step_size)
 {
+	double *m = st->m, *v = st->v;
 	for (size_t i = 0; i < n; i++) {
-		double upd = adamw_elem(&((double *)st->m)[i], &((double *)st->v)[i], g[i], w1, w2,
-					bias2, eps, bf16_state, r);
+		double upd = adamw_elem(&m[i], &v[i], g[i], w1, w2, bias2, eps, 0, RND_F64);
 		if (U)
 			U[i] = upd;
 		else
@@ -591,7 +588,6 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 	struct pstate *st = &o->st[pi];
 	size_t n = p->numel;
 	int bf16_state = !o->fp64 && p->store == PARAM_BF16 && o->c.embed_state == EMBED_STATE_BF16;
-	enum round_mode r = o->fp64 ? RND_F64 : bf16_state ? RND_BF16 : RND_F32;
 	enum round_mode sr = o->fp64 ? RND_F64 : RND_F32;   /* 0-d scalar tensors are fp32 */
 	int whiten = o->c.neumann && (p->group == PG_LM_HEAD || p->group == PG_EMBED) && p->ndim == 2;
 	double a = homotopy_alpha(s->step, o->c.neumann_tau);
@@ -617,6 +613,7 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 		 * and roundings as the fp64 working arrays below would have */
 		const struct optim_device *d = o->dev;
 		size_t R = p->rows, C = p->cols;
+		float *m = st->m, *v = st->v;
 		if (whiten && o->c.neumann_site == NEUMANN_GRADIENT) {
 			/* g (bf16-rounded with bf16 state) whitened, then fp32 */
 			double *G = dscratch(o, 2, n * sizeof *G);
@@ -624,46 +621,45 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 			d->widen(G, p->g, n, bf16_state);
 			neumann_on_dev(o, G, R, C, a);
 			d->narrow(gw, G, n);
-			d->adamw(p->w, gw, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
-				 0, NULL);
+			d->adamw(p->w, gw, m, v, n, w1, w2, bias2, eps, step_size, bf16_state, 0, NULL);
 		} else if (whiten) {
 			/* the direction U whitened, then the step */
 			double *U = dscratch(o, 2, n * sizeof *U);
-			d->adamw(p->w, p->g, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+			d->adamw(p->w, p->g, m, v, n, w1, w2, bias2, eps, step_size, bf16_state,
 				 bf16_state, U);
 			neumann_on_dev(o, U, R, C, a);
 			d->step_w(p->w, U, n, step_size, bf16_state);
 		} else {
-			d->adamw(p->w, p->g, (float *)st->m, (float *)st->v, n, w1, w2, bias2, eps, step_size, bf16_state,
+			d->adamw(p->w, p->g, m, v, n, w1, w2, bias2, eps, step_size, bf16_state,
 				 bf16_state, NULL);
 		}
-		if (p->mask)
+	} else {
+		/* fp64 runs: fp64 working arrays on the host */
+		double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
+		load_vals(o, p, w, g);
+		if (whiten && o->c.neumann_site == NEUMANN_GRADIENT)
+			neumann_dev(o, g, p->rows, p->cols, a);
+		/* m, v: unrounded values for this step's update (fused kernel) */
+		double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION
+			  ? scratch(o, 2, n * sizeof *U) : NULL;
+		adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size);
+		if (U) {
+			neumann_dev(o, U, p->rows, p->cols, a);
 			for (size_t i = 0; i < n; i++)
-				if (p->mask[i])
-					p->w[i] = 0, st_set(o, st->m, i, 0), st_set(o, st->v, i, 0);
-		return;
+				w[i] -= step_size * U[i];
+		}
+		store_vals(o, p, w);
 	}
-	/* fp64 runs: fp64 working arrays on the host */
-	double *w = scratch(o, 0, n * sizeof *w), *g = scratch(o, 1, n * sizeof *g);
-	load_vals(o, p, w, g);
-	if (whiten && o->c.neumann_site == NEUMANN_GRADIENT)
-		neumann_dev(o, g, p->rows, p->cols, a);
-	/* m, v: unrounded values for this step's update (fused kernel), stored rounded */
-	double *U = whiten && o->c.neumann_site == NEUMANN_DIRECTION ? scratch(o, 2, n * sizeof *U) : NULL;
-	adamw_moments(st, w, g, U, n, w1, w2, bias2, eps, step_size, 0, RND_F64);
-	if (U) {
-		neumann_dev(o, U, p->rows, p->cols, a);
-		for (size_t i = 0; i < n; i++)
-			w[i] -= step_size * U[i];
-	}
-	if (p->mask)
-		for (size_t i = 0; i < n; i++)
-			if (p->mask[i]) {
-				w[i] = 0;
-				st_set(o, st->m, i, 0);
-				st_set(o, st->v, i, 0);
-			}
-	store_vals(o, p, w, r);
+	/* masked entries (q_tau) held at 0, value and moments */
+	for (size_t i = 0; p->mask && i < n; i++)
+		if (p->mask[i]) {
+			if (o->fp64)
+				p->w64[i] = 0;
+			else
+				p->w[i] = 0;
+			st_set(o, st->m, i, 0);
+			st_set(o, st->v, i, 0);
+		}
 }
 
 /* ---- Muon ---- */
@@ -803,7 +799,7 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 							ssz[per_row ? i : j], lr, lrwd, r, r);
 	free(ssz);
 	free(vm);
-	store_vals(o, p, w, r);
+	store_vals(o, p, w);
 }
 
 /* ---- OE tables: moment-free table-RMS update ---- */
@@ -948,7 +944,7 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 			}
 			adamw_param(o, i, s);
 			if (keep) {
-				store_vals(o, p, keep, RND_F64);
+				store_vals(o, p, keep);
 				free(keep);
 			}
 			if (s0 && (mode == STEP0_DISP_ONLY_NOMOM || mode == STEP0_DISP_STEPCOUNT_NOMOM)) {

@@ -148,43 +148,31 @@ double homotopy_alpha(int step, double tau)
 	return r * r;
 }
 
-/* Scale rows of G by ((1-a) + a (r_i / mean r + 1e-4))^-1/2, r_i = mean_j G_ij^2. */
-static void bieq_rows(const struct optim_device *d, double *G, size_t m, size_t n, double a,
-		      double *r)
+/* One BiEq step: rows (per_row) or columns of G scaled by ((1-a) + a
+ * (r_k / mean r + 1e-4))^-1/2, r_k the mean of G^2 over row (column) k; w
+ * holds the m (n) factors. */
+static void bieq_side(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		      double *w, int per_row)
 {
+	size_t K = per_row ? m : n, len = per_row ? n : m;
 	double mr = 0;
-	d->sumsq64(r, G, m, n, 1);
-	for (size_t i = 0; i < m; i++) {
-		r[i] /= n;
-		mr += r[i];
+	d->sumsq64(w, G, m, n, per_row);
+	for (size_t k = 0; k < K; k++) {
+		w[k] /= len;
+		mr += w[k];
 	}
-	mr /= m;
-	for (size_t i = 0; i < m; i++)
-		r[i] = 1.0 / sqrt((1 - a) + a * (r[i] / (mr + 1e-30) + 1e-4));
-	d->scale64(G, r, NULL, m, n);
-}
-
-static void bieq_cols(const struct optim_device *d, double *G, size_t m, size_t n, double a,
-		      double *c)
-{
-	double mc = 0;
-	d->sumsq64(c, G, m, n, 0);
-	for (size_t j = 0; j < n; j++) {
-		c[j] /= m;
-		mc += c[j];
-	}
-	mc /= n;
-	for (size_t j = 0; j < n; j++)
-		c[j] = 1.0 / sqrt((1 - a) + a * (c[j] / (mc + 1e-30) + 1e-4));
-	d->scale64(G, NULL, c, m, n);
+	mr /= K;
+	for (size_t k = 0; k < K; k++)
+		w[k] = 1.0 / sqrt((1 - a) + a * (w[k] / (mr + 1e-30) + 1e-4));
+	d->scale64(G, per_row ? w : NULL, per_row ? NULL : w, m, n);
 }
 
 void bieq_apply_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
 		   double *work)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		bieq_rows(d, G, m, n, a, work);
-		bieq_cols(d, G, m, n, a, work);   /* column means recomputed after the row step */
+		bieq_side(d, G, m, n, a, work, 1);
+		bieq_side(d, G, m, n, a, work, 0);   /* column means recomputed after the row step */
 	}
 }
 

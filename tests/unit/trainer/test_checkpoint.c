@@ -18,19 +18,12 @@
 
 static char dir[] = "/tmp/supkit-ckpt-XXXXXX";
 
+/* The model of kv (trainer_fixture.h), its config in *out when out is set. */
 static struct model *make(const char *const *kv, struct config *out)
 {
-	struct config c;
-	struct err e = {0};
-	struct model *m = NULL;
-	if (cfg_make(&c, kv) != 0)
-		return NULL;
-	if (model_create(&c, &m, &e) != 0) {
-		printf("  %s\n", e.msg);
-		return NULL;
-	}
-	if (out)
-		*out = c;
+	struct model *m = model_make(kv);
+	if (m && out)
+		*out = *model_config(m);
 	return m;
 }
 
