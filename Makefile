@@ -33,7 +33,9 @@ endif
 
 PKGS := libcrypto libarchive libcjson libpcre2-8
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) lapacke openblas 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# without pkg-config (or its .pc files) the plain names, found on the default
+# or LDFLAGS's paths (scripts/gpu-deps.sh's unpacked libraries)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcrypto -larchive -lcjson -lpcre2-8)
 BLAS_LIBS := $(shell pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas)
 LIBS := $(PKG_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
 
@@ -110,7 +112,13 @@ $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $(BUILD)/front/supkit.d -o $@ $< $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
-.PHONY: all build tools tests cuda deps test test-run demo bench clean install fuzz fuzz-run
+.PHONY: all build tools tests cuda deps test test-run demo bench clean install fuzz fuzz-run dep-flags
+# The dependencies' compile flags (line 1) and link flags (line 2), for the
+# scripts that compile a driver against the archives (tests/gpu/lib.sh).
+dep-flags:
+	@echo '$(PKG_CFLAGS) $(EXTRA_CFLAGS)'
+	@echo '$(LDFLAGS) $(LIBS)'
+
 all: deps
 	@$(MAKE) --no-print-directory build
 

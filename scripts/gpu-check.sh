@@ -13,6 +13,9 @@
 # The tensor-core attention is timed in the benchmark's op section, tested
 # in cuda_ops and used by the benchmark's training runs; the tests' training
 # runs use the backend's default fp32 attention.
+# A machine without the build's libraries (the lent GPU machine: no package
+# registry) unpacks the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch
+# here, then carry .gpu-deps with the run).
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
 # 1 when a test failed, 4 when the build failed, 2 on bad usage.
 set -u
@@ -38,6 +41,24 @@ note "supkit gpu-check $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2
 	/usr/bin/python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
 } >"$out/env.txt"
 note "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+
+# 0. the build's libraries: a machine without them (the lent GPU machine has
+# no package registry) unpacks the .debs carried in .gpu-deps
+# (scripts/gpu-deps.sh fetch, run beforehand on a Debian machine)
+probe() {
+	printf '%s\n' '#include <cjson/cJSON.h>' '#include <cblas.h>' '#include <lapacke.h>' \
+		'#include <gsl/gsl_statistics_double.h>' '#include <openssl/evp.h>' \
+		'#define PCRE2_CODE_UNIT_WIDTH 8' '#include <pcre2.h>' |
+		${CC:-cc} $(make -s --no-print-directory dep-flags | sed -n 1p) -E -x c - >/dev/null 2>&1
+}
+if probe; then
+	note "libraries: found on this machine"
+elif compgen -G ".gpu-deps/*.deb" >/dev/null; then
+	eval "$(bash scripts/gpu-deps.sh env .gpu-deps 2>>"$out/deps.log")"
+	if probe; then note "libraries: unpacked from .gpu-deps"; else note "libraries: still missing after unpacking .gpu-deps"; fi
+else
+	note "libraries: missing, and no .gpu-deps/*.deb to unpack (scripts/gpu-deps.sh fetch; carry .gpu-deps)"
+fi
 
 # 1. build (GPU=1 into its own folder, so the CPU build is untouched)
 t0=$SECONDS

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# gpu_deps.sh: scripts/gpu-deps.sh, the build's libraries carried as .debs to
+# a machine with no package registry (the lent GPU machine). Its list covers
+# every library of install-deps.sh's build_pkgs; `env` unpacks a folder of
+# .debs (a small one built here with dpkg-deb) under GPU_DEPS_ROOT and prints
+# exports that point the compiler there; bad usage and a missing folder fail
+# with one line. `fetch` needs the Debian registry and is not run here (a
+# whole build against the unpacked packages, with the system's copies hidden,
+# was checked by hand: see the script's header).
+. "$(dirname "$0")/lib.sh"
+cd "$SUPKIT_ROOT"
+G=scripts/gpu-deps.sh
+
+run bash $G list
+mapfile -t listed <<<"$out"
+build=$(sed -n '/^build_pkgs=(/,/)/p' scripts/install-deps.sh | tr -d '()' | sed 's/build_pkgs=//')
+missing=()
+for p in $build; do
+	[[ "$p" == lib*-dev ]] || continue
+	printf '%s\n' "${listed[@]}" | grep -qx -- "$p" || missing+=("$p")
+done
+if [[ -n "$build" && ${#missing[@]} -eq 0 ]]; then ok "the list covers install-deps.sh's -dev packages"
+else bad "the list covers install-deps.sh's -dev packages" "missing: ${missing[*]:-no build_pkgs read}"; fi
+
+run bash $G frobnicate
+expect_rc 2 "an unknown command is a usage error"
+run bash $G env "$TMP/nowhere"
+expect_rc 1 "env on a missing folder fails"
+expect_err_contains "$TMP/nowhere" "the error names the folder"
+
+if command -v dpkg-deb >/dev/null; then
+	mkdir -p "$TMP/pkg/DEBIAN" "$TMP/pkg/usr/include" "$TMP/debs"
+	printf 'Package: supkit-probe\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\nDescription: t\n' \
+		>"$TMP/pkg/DEBIAN/control"
+	echo '#define SUPKIT_PROBE 42' >"$TMP/pkg/usr/include/supkit_probe.h"
+	dpkg-deb -b "$TMP/pkg" "$TMP/debs/probe.deb" >/dev/null 2>&1
+	run env GPU_DEPS_ROOT="$TMP/root" bash $G env "$TMP/debs"
+	expect_rc 0 "env unpacks a folder of .debs"
+	if [[ -f "$TMP/root/usr/include/supkit_probe.h" ]]; then ok "the package's files land under GPU_DEPS_ROOT"
+	else bad "the package's files land under GPU_DEPS_ROOT"; fi
+	got=$(EXTRA_CFLAGS= LDFLAGS= bash -c "eval \"\$1\"; echo '#include <supkit_probe.h>
+SUPKIT_PROBE' | \${CC:-cc} \$EXTRA_CFLAGS -E -P -x c - 2>&1 | tail -n 1" _ "$out")
+	if [[ "$got" == 42 ]]; then ok "its exports put the unpacked headers on the compiler's path"
+	else bad "its exports put the unpacked headers on the compiler's path" "got '$got'"; fi
+	ldf=$(LDFLAGS= bash -c 'eval "$1"; echo "$LDFLAGS"' _ "$out")
+	grep -qF -- "-Wl,--disable-new-dtags,-rpath,$TMP/root/usr/lib" <<<"$ldf" &&
+		ok "its LDFLAGS give the binaries an RPATH there" ||
+		bad "its LDFLAGS give the binaries an RPATH there" "$ldf"
+	run env GPU_DEPS_ROOT=/ bash $G env "$TMP/debs"
+	expect_rc 1 "env refuses to unpack into /"
+else
+	skip "env unpacks a folder of .debs" "dpkg-deb not found"
+fi
+finish
