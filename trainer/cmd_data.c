@@ -1,5 +1,5 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
- * decode, stats, overlap, brown (issue 6; SPEC sections 4 and 9).
+ * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9).
  *
  * Thin: each subcommand parses its options, calls trainer/tokenizer.c,
  * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
@@ -18,13 +18,14 @@
 #include "lib/progress.h"
 #include "trainer/corpus.h"
 #include "trainer/data.h"
+#include "trainer/loader.h"
 #include "trainer/shard.h"
 #include "trainer/tokenizer.h"
 
 enum {
 	O_VOCAB = 256, O_PATTERN, O_FORMAT, O_DELIM, O_QUIET, O_RANKS, O_VAL_FILES, O_VAL_EVERY,
 	O_SHARD_TOKENS, O_SKIP_INVALID, O_FORCE, O_JSON, O_U32, O_TOKEN_BYTES, O_N, O_MAX_SHARE,
-	O_MAX_DUP,
+	O_MAX_DUP, O_SEQ_LEN, O_BATCH_ROWS, O_SEED, O_COUNT,
 };
 
 struct opts {
@@ -33,6 +34,7 @@ struct opts {
 	struct corpus_opts corpus;
 	int quiet, json, u32, skip_invalid, force;
 	int64_t val_files, val_every, shard_tokens, n, max_dup;
+	int64_t seq_len, batch_rows, seed, count;
 	double max_share;
 };
 
@@ -64,6 +66,10 @@ static int on_opt(int key, const char *arg, void *vctx, struct err *e)
 			return err_set(e, EXIT_USAGE, "--max-share must be in [0, 1]");
 		return 0;
 	case O_MAX_DUP: return cli_parse_i64(arg, 0, INT64_MAX, &o->max_dup, "--max-dup", e);
+	case O_SEQ_LEN: return cli_parse_i64(arg, 1, 1 << 20, &o->seq_len, "--seq-len", e);
+	case O_BATCH_ROWS: return cli_parse_i64(arg, 1, 1 << 20, &o->batch_rows, "--batch-rows", e);
+	case O_SEED: return cli_parse_i64(arg, 0, INT64_MAX, &o->seed, "--seed", e);
+	case O_COUNT: return cli_parse_i64(arg, 1, INT64_MAX, &o->count, "--count", e);
 	}
 	return err_set(e, EXIT_USAGE, "unhandled option");
 }
@@ -77,6 +83,9 @@ static void opts_init(struct opts *o)
 	o->n = 13;
 	o->max_share = -1;
 	o->max_dup = -1;
+	o->seq_len = 2048;
+	o->batch_rows = 64;
+	o->seed = 42;
 }
 
 /* Parse or exit 2; returns the index of the first operand. */
@@ -521,6 +530,88 @@ static int sub_overlap(int argc, char **argv)
 	return bad ? EXIT_CHECK : EXIT_OK;
 }
 
+/* ---- batches ---- */
+
+/* The trainer's token stream, exported: COUNT batches of the loader
+ * (trainer/loader.h) over the shards, each its inputs (B,T) then its
+ * targets (B,T), int32 little-endian, row-major. With the run's seq_len,
+ * batch_rows and seed these are the micro-batches supkit train consumes, in
+ * order (grad_accum of them a step), so another implementation can train on
+ * the same tokens. */
+static int sub_batches(int argc, char **argv)
+{
+	static const struct cli_opt t[] = {
+		{"seq-len", O_SEQ_LEN, "T", "tokens a row (default 2048, the config's seq_len)"},
+		{"batch-rows", O_BATCH_ROWS, "B", "rows a batch (default 64, the config's batch_rows)"},
+		{"seed", O_SEED, "S", "the run's seed (default 42, the config's; 0: the original's order)"},
+		{"count", O_COUNT, "N", "number of batches to write (steps x grad_accum for a whole run)"},
+		{"output", 'o', "FILE", "write the batches to FILE (atomically)"},
+		{"json", O_JSON, NULL, "print a JSON summary on stdout"},
+		{"quiet", O_QUIET, NULL, "no progress on stderr"},
+		{NULL, 0, NULL, NULL}};
+	const char *usage = "usage: supkit data batches [options] --count N -o FILE TRAIN_SHARD...";
+	struct opts o;
+	opts_init(&o);
+	int i = parse(argc, argv, t, usage, &o);
+	if (!o.out || o.count <= 0 || i >= argc)
+		cli_usage_error("need --count N, -o FILE and at least one train shard");
+	const int T = (int)o.seq_len, B = (int)o.batch_rows;
+	const size_t n = (size_t)B * (size_t)T;
+	if (n > ((size_t)1 << 30))
+		cli_usage_error("--batch-rows x --seq-len is %zu tokens; at most 2^30", n);
+	struct err e = {0};
+	struct loader ld;
+	if (loader_open((const char *const *)(argv + i), argc - i, T, B, (uint64_t)o.seed, &ld, &e) < 0)
+		return err_report(&e);
+	int32_t *in = xmalloc(n * sizeof *in), *tg = xmalloc(n * sizeof *tg);
+	uint8_t *buf = xmalloc(2 * n * 4);
+	struct atomic_file af;
+	int rc = atomic_open(&af, o.out, &e);
+	struct progress pr;
+	progress_init(&pr, o.quiet);
+	uint64_t epoch = 0;
+	for (int64_t b = 0; b < o.count && rc == 0; b++) {
+		epoch = loader_next(&ld, in, tg);
+		for (size_t k = 0; k < 2 * n; k++) {
+			uint32_t v = (uint32_t)(k < n ? in[k] : tg[k - n]);
+			buf[4 * k] = (uint8_t)v;
+			buf[4 * k + 1] = (uint8_t)(v >> 8);
+			buf[4 * k + 2] = (uint8_t)(v >> 16);
+			buf[4 * k + 3] = (uint8_t)(v >> 24);
+		}
+		if (fwrite(buf, 1, 2 * n * 4, af.fp) != 2 * n * 4) {
+			rc = err_errno(&e, EXIT_SYS, "cannot write '%s'", o.out);
+			atomic_abort(&af);
+		}
+		progress_update(&pr, b + 1 == o.count, "batch %lld/%lld  epoch %llu", (long long)(b + 1),
+				(long long)o.count, (unsigned long long)epoch);
+	}
+	progress_done(&pr);
+	if (rc == 0)
+		rc = atomic_commit(&af, &e);
+	if (rc == 0 && o.json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "path", o.out);
+		cJSON_AddNumberToObject(j, "batches", (double)o.count);
+		cJSON_AddNumberToObject(j, "batch_rows", B);
+		cJSON_AddNumberToObject(j, "seq_len", T);
+		cJSON_AddNumberToObject(j, "seed", (double)o.seed);
+		cJSON_AddNumberToObject(j, "epoch", (double)epoch);
+		cJSON_AddNumberToObject(j, "bytes", (double)o.count * 8.0 * (double)n);
+		json_sort(j);
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	} else if (rc == 0 && !o.quiet) {
+		fprintf(stderr, "%s: %lld batches of %d x %d (epoch %llu at the end) in '%s'\n", err_prog,
+			(long long)o.count, B, T, (unsigned long long)epoch, o.out);
+	}
+	free(in);
+	free(tg);
+	free(buf);
+	loader_close(&ld);
+	return rc < 0 ? err_report(&e) : EXIT_OK;
+}
+
 /* ---- brown ---- */
 
 static int brown_name(const char *s)
@@ -605,6 +696,7 @@ static const struct cli_sub subs[] = {
 	{"decode", sub_decode, "decode token ids back to bytes"},
 	{"stats", sub_stats, "tokens, documents and bytes per token of shards"},
 	{"overlap", sub_overlap, "leakage check: duplicate documents and shared n-grams"},
+	{"batches", sub_batches, "export the trainer's token stream (its loader's batches)"},
 	{"brown", sub_brown, "turn the tagged Brown corpus into plain text"},
 	{NULL, NULL, NULL},
 };

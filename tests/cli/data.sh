@@ -109,6 +109,30 @@ run supkit data stats "$TMP/trunc.bin"
 expect_rc 2 "truncated shard exits 2"
 expect_err_contains "trunc.bin': offset" "shard error names file and offset"
 
+# batches: the trainer's token stream, against the independent Python loader
+# (tests/fixtures/loader/make_loader_ref.py: the SHA-256 of its 500 batches,
+# inputs then targets each, int32 little-endian)
+LD="$FIX/loader"
+want=$(grep -o '"sha256": *"[0-9a-f]*"' "$LD/loader_ref.json" | grep -o '[0-9a-f]\{64\}')
+run supkit data batches --quiet --seed 0 --seq-len 16 --batch-rows 4 --count 500 -o "$TMP/batches.bin" \
+	"$LD/a.bin" "$LD/b.bin"
+expect_rc 0 "batches exits 0"
+got=$(sha256sum "$TMP/batches.bin" 2>/dev/null | cut -d' ' -f1)
+if [[ -n "$want" && "$got" == "$want" ]]; then ok "batches equal the Python loader's, byte for byte"
+else bad "batches equal the Python loader's, byte for byte" "got '$got', want '$want'"; fi
+run supkit data batches --json --seed 7 --seq-len 16 --batch-rows 4 --count 3 -o "$TMP/b7.bin" "$LD/a.bin"
+expect_rc 0 "batches --json exits 0"
+expect_out_contains '"bytes": 1536' "batches --json reports the bytes (3 x 2 x 4 x 16 x 4)"
+if [[ $(stat -c %s "$TMP/b7.bin" 2>/dev/null) == 1536 ]] && ! cmp -s <(head -c 1536 "$TMP/batches.bin") "$TMP/b7.bin"
+then ok "another seed gives another order, of the same size"
+else bad "another seed gives another order, of the same size"; fi
+run supkit data batches --count 2 -o "$TMP/bad.bin" "$TMP/trunc.bin"
+expect_rc 2 "batches of a truncated shard exits 2"
+expect_err_contains "trunc.bin" "the error names the shard"
+expect_no_file "$TMP/bad.bin" "no output file for a bad shard"
+run supkit data batches -o "$TMP/bad.bin" "$LD/a.bin"
+expect_rc 2 "batches without --count is a usage error"
+
 # Brown corpus form C -> plain text
 mkdir -p "$TMP/brown"
 printf '\n\n\tThe/at jury/nn said/vbd ``/`` no/at evidence/nn (/( yet/rb )/) '"''"'/'"''"' ,/, and/cc left/vbd ./.\n\n\n\tIt/pps ended/vbd ./.\n' >"$TMP/brown/ca01"
