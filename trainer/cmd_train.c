@@ -59,7 +59,7 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	case O_RESUME: a->resume = arg; return 0;
 	case O_FORCE: a->force = 1; return 0;
 	case O_TOKEN_BYTES: a->token_bytes = arg; return 0;
-	case O_STOP_AFTER: return cli_parse_i64(arg, 1, 1000000000, &a->stop_after, "--stop-after", e);
+	case O_STOP_AFTER: return cli_parse_i64(arg, 0, 1000000000, &a->stop_after, "--stop-after", e);
 	case O_BACKEND:
 		add_set(a, xasprintf("backend=%s", arg));
 		return 0;
@@ -78,6 +78,7 @@ int main(int argc, char **argv)
 	cli_set_prog("supkit-train");
 	struct args a;
 	memset(&a, 0, sizeof a);
+	a.stop_after = -1;   /* not given */
 	struct err e;
 	err_clear(&e);
 	int first;
@@ -125,7 +126,8 @@ int main(int argc, char **argv)
 		.resume = a.resume != NULL,
 		.force = a.force,
 		.token_bytes = a.token_bytes,
-		.stop_after = (int)a.stop_after,
+		/* --stop-after 0: a checkpoint of the initial weights */
+		.stop_after = a.stop_after == 0 ? TRAIN_STOP_NOW : a.stop_after < 0 ? 0 : (int)a.stop_after,
 		.quiet = a.quiet,
 	};
 	struct train_summary s;

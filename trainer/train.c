@@ -522,7 +522,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	int start = R.step, stopped = 0;
 	r = 0;
 	while (R.step < cfg->steps) {
-		if (o->stop_after > 0 && R.step - start >= o->stop_after) {
+		if (o->stop_after == TRAIN_STOP_NOW || (o->stop_after > 0 && R.step - start >= o->stop_after)) {
 			stopped = 1;
 			break;
 		}

@@ -27,6 +27,8 @@
 #include "lib/err.h"
 #include "trainer/config.h"
 
+#define TRAIN_STOP_NOW (-1)
+
 struct train_opts {
 	const char *run_dir;       /* output folder (created) */
 	int resume;                /* continue run_dir from its checkpoint */
@@ -34,7 +36,9 @@ struct train_opts {
 	const char *token_bytes;   /* token_bytes file; NULL: data_dir/token_bytes.bin */
 	int stop_after;            /* > 0: stop after this many steps of this
 	                              invocation, leaving a checkpoint (as if
-	                              interrupted); the run is not finished */
+	                              interrupted); the run is not finished;
+	                              TRAIN_STOP_NOW: before its first step (a
+	                              checkpoint of the initial weights) */
 	int quiet;                 /* no progress lines */
 };
 

@@ -56,6 +56,15 @@ expect_same_file "$TMP/a/model.safetensors" "$TMP/b/model.safetensors" "resumed 
 expect_same_file "$TMP/a/optim.bin" "$TMP/b/optim.bin" "resumed optimizer state bit-identical"
 run supkit train --resume "$TMP/b" --quiet
 expect_rc 2 "resume of a finished run refused"
+# 3a. --stop-after 0: a checkpoint of the initial weights, then the whole run
+run trn --set steps=20 --stop-after 0 -o "$TMP/z"
+expect_rc 0 "stop after 0 steps"
+if grep -q '"step": *0' "$TMP/z/checkpoint/state.json" 2>/dev/null && [[ -f "$TMP/z/checkpoint/params.safetensors" ]]
+then ok "--stop-after 0 leaves a step-0 checkpoint with the weights"
+else bad "--stop-after 0 leaves a step-0 checkpoint with the weights"; fi
+run supkit train --resume "$TMP/z" --quiet
+expect_rc 0 "resume from step 0 to the end"
+expect_same_file "$TMP/a/model.safetensors" "$TMP/z/model.safetensors" "resumed-from-0 weights bit-identical"
 # 3b. the same with OE tables (bf16 values and gradient, saved as bf16)
 run trn --set steps=12 --set oe=1 --set oe_m=211 -o "$TMP/oa"
 expect_rc 0 "12-step OE run"
