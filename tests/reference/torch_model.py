@@ -163,6 +163,18 @@ def rms(x, eps):
     return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
 
+# MM_BF16: every linear layer's operands rounded to bf16 before an fp32
+# product (the CUDA backend's GEMMs, emulated; tests/reference/torch_curve.py
+# --mm bf16). Off for the fixtures.
+MM_BF16 = False
+
+
+def lin(a, w):
+    if MM_BF16:
+        return a.bfloat16().float() @ w.bfloat16().float().T
+    return a @ w.T
+
+
 def windows(cfg):
     L, T0 = cfg["depth"], cfg["seq_len"]
     pat = cfg["window_pattern"]
@@ -207,12 +219,13 @@ def forward(cfg, P, idx, tgt, dt):
     names, d, H, hd, ve = spec(cfg)
     L, eps, cap = cfg["depth"], cfg["norm_eps"], cfg["softcap"]
     Bn, Tn = idx.shape
-    it = torch.from_numpy(idx.astype(np.int64))
+    dev = P["transformer.wte.weight"].device
+    it = torch.from_numpy(idx.astype(np.int64)).to(dev)
     w = P["transformer.wte.weight"][it]
     s = w
     if cfg["oe"]:
         J = (cfg["oe_n"] - 1) * cfg["oe_k"]
-        s = w + torch.cat([P["oe.%d.weight" % j][oe_rows(cfg, idx, j)] for j in range(J)], -1)
+        s = w + torch.cat([P["oe.%d.weight" % j][oe_rows(cfg, idx, j).to(dev)] for j in range(J)], -1)
     x0 = rms(s, eps)
     x0w = None
     if cfg["wte_lambdas"]:
@@ -221,9 +234,9 @@ def forward(cfg, P, idx, tgt, dt):
         else:
             x0w = rms(w, eps)
     cos, sin = rope_tables(cfg, hd, dt)
-    cos, sin = cos[None, :Tn, None, :], sin[None, :Tn, None, :]
+    cos, sin = cos[None, :Tn, None, :].to(dev), sin[None, :Tn, None, :].to(dev)
     ws = windows(cfg)
-    t = torch.arange(Tn)
+    t = torch.arange(Tn, device=dev)
     x = x0
     for i in range(L):
         p = "transformer.h.%d." % i
@@ -231,11 +244,11 @@ def forward(cfg, P, idx, tgt, dt):
         if x0w is not None:
             x = x + P["wte_lambdas"][i] * x0w
         a = rms(x, eps)
-        q = (a @ P[p + "attn.c_q.weight"].T).view(Bn, Tn, H, hd)
-        k = (a @ P[p + "attn.c_k.weight"].T).view(Bn, Tn, H, hd)
-        v = (a @ P[p + "attn.c_v.weight"].T).view(Bn, Tn, H, hd)
+        q = lin(a, P[p + "attn.c_q.weight"]).view(Bn, Tn, H, hd)
+        k = lin(a, P[p + "attn.c_k.weight"]).view(Bn, Tn, H, hd)
+        v = lin(a, P[p + "attn.c_v.weight"]).view(Bn, Tn, H, hd)
         if i in ve:
-            g = 2 * torch.sigmoid(a[..., :cfg["ve_gate_channels"]] @ P[p + "attn.ve_gate.weight"].T)
+            g = 2 * torch.sigmoid(lin(a[..., :cfg["ve_gate_channels"]], P[p + "attn.ve_gate.weight"]))
             v = v + g.unsqueeze(-1) * P["value_embeds.%d.weight" % i][it].view(Bn, Tn, H, hd)
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         q, k = rms(q, eps), rms(k, eps)
@@ -253,15 +266,15 @@ def forward(cfg, P, idx, tgt, dt):
         allowed = (t[None, :] <= t[:, None]) & (t[None, :] >= t[:, None] - ws[i])
         att = att.masked_fill(~allowed, float("-inf"))
         y = (torch.softmax(att, -1) @ vh).transpose(1, 2).reshape(Bn, Tn, d)
-        x = x + y @ P[p + "attn.c_proj.weight"].T
-        h = rms(x, eps) @ P[p + "mlp.c_fc.weight"].T
-        x = x + F.relu(h).square() @ P[p + "mlp.c_proj.weight"].T
+        x = x + lin(y, P[p + "attn.c_proj.weight"])
+        h = lin(rms(x, eps), P[p + "mlp.c_fc.weight"])
+        x = x + lin(F.relu(h).square(), P[p + "mlp.c_proj.weight"])
     if cfg["out_lambdas"]:
         x = x + P["out_lambdas"][0] * x0 + P["out_lambdas"][1] * x0w
-    logits = rms(x, eps) @ P["lm_head.weight"].T
+    logits = lin(rms(x, eps), P["lm_head.weight"])
     logits = cap * torch.tanh(logits / cap)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                           torch.from_numpy(tgt.astype(np.int64)).reshape(-1), ignore_index=-1)
+                           torch.from_numpy(tgt.astype(np.int64)).to(dev).reshape(-1), ignore_index=-1)
 
 
 def fixture_params(cfg, dt, zero_proj):

@@ -184,7 +184,7 @@ def neumann(U, a):
     Uo = U - Up
     G = Uo.T @ Uo
     Hm = G / (G.norm() + 1e-30)
-    Uw = Uo @ (torch.eye(U.shape[1], dtype=U.dtype) - 0.5 * a * Hm)
+    Uw = Uo @ (torch.eye(U.shape[1], dtype=U.dtype, device=U.device) - 0.5 * a * Hm)
     return Up + (Uo.norm() / (Uw.norm() + 1e-30)) * Uw
 
 
@@ -193,7 +193,8 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     """train.py muon_step_fused, eager, with the pre-polar arms and polar dtype."""
     f64 = stacked_params.dtype == torch.float64
     pdt = torch.float64 if f64 else (torch.float32 if arm.get("polar") == "fp32" else torch.bfloat16)
-    momentum_t = torch.tensor(momentum, dtype=stacked_params.dtype)
+    dev = stacked_params.device
+    momentum_t = torch.tensor(momentum, dtype=stacked_params.dtype, device=dev)
     momentum_buffer.lerp_(stacked_grads, 1 - momentum_t)
     g = stacked_grads.lerp_(momentum_buffer, momentum_t)
     eq = arm.get("muoneq", "off")
@@ -204,7 +205,7 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     elif eq == "rc":
         g = torch.stack([muoneq_rc(x) for x in g])
     g = torch.stack([polar_express(x, pdt) for x in g])
-    beta2 = torch.tensor(beta2, dtype=stacked_params.dtype).to(g.dtype)
+    beta2 = torch.tensor(beta2, dtype=stacked_params.dtype, device=dev).to(g.dtype)
     v_mean = g.to(stacked_params.dtype).square().mean(dim=red_dim, keepdim=True)
     red_dim_size = g.size(red_dim)
     v_norm_sq = v_mean.sum(dim=(-2, -1), keepdim=True) * red_dim_size
@@ -215,8 +216,8 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     v_norm_new = scaled_sq_sum.sum(dim=(-2, -1), keepdim=True).sqrt()
     final_scale = step_size * (v_norm / v_norm_new.clamp_min(1e-10))
     g = g * final_scale.to(g.dtype)
-    lr = torch.tensor(lr, dtype=stacked_params.dtype).to(g.dtype)
-    wd = torch.tensor(wd, dtype=stacked_params.dtype).to(g.dtype)
+    lr = torch.tensor(lr, dtype=stacked_params.dtype, device=dev).to(g.dtype)
+    wd = torch.tensor(wd, dtype=stacked_params.dtype, device=dev).to(g.dtype)
     mask = (g * stacked_params) >= 0
     stacked_params.sub_(lr * g + lr * wd * stacked_params * mask)
 
@@ -227,8 +228,8 @@ def adamw_step(p, grad, st, lr, b1, b2, eps, whiten, arm, t, bf16_state, f64):
     if whiten and arm.get("neumann_site") == "gradient":
         grad = neumann(grad.to(sdt), homotopy(t, arm["neumann_tau"]))
     st["step"] += 1
-    step_t = torch.tensor(float(st["step"]), dtype=sdt)
-    lr_t, beta1_t, beta2_t, eps_t = (torch.tensor(x, dtype=sdt) for x in (lr, b1, b2, eps))
+    step_t = torch.tensor(float(st["step"]), dtype=sdt, device=p.device)
+    lr_t, beta1_t, beta2_t, eps_t = (torch.tensor(x, dtype=sdt, device=p.device) for x in (lr, b1, b2, eps))
     bias1 = 1 - beta1_t ** step_t
     bias2 = 1 - beta2_t ** step_t
     step_size = lr_t / bias1
@@ -256,7 +257,7 @@ def oe_step(p, grad, counts, eta, arm, t, f64):
         if arm.get("table_neumann"):
             gbar = neumann(gbar, homotopy(t, arm["neumann_tau"]))
         R = gbar.square().mean().sqrt().clamp_min(1e-30)
-        eta_t = torch.tensor(eta, dtype=sdt)
+        eta_t = torch.tensor(eta, dtype=sdt, device=p.device)
         new = p.to(sdt).clone()
         new[vis] = new[vis] - eta_t * (gbar / R)
         p = new if f64 else new.bfloat16().float()
@@ -293,8 +294,9 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         st = state.setdefault(name, {})
         if not st:
             zdt = torch.bfloat16 if bf16_state else fdt
-            st.update(step=0, exp_avg=torch.zeros(shape, dtype=zdt),
-                      exp_avg_sq=torch.zeros(shape, dtype=zdt))
+            dev = params[name].device
+            st.update(step=0, exp_avg=torch.zeros(shape, dtype=zdt, device=dev),
+                      exp_avg_sq=torch.zeros(shape, dtype=zdt, device=dev))
         grad = grads[name].to(fdt)
         if bf16_state:
             grad = grad.bfloat16()
@@ -319,9 +321,10 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         key = "muon" + str(shape)
         st = state.setdefault(key, {})
         if not st:
-            st["momentum_buffer"] = torch.zeros(len(names), *shape, dtype=fdt)
+            dev = params[names[0]].device
+            st["momentum_buffer"] = torch.zeros(len(names), *shape, dtype=fdt, device=dev)
             sshape = (len(names), shape[-2], 1) if shape[-2] >= shape[-1] else (len(names), 1, shape[-1])
-            st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt)
+            st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt, device=dev)
         red_dim = -1 if shape[-2] >= shape[-1] else -2
         sg = torch.stack([grads[n].to(fdt) for n in names])
         sp = torch.stack([params[n] for n in names])

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""torch_curve.py: the PyTorch reference's loss curve on a supkit run's own
+tokens and initial weights (tests/gpu/curve.sh: the CUDA backend at depth 8
+on the demo corpus against it).
+
+The model is tests/reference/torch_model.py (forward and autograd) and the
+optimizer tests/reference/torch_optim.py (train.py's MuonAdamW written out),
+the same pair that makes the CPU loss-curve fixtures (torch_train.py); this
+script only feeds them a real run:
+  - RUNDIR is a supkit run stopped before its first step
+    (supkit train --stop-after 0): its config.cfg gives the model, batch and
+    schedule, RUNDIR/checkpoint/params.safetensors the initial weights (read
+    here with the format's own rules: 8-byte header length, JSON header,
+    little-endian F32/F64/BF16 data);
+  - BATCHES is `supkit data batches` for the run's seq_len, batch_rows and
+    seed: record k is micro-batch k (inputs then targets, int32, (B,T) each).
+Per step: K micro-batches each add the gradient of (mean loss) / K, then one
+optimizer step with the run's schedule (step-based, S steps, W warm-up).
+
+--mm fp32 computes in fp32 (no TF32); --mm bf16 rounds every linear layer's
+operands to bf16 before the fp32 product (the CUDA backend's GEMMs), which
+makes the bf16-noise scale the check compares against.
+
+Only the baseline arm (every arm switch at its default) and fp32 runs are
+accepted; anything else is refused with a one-line error (exit 2).
+
+usage: torch_curve.py --run RUNDIR --batches FILE --mm fp32|bf16
+                      [--device cuda|cpu] [--steps S] -o OUT.json
+OUT.json: {"losses": [...], "mm": ..., "device": ..., "seconds": ...,
+"tokens_per_s": ...}. Needs torch (2.x with CUDA on a GPU machine; Debian's
+1.13 runs it on the CPU at small sizes).
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_model as TM   # noqa: E402
+import torch_optim as TO   # noqa: E402
+from torch_train import group_of   # noqa: E402
+
+ARM_DEFAULTS = {"oe": "0", "muoneq": "off", "cooldown": "0", "polar": "bf16", "neumann": "0",
+                "table_neumann": "0", "embed_state": "bf16", "muon_wd_schedule": "linear",
+                "qk_scale": "none", "qk_mask": "none", "wte_lambdas": "0", "out_lambdas": "0",
+                "step0": "none", "dtype": "fp32", "lr_scale": "1", "muon_wd_scale": "1",
+                "lr_lm_head": "0.004", "lr_embed": "0.6", "lr_resid": "0.005", "lr_scalar": "0.5",
+                "lr_matrix": "0.04", "muon_wd": "0.2", "muon_beta2": "0.95",
+                "momentum_start": "0.85", "momentum_end": "0.95", "momentum_warmup": "300",
+                "warmdown_ratio": "0.5", "window_pattern": "SSSL", "softcap": "15",
+                "rope_base": "10000", "ve_gate_channels": "32"}
+
+
+def die(msg):
+    sys.stderr.write("torch_curve.py: %s\n" % msg)
+    sys.exit(2)
+
+
+def read_config(path):
+    cfg = {}
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                line = line.split("#", 1)[0].strip()
+                if not line:
+                    continue
+                if "=" not in line:
+                    die("%s:%d: not KEY = VALUE" % (path, n))
+                k, v = (x.strip() for x in line.split("=", 1))
+                cfg[k] = v
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    return cfg
+
+
+def read_safetensors(path):
+    dt = {"F32": np.float32, "F64": np.float64}
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    if len(raw) < 8:
+        die("%s: shorter than its 8-byte header length" % path)
+    n = struct.unpack("<Q", raw[:8])[0]
+    if 8 + n > len(raw):
+        die("%s: header length %d past the end of the file" % (path, n))
+    hdr = json.loads(raw[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, t in hdr.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        buf = raw[base + a:base + b]
+        if t["dtype"] == "BF16":
+            u = np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16
+            arr = u.view(np.float32)
+        elif t["dtype"] in dt:
+            arr = np.frombuffer(buf, dtype=np.dtype(dt[t["dtype"]]).newbyteorder("<"))
+        else:
+            die("%s: tensor %s: dtype %s not read here" % (path, name, t["dtype"]))
+        out[name] = torch.from_numpy(arr.astype(np.float32).reshape(t["shape"]).copy())
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--batches", required=True)
+    ap.add_argument("--mm", choices=("fp32", "bf16"), required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: the run's)")
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args()
+
+    ccfg = read_config(os.path.join(a.run, "config.cfg"))
+    for k, v in ARM_DEFAULTS.items():
+        if k in ccfg and ccfg[k] != v and not (k in ("softcap", "rope_base") and float(ccfg[k]) == float(v)):
+            die("%s: %s = %s: only the baseline arm is supported (%s = %s)" %
+                (os.path.join(a.run, "config.cfg"), k, ccfg[k], k, v))
+    keys = ["depth", "model_dim", "head_dim", "vocab_size", "seq_len"]
+    cfg = TM.parse(["%s=%s" % (k, ccfg[k]) for k in keys] + ["norm_eps=%s" % ccfg["norm_eps"]])
+    B, T = int(ccfg["batch_rows"]), int(ccfg["seq_len"])
+    K, S, W = int(ccfg["grad_accum"]), int(ccfg["steps"]), int(ccfg["warmup_steps"])
+    steps = a.steps if a.steps > 0 else S
+
+    names, d, H, hd, ve = TM.spec(cfg)
+    params = read_safetensors(os.path.join(a.run, "checkpoint", "params.safetensors"))
+    for n, shape, _ in names:
+        if n not in params or tuple(params[n].shape) != tuple(shape):
+            die("%s: parameter %s missing or not of shape %s" % (a.run, n, shape))
+    dev = torch.device(a.device)
+    params = {n: params[n].to(dev) for n, _, _ in names}
+    table = [(n, *group_of(n), shape) for n, shape, _ in names]
+
+    rec = 2 * B * T * 4
+    size = os.path.getsize(a.batches)
+    if size % rec or size // rec < steps * K:
+        die("%s: %d bytes: not %d whole batches of 2 x %d x %d int32" % (a.batches, size, steps * K, B, T))
+    data = np.memmap(a.batches, dtype="<i4", mode="r").reshape(-1, 2, B, T)
+
+    TM.MM_BF16 = a.mm == "bf16"
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    k = (d / 768) ** -0.5
+    state, losses = {}, []
+    t0 = time.time()
+    for t in range(steps):
+        P = {n: v.clone().requires_grad_(True) for n, v in params.items()}
+        total = 0.0
+        for j in range(K):
+            idx = np.asarray(data[t * K + j, 0], dtype=np.int64)
+            tgt = np.asarray(data[t * K + j, 1], dtype=np.int64)
+            loss = TM.forward(cfg, P, idx, tgt, torch.float32)
+            (loss / K).backward()
+            total += loss.item()
+        losses.append(total / K)
+        grads = {n: P[n].grad.detach() for n in params}
+        _, _, lrm, mu, wd = TO.schedule(t, S=S, W=W)
+        TO.step_all(table, params, grads, {}, {}, state, t, (lrm, mu, wd), {}, k)
+        if (t + 1) % 25 == 0 or t + 1 == steps:
+            sys.stderr.write("torch_curve %s: step %d/%d loss %.4f (%.1f s)\n" %
+                             (a.mm, t + 1, steps, losses[-1], time.time() - t0))
+    sec = time.time() - t0
+    out = {"losses": losses, "mm": a.mm, "device": str(dev), "seconds": sec,
+           "tokens_per_s": steps * K * B * T / sec, "torch": torch.__version__}
+    tmp = a.output + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(out, f)
+        f.write("\n")
+    os.replace(tmp, a.output)
+
+
+if __name__ == "__main__":
+    main()
