@@ -8,7 +8,13 @@
 # Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
 # Figures only, nothing asserted.
 #   GPU_BENCH_STEPS (3) timed steps per depth after one warm-up step
+#   GPU_BENCH_DEPTHS ("6 8") the depths, in this order
 #   GPU_BENCH_BUDGET (150) seconds per depth and side
+#   GPU_BENCH_COMPILE (1)   PyTorch side under torch.compile, as the
+#                         original trains (0: eager)
+#   GPU_BENCH_TORCH_BUDGET  seconds per depth for the PyTorch side (default
+#                         GPU_BENCH_BUDGET + 120 with compile: its first step
+#                         compiles)
 #   GPU_BENCH_PASS_ROWS (16) config pass_rows of supkit's runs: B 64 in
 #                         passes of 16 rows (one pass at depth 8 holds about
 #                         28 GiB of fp32 activations; 0 = one pass)
@@ -22,8 +28,11 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BIN=${BIN:-bin}
 steps=${GPU_BENCH_STEPS:-3}
+depths=${GPU_BENCH_DEPTHS:-6 8}
 budget=${GPU_BENCH_BUDGET:-150}
 pass_rows=${GPU_BENCH_PASS_ROWS:-16}
+compile_on=${GPU_BENCH_COMPILE:-1}
+torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
 
 if [[ "${GPU:-}" != 1 ]]; then
 	echo "bench_gpu: nothing done: not a GPU=1 run (make bench GPU=1)"
@@ -64,7 +73,7 @@ echo "== ops (managed buffers, each op synchronised)"
 
 flops_token() { # depth
 	"$BIN/supkit-audit" compute --depth "$1" --json 2>/dev/null |
-		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["arms"][0]["flops"]["per_token"])' 2>/dev/null
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["arms"][0]["flops"]["per_token"])' 2>/dev/null
 }
 field() { sed -nE "s/.*$1=([0-9.]+).*/\1/p" <<<"$2" | head -n 1; }
 mfu() { # tokens/s flops/token
@@ -73,10 +82,15 @@ mfu() { # tokens/s flops/token
 }
 
 torch_ok=0
-/usr/bin/python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() and hasattr(torch.nn.functional, "scaled_dot_product_attention") else 1)' 2>/dev/null && torch_ok=1
+tpy=$(torch_py) &&
+	"$tpy" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() and hasattr(torch.nn.functional, "scaled_dot_product_attention") else 1)' 2>/dev/null &&
+	torch_ok=1
+compile=()
+((compile_on)) && compile=(--compile)
+((torch_ok)) && echo "torch: $tpy, $("$tpy" -c 'import torch; print(torch.__version__)' 2>/dev/null); ${compile[*]:-eager (GPU_BENCH_COMPILE=0)}, budget $torch_budget s a depth (torch.compile's first step included)"
 
 rows=()
-for depth in 6 8; do
+for depth in $depths; do
 	echo "== training, depth $depth (B 64, T 2048; supkit attention: $SUPKIT_CUDA_ATTN)"
 	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget" \
 		--pass-rows "$pass_rows")
@@ -86,8 +100,8 @@ for depth in 6 8; do
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
 	t_tps="" t_mem=""
 	if ((torch_ok)); then
-		tout=$(/usr/bin/python3 bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
-			--steps "$steps" --budget "$budget")
+		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
+			--steps "$steps" --budget "$torch_budget" "${compile[@]}")
 		echo "$tout"
 		t_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$tout")")
 		t_mem=$(field peak_mib "$(grep '^RESULT' <<<"$tout")")

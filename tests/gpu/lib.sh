@@ -9,6 +9,9 @@
 # dependency libraries (the flags of `make dep-flags`); CFLAGS are added to -std=c11 -Wall -Wextra -O2 -g
 # -I. -Itests/unit. Run from the repository root; $CC, $CUDA_HOME honoured.
 # gpu_run EXE... runs a command with $CUDA_HOME/lib64 on LD_LIBRARY_PATH.
+# torch_py prints the first Python that imports torch: $TORCH_PYTHON, PATH's
+# python3 (the lent GPU machine's, in a venv), /usr/bin/python3 (Debian's
+# python3-torch); fails when none does.
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
 gpu_cc() {
@@ -33,4 +36,16 @@ gpu_cc() {
 
 gpu_run() {
 	LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+}
+
+torch_py() {
+	local p
+	for p in "${TORCH_PYTHON:-}" python3 /usr/bin/python3; do
+		[[ -n "$p" ]] || continue
+		if "$p" -c 'import torch' >/dev/null 2>&1; then
+			command -v "$p"
+			return 0
+		fi
+	done
+	return 1
 }
