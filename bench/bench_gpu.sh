@@ -15,9 +15,10 @@
 #   GPU_BENCH_TORCH_BUDGET  seconds per depth for the PyTorch side (default
 #                         GPU_BENCH_BUDGET + 120 with compile: its first step
 #                         compiles)
-#   GPU_BENCH_PASS_ROWS (16) config pass_rows of supkit's runs: B 64 in
-#                         passes of 16 rows (one pass at depth 8 holds about
-#                         28 GiB of fp32 activations; 0 = one pass)
+#   GPU_BENCH_PASS_ROWS (0) config pass_rows of supkit's runs (0: the
+#                         backend's choice, the most rows whose activations
+#                         fit 12 GiB: 16 at depth 8, where one pass of 64
+#                         would hold 28 GiB of fp32 activations)
 #   SUPKIT_CUDA_ATTN (tc) attention kernels of supkit's training runs: tc
 #                         (bf16 tensor cores, fp32 accumulation: the
 #                         comparison with PyTorch's bf16 attention) or f32
@@ -30,7 +31,7 @@ BIN=${BIN:-bin}
 steps=${GPU_BENCH_STEPS:-3}
 depths=${GPU_BENCH_DEPTHS:-6 8}
 budget=${GPU_BENCH_BUDGET:-150}
-pass_rows=${GPU_BENCH_PASS_ROWS:-16}
+pass_rows=${GPU_BENCH_PASS_ROWS:-0}
 compile_on=${GPU_BENCH_COMPILE:-1}
 torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
 

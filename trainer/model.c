@@ -44,6 +44,10 @@
 
 #define MODEL_CE_ROWS 256      /* rows of logits made at a time (CPU) */
 #define MODEL_CE_ROWS_GPU 4096 /* ... on other backends */
+/* pass_rows = 0 on a GPU backend: activations of one pass at most this many
+ * bytes (the benchmark's depth 8, B 64, T 2048: passes of 16 rows, 7.3 GiB;
+ * one pass would hold 28 GiB, above the original's 22.3 GiB in all) */
+#define MODEL_GPU_ACT_BYTES ((size_t)12 << 30)
 #define MODEL_MAX_OE 16
 
 struct layer {
@@ -498,16 +502,46 @@ size_t model_peak_bytes(const struct model *m) { return m->peak; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 
-/* Rows per pass for a micro-batch of B rows (cfg->pass_rows, 0 = all). */
-static int pass_rows(const struct model *m, int B)
+/* The bytes of the activations for N tokens, measured on a copy (laying out
+ * sets the model's activation pointers). */
+static size_t act_bytes(const struct model *m, size_t N)
+{
+	struct model c = *m;
+	c.lay = xmalloc((size_t)m->L * sizeof *c.lay);
+	memcpy(c.lay, m->lay, (size_t)m->L * sizeof *c.lay);
+	size_t b = act_layout(&c, NULL, N);
+	free(c.lay);
+	return b;
+}
+
+/* Rows per pass for a micro-batch of B rows of T: cfg->pass_rows, or with
+ * pass_rows = 0 all of them on the CPU and, on a GPU backend, the most rows
+ * (a divisor of B) whose activations fit MODEL_GPU_ACT_BYTES. */
+static int pass_rows(const struct model *m, int B, int T)
 {
 	int P = m->cfg.pass_rows;
-	return P > 0 && P < B ? P : B;
+	if (P > 0)
+		return P < B ? P : B;
+	return m->bk == backend_cpu() ? B : model_gpu_pass_rows(m, B, T);
+}
+
+int model_gpu_pass_rows(const struct model *m, int B, int T)
+{
+	int P;
+	for (P = B; P > 1; P--)
+		if (B % P == 0 && act_bytes(m, (size_t)P * (size_t)T) <= MODEL_GPU_ACT_BYTES)
+			break;
+	return P;
+}
+
+int model_pass_rows(const struct model *m, int B, int T)
+{
+	return pass_rows(m, B, T);
 }
 
 size_t model_bytes_for(const struct model *m, int B, int T)
 {
-	size_t N = (size_t)pass_rows(m, B) * (size_t)T, cap = N > m->capN ? N : m->capN;
+	size_t N = (size_t)pass_rows(m, B, T) * (size_t)T, cap = N > m->capN ? N : m->capN;
 	size_t visits = (size_t)B * (size_t)T * (size_t)(m->cfg.grad_accum > 0 ? m->cfg.grad_accum : 1);
 	size_t slots[MODEL_MAX_OE];
 	for (int j = 0; j < m->ntab; j++) {
@@ -517,7 +551,7 @@ size_t model_bytes_for(const struct model *m, int B, int T)
 		if (m->og[j].cap > slots[j])
 			slots[j] = m->og[j].cap;
 	}
-	return bytes_with(m, cap, act_layout((struct model *)m, NULL, cap), slots);
+	return bytes_with(m, cap, act_bytes(m, cap), slots);
 }
 
 void model_sync_f32(struct model *m)
@@ -642,7 +676,7 @@ static void act_reserve(struct model *m, int B, int T)
 {
 	size_t N = (size_t)B * T;
 	if (N > m->capN) {
-		size_t need = act_layout(m, NULL, N);
+		size_t need = act_bytes(m, N);
 		if (m->ablock)
 			backend_free(m->bk, m->ablock);
 		m->ablock = backend_alloc(m->bk, need);
@@ -1106,7 +1140,7 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
 	int64_t valid = count_targets(targets, (int64_t)B * T);
-	int P = pass_rows(m, B);
+	int P = pass_rows(m, B, T);
 	act_reserve(m, P, T);
 	double dscale = valid ? loss_scale / (double)valid : 0, sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
@@ -1139,7 +1173,7 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
 	int64_t valid = count_targets(targets, (int64_t)B * T);
-	int P = pass_rows(m, B);
+	int P = pass_rows(m, B, T);
 	act_reserve(m, P, T);
 	double sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {

@@ -96,6 +96,12 @@ size_t model_peak_bytes(const struct model *m);
  * (cfg->pass_rows and grad_accum applied) have run, without allocating: the
  * OE gradient rows at their bound, min(rows, B*T*grad_accum) per table. */
 size_t model_bytes_for(const struct model *m, int B, int T);
+/* The rows a forward/backward pass of a B x T micro-batch runs at once:
+ * cfg->pass_rows when set; with pass_rows = 0, B on the CPU backend and on a
+ * GPU backend the most rows (a divisor of B) whose activations fit 12 GiB. */
+int model_pass_rows(const struct model *m, int B, int T);
+/* The GPU rule alone, whatever the model's backend (1 when no pass fits). */
+int model_gpu_pass_rows(const struct model *m, int B, int T);
 
 const void *model_last_x0(const struct model *m);
 const void *model_last_x0_wte(const struct model *m);

@@ -380,6 +380,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	backend_device_bytes(model_backend(R->m), &dev_peak);
 	if (dev_peak > 0) /* the CUDA allocator's own accounting */
 		cJSON_AddNumberToObject(j, "device_peak_memory_mib", (double)dev_peak / 1048576.0);
+	cJSON_AddNumberToObject(j, "pass_rows", model_pass_rows(R->m, c->batch_rows, c->seq_len));
 	double tps = (double)c->batch_rows * c->seq_len * c->grad_accum;
 	cJSON_AddNumberToObject(j, "tokens_per_step", tps);
 	cJSON_AddNumberToObject(j, "tokens", tps * R->step);

@@ -25,10 +25,12 @@ else bad "val BPB falls well below its start" "$b0 -> $b1"; fi
 n=$(grep -c '' "$TMP/full/curve.jsonl")
 if [[ "$n" == 200 ]]; then ok "curve has one line a step"; else bad "curve has one line a step" "$n lines"; fi
 for k in val_bpb heldout_bpb num_params parameter_accounting training_seconds training_loop_seconds \
-	peak_memory_mib tokens steps seed config_sha256 supkit_version arm depth; do
+	peak_memory_mib pass_rows tokens steps seed config_sha256 supkit_version arm depth; do
 	grep -q "\"$k\"" "$TMP/full/result.json" || { bad "result.json has $k"; continue; }
 	ok "result.json has $k"
 done
+if grep -q '"pass_rows": *4\b' "$TMP/full/result.json"; then ok "pass_rows = 0 on the CPU: one pass of the micro-batch's 4 rows"
+else bad "pass_rows = 0 on the CPU: one pass of the micro-batch's 4 rows" "$(grep -o '"pass_rows": *[0-9]*' "$TMP/full/result.json")"; fi
 sha=$(sha256sum "$TMP/full/config.cfg" | cut -c1-64)
 if grep -q "\"config_sha256\": \"$sha\"" "$TMP/full/result.json"; then ok "config_sha256 is the SHA-256 of config.cfg"
 else bad "config_sha256 is the SHA-256 of config.cfg"; fi

@@ -10,8 +10,9 @@
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
  *       the real model with backend = cuda on random tokens after one warm-up
  *       step: "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..."
- *       lines for the script. --pass-rows P (config pass_rows, 0 = one
- *       pass) runs each micro-batch in passes of P rows. Stops early past --budget seconds. The
+ *       lines for the script. --pass-rows P (config pass_rows; 0, the
+ *       default: the backend's choice, 16 rows at depth 8) runs each
+ *       micro-batch in passes of P rows. Stops early past --budget seconds. The
  *       attention kernel follows SUPKIT_CUDA_ATTN (tc: tensor cores).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
@@ -195,7 +196,7 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		const char *am = getenv("SUPKIT_CUDA_ATTN");
 		printf("RESULT attn=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
 		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
-		       am ? am : "fp32", depth, B, T, c.pass_rows, K, done,
+		       am ? am : "fp32", depth, B, T, model_pass_rows(m, B, T), K, done,
 		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
 		       (double)model_peak_bytes(m) / 1048576.0, resident);
 	}

@@ -657,9 +657,16 @@ TEST(bytes_planned)
 	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &l, &e) == 0);
 	/* the OE tables' rows (17..23) are below their bound B*T: exact */
 	CHECKF(model_bytes(m) == plan, "planned %zu, holds %zu", plan, model_bytes(m));
+	/* planning measures without touching the model's activations: the same
+	 * forward again gives the same loss */
+	double l2 = -1;
+	CHECK(model_bytes_for(m, 2 * B, 2 * T) > plan);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &l2, &e) == 0);
+	CHECKF(l2 == l, "loss %.9g then %.9g", l, l2);
 	model_free(m);
 	const double torch_mib = 22804.5;
 	double mib[2];
+	int gpu_rows = 0, cpu_rows = 0;
 	for (int i = 0; i < 2; i++) {
 		const char *kv[] = { "depth=8", i ? "pass_rows=16" : "pass_rows=0", NULL };
 		struct model *d8 = model_make(kv);
@@ -667,11 +674,20 @@ TEST(bytes_planned)
 		if (!d8)
 			return;
 		mib[i] = (double)model_bytes_for(d8, 64, 2048) / 1048576.0;
+		if (i == 0) {
+			gpu_rows = model_gpu_pass_rows(d8, 64, 2048);
+			cpu_rows = model_pass_rows(d8, 64, 2048);
+		}
 		model_free(d8);
 	}
-	printf("  depth 8, B 64, T 2048: %.1f MiB in one pass, %.1f MiB in passes of 16 rows\n",
-	       mib[0], mib[1]);
+	printf("  depth 8, B 64, T 2048: %.1f MiB in one pass, %.1f MiB in passes of 16 rows; "
+	       "pass_rows = 0 runs %d rows a pass on a GPU (%d on the CPU)\n", mib[0], mib[1], gpu_rows,
+	       cpu_rows);
 	CHECK(mib[0] > torch_mib && mib[1] < torch_mib);
+	/* pass_rows = 0: the whole micro-batch on the CPU; on a GPU the most rows
+	 * whose activations fit 12 GiB: 16 here (32 rows hold about 14 GiB) */
+	CHECK(cpu_rows == 64);
+	CHECKF(gpu_rows == 16, "gpu rows %d", gpu_rows);
 }
 
 /* ---- loss curves against the PyTorch reference (torch_train.py) ---- */
