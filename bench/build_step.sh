@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build_step.sh: builds bench/bench_step.c into $BUILD/bench/bench_step against
 # the trainer's archives (make $BUILD/libtrainer.a $BUILD/liblib.a first),
-# with the Makefile's flags and libraries; prints the binary's path. Used by
+# with the Makefile's flags and libraries (make dep-flags); prints the binary's path. Used by
 # bench/bench_train.sh and bench/bench_memory.sh (not a benchmark itself).
 set -euo pipefail
 BUILD=${BUILD:-build}
@@ -11,10 +11,10 @@ make -s "$BUILD/libtrainer.a" "$BUILD/liblib.a" >&2
 mkdir -p "$BUILD/bench"
 out=$(cd "$BUILD" && pwd)/bench/bench_step
 if [[ ! -x "$out" || bench/bench_step.c -nt "$out" || "$BUILD/libtrainer.a" -nt "$out" || "$BUILD/liblib.a" -nt "$out" ]]; then
-	PKGS="libcrypto libarchive libcjson libpcre2-8"
-	blas=$(pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas)
+	flags=$(make -s --no-print-directory dep-flags)
+	# shellcheck disable=SC2046
 	${CC:-cc} -std=c11 -Wall -Wextra -O2 -g -I. -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L \
-		$(pkg-config --cflags $PKGS lapacke openblas 2>/dev/null) -o "$out" bench/bench_step.c \
-		"$BUILD/libtrainer.a" "$BUILD/liblib.a" $(pkg-config --libs $PKGS 2>/dev/null) -lgsl $blas -lm -lpthread >&2
+		$(sed -n 1p <<<"$flags") -o "$out" bench/bench_step.c \
+		"$BUILD/libtrainer.a" "$BUILD/liblib.a" $(sed -n 2p <<<"$flags") >&2
 fi
 echo "$out"

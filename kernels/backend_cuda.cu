@@ -576,6 +576,83 @@ __global__ static void k_rope(float *x, const float *cs, const float *sn, int64_
 	}
 }
 
+/* ---- rotary embedding then QK-norm, fused: one warp per (token, head) ---- */
+
+/* Lane l holds the pairs c = l + 32 j (c < D/2, D <= 128: j < 2) in
+ * registers; the sums run over the first halves, then the second halves,
+ * which for D = 128 is k_rms_fwd's order (c = l, l+32, l+64, l+96). */
+#define ROPE_RMS_J 2
+__global__ static void k_rope_rms_fwd(float *out, float *rstd, const float *x, const float *cs,
+				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T,
+				      double eps)
+{
+	WARP_ROW(row, rows)
+	int64_t h2 = D / 2, t = (row / H) % T;
+	const float *r = x + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	float v1[ROPE_RMS_J], v2[ROPE_RMS_J];
+	double ss = 0;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			float x1 = r[c], x2 = r[c + h2], co = cr[c], si = sr[c];
+			v1[j] = x1 * co + x2 * si;
+			v2[j] = -x1 * si + x2 * co;
+			ss += (double)v1[j] * v1[j];
+		}
+	}
+	for (int j = 0; j < ROPE_RMS_J; j++)
+		if (lane + 32 * j < h2)
+			ss += (double)v2[j] * v2[j];
+	ss = warp_sum(ss);
+	float s = (float)(1.0 / sqrt(ss / (double)D + eps));
+	if (lane == 0)
+		rstd[row] = s;
+	float *o = out + row * D;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			o[c] = v1[j] * s;
+			o[c + h2] = v2[j] * s;
+		}
+	}
+}
+
+__global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float *out,
+				      const float *rstd, const float *cs, const float *sn,
+				      int64_t rows, int64_t H, int64_t D, int64_t T)
+{
+	WARP_ROW(row, rows)
+	int64_t h2 = D / 2, t = (row / H) % T;
+	const float *a = dout + row * D, *b = out + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	float a1[ROPE_RMS_J], a2[ROPE_RMS_J];
+	double s = 0;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			a1[j] = a[c];
+			a2[j] = a[c + h2];
+			s += (double)a1[j] * b[c];
+		}
+	}
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2)
+			s += (double)a2[j] * b[c + h2];
+	}
+	s = warp_sum(s);   /* every lane has read its dout before any writes dx */
+	float m = (float)(s / (double)D), r = rstd[row];
+	float *d = dx + row * D;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			float g1 = r * (a1[j] - b[c] * m), g2 = r * (a2[j] - b[c + h2] * m);
+			float co = cr[c], si = -sr[c];
+			d[c] = g1 * co + g2 * si;
+			d[c + h2] = -g1 * si + g2 * co;
+		}
+	}
+}
+
 /* ---- loss: one block per row ---- */
 
 __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *tg, int64_t V,
@@ -952,6 +1029,54 @@ static void c_rope_bwd(struct tensor *dx, const struct tensor *cs, const struct 
 	rope_apply("rope_bwd", dx, cs, sn, T, -1);
 }
 
+/* x (..., H, D): D even and at most 128 (two pairs a lane), whole sequences
+ * of T, rstd one value a (token, head); cos, sin (T' >= T, D/2). */
+static void rope_rms_dims(const char *op, const struct tensor *x, const struct tensor *rstd,
+			  const struct tensor *cs, const struct tensor *sn, int64_t T, int64_t *rows,
+			  int64_t *H, int64_t *D)
+{
+	bk_check(x->ndim >= 2 && T > 0, op);
+	*D = tensor_cols(x);
+	*H = x->shape[x->ndim - 2];
+	*rows = tensor_numel(x) / *D;
+	bk_check(*D % 2 == 0 && *D <= 64 * ROPE_RMS_J && tensor_numel(x) % (T * *H * *D) == 0 &&
+		 tensor_numel(rstd) == *rows, op);
+	bk_check(tensor_cols(cs) == *D / 2 && tensor_rows(cs) >= T && tensor_numel(sn) ==
+		 tensor_numel(cs), op);
+}
+
+static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+			       const struct tensor *cs, const struct tensor *sn, int64_t T,
+			       double eps)
+{
+	struct opctx c;
+	ctx_init(&c, "rope_rmsnorm_fwd");
+	int64_t rows, H, D;
+	rope_rms_dims(c.op, x, rstd, cs, sn, T, &rows, &H, &D);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == D, c.op);
+	const float *px = fin(&c, x), *pc = fin(&c, cs), *ps = fin(&c, sn);
+	float *po = fout(&c, out), *pr = fout(&c, rstd);
+	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, pr, px, pc, ps, rows, H, D, T, eps);
+	ctx_done(&c);
+}
+
+static void c_rope_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout,
+			       const struct tensor *out, const struct tensor *rstd,
+			       const struct tensor *cs, const struct tensor *sn, int64_t T)
+{
+	struct opctx c;
+	ctx_init(&c, "rope_rmsnorm_bwd");
+	int64_t rows, H, D;
+	rope_rms_dims(c.op, out, rstd, cs, sn, T, &rows, &H, &D);
+	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out),
+		 c.op);
+	const float *pd = fin(&c, dout), *py = fin(&c, out), *pr = fin(&c, rstd);
+	const float *pc = fin(&c, cs), *ps = fin(&c, sn);
+	float *px = fout(&c, dx);
+	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, pd, py, pr, pc, ps, rows, H, D, T);
+	ctx_done(&c);
+}
+
 static void attn_dims(const char *op, const struct tensor *q, int *B, int *T, int *H, int *D)
 {
 	bk_check(q->ndim == 4, op);
@@ -1204,6 +1329,8 @@ static const struct backend_ops cuda_ops = {
 	/* .rmsnorm_ref_bwd = */ c_rmsnorm_ref_bwd,
 	/* .rope_fwd = */ c_rope_fwd,
 	/* .rope_bwd = */ c_rope_bwd,
+	/* .rope_rmsnorm_fwd = */ c_rope_rmsnorm_fwd,
+	/* .rope_rmsnorm_bwd = */ c_rope_rmsnorm_bwd,
 	/* .attn_fwd = */ c_attn_fwd,
 	/* .attn_bwd = */ c_attn_bwd,
 	/* .softcap_ce = */ c_softcap_ce,

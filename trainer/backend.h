@@ -116,6 +116,19 @@ struct backend_ops {
 	/* The transpose (inverse rotation) on a gradient, in place. */
 	void (*rope_bwd)(struct tensor *dx, const struct tensor *cos, const struct tensor *sin,
 			 int64_t T);
+	/* Rotary embedding then QK-norm, fused (one pass over q or k): for x
+	 * (B*T,H,D), out = rmsnorm(rope(x)) over each head's D values, rstd
+	 * (B*T*H) the reciprocal RMS of each; x is not written unless out
+	 * aliases it. The same values as rope_fwd then rmsnorm_fwd. D <= 128. */
+	void (*rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+				 const struct tensor *cos, const struct tensor *sin, int64_t T,
+				 double eps);
+	/* Its gradient: dx = rope_bwd(rmsnorm_bwd(dout)) from the forward's out
+	 * and rstd (overwritten; dx may alias dout). The same values as the two
+	 * ops. */
+	void (*rope_rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout,
+				 const struct tensor *out, const struct tensor *rstd,
+				 const struct tensor *cos, const struct tensor *sin, int64_t T);
 
 	/* ---- attention ---- */
 	/* Causal sliding-window attention. q, k, v, y are (B,T,H,D); lse (B,H,T)

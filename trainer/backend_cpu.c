@@ -243,6 +243,40 @@ static void d_rope_bwd(struct tensor *dx, const struct tensor *cos, const struct
 	pick(dx, "rope_bwd")->rope_bwd(dx, cos, sin, T);
 }
 
+/* x (..., H, D) with D even, at most 128, and whole sequences of T */
+static void rope_rms_check(const char *op, const struct tensor *x, const struct tensor *rstd,
+			   int64_t T)
+{
+	int64_t D = tensor_cols(x);
+	bk_check(x->ndim >= 2 && D % 2 == 0 && D <= 128 &&
+		 tensor_numel(x) % (T * x->shape[x->ndim - 2] * D) == 0 &&
+		 tensor_numel(rstd) == tensor_numel(x) / D, op);
+}
+
+static void d_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+			       const struct tensor *cos, const struct tensor *sin, int64_t T,
+			       double eps)
+{
+	same("rope_rmsnorm_fwd", out, rstd, x, cos);
+	same("rope_rmsnorm_fwd", out, sin, NULL, NULL);
+	rope_rms_check("rope_rmsnorm_fwd", x, rstd, T);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == tensor_cols(x) &&
+		 out->shape[out->ndim - 2] == x->shape[x->ndim - 2], "rope_rmsnorm_fwd");
+	pick(out, "rope_rmsnorm_fwd")->rope_rmsnorm_fwd(out, rstd, x, cos, sin, T, eps);
+}
+
+static void d_rope_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout,
+			       const struct tensor *out, const struct tensor *rstd,
+			       const struct tensor *cos, const struct tensor *sin, int64_t T)
+{
+	same("rope_rmsnorm_bwd", dx, dout, out, rstd);
+	same("rope_rmsnorm_bwd", dx, cos, sin, NULL);
+	rope_rms_check("rope_rmsnorm_bwd", out, rstd, T);
+	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out),
+		 "rope_rmsnorm_bwd");
+	pick(dx, "rope_rmsnorm_bwd")->rope_rmsnorm_bwd(dx, dout, out, rstd, cos, sin, T);
+}
+
 static void d_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,
 		       const struct tensor *k, const struct tensor *v, int64_t window, double scale)
 {
@@ -398,6 +432,8 @@ static const struct backend_ops cpu_ops = {
 	.rmsnorm_ref_bwd = d_rmsnorm_ref_bwd,
 	.rope_fwd = d_rope_fwd,
 	.rope_bwd = d_rope_bwd,
+	.rope_rmsnorm_fwd = d_rope_rmsnorm_fwd,
+	.rope_rmsnorm_bwd = d_rope_rmsnorm_bwd,
 	.attn_fwd = d_attn_fwd,
 	.attn_bwd = d_attn_bwd,
 	.softcap_ce = d_softcap_ce,

@@ -211,6 +211,68 @@ static void FN(rope_bwd)(struct tensor *dx, const struct tensor *cos, const stru
 	FN(rope_apply)(dx, cos, sin, T, -1);
 }
 
+static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+				 const struct tensor *cos, const struct tensor *sin, int64_t T,
+				 double eps)
+{
+	int64_t D = tensor_cols(x), H = x->shape[x->ndim - 2];
+	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2;
+	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope_rmsnorm_fwd");
+	const REAL *pc = cos->data, *ps = sin->data, *px = x->data;
+	REAL *po = out->data, *pr = rstd->data;
+	for (int64_t n = 0; n < N; n++) {
+		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
+		for (int64_t h = 0; h < H; h++) {
+			const REAL *r = px + (n * H + h) * D;
+			REAL *o = po + (n * H + h) * D;
+			/* rope_apply's arithmetic (sgn 1), then rmsnorm_fwd's */
+			for (int64_t c = 0; c < h2; c++) {
+				REAL x1 = r[c], x2 = r[c + h2], co = cr[c], si = sr[c];
+				o[c] = x1 * co + x2 * si;
+				o[c + h2] = -x1 * si + x2 * co;
+			}
+			double ss = 0;
+			for (int64_t c = 0; c < D; c++)
+				ss += (double)o[c] * o[c];
+			REAL s = (REAL)(1.0 / sqrt(ss / (double)D + eps));
+			pr[n * H + h] = s;
+			for (int64_t c = 0; c < D; c++)
+				o[c] *= s;
+		}
+	}
+}
+
+static void FN(rope_rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout,
+				 const struct tensor *out, const struct tensor *rstd,
+				 const struct tensor *cos, const struct tensor *sin, int64_t T)
+{
+	int64_t D = tensor_cols(out), H = out->shape[out->ndim - 2];
+	int64_t N = tensor_numel(out) / (H * D), h2 = D / 2;
+	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope_rmsnorm_bwd");
+	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = out->data;
+	const REAL *pr = rstd->data;
+	REAL *pd = dx->data;
+	for (int64_t n = 0; n < N; n++) {
+		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
+		for (int64_t h = 0; h < H; h++) {
+			int64_t row = n * H + h;
+			const REAL *a = dy + row * D, *b = y + row * D;
+			REAL *d = pd + row * D;
+			/* rmsnorm_bwd's arithmetic, then rope_apply's (sgn -1) */
+			double s = 0;
+			for (int64_t c = 0; c < D; c++)
+				s += (double)a[c] * b[c];
+			REAL m = (REAL)(s / (double)D), r = pr[row];
+			for (int64_t c = 0; c < h2; c++) {
+				REAL g1 = r * (a[c] - b[c] * m), g2 = r * (a[c + h2] - b[c + h2] * m);
+				REAL co = cr[c], si = -sr[c];
+				d[c] = g1 * co + g2 * si;
+				d[c + h2] = -g1 * si + g2 * co;
+			}
+		}
+	}
+}
+
 /* Row block of queries for attention. */
 #define ATTN_BR 64
 
@@ -532,6 +594,8 @@ static const struct backend_ops FN(ops) = {
 	.rmsnorm_ref_bwd = FN(rmsnorm_ref_bwd),
 	.rope_fwd = FN(rope_fwd),
 	.rope_bwd = FN(rope_bwd),
+	.rope_rmsnorm_fwd = FN(rope_rmsnorm_fwd),
+	.rope_rmsnorm_bwd = FN(rope_rmsnorm_bwd),
 	.attn_fwd = FN(attn_fwd),
 	.attn_bwd = FN(attn_bwd),
 	.softcap_ce = FN(softcap_ce),

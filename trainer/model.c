@@ -892,23 +892,22 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
 			bk->ve_gate_fwd(&v, &gl, &ve);
 		}
+		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
+		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau) */
 		struct tensor q4 = { l->qq, m->dt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
 		struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
-		bk->rope_fwd(&q4, &cs, &sn, T);
-		bk->rope_fwd(&k4, &cs, &sn, T);
-		struct tensor qh = mat(m, l->qq, N * H, D), kh = mat(m, l->kk, N * H, D);
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
 		if (m->qtau) {
-			struct tensor qn = mat(m, l->qn, N * H, D), qs = tensor_1d(m->qs, m->dt, H * D);
-			struct tensor qn2 = mat(m, l->qn, N, H * D);
-			bk->rmsnorm_fwd(&qn, &rq, &qh, eps);
+			struct tensor qn4 = { l->qn, m->dt, 3, { N, H, D, 1 } };
+			struct tensor qs = tensor_1d(m->qs, m->dt, H * D), qn2 = mat(m, l->qn, N, H * D);
+			bk->rope_rmsnorm_fwd(&qn4, &rq, &q4, &cs, &sn, T, eps);
 			qtau_scale(m, i);
 			bk->mul_cols_fwd(&q, &qn2, &qs);
 		} else {
-			bk->rmsnorm_fwd(&qh, &rq, &qh, eps);
+			bk->rope_rmsnorm_fwd(&q4, &rq, &q4, &cs, &sn, T, eps);
 		}
-		bk->rmsnorm_fwd(&kh, &rk, &kh, eps);
+		bk->rope_rmsnorm_fwd(&k4, &rk, &k4, &cs, &sn, T, eps);
 		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
 		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
 		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
@@ -1018,27 +1017,22 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor lse = { l->lse, m->dt, 3, { B, H, T, 1 } };
 		bk->attn_bwd(&dqa, &dka, &dva, &dya, &qa, &ka, &va, &ya, &lse, l->window,
 			     1.0 / sqrt((double)D));
-		/* q: (q_tau) <- rms <- rope;  k: rms <- rope */
-		struct tensor dqh = mat(m, m->dq, N * H, D), dkh = mat(m, m->dk, N * H, D);
+		/* q: (q_tau) <- rms <- rope;  k: rms <- rope (fused, in place) */
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
+		struct tensor dq4 = { m->dq, m->dt, 3, { N, H, D, 1 } };
+		struct tensor dk4 = { m->dk, m->dt, 3, { N, H, D, 1 } };
+		struct tensor q4 = { m->qtau ? l->qn : l->qq, m->dt, 3, { N, H, D, 1 } };
+		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
 		if (m->qtau) {
 			struct tensor qn2 = mat(m, l->qn, N, H * D), qs = tensor_1d(m->qs, m->dt, H * D);
-			struct tensor dqs = tensor_1d(m->dqs, m->dt, H * D), qnh = mat(m, l->qn, N * H, D);
+			struct tensor dqs = tensor_1d(m->dqs, m->dt, H * D);
 			qtau_scale(m, i);
 			bk->zero(&dqs);
 			bk->mul_cols_bwd(&dq, &dqs, &dq, &qn2, &qs);
 			qtau_grad(m, i);
-			bk->rmsnorm_bwd(&dqh, &dqh, &qnh, &rq, 0);
-		} else {
-			struct tensor qh = mat(m, l->qq, N * H, D);
-			bk->rmsnorm_bwd(&dqh, &dqh, &qh, &rq, 0);
 		}
-		struct tensor kh = mat(m, l->kk, N * H, D);
-		bk->rmsnorm_bwd(&dkh, &dkh, &kh, &rk, 0);
-		struct tensor dq4 = { m->dq, m->dt, 3, { N, H, D, 1 } };
-		struct tensor dk4 = { m->dk, m->dt, 3, { N, H, D, 1 } };
-		bk->rope_bwd(&dq4, &cs, &sn, T);
-		bk->rope_bwd(&dk4, &cs, &sn, T);
+		bk->rope_rmsnorm_bwd(&dq4, &dq4, &q4, &rq, &cs, &sn, T);
+		bk->rope_rmsnorm_bwd(&dk4, &dk4, &k4, &rk, &cs, &sn, T);
 		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);

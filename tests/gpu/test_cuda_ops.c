@@ -274,6 +274,46 @@ TEST(rope)
 	free(x), free(cs), free(sn), cuda_mem_free(dx), cuda_mem_free(dc), cuda_mem_free(dsn);
 }
 
+/* The fused rope + QK-norm against the CPU's (which equals its rope then
+ * rmsnorm bit for bit, test_backend): D 128 (two pairs a lane) and D 16
+ * (one lane pair, others idle), out of place and in place, the backward
+ * into dx and in place on dout. Tolerance as rmsnorm's: fp32 values, fp64
+ * sums in another order. */
+TEST(rope_rmsnorm)
+{
+	for (int dd = 0; dd < 2; dd++) {
+		int64_t B = 2, T = 9, T0 = 11, H = 3, D = dd ? 128 : 16, N = B * T, n = N * H * D;
+		float *x = rnd(n, 2), *cs = rnd(T0 * D / 2, 1), *sn = rnd(T0 * D / 2, 1);
+		float *o = xcalloc(n, 4), *r = xcalloc(N * H, 4), *g = rnd(n, 1), *d = xcalloc(n, 4);
+		float *dx = dev(x, n * 4), *dc = dev(cs, T0 * D / 2 * 4), *dsn = dev(sn, T0 * D / 2 * 4);
+		float *dO = dev(o, n * 4), *dr = dev(r, N * H * 4), *dg = dev(g, n * 4), *dd_ = dev(d, n * 4);
+		struct tensor hx = { x, TD_F32, 3, { N, H, D, 1 } }, gx = { dx, TD_F32, 3, { N, H, D, 1 } };
+		struct tensor ho = { o, TD_F32, 3, { N, H, D, 1 } }, go = { dO, TD_F32, 3, { N, H, D, 1 } };
+		struct tensor hg = { g, TD_F32, 3, { N, H, D, 1 } }, gg = { dg, TD_F32, 3, { N, H, D, 1 } };
+		struct tensor hd = { d, TD_F32, 3, { N, H, D, 1 } }, gd = { dd_, TD_F32, 3, { N, H, D, 1 } };
+		struct tensor hr = T2(r, 1, N * H), gr = T2(dr, 1, N * H);
+		struct tensor hc = T2(cs, T0, D / 2), hs = T2(sn, T0, D / 2);
+		struct tensor gc = T2(dc, T0, D / 2), gs = T2(dsn, T0, D / 2);
+		CPU->rope_rmsnorm_fwd(&ho, &hr, &hx, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&go, &gr, &gx, &gc, &gs, T, 1e-6);
+		CLOSE(dO, o, n, 1e-6);
+		CLOSE(dr, r, N * H, 1e-6);
+		CLOSE(dx, x, n, 0);   /* out of place: x untouched */
+		CPU->rope_rmsnorm_bwd(&hd, &hg, &ho, &hr, &hc, &hs, T);
+		GPU->rope_rmsnorm_bwd(&gd, &gg, &go, &gr, &gc, &gs, T);
+		CLOSE(dd_, d, n, 1e-6);
+		CPU->rope_rmsnorm_bwd(&hg, &hg, &ho, &hr, &hc, &hs, T);
+		GPU->rope_rmsnorm_bwd(&gg, &gg, &go, &gr, &gc, &gs, T);
+		CLOSE(dg, g, n, 1e-6);
+		CPU->rope_rmsnorm_fwd(&hx, &hr, &hx, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&gx, &gr, &gx, &gc, &gs, T, 1e-6);
+		CLOSE(dx, x, n, 1e-6);
+		free(x), free(cs), free(sn), free(o), free(r), free(g), free(d);
+		cuda_mem_free(dx), cuda_mem_free(dc), cuda_mem_free(dsn), cuda_mem_free(dO);
+		cuda_mem_free(dr), cuda_mem_free(dg), cuda_mem_free(dd_);
+	}
+}
+
 /* ---- attention ---- */
 
 static double rel_fro(const float *a, const float *b, size_t n);
@@ -890,6 +930,7 @@ int main(void)
 	RUN(rmsnorm);
 	RUN(rmsnorm_ref);
 	RUN(rope);
+	RUN(rope_rmsnorm);
 	RUN(attention_d128);
 	RUN(attention_small_heads);
 	RUN(attention_tensor_cores);

@@ -233,6 +233,55 @@ TEST(rope_fwd_bwd)
 	free(x), free(cs), free(sn), free(y);
 }
 
+/* The fused rope + QK-norm equals rope then rmsnorm bit for bit (the same
+ * arithmetic in the same order), out-of-place (x untouched) and in place;
+ * its backward equals rmsnorm_bwd then rope_bwd. D = 128 (the benchmark's)
+ * and D = 8. */
+TEST(rope_rmsnorm_fused)
+{
+	for (int di = 0; di < NDT; di++)
+		for (int dd = 0; dd < 2; dd++) {
+			enum tdtype dt = DTS[di];
+			int Bn = 2, T = 5, H = 3, D = dd ? 128 : 8, h2 = D / 2, T0 = 6;
+			int64_t rows = (int64_t)Bn * T * H;
+			size_t n = (size_t)rows * D, es = tdtype_size(dt);
+			double *x = rnd(n, 2), *g = rnd(n, 1), *cs = rnd((size_t)T0 * h2, 1);
+			double *sn = rnd((size_t)T0 * h2, 1);
+			struct tensor tc = mk(dt, cs, T0, h2, 0, 0), ts = mk(dt, sn, T0, h2, 0, 0);
+			/* unfused: rope in place, then rmsnorm in place */
+			struct tensor u = mk(dt, x, (int64_t)Bn * T, H, D, 0), ur = mk(dt, NULL, rows, 0, 0, 0);
+			struct tensor u2 = { u.data, dt, 2, { rows, D, 1, 1 } };
+			bk->rope_fwd(&u, &tc, &ts, T);
+			bk->rmsnorm_fwd(&u2, &ur, &u2, 1e-6);
+			/* fused, out of place */
+			struct tensor fx = mk(dt, x, (int64_t)Bn * T, H, D, 0), fo = mk(dt, NULL, (int64_t)Bn * T, H, D, 0);
+			struct tensor fr = mk(dt, NULL, rows, 0, 0, 0), x0 = mk(dt, x, (int64_t)Bn * T, H, D, 0);
+			bk->rope_rmsnorm_fwd(&fo, &fr, &fx, &tc, &ts, T, 1e-6);
+			CHECKF(!memcmp(fo.data, u.data, n * es) && !memcmp(fr.data, ur.data, (size_t)rows * es),
+			       "%s D %d: fused forward differs", DTN[di], D);
+			CHECKF(!memcmp(fx.data, x0.data, n * es), "%s D %d: x written", DTN[di], D);
+			/* fused, in place */
+			bk->rope_rmsnorm_fwd(&fx, &fr, &fx, &tc, &ts, T, 1e-6);
+			CHECKF(!memcmp(fx.data, u.data, n * es), "%s D %d: in-place forward differs", DTN[di], D);
+			/* backward: unfused in place vs fused in place and out of place */
+			struct tensor ud = mk(dt, g, (int64_t)Bn * T, H, D, 0), fd = mk(dt, g, (int64_t)Bn * T, H, D, 0);
+			struct tensor fd2 = mk(dt, NULL, (int64_t)Bn * T, H, D, 0), g0 = mk(dt, g, (int64_t)Bn * T, H, D, 0);
+			struct tensor ud2 = { ud.data, dt, 2, { rows, D, 1, 1 } };
+			bk->rmsnorm_bwd(&ud2, &ud2, &u2, &ur, 0);
+			bk->rope_bwd(&ud, &tc, &ts, T);
+			bk->rope_rmsnorm_bwd(&fd2, &fd, &fo, &fr, &tc, &ts, T);
+			bk->rope_rmsnorm_bwd(&fd, &fd, &fo, &fr, &tc, &ts, T);
+			CHECKF(!memcmp(fd.data, ud.data, n * es) && !memcmp(fd2.data, ud.data, n * es),
+			       "%s D %d: fused backward differs", DTN[di], D);
+			/* and it is not trivially equal: the gradient moved */
+			CHECK(memcmp(fd.data, g0.data, n * es) != 0);
+			void *fr_[] = { tc.data, ts.data, u.data, ur.data, fx.data, fo.data, fr.data, x0.data,
+					ud.data, fd.data, fd2.data, g0.data, x, g, cs, sn };
+			for (size_t i = 0; i < sizeof fr_ / sizeof *fr_; i++)
+				free(fr_[i]);
+		}
+}
+
 /* ---- attention ---- */
 
 /* Naive full-matrix attention forward and backward for one (b,h) layout. */
@@ -556,6 +605,7 @@ int main(void)
 	RUN(rmsnorm_fwd_bwd);
 	RUN(rmsnorm_ref_fwd_bwd);
 	RUN(rope_fwd_bwd);
+	RUN(rope_rmsnorm_fused);
 	RUN(attention_fwd_bwd_windows);
 	RUN(softcap_ce_fwd_bwd);
 	RUN(embed_gather_scatter);
