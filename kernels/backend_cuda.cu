@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
@@ -45,6 +46,57 @@ static struct {
 	size_t dev_peak, dev_total;
 	uint64_t ops;
 } g_cu;
+
+/* cuda_profile's counts */
+#define PROF_MAX 96
+static struct {
+	int on;
+	double mark, last_end, host;   /* mark: start of the op in flight (0: none) */
+	int n;
+	struct {
+		const char *op;
+		uint64_t calls;
+		double sec;
+	} e[PROF_MAX];
+} g_prof;
+
+static double prof_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cuda_prof_begin(void)
+{
+	if (!g_prof.on || g_prof.mark > 0)   /* an op in flight: nested, counted in it */
+		return;
+	double t = prof_now();
+	if (g_prof.last_end > 0 && t > g_prof.last_end)
+		g_prof.host += t - g_prof.last_end;
+	g_prof.mark = t;
+}
+
+void cuda_prof_end(const char *op)
+{
+	if (!g_prof.on)
+		return;
+	double t = prof_now(), t0 = g_prof.mark > 0 ? g_prof.mark : g_prof.last_end;
+	int i = 0;
+	while (i < g_prof.n && strcmp(g_prof.e[i].op, op) != 0)
+		i++;
+	if (i == g_prof.n) {
+		if (g_prof.n == PROF_MAX)
+			i = PROF_MAX - 1;   /* (never here: the ops are fewer) */
+		else
+			g_prof.e[g_prof.n++].op = op;
+	}
+	g_prof.e[i].calls++;
+	if (t0 > 0)
+		g_prof.e[i].sec += t - t0;
+	g_prof.mark = 0;
+	g_prof.last_end = t;
+}
 
 static void bk_fail(const char *op, const char *what)
 {
@@ -253,6 +305,7 @@ static void ctx_init(struct opctx *c, const char *op)
 	cuda_init();
 	c->op = op;
 	c->n = 0;
+	cuda_prof_begin();
 }
 
 /* The device address of bytes at p; out = 1 when the op writes them. */
@@ -302,6 +355,7 @@ static void ctx_done(struct opctx *c)
 	for (int i = 0; i < c->n; i++)
 		cuda_scratch_free(c->s[i].dev, c->s[i].bytes);
 	CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
+	cuda_prof_end(c->op);
 	c->n = 0;
 	if (++g_cu.ops % 64 == 0)   /* the device's own figure, sampled */
 		dev_sample();
@@ -1343,6 +1397,48 @@ static const struct backend_ops cuda_ops = {
 	/* .mul_cols_fwd = */ c_mul_cols_fwd,
 	/* .mul_cols_bwd = */ c_mul_cols_bwd,
 };
+
+extern "C" void cuda_profile(int on)
+{
+	if (on)
+		memset(&g_prof, 0, sizeof g_prof);
+	g_prof.on = on;
+}
+
+extern "C" void cuda_profile_print(FILE *f, const char *title, int top)
+{
+	int n = g_prof.n, ord[PROF_MAX];
+	double tot = g_prof.host;
+	for (int i = 0; i < n; i++) {
+		ord[i] = i;
+		tot += g_prof.e[i].sec;
+	}
+	for (int i = 1; i < n; i++)   /* insertion sort, largest first */
+		for (int j = i; j > 0 && g_prof.e[ord[j]].sec > g_prof.e[ord[j - 1]].sec; j--) {
+			int t = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	double other = 0;
+	uint64_t ocalls = 0;
+	for (int k = 0; k < n; k++) {
+		int i = ord[k];
+		if (k < top)
+			fprintf(f, "profile %s %-22s calls %8llu ms %10.2f share %5.1f%%\n", title,
+				g_prof.e[i].op, (unsigned long long)g_prof.e[i].calls, 1e3 * g_prof.e[i].sec,
+				tot > 0 ? 100 * g_prof.e[i].sec / tot : 0);
+		else {
+			other += g_prof.e[i].sec;
+			ocalls += g_prof.e[i].calls;
+		}
+	}
+	if (ocalls)
+		fprintf(f, "profile %s %-22s calls %8llu ms %10.2f share %5.1f%%\n", title, "(other)",
+			(unsigned long long)ocalls, 1e3 * other, tot > 0 ? 100 * other / tot : 0);
+	fprintf(f, "profile %s %-22s calls %8s ms %10.2f share %5.1f%%\n", title, "(host, between ops)", "-",
+		1e3 * g_prof.host, tot > 0 ? 100 * g_prof.host / tot : 0);
+	fprintf(f, "profile %s %-22s calls %8s ms %10.2f\n", title, "(total)", "-", 1e3 * tot);
+}
 
 extern "C" const struct backend_ops *backend_cuda(void)
 {

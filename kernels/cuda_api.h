@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "trainer/backend.h"
 
 #ifdef __cplusplus
@@ -115,6 +116,17 @@ struct cuda_mem_stats {
 	size_t device_used, device_peak, device_total;
 };
 void cuda_mem_stats(struct cuda_mem_stats *s);
+
+/* Wall time per op, for finding where a training step goes: every op ends
+ * in a stream synchronisation, so an op's time is its launches and kernels
+ * (the optimizer's passes and Polar Express included); the host's time
+ * between ops (the model's and optimizer's own C code, managed-memory reads)
+ * is counted apart. cuda_profile(1) clears the counts and starts counting,
+ * cuda_profile(0) stops. cuda_profile_print writes one line an op, the
+ * largest first ("profile TITLE OP calls N ms X share P%"), at most `top`
+ * of them and the rest as "(other)", then the host's line and the total. */
+void cuda_profile(int on);
+void cuda_profile_print(FILE *f, const char *title, int top);
 
 #ifdef __cplusplus
 }

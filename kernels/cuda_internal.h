@@ -28,6 +28,13 @@
 		}                                                                      \
 	} while (0)
 
+/* cuda_profile's hooks: call prof_begin when an op starts and prof_end(op)
+ * after its synchronisation (an op begun inside another ends the outer's
+ * interval; an op that returns early without prof_end has its time counted
+ * in the next op). */
+void cuda_prof_begin(void);
+void cuda_prof_end(const char *op);
+
 /* The backend's stream (created on first use). */
 cudaStream_t cuda_stream(void);
 

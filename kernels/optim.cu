@@ -49,6 +49,7 @@ static void odone(const char *op)
 {
 	CUDA_CK(op, cudaGetLastError());
 	CUDA_CK(op, cudaStreamSynchronize(cuda_stream()));
+	cuda_prof_end(op);
 }
 
 __global__ static void k_nesterov(float *x, float *buf, const float *g, int64_t n, double w1,
@@ -64,6 +65,7 @@ __global__ static void k_nesterov(float *x, float *buf, const float *g, int64_t 
 extern "C" void cuda_opt_nesterov(float *x, float *buf, const float *g, size_t n, double w1,
 				  double mu)
 {
+	cuda_prof_begin();
 	if (!n)
 		return;
 	k_nesterov<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(x, buf, g, (int64_t)n, w1, mu);
@@ -100,11 +102,13 @@ static void sumsq_launch(double *ss, const T *x, size_t m, size_t n, int per_row
 
 extern "C" void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row)
 {
+	cuda_prof_begin();
 	sumsq_launch(ss, x, m, n, per_row);
 }
 
 extern "C" void cuda_opt_sumsq64(double *ss, const double *G, size_t m, size_t n, int per_row)
 {
+	cuda_prof_begin();
 	sumsq_launch(ss, G, m, n, per_row);
 }
 
@@ -118,6 +122,7 @@ __global__ static void k_scale64(double *G, const double *rs, const double *cs, 
 extern "C" void cuda_opt_scale64(double *G, const double *rs, const double *cs, size_t m,
 				 size_t n)
 {
+	cuda_prof_begin();
 	int64_t N = (int64_t)(m * n);
 	if (!N)
 		return;
@@ -139,6 +144,7 @@ __global__ static void k_narrow(float *x, const double *G, int64_t n)
 
 extern "C" void cuda_opt_widen(double *G, const float *x, size_t n, int bf16)
 {
+	cuda_prof_begin();
 	if (!n)
 		return;
 	k_widen<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(G, x, (int64_t)n, bf16);
@@ -147,6 +153,7 @@ extern "C" void cuda_opt_widen(double *G, const float *x, size_t n, int bf16)
 
 extern "C" void cuda_opt_narrow(float *x, const double *G, size_t n)
 {
+	cuda_prof_begin();
 	if (!n)
 		return;
 	k_narrow<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(x, G, (int64_t)n);
@@ -166,6 +173,7 @@ __global__ static void k_muon_update(float *w, const float *x, const double *s, 
 extern "C" void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m,
 				     size_t n, int per_row, double lr, double lrwd, int bf16)
 {
+	cuda_prof_begin();
 	int64_t N = (int64_t)(m * n);
 	if (!N)
 		return;
@@ -196,6 +204,7 @@ extern "C" void cuda_opt_adamw(float *w, const float *g, float *m, float *v, siz
 			       double w1, double w2, double bias2, double eps, double step_size,
 			       int bf16_state, int round_g, double *U)
 {
+	cuda_prof_begin();
 	if (!n)
 		return;
 	k_adamw<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(w, g, m, v, (int64_t)n, w1, w2, bias2,
@@ -212,6 +221,7 @@ __global__ static void k_step_w(float *w, const double *U, int64_t n, double ste
 
 extern "C" void cuda_opt_step_w(float *w, const double *U, size_t n, double step_size, int bf16)
 {
+	cuda_prof_begin();
 	if (!n)
 		return;
 	k_step_w<<<ogrid((int64_t)n), OT, 0, cuda_stream()>>>(w, U, (int64_t)n, step_size, bf16);
@@ -236,6 +246,7 @@ __global__ static void k_oe_sumsq(double *rs, const unsigned short *g, const uin
 extern "C" void cuda_opt_oe_sumsq(double *rs, const uint16_t *g, const uint32_t *counts,
 				  size_t rows, size_t cols)
 {
+	cuda_prof_begin();
 	if (!rows)
 		return;
 	k_oe_sumsq<<<ogrid((int64_t)rows), OT, 0, cuda_stream()>>>(rs, g, counts, (int64_t)rows,
@@ -260,6 +271,7 @@ __global__ static void k_oe_step(unsigned short *w, const unsigned short *g,
 extern "C" void cuda_opt_oe_step(uint16_t *w, const uint16_t *g, const uint32_t *counts,
 				 size_t rows, size_t cols, double eta, double rms)
 {
+	cuda_prof_begin();
 	int64_t N = (int64_t)(rows * cols);
 	if (!N)
 		return;
@@ -282,6 +294,7 @@ __global__ static void k_colsum64(double *s, const double *U, int64_t V, int64_t
 
 extern "C" void cuda_opt_colsum64(double *s, const double *U, size_t V, size_t d)
 {
+	cuda_prof_begin();
 	if (!d)
 		return;
 	k_colsum64<<<ogrid((int64_t)d), OT, 0, cuda_stream()>>>(s, U, (int64_t)V, (int64_t)d);
@@ -308,6 +321,7 @@ __global__ static void k_ng_project(double *U, double *proj, double *rs, const d
 extern "C" void cuda_opt_ng_project(double *U, double *proj, double *rs, const double *mu,
 				    size_t V, size_t d)
 {
+	cuda_prof_begin();
 	if (!V)
 		return;
 	k_ng_project<<<ogrid((int64_t)V), OT, 0, cuda_stream()>>>(U, proj, rs, mu, (int64_t)V,
@@ -339,6 +353,7 @@ static void blas_ck(cublasStatus_t s, const char *op)
  * with Hc = H^T as stored. */
 extern "C" void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d)
 {
+	cuda_prof_begin();
 	const double one = 1.0, zero = 0.0;
 	if (!d)
 		return;
@@ -350,6 +365,7 @@ extern "C" void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d)
 extern "C" void cuda_opt_ng_whiten(double *W, const double *U, const double *H, double c,
 				   size_t V, size_t d)
 {
+	cuda_prof_begin();
 	const double one = 1.0;
 	if (!V || !d)
 		return;
@@ -370,6 +386,7 @@ __global__ static void k_ng_combine(double *U, const double *proj, const double 
 extern "C" void cuda_opt_ng_combine(double *U, const double *proj, const double *mu,
 				    const double *W, double c, size_t V, size_t d)
 {
+	cuda_prof_begin();
 	int64_t N = (int64_t)(V * d);
 	if (!N)
 		return;

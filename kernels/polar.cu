@@ -140,6 +140,7 @@ extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, i
 		abort();
 	}
 	cudaStream_t st = cuda_stream();
+	cuda_prof_begin();
 	int64_t mn = (int64_t)(m * n), tot = mn * (int64_t)batch;
 	size_t q = m > n ? n : m;
 	int tall = m > n, im = (int)m, in = (int)n, iq = (int)q, nb = (int)batch;
@@ -185,4 +186,5 @@ extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, i
 	}
 	cuda_scratch_free(A, wb);
 	CUDA_CK("polar", cudaStreamSynchronize(st));
+	cuda_prof_end(bf ? "polar_express bf16" : "polar_express fp32");
 }

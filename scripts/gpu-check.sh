@@ -147,7 +147,7 @@ if ((l > 0)); then
 	timeout -k 5 "$l" env GPU=1 BUILD=build/gpu BIN=build/gpu/bin GPU_BENCH_STEPS=2 GPU_BENCH_BUDGET=30 \
 		GPU_BENCH_DEPTHS="8 6" bash bench/bench_gpu.sh >"$log/bench.log" 2>"$log/bench.err"
 	note "bench: exit $? ($((SECONDS - t0)) s of $l; log bench.log, bench.err)"
-	sed -n '/^device:/p; /^torch:/p; /^matmul/p; /^attention/p; /^note/p; /^model runs/p; /^RESULT/p; /^skipped/p; /^== summary/,$p' \
+	sed -n '/^device:/p; /^torch:/p; /^matmul/p; /^attention/p; /^note/p; /^model runs/p; /^RESULT/p; /^profile/p; /^skipped/p; /^== summary/,$p' \
 		"$log/bench.log" >>"$summary"
 else
 	note "bench: not run (GPU_CHECK_BUDGET spent)"

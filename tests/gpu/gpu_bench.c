@@ -12,7 +12,9 @@
  *       step: "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..."
  *       lines for the script. --pass-rows P (config pass_rows; 0, the
  *       default: the backend's choice, 16 rows at depth 8) runs each
- *       micro-batch in passes of P rows. Stops early past --budget seconds. The
+ *       micro-batch in passes of P rows. Stops early past --budget seconds.
+ *       Then "profile" lines: the timed steps' wall time op by op
+ *       (cuda_profile), the largest 24 first. The
  *       attention kernel follows SUPKIT_CUDA_ATTN (tc: tensor cores).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
@@ -169,8 +171,10 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 	double loss = 0, t0 = 0, start = now_seconds();
 	int done = 0, rc = 0;
 	for (int s = 0; s <= steps && rc == 0; s++) {
-		if (s == 1)
+		if (s == 1) {
 			t0 = now_seconds();   /* step 0 warms up */
+			cuda_profile(1);      /* where the timed steps go, op by op */
+		}
 		model_zero_grad(m);
 		for (int k = 0; k < K && rc == 0; k++)
 			if (model_forward_backward(m, tok, tok + 1, B, T, 1.0 / K, &loss, &e) != 0)
@@ -199,7 +203,11 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		       am ? am : "fp32", depth, B, T, model_pass_rows(m, B, T), K, done,
 		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
 		       (double)model_peak_bytes(m) / 1048576.0, resident);
+		char title[32];
+		snprintf(title, sizeof title, "d%d/%dsteps", depth, done);
+		cuda_profile_print(stdout, title, 24);
 	}
+	cuda_profile(0);
 	free(tok);
 	optim_free(o);
 	model_free(m);

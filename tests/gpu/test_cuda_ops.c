@@ -192,6 +192,35 @@ TEST(matmul_bf16)
 			matmul_case(t & 1, t >> 1, b, CUDA_MM_BF16);
 }
 
+/* cuda_profile counts every op of a run once, by name, with its time */
+TEST(profile)
+{
+	cuda_profile(1);
+	for (int t = 0; t < 3; t++)
+		matmul_case(0, 1, 0, CUDA_MM_BF16);
+	float *d = cuda_mem_alloc(64 * 4);
+	struct tensor gd = T2(d, 8, 8);
+	GPU->zero(&gd);
+	cuda_profile(0);
+	GPU->zero(&gd);   /* not counted */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cuda_profile_print(f, "t", 10);
+	fclose(f);
+	const char *lm = buf ? strstr(buf, "profile t matmul ") : NULL;
+	const char *lz = buf ? strstr(buf, "profile t zero ") : NULL;
+	unsigned long long cm = 0, cz = 0;
+	double ms = -1;
+	CHECKF(lm && sscanf(lm, "profile t matmul calls %llu ms %lf", &cm, &ms) == 2 && cm == 3 && ms > 0,
+	       "three matmuls counted: %s", buf ? buf : "");
+	CHECKF(lz && sscanf(lz, "profile t zero calls %llu", &cz) == 1 && cz == 1, "one zero counted: %s",
+	       buf ? buf : "");
+	CHECK(buf && strstr(buf, "(total)"));
+	free(buf);
+	cuda_mem_free(d);
+}
+
 /* ---- normalisation and rope ---- */
 
 TEST(rmsnorm)
@@ -927,6 +956,7 @@ int main(void)
 	RUN(cols_get_add);
 	RUN(matmul_f32);
 	RUN(matmul_bf16);
+	RUN(profile);
 	RUN(rmsnorm);
 	RUN(rmsnorm_ref);
 	RUN(rope);
