@@ -17,7 +17,8 @@
  * Errors: a CUDA or cuBLAS failure inside an op aborts with the op's name
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
- * Left out: fp64, bf16 activation storage (the model passes fp32 tensors),
+ * Left out: fp64, bf16 activation storage (the model passes fp32 tensors;
+ * each GEMM rounds its fp32 operands to bf16 in scratch first),
  * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
  * the host; Polar Express and the element-wise passes come here, through
  * backend_optim_attach).
