@@ -988,6 +988,11 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 		void *ta_ = NULL, *tb_ = NULL;
 		size_t na = 0, nb = 0;
 		const void *qa = as_bf16(&c, a, pa, &ta_, &na), *qb = as_bf16(&c, b, pb, &tb_, &nb);
+		if (g_prof.on && (ta_ || tb_)) {   /* profiling: the casts on their own line */
+			CUDA_CK(c.op, cudaStreamSynchronize(g_cu.st));
+			cuda_prof_end("matmul: fp32->bf16 casts");
+			cuda_prof_begin();
+		}
 		BLAS_CK(c.op, cublasGemmEx(g_cu.blas, ob, oa, (int)N, (int)M, (int)K, &fa, qb,
 					   CUDA_R_16BF, (int)bc, qa, CUDA_R_16BF, (int)ac, &fb, po, ct,
 					   (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
