@@ -40,7 +40,10 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import geometry_ref   # noqa: E402
 import torch_model as TM   # noqa: E402
 import torch_optim as TO   # noqa: E402
 from torch_train import group_of   # noqa: E402
@@ -79,34 +82,12 @@ def read_config(path):
 
 
 def read_safetensors(path):
-    dt = {"F32": np.float32, "F64": np.float64}
+    """name -> fp32 tensor (bench/geometry_ref.py's reader: F32, F64, BF16)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        die("%s: %s" % (path, e.strerror))
-    if len(raw) < 8:
-        die("%s: shorter than its 8-byte header length" % path)
-    n = struct.unpack("<Q", raw[:8])[0]
-    if 8 + n > len(raw):
-        die("%s: header length %d past the end of the file" % (path, n))
-    hdr = json.loads(raw[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, t in hdr.items():
-        if name == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        buf = raw[base + a:base + b]
-        if t["dtype"] == "BF16":
-            u = np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16
-            arr = u.view(np.float32)
-        elif t["dtype"] in dt:
-            arr = np.frombuffer(buf, dtype=np.dtype(dt[t["dtype"]]).newbyteorder("<"))
-        else:
-            die("%s: tensor %s: dtype %s not read here" % (path, name, t["dtype"]))
-        out[name] = torch.from_numpy(arr.astype(np.float32).reshape(t["shape"]).copy())
-    return out
+        arrs = geometry_ref.load(path)
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        die("%s: not a readable safetensors file (%s)" % (path, e))
+    return {n: torch.from_numpy(a.astype(np.float32)) for n, a in arrs.items()}
 
 
 def main():
