@@ -341,6 +341,8 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 		     int B, int T, int H, int D, int64_t window, float scale, int tc)
 {
+	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
+		window = T;
 	if (tc && D == 128) {
 		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, D, window, scale);
 		return;
@@ -358,6 +360,8 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const flo
 		     const float *k, const float *v, const float *y, const float *lse,
 		     int B, int T, int H, int D, int64_t window, float scale, int tc)
 {
+	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
+		window = T;
 	dim3 g;
 	attn_grid("attn_bwd", B, T, H, D, &g);
 	cudaStream_t st = cuda_stream();

@@ -5,8 +5,11 @@
  *
  * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
  * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
- * round fp32 inputs to bf16 and accumulate in fp32 (CUDA_MM_BF16, the
- * benchmark's autocast) or run in full fp32 (CUDA_MM_F32). Every op is
+ * run on bf16 tensor cores with fp32 accumulation (CUDA_MM_BF16, the
+ * benchmark's autocast: fp32 operands through cuBLAS's COMPUTE_32F_FAST_16BF,
+ * whose down-conversion is cuBLAS's own; bf16 operands as they are; a mix
+ * cast to bf16 here, round to nearest even) or in full fp32 (CUDA_MM_F32,
+ * no TF32). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does.
@@ -245,8 +248,8 @@ extern "C" void cuda_mem_free(void *q)
 		return;
 	char *p = (char *)q - MEM_PREFIX;
 	size_t n;
+	cuda_sync();   /* the GPU is done with it before the host reads its size */
 	memcpy(&n, p, sizeof n);
-	cuda_sync();
 	CUDA_CK("free", cudaFree(p));
 	g_cu.in_use -= n;
 }

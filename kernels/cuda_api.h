@@ -18,7 +18,8 @@
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
  * Left out: fp64, bf16 activation storage (the model passes fp32 tensors;
- * each GEMM rounds its fp32 operands to bf16 in scratch first),
+ * GEMMs take them through cuBLAS's COMPUTE_32F_FAST_16BF, see
+ * CUDA_MM_BF16),
  * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
  * the host; Polar Express and the element-wise passes come here, through
  * backend_optim_attach).
@@ -48,7 +49,10 @@ const struct backend_ops *backend_cuda(void);
 
 /* Matmul precision for fp32 operands. */
 enum cuda_mm_mode {
-	CUDA_MM_BF16,   /* inputs rounded to bf16, fp32 accumulation (default) */
+	CUDA_MM_BF16,   /* bf16 tensor cores, fp32 accumulation (default): fp32
+	                   operands down-converted by cuBLAS (COMPUTE_32F_FAST_16BF;
+	                   test_cuda_ops reports whether that equals rounding to
+	                   nearest even), bf16 ones used as they are */
 	CUDA_MM_F32     /* full fp32 (no TF32): for parity tests */
 };
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);

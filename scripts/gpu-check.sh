@@ -134,7 +134,7 @@ suite() { # name cap command...
 suite cuda_ops 120 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
 suite select 30 env BUILD=build/gpu bash tests/gpu/select.sh
 suite train_cli 45 env GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
-grep -E '^skip|skipped:|^  step|^memory|^device' "$log/cuda_ops.log" >>"$summary" 2>/dev/null
+grep -E '^skip|skipped:|^  step|^memory|^device|^note' "$log/cuda_ops.log" >>"$summary" 2>/dev/null
 # the depth-8 loss curve against PyTorch on the demo corpus (carried
 # demo-out/data); its table and RESULT lines go to the summary
 suite curve 150 env GPU_BIN=build/gpu/bin CURVE_KEEP="$log/curve" bash tests/gpu/curve.sh
