@@ -127,9 +127,9 @@ def main():
     data = np.memmap(a.batches, dtype="<i4", mode="r").reshape(-1, 2, B, T)
 
     TM.MM_BF16 = a.mm == "bf16"
+    torch.set_float32_matmul_precision("highest")   # fp32 products, no TF32
     if dev.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
     k = (d / 768) ** -0.5
     state, losses = {}, []
     t0 = time.time()
