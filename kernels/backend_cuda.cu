@@ -12,7 +12,9 @@
  * no TF32). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
- * table row's contributions in token order, as the CPU loop does.
+ * table row's contributions in token order, as the CPU loop does (the sort
+ * is made on the host and kept for the next call with the same indices: wte
+ * and the value-embedding tables of one micro-batch share it).
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 activation
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
@@ -1236,6 +1238,66 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	ctx_done(&c);
 }
 
+/* The scatter's plan for one index array: its stable order by row (N), the
+ * run starts (U+1) and run keys (U), on the device, with the indices it was
+ * made from and their largest value. A micro-batch scatters the same tokens
+ * into wte and every value-embedding table, so the last plan is kept and
+ * reused when the next call's indices are the same (compared in full: the
+ * plan is a function of their contents alone). */
+static struct {
+	int32_t *idx;        /* host copy of the indices (N) */
+	int32_t *dplan;      /* device plan, `bytes` long */
+	size_t bytes;
+	int64_t N, U;
+	int32_t max;
+} g_splan;
+
+static void splan_drop(void)
+{
+	cuda_scratch_free(g_splan.dplan, g_splan.bytes);
+	free(g_splan.idx);
+	memset(&g_splan, 0, sizeof g_splan);
+}
+
+/* Make (or reuse) the plan of ih (N host-readable indices, each >= 0). */
+static void splan_get(const char *op, const int32_t *ih, int64_t N)
+{
+	if (g_splan.idx && g_splan.N == N && memcmp(g_splan.idx, ih, (size_t)N * sizeof(int32_t)) == 0)
+		return;
+	splan_drop();
+	size_t nb = (size_t)(3 * N + 2) * sizeof(int32_t);
+	int32_t *plan = (int32_t *)malloc(nb), *work = (int32_t *)malloc((size_t)(N + 1) * 4);
+	int32_t *copy = (int32_t *)malloc((size_t)(N ? N : 1) * sizeof(int32_t));
+	if (!plan || !work || !copy)
+		bk_fail(op, "out of host memory");
+	int32_t *ord = plan, *start = plan + N, *keys;
+	if (idx_sort(ih, N, ord, work) != 0)
+		bk_fail(op, "out of host memory");
+	int64_t U = 0;
+	int32_t mx = -1;
+	for (int64_t j = 0; j < N; j++)
+		if (j == 0 || ih[ord[j]] != ih[ord[j - 1]])
+			work[U++] = (int32_t)j;
+	work[U] = (int32_t)N;
+	memcpy(start, work, (size_t)(U + 1) * sizeof(int32_t));
+	keys = start + U + 1;
+	for (int64_t u = 0; u < U; u++)
+		keys[u] = ih[ord[start[u]]];
+	if (U > 0)
+		mx = keys[U - 1];
+	free(work);
+	memcpy(copy, ih, (size_t)N * sizeof(int32_t));
+	g_splan.bytes = (size_t)(N + 2 * U + 1) * sizeof(int32_t);
+	g_splan.dplan = (int32_t *)cuda_scratch_alloc(op, g_splan.bytes);
+	CUDA_CK(op, cudaMemcpyAsync(g_splan.dplan, plan, g_splan.bytes, cudaMemcpyHostToDevice, g_cu.st));
+	CUDA_CK(op, cudaStreamSynchronize(g_cu.st));   /* before plan is freed */
+	free(plan);
+	g_splan.idx = copy;
+	g_splan.N = N;
+	g_splan.U = U;
+	g_splan.max = mx;
+}
+
 static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
 				const int32_t *idx, int64_t c0)
 {
@@ -1247,29 +1309,12 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	int32_t *tmp;
 	const int32_t *ih = idx_host(c.op, idx, N, &tmp);
 	for (int64_t n = 0; n < N; n++)
-		bk_check(ih[n] >= 0 && ih[n] < Vt, "embed_scatter_add index");
-	/* host plan: order (N), run starts (U+1), run keys (U) in one buffer */
-	size_t nb = (size_t)(3 * N + 2) * sizeof(int32_t);
-	int32_t *plan = (int32_t *)malloc(nb), *work = (int32_t *)malloc((size_t)(N + 1) * 4);
-	if (!plan || !work)
-		bk_fail(c.op, "out of host memory");
-	int32_t *ord = plan, *start = plan + N, *keys;
-	if (idx_sort(ih, N, ord, work) != 0)
-		bk_fail(c.op, "out of host memory");
-	int64_t U = 0;
-	for (int64_t j = 0; j < N; j++)
-		if (j == 0 || ih[ord[j]] != ih[ord[j - 1]])
-			work[U++] = (int32_t)j;
-	work[U] = (int32_t)N;
-	memcpy(start, work, (size_t)(U + 1) * sizeof(int32_t));
-	keys = start + U + 1;
-	for (int64_t u = 0; u < U; u++)
-		keys[u] = ih[ord[start[u]]];
+		bk_check(ih[n] >= 0, "embed_scatter_add index");
+	splan_get(c.op, ih, N);
 	free(tmp);
-	free(work);
-	size_t used = (size_t)(N + 2 * U + 1) * sizeof(int32_t);
-	int32_t *dplan = (int32_t *)cuda_scratch_alloc(c.op, used);
-	CUDA_CK(c.op, cudaMemcpyAsync(dplan, plan, used, cudaMemcpyHostToDevice, g_cu.st));
+	bk_check(g_splan.max < Vt, "embed_scatter_add index");
+	const int32_t *dplan = g_splan.dplan;
+	int64_t U = g_splan.U;
 	const float *pd = fin(&c, dout);
 	if (gtable->dtype == TD_BF16) {
 		__nv_bfloat16 *pb = (__nv_bfloat16 *)ctx_map(&c, gtable->data, tbytes(gtable), 1);
@@ -1282,9 +1327,7 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 			k_scatter<<<grid_for(U, 1), 128, 0, g_cu.st>>>(pg, pd, dplan, dplan + N,
 								       dplan + N + U + 1, U, k, C, c0);
 	}
-	cuda_scratch_free(dplan, used);
-	ctx_done(&c);   /* synchronises: plan may be freed after */
-	free(plan);
+	ctx_done(&c);
 }
 
 static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
