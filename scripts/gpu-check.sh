@@ -11,7 +11,7 @@
 # PyTorch reference on the demo corpus (tests/gpu/curve.sh) before the
 # benchmark. OUTDIR gets summary.txt and logs.tgz (every log, the curves).
 # Each phase runs under min(its cap, what is left of GPU_CHECK_BUDGET,
-# default 540 s): build 150, cuda_ops 120, select 30, train_cli 45, curve
+# default 520 s): build 150, cuda_ops 120, select 30, train_cli 45, curve
 # 150, bench 300; a benchmark cut short keeps its RESULT lines.
 # The tensor-core attention is timed in the benchmark's op section, tested
 # in cuda_ops and used by the benchmark's training runs; the tests' training
@@ -21,7 +21,7 @@
 # here, then carry .gpu-deps with the run); the curve check needs the demo
 # corpus's shards (make demo here, carry demo-out/data). On a lent machine:
 #   run(command="scripts/gpu-check.sh $OUT", carry=[".gpu-deps", "demo-out/data"],
-#       timeout_s=560)
+#       timeout_s=580)
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
 # 1 when a test failed, 4 when the build failed, 2 on bad usage.
 set -u
@@ -81,7 +81,7 @@ fi
 
 # Every phase runs under min(its own cap, the time left of GPU_CHECK_BUDGET);
 # one that would get under 20 s is skipped with a note.
-budget=${GPU_CHECK_BUDGET:-540}
+budget=${GPU_CHECK_BUDGET:-520}
 lim() { # cap -> the limit for the next phase (0: skip it)
 	local left=$((budget - (SECONDS - t_start)))
 	((left < 20)) && { echo 0; return; }
