@@ -19,7 +19,8 @@
 # The list is the -dev packages of install-deps.sh's build_pkgs, the shared
 # libraries they point at, and those libraries' own runtime dependencies that
 # a minimal image may lack (libarchive's compressors and libxml2, OpenBLAS's
-# libgfortran); tests/cli/gpu_deps.sh checks it covers build_pkgs. Debian 12's
+# libgfortran), and GNU make for an image without it; tests/cli/gpu_deps.sh
+# checks it covers build_pkgs. Debian 12's
 # libraries need glibc 2.36 or newer. Exit 0 done, 1 failure, 2 bad usage.
 set -euo pipefail
 
@@ -32,6 +33,7 @@ pkgs=(
 	libgfortran5 libquadmath0
 	libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
 	libgsl-dev libgsl27 libgslcblas0
+	make
 )
 
 usage() {
@@ -84,6 +86,8 @@ env)
 	printf 'export PKG_CONFIG_PATH=%q\n' "$lib/pkgconfig:$blas/pkgconfig:$root/usr/share/pkgconfig"
 	printf 'export EXTRA_CFLAGS=%q\n' "${EXTRA_CFLAGS:+$EXTRA_CFLAGS }$inc"
 	printf 'export LDFLAGS=%q\n' "${LDFLAGS:+$LDFLAGS }$libs"
+	# GNU make too, for an image without one (after the system's own tools)
+	command -v make >/dev/null || printf 'export PATH=%q\n' "$PATH:$root/usr/bin"
 	echo "gpu-deps: $n packages unpacked under $root" >&2
 	;;
 *)
