@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench_gpu.sh: the CUDA backend at the benchmark's real size: op timings
-# (matmul, attention fwd/bwd), then tokens/s and MFU of training steps at
-# depth 6 and 8 (B 64, T 2048, grad_accum from the config), side by side with
-# a PyTorch rendering of the same model (bench/gpu_torch_ref.py) when torch
-# with CUDA is importable. MFU = FLOPs/token (supkit audit compute, SPEC 5)
+# bench_gpu.sh: the CUDA backend at the benchmark's real size: tokens/s and
+# MFU of training steps at depth 6 and 8 (B 64, T 2048, grad_accum from the
+# config), side by side with a PyTorch rendering of the same model
+# (bench/gpu_torch_ref.py) when torch with CUDA is importable, a summary
+# table, then op timings (matmul, attention fwd/bwd). MFU = FLOPs/token (supkit audit compute, SPEC 5)
 # x tokens/s / the device's bf16 dense peak (table below).
 # Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
 # Figures only, nothing asserted.
@@ -69,8 +69,6 @@ case "$name" in
 esac
 echo "device: $name; bf16 dense peak: ${peak:-unknown for this device (no MFU)} TFLOP/s"
 
-echo "== ops (managed buffers, each op synchronised)"
-"$exe" ops --batch 64 --seq 2048
 
 flops_token() { # depth
 	"$BIN/supkit-audit" compute --depth "$1" --json 2>/dev/null |
@@ -114,3 +112,6 @@ echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unk
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB
 printf '%s\n' "${rows[@]}"
 ((torch_ok)) || echo "PyTorch reference: not run (torch >= 2 with CUDA not importable)"
+# op timings last: filling their buffers on the host takes half a minute
+echo "== ops (managed buffers, each op synchronised)"
+"$exe" ops --batch 64 --seq 2048

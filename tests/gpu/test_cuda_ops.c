@@ -115,7 +115,9 @@ TEST(axpby_zero_dot)
 	double s = 0;
 	for (size_t i = 0; i < n; i++)
 		s += fabs((double)x[i] * y[i]);
-	double c = CPU->dot(&hx, &hy), g = GPU->dot(&gx, &gy);
+	/* the dot over the GPU's own vectors (its axpby may contract a*x + b*y
+	 * into an FMA, so y differs from the CPU's by an ulp here and there) */
+	double c = CPU->dot(&gx, &gy), g = GPU->dot(&gx, &gy);
 	CHECKF(fabs(c - g) <= 1e-12 * s, "dot %.17g vs %.17g", g, c);
 	CHECK(GPU->dot(&gx, &gy) == g);   /* deterministic */
 	GPU->zero(&gy);
@@ -373,8 +375,11 @@ static double rel_fro(const float *a, const float *b, size_t n);
 
 /* tc = 0: the fp32 kernels, max-norm tolerances; tc = 1: the bf16 tensor-core
  * kernels (D = 128), relative Frobenius 2e-2 on y, dq, dk, dv and 3e-2 nats
- * on lse: q, k, v, dy and the probabilities are rounded to bf16 (2^-9 each,
- * a handful of roundings per product). */
+ * on lse: q, k, v, dy and the probabilities are rounded to bf16 (2^-8 each,
+ * a handful of roundings per product). With window 0 (each query sees only
+ * itself) dq = dk = 0 exactly and both sides return rounding noise: checked
+ * absolutely, max 1e-4 (fp32) and RMS 2e-2 (tensor cores: bf16(dy).bf16(v)
+ * against the fp32 rowsum(dy y), about 2^-8 sqrt(D) times the scale). */
 static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window, int tc)
 {
 	int64_t n = B * T * H * D, nl = B * H * T;
@@ -398,11 +403,28 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
 	GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
+	if (window == 0) {   /* dq = dk = 0: absolute checks */
+		const float *z2[] = { gdq, gdk };
+		for (int i = 0; i < 2; i++) {
+			double mx = 0, ss = 0;
+			for (int64_t j = 0; j < n; j++) {
+				mx = fmax(mx, fabs(z2[i][j]));
+				ss += (double)z2[i][j] * z2[i][j];
+			}
+			if (!tc)
+				CHECKF(mx <= 1e-4, "window 0: %s max %.3g", i ? "dk" : "dq", mx);
+			else
+				CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: %s rms %.3g", i ? "dk" : "dq",
+				       sqrt(ss / (double)n));
+		}
+	}
 	if (!tc) {
 		CLOSE(gy, y, n, 2e-5);
 		CLOSE(gl, l, nl, 2e-5);
-		CLOSE(gdq, dq, n, 1e-4);
-		CLOSE(gdk, dk, n, 1e-4);
+		if (window > 0) {
+			CLOSE(gdq, dq, n, 1e-4);
+			CLOSE(gdk, dk, n, 1e-4);
+		}
 		CLOSE(gdv, dv, n, 1e-4);
 	} else {
 		double el = 0;
@@ -412,6 +434,8 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 		const float *g4[] = { gy, gdq, gdk, gdv }, *c4[] = { y, dq, dk, dv };
 		const char *nm[] = { "y", "dq", "dk", "dv" };
 		for (int i = 0; i < 4; i++) {
+			if (window == 0 && (i == 1 || i == 2))
+				continue;
 			double e = rel_fro(g4[i], c4[i], n);
 			CHECKF(e <= 2e-2, "%s: relative Frobenius error %.3g", nm[i], e);
 		}

@@ -22,6 +22,7 @@
 
 #include "lib/bf16.h"
 #include "lib/json.h"
+#include "trainer/backend_select.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
 
@@ -174,6 +175,8 @@ static inline void fixture_curve(const char *name, const char *const *extra, dou
 	struct model *m = fixture_model(j, extra);
 	struct optim *o = NULL;
 	CHECK(m != NULL && optim_create(model_config(m), model_params(m), f64, &o, &e) == 0);
+	if (o)   /* the backend's optimizer device and Polar Express, as train.c does */
+		backend_optim_attach(o, model_backend(m));
 	size_t per = (size_t)B * T;
 	int32_t *in = fixture_ints(j, "inputs", per * S * K), *tg = fixture_ints(j, "targets", per * S * K);
 	double worst = 0, first = 0, last = 0;
