@@ -91,7 +91,7 @@ rm -rf "$W/init"
 cp -r "$W/run" "$W/init" 2>/dev/null
 seed=$(sed -n 's/^seed *= *//p' "$W/run/config.cfg" 2>/dev/null)
 mapfile -t shards < <(ls "$data"/train_*.bin | sort)
-if "$BINDIR/supkit-data" batches --quiet --seq-len "$seq" --batch-rows "$rows" --seed "${seed:-42}" \
+if gpu_run "$BINDIR/supkit-data" batches --quiet --seq-len "$seq" --batch-rows "$rows" --seed "${seed:-42}" \
 	--count "$steps" -o "$W/batches.bin" "${shards[@]}" 2>"$W/batches.log"; then ok "the run's token stream exported"
 else bad "the run's token stream exported" "$(tail -n 1 "$W/batches.log")"; fi
 # the two PyTorch runs and the supkit run side by side (small batches leave
