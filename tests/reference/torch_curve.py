@@ -21,8 +21,9 @@ optimizer step with the run's schedule (step-based, S steps, W warm-up).
 operands to bf16 before the fp32 product (the CUDA backend's GEMMs), which
 makes the bf16-noise scale the check compares against.
 
-Only the baseline arm (every arm switch at its default) and fp32 runs are
-accepted; anything else is refused with a one-line error (exit 2).
+Only the baseline arm and fp32 runs are accepted: every key but the run's
+shape, batch and schedule length (RUN_KEYS) must be as in
+configs/baseline.cfg; anything else is refused with a one-line error (exit 2).
 
 usage: torch_curve.py --run RUNDIR --batches FILE --mm fp32|bf16
                       [--device cuda|cpu] [--steps S] -o OUT.json
@@ -48,15 +49,13 @@ import torch_model as TM   # noqa: E402
 import torch_optim as TO   # noqa: E402
 from torch_train import group_of   # noqa: E402
 
-ARM_DEFAULTS = {"oe": "0", "muoneq": "off", "cooldown": "0", "polar": "bf16", "neumann": "0",
-                "table_neumann": "0", "embed_state": "bf16", "muon_wd_schedule": "linear",
-                "qk_scale": "none", "qk_mask": "none", "wte_lambdas": "0", "out_lambdas": "0",
-                "step0": "none", "dtype": "fp32", "lr_scale": "1", "muon_wd_scale": "1",
-                "lr_lm_head": "0.004", "lr_embed": "0.6", "lr_resid": "0.005", "lr_scalar": "0.5",
-                "lr_matrix": "0.04", "muon_wd": "0.2", "muon_beta2": "0.95",
-                "momentum_start": "0.85", "momentum_end": "0.95", "momentum_warmup": "300",
-                "warmdown_ratio": "0.5", "window_pattern": "SSSL", "softcap": "15",
-                "rope_base": "10000", "ve_gate_channels": "32"}
+# keys the reference takes from the run (model shape, batch, schedule
+# length) or that do not change the arithmetic; every other key must be as
+# in configs/baseline.cfg (the baseline arm)
+RUN_KEYS = {"arm", "seed", "depth", "model_dim", "head_dim", "vocab_size", "seq_len", "init",
+            "init_from", "batch_rows", "grad_accum", "steps", "warmup_steps", "data_dir",
+            "eval_tokens", "heldout_tokens", "loader_buffer", "backend", "threads", "pass_rows",
+            "checkpoint_every", "eval_every", "norm_eps"}
 
 
 def die(msg):
@@ -101,8 +100,9 @@ def main():
     a = ap.parse_args()
 
     ccfg = read_config(os.path.join(a.run, "config.cfg"))
-    for k, v in ARM_DEFAULTS.items():
-        if k in ccfg and ccfg[k] != v and not (k in ("softcap", "rope_base") and float(ccfg[k]) == float(v)):
+    base = read_config(os.path.join(HERE, "..", "..", "configs", "baseline.cfg"))
+    for k, v in base.items():
+        if k not in RUN_KEYS and ccfg.get(k, v) != v:
             die("%s: %s = %s: only the baseline arm is supported (%s = %s)" %
                 (os.path.join(a.run, "config.cfg"), k, ccfg[k], k, v))
     keys = ["depth", "model_dim", "head_dim", "vocab_size", "seq_len"]

@@ -398,10 +398,17 @@ TEST(masked_qtau_no_gradient)
 	model_free(m);
 }
 
+/* The small model with four OE tables (oe_m 13: 13, 15, 17, 19 rows of 16),
+ * dense init; dtype NULL: fp32. */
+static struct model *small_oe_model(const char *dtype)
+{
+	const char *x[] = { "oe=1", "oe_m=13", "init=dense", dtype, NULL };
+	return small_model(x);
+}
+
 TEST(oe_counts_and_accumulation)
 {
-	const char *x[] = { "oe=1", "oe_m=13", "init=dense", NULL };
-	struct model *m = small_model(x);
+	struct model *m = small_oe_model(NULL);
 	CHECK(m != NULL);
 	if (!m)
 		return;
@@ -479,8 +486,7 @@ TEST(oe_counts_and_accumulation)
  * the rest; model_zero_grad hands the slots back. */
 TEST(oe_grad_compact_f64)
 {
-	const char *x[] = { "oe=1", "oe_m=13", "init=dense", "dtype=fp64", NULL };
-	struct model *m = small_model(x);
+	struct model *m = small_oe_model("dtype=fp64");
 	CHECK(m != NULL);
 	if (!m)
 		return;
@@ -520,8 +526,7 @@ TEST(oe_grad_compact_f64)
  * values themselves: parity_oe_f32 against the reference). */
 TEST(oe_grad_bf16_accumulation)
 {
-	const char *x[] = { "oe=1", "oe_m=13", "init=dense", NULL };
-	struct model *m = small_model(x);
+	struct model *m = small_oe_model(NULL);
 	CHECK(m != NULL);
 	if (!m)
 		return;
