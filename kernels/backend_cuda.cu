@@ -635,15 +635,16 @@ __global__ static void k_rope(float *x, const float *cs, const float *sn, int64_
 	}
 }
 
-/* ---- rotary embedding then QK-norm, fused: one warp per (token, head) ---- */
+/* ---- rotary embedding then QK-norm (then q_tau's column scale), fused: one warp
+ * per (token, head) ---- */
 
 /* Lane l holds the pairs c = l + 32 j (c < D/2, D <= 128: j < 2) in
  * registers; the sums run over the first halves, then the second halves,
  * which for D = 128 is k_rms_fwd's order (c = l, l+32, l+64, l+96). */
 #define ROPE_RMS_J 2
-__global__ static void k_rope_rms_fwd(float *out, float *rstd, const float *x, const float *cs,
-				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T,
-				      double eps)
+__global__ static void k_rope_rms_fwd(float *out, float *rstd, float *xn, const float *x,
+				      const float *sc, const float *cs, const float *sn, int64_t rows,
+				      int64_t H, int64_t D, int64_t T, double eps)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
@@ -662,34 +663,43 @@ __global__ static void k_rope_rms_fwd(float *out, float *rstd, const float *x, c
 	for (int j = 0; j < ROPE_RMS_J; j++)
 		if (lane + 32 * j < h2)
 			ss += (double)v2[j] * v2[j];
-	ss = warp_sum(ss);
+	ss = warp_sum(ss);   /* every lane has read its x before any writes out */
 	float s = (float)(1.0 / sqrt(ss / (double)D + eps));
 	if (lane == 0)
 		rstd[row] = s;
-	float *o = out + row * D;
+	float *o = out + row * D, *on = sc ? xn + row * D : NULL;
+	const float *k = sc ? sc + (row % H) * D : NULL;
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
-			o[c] = v1[j] * s;
-			o[c + h2] = v2[j] * s;
+			float y1 = v1[j] * s, y2 = v2[j] * s;
+			if (k) {   /* q_tau: xn keeps the normalised values */
+				on[c] = y1;
+				on[c + h2] = y2;
+				y1 *= k[c];
+				y2 *= k[c + h2];
+			}
+			o[c] = y1;
+			o[c + h2] = y2;
 		}
 	}
 }
 
 __global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float *out,
-				      const float *rstd, const float *cs, const float *sn,
-				      int64_t rows, int64_t H, int64_t D, int64_t T)
+				      const float *rstd, const float *sc, const float *cs,
+				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
 	const float *a = dout + row * D, *b = out + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const float *k = sc ? sc + (row % H) * D : NULL;
 	float a1[ROPE_RMS_J], a2[ROPE_RMS_J];
 	double s = 0;
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
-			a1[j] = a[c];
-			a2[j] = a[c + h2];
+			a1[j] = k ? a[c] * k[c] : a[c];   /* q_tau: mul_cols_bwd's dx */
+			a2[j] = k ? a[c + h2] * k[c + h2] : a[c + h2];
 			s += (double)a1[j] * b[c];
 		}
 	}
@@ -1093,6 +1103,24 @@ static void c_rope_bwd(struct tensor *dx, const struct tensor *cs, const struct 
 	rope_apply("rope_bwd", dx, cs, sn, T, -1);
 }
 
+/* ds[k] += sum over the N rows of d[n][k] * x[n][k] (K columns): fp64
+ * partial sums over fixed blocks of MC_ROWS rows, then added in block
+ * order (deterministic). */
+static void colsum_dot(struct opctx *c, float *ds, const float *d, const float *x, int64_t N,
+		       int64_t K)
+{
+	if (N <= 0)
+		return;
+	int64_t nch = (N + MC_ROWS - 1) / MC_ROWS;
+	bk_check(nch < 65536, c->op);
+	size_t pb = (size_t)(nch * K) * sizeof(double);
+	double *part = (double *)cuda_scratch_alloc(c->op, pb);
+	dim3 gr((unsigned)((K + NT - 1) / NT), (unsigned)nch);
+	k_mul_cols_part<<<gr, NT, 0, g_cu.st>>>(part, d, x, N, K);
+	k_mul_cols_sum<<<grid_for(K, NT), NT, 0, g_cu.st>>>(ds, part, nch, K);
+	cuda_scratch_free(part, pb);
+}
+
 /* x (..., H, D): D even and at most 128 (two pairs a lane), whole sequences
  * of T, rstd one value a (token, head); cos, sin (T' >= T, D/2). */
 static void rope_rms_dims(const char *op, const struct tensor *x, const struct tensor *rstd,
@@ -1109,7 +1137,8 @@ static void rope_rms_dims(const char *op, const struct tensor *x, const struct t
 		 tensor_numel(cs), op);
 }
 
-static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct tensor *xn,
+			       const struct tensor *x, const struct tensor *sc,
 			       const struct tensor *cs, const struct tensor *sn, int64_t T,
 			       double eps)
 {
@@ -1117,27 +1146,37 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const st
 	ctx_init(&c, "rope_rmsnorm_fwd");
 	int64_t rows, H, D;
 	rope_rms_dims(c.op, x, rstd, cs, sn, T, &rows, &H, &D);
-	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == D, c.op);
+	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == D && !sc == !xn &&
+		 (!sc || (tensor_numel(sc) == H * D && tensor_numel(xn) == tensor_numel(x) &&
+			  xn->data != out->data)), c.op);
 	const float *px = fin(&c, x), *pc = fin(&c, cs), *ps = fin(&c, sn);
-	float *po = fout(&c, out), *pr = fout(&c, rstd);
-	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, pr, px, pc, ps, rows, H, D, T, eps);
+	const float *pk = sc ? fin(&c, sc) : NULL;
+	float *po = fout(&c, out), *pr = fout(&c, rstd), *pn = sc ? fout(&c, xn) : NULL;
+	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, pr, pn, px, pk, pc, ps, rows, H, D,
+							    T, eps);
 	ctx_done(&c);
 }
 
-static void c_rope_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout,
-			       const struct tensor *out, const struct tensor *rstd,
-			       const struct tensor *cs, const struct tensor *sn, int64_t T)
+static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			       const struct tensor *xn, const struct tensor *rstd,
+			       const struct tensor *sc, const struct tensor *cs,
+			       const struct tensor *sn, int64_t T)
 {
 	struct opctx c;
 	ctx_init(&c, "rope_rmsnorm_bwd");
 	int64_t rows, H, D;
-	rope_rms_dims(c.op, out, rstd, cs, sn, T, &rows, &H, &D);
-	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out),
+	rope_rms_dims(c.op, xn, rstd, cs, sn, T, &rows, &H, &D);
+	bk_check(tensor_numel(dx) == tensor_numel(xn) && tensor_numel(dout) == tensor_numel(xn) &&
+		 (!sc || tensor_numel(sc) == H * D) && (!ds || (sc && tensor_numel(ds) == H * D)),
 		 c.op);
-	const float *pd = fin(&c, dout), *py = fin(&c, out), *pr = fin(&c, rstd);
-	const float *pc = fin(&c, cs), *ps = fin(&c, sn);
+	const float *pd = fin(&c, dout), *py = fin(&c, xn), *pr = fin(&c, rstd);
+	const float *pc = fin(&c, cs), *ps = fin(&c, sn), *pk = sc ? fin(&c, sc) : NULL;
 	float *px = fout(&c, dx);
-	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, pd, py, pr, pc, ps, rows, H, D, T);
+	/* ds first: dx may alias dout (same stream, so in order) */
+	if (ds)
+		colsum_dot(&c, fout(&c, ds), pd, py, rows / H, H * D);
+	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, pd, py, pr, pk, pc, ps, rows, H, D,
+							    T);
 	ctx_done(&c);
 }
 
@@ -1404,17 +1443,8 @@ static void c_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct te
 		 (!ds || tensor_numel(ds) == K), c.op);
 	const float *pd = fin(&c, dout), *px = fin(&c, x), *ps = fin(&c, s);
 	float *pdx = fout(&c, dx);
-	if (ds && N > 0) {
-		float *pds = fout(&c, ds);
-		int64_t nch = (N + MC_ROWS - 1) / MC_ROWS;
-		bk_check(nch < 65536, c.op);
-		size_t pb = (size_t)(nch * K) * sizeof(double);
-		double *part = (double *)cuda_scratch_alloc(c.op, pb);
-		dim3 gr((unsigned)((K + NT - 1) / NT), (unsigned)nch);
-		k_mul_cols_part<<<gr, NT, 0, g_cu.st>>>(part, pd, px, N, K);
-		k_mul_cols_sum<<<grid_for(K, NT), NT, 0, g_cu.st>>>(pds, part, nch, K);
-		cuda_scratch_free(part, pb);
-	}
+	if (ds)
+		colsum_dot(&c, fout(&c, ds), pd, px, N, K);
 	/* dx may alias dout: written after the column sums read it (same stream) */
 	k_mul_cols<<<grid_for(n, NT), NT, 0, g_cu.st>>>(pdx, pd, ps, n, K);
 	ctx_done(&c);

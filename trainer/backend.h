@@ -116,19 +116,27 @@ struct backend_ops {
 	/* The transpose (inverse rotation) on a gradient, in place. */
 	void (*rope_bwd)(struct tensor *dx, const struct tensor *cos, const struct tensor *sin,
 			 int64_t T);
-	/* Rotary embedding then QK-norm, fused (one pass over q or k): for x
-	 * (B*T,H,D), out = rmsnorm(rope(x)) over each head's D values, rstd
-	 * (B*T*H) the reciprocal RMS of each; x is not written unless out
-	 * aliases it. The same values as rope_fwd then rmsnorm_fwd. D <= 128. */
-	void (*rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+	/* Rotary embedding then QK-norm (then q_tau), fused (one pass over q
+	 * or k): for x (B*T,H,D), out = rmsnorm(rope(x)) over each head's D
+	 * values, rstd (B*T*H) the reciprocal RMS of each. With a column scale
+	 * s (H*D, q_tau's exp(tau)), xn (B*T,H,D) keeps the normalised values
+	 * and out = xn * s[h*D + c]; without (s and xn NULL) out is the
+	 * normalised values. x is not written unless out or xn aliases it (they
+	 * may not alias each other). The same values as rope_fwd, rmsnorm_fwd, then mul_cols_fwd.
+	 * D <= 128. */
+	void (*rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, struct tensor *xn,
+				 const struct tensor *x, const struct tensor *s,
 				 const struct tensor *cos, const struct tensor *sin, int64_t T,
 				 double eps);
-	/* Its gradient: dx = rope_bwd(rmsnorm_bwd(dout)) from the forward's out
-	 * and rstd (overwritten; dx may alias dout). The same values as the two
-	 * ops. */
-	void (*rope_rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout,
-				 const struct tensor *out, const struct tensor *rstd,
-				 const struct tensor *cos, const struct tensor *sin, int64_t T);
+	/* Its gradient from the forward's normalised values xn (its out when s
+	 * is NULL) and rstd: with s, g = dout * s and ds (H*D) += sum over
+	 * tokens of dout * xn (ds may be NULL); then dx = rope_bwd(rmsnorm_bwd(g))
+	 * (overwritten; dx may alias dout). The same values as mul_cols_bwd,
+	 * rmsnorm_bwd, then rope_bwd. */
+	void (*rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+				 const struct tensor *xn, const struct tensor *rstd,
+				 const struct tensor *s, const struct tensor *cos,
+				 const struct tensor *sin, int64_t T);
 
 	/* ---- attention ---- */
 	/* Causal sliding-window attention. q, k, v, y are (B,T,H,D); lse (B,H,T)

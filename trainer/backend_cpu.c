@@ -253,28 +253,46 @@ static void rope_rms_check(const char *op, const struct tensor *x, const struct 
 		 tensor_numel(rstd) == tensor_numel(x) / D, op);
 }
 
-static void d_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+/* s (H*D) and xn (shaped like x) both given or both NULL */
+static void rope_rms_scale_check(const char *op, const struct tensor *x, const struct tensor *s,
+				 const struct tensor *xn)
+{
+	int64_t HD = tensor_cols(x) * x->shape[x->ndim - 2];
+	bk_check(!s == !xn, op);
+	bk_check(!s || (tensor_numel(s) == HD && tensor_numel(xn) == tensor_numel(x) &&
+			tensor_cols(xn) == tensor_cols(x)), op);
+}
+
+static void d_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct tensor *xn,
+			       const struct tensor *x, const struct tensor *s,
 			       const struct tensor *cos, const struct tensor *sin, int64_t T,
 			       double eps)
 {
 	same("rope_rmsnorm_fwd", out, rstd, x, cos);
-	same("rope_rmsnorm_fwd", out, sin, NULL, NULL);
+	same("rope_rmsnorm_fwd", out, sin, s, xn);
 	rope_rms_check("rope_rmsnorm_fwd", x, rstd, T);
 	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == tensor_cols(x) &&
 		 out->shape[out->ndim - 2] == x->shape[x->ndim - 2], "rope_rmsnorm_fwd");
-	pick(out, "rope_rmsnorm_fwd")->rope_rmsnorm_fwd(out, rstd, x, cos, sin, T, eps);
+	rope_rms_scale_check("rope_rmsnorm_fwd", x, s, xn);
+	bk_check(!xn || xn->data != out->data, "rope_rmsnorm_fwd");
+	pick(out, "rope_rmsnorm_fwd")->rope_rmsnorm_fwd(out, rstd, xn, x, s, cos, sin, T, eps);
 }
 
-static void d_rope_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout,
-			       const struct tensor *out, const struct tensor *rstd,
-			       const struct tensor *cos, const struct tensor *sin, int64_t T)
+static void d_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+			       const struct tensor *xn, const struct tensor *rstd,
+			       const struct tensor *s, const struct tensor *cos,
+			       const struct tensor *sin, int64_t T)
 {
-	same("rope_rmsnorm_bwd", dx, dout, out, rstd);
-	same("rope_rmsnorm_bwd", dx, cos, sin, NULL);
-	rope_rms_check("rope_rmsnorm_bwd", out, rstd, T);
-	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out),
+	same("rope_rmsnorm_bwd", dx, dout, xn, rstd);
+	same("rope_rmsnorm_bwd", dx, cos, sin, s);
+	same("rope_rmsnorm_bwd", dx, ds, NULL, NULL);
+	rope_rms_check("rope_rmsnorm_bwd", xn, rstd, T);
+	bk_check(tensor_numel(dx) == tensor_numel(xn) && tensor_numel(dout) == tensor_numel(xn),
 		 "rope_rmsnorm_bwd");
-	pick(dx, "rope_rmsnorm_bwd")->rope_rmsnorm_bwd(dx, dout, out, rstd, cos, sin, T);
+	int64_t HD = tensor_cols(xn) * xn->shape[xn->ndim - 2];
+	bk_check(!ds || (s && tensor_numel(ds) == HD), "rope_rmsnorm_bwd");
+	bk_check(!s || tensor_numel(s) == HD, "rope_rmsnorm_bwd");
+	pick(dx, "rope_rmsnorm_bwd")->rope_rmsnorm_bwd(dx, ds, dout, xn, rstd, s, cos, sin, T);
 }
 
 static void d_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,

@@ -211,20 +211,21 @@ static void FN(rope_bwd)(struct tensor *dx, const struct tensor *cos, const stru
 	FN(rope_apply)(dx, cos, sin, T, -1);
 }
 
-static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const struct tensor *x,
+static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, struct tensor *xn,
+				 const struct tensor *x, const struct tensor *s,
 				 const struct tensor *cos, const struct tensor *sin, int64_t T,
 				 double eps)
 {
 	int64_t D = tensor_cols(x), H = x->shape[x->ndim - 2];
 	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2;
 	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope_rmsnorm_fwd");
-	const REAL *pc = cos->data, *ps = sin->data, *px = x->data;
-	REAL *po = out->data, *pr = rstd->data;
+	const REAL *pc = cos->data, *ps = sin->data, *px = x->data, *pk = s ? s->data : NULL;
+	REAL *po = out->data, *pr = rstd->data, *pn = s ? xn->data : po;
 	for (int64_t n = 0; n < N; n++) {
 		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
 			const REAL *r = px + (n * H + h) * D;
-			REAL *o = po + (n * H + h) * D;
+			REAL *o = pn + (n * H + h) * D;
 			/* rope_apply's arithmetic (sgn 1), then rmsnorm_fwd's */
 			for (int64_t c = 0; c < h2; c++) {
 				REAL x1 = r[c], x2 = r[c + h2], co = cr[c], si = sr[c];
@@ -234,35 +235,51 @@ static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, const 
 			double ss = 0;
 			for (int64_t c = 0; c < D; c++)
 				ss += (double)o[c] * o[c];
-			REAL s = (REAL)(1.0 / sqrt(ss / (double)D + eps));
-			pr[n * H + h] = s;
+			REAL q = (REAL)(1.0 / sqrt(ss / (double)D + eps));
+			pr[n * H + h] = q;
 			for (int64_t c = 0; c < D; c++)
-				o[c] *= s;
+				o[c] *= q;
+			if (pk) {   /* then mul_cols_fwd's */
+				REAL *y = po + (n * H + h) * D;
+				const REAL *k = pk + h * D;
+				for (int64_t c = 0; c < D; c++)
+					y[c] = o[c] * k[c];
+			}
 		}
 	}
 }
 
-static void FN(rope_rmsnorm_bwd)(struct tensor *dx, const struct tensor *dout,
-				 const struct tensor *out, const struct tensor *rstd,
-				 const struct tensor *cos, const struct tensor *sin, int64_t T)
+static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
+				 const struct tensor *xn, const struct tensor *rstd,
+				 const struct tensor *s, const struct tensor *cos,
+				 const struct tensor *sin, int64_t T)
 {
-	int64_t D = tensor_cols(out), H = out->shape[out->ndim - 2];
-	int64_t N = tensor_numel(out) / (H * D), h2 = D / 2;
-	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope_rmsnorm_bwd");
-	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = out->data;
-	const REAL *pr = rstd->data;
-	REAL *pd = dx->data;
+	int64_t D = tensor_cols(xn), H = xn->shape[xn->ndim - 2];
+	int64_t N = tensor_numel(xn) / (H * D), h2 = D / 2;
+	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T && D <= 128, "rope_rmsnorm_bwd");
+	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = xn->data;
+	const REAL *pr = rstd->data, *pk = s ? s->data : NULL;
+	REAL *pd = dx->data, *pds = s && ds ? ds->data : NULL, g[128];
 	for (int64_t n = 0; n < N; n++) {
 		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
 			int64_t row = n * H + h;
 			const REAL *a = dy + row * D, *b = y + row * D;
 			REAL *d = pd + row * D;
+			if (pk) {   /* mul_cols_bwd's arithmetic */
+				const REAL *k = pk + h * D;
+				for (int64_t c = 0; c < D; c++) {
+					if (pds)
+						pds[h * D + c] += a[c] * b[c];
+					g[c] = a[c] * k[c];
+				}
+				a = g;
+			}
 			/* rmsnorm_bwd's arithmetic, then rope_apply's (sgn -1) */
-			double s = 0;
+			double sum = 0;
 			for (int64_t c = 0; c < D; c++)
-				s += (double)a[c] * b[c];
-			REAL m = (REAL)(s / (double)D), r = pr[row];
+				sum += (double)a[c] * b[c];
+			REAL m = (REAL)(sum / (double)D), r = pr[row];
 			for (int64_t c = 0; c < h2; c++) {
 				REAL g1 = r * (a[c] - b[c] * m), g2 = r * (a[c + h2] - b[c + h2] * m);
 				REAL co = cr[c], si = -sr[c];

@@ -893,21 +893,21 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			bk->ve_gate_fwd(&v, &gl, &ve);
 		}
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
-		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau) */
+		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
+		 * same pass */
 		struct tensor q4 = { l->qq, m->dt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
 		struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
 		if (m->qtau) {
 			struct tensor qn4 = { l->qn, m->dt, 3, { N, H, D, 1 } };
-			struct tensor qs = tensor_1d(m->qs, m->dt, H * D), qn2 = mat(m, l->qn, N, H * D);
-			bk->rope_rmsnorm_fwd(&qn4, &rq, &q4, &cs, &sn, T, eps);
+			struct tensor qs = tensor_1d(m->qs, m->dt, H * D);
 			qtau_scale(m, i);
-			bk->mul_cols_fwd(&q, &qn2, &qs);
+			bk->rope_rmsnorm_fwd(&q4, &rq, &qn4, &q4, &qs, &cs, &sn, T, eps);
 		} else {
-			bk->rope_rmsnorm_fwd(&q4, &rq, &q4, &cs, &sn, T, eps);
+			bk->rope_rmsnorm_fwd(&q4, &rq, NULL, &q4, NULL, &cs, &sn, T, eps);
 		}
-		bk->rope_rmsnorm_fwd(&k4, &rk, &k4, &cs, &sn, T, eps);
+		bk->rope_rmsnorm_fwd(&k4, &rk, NULL, &k4, NULL, &cs, &sn, T, eps);
 		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
 		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
 		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
@@ -1024,15 +1024,16 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor q4 = { m->qtau ? l->qn : l->qq, m->dt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
 		if (m->qtau) {
-			struct tensor qn2 = mat(m, l->qn, N, H * D), qs = tensor_1d(m->qs, m->dt, H * D);
+			struct tensor qs = tensor_1d(m->qs, m->dt, H * D);
 			struct tensor dqs = tensor_1d(m->dqs, m->dt, H * D);
 			qtau_scale(m, i);
 			bk->zero(&dqs);
-			bk->mul_cols_bwd(&dq, &dqs, &dq, &qn2, &qs);
+			bk->rope_rmsnorm_bwd(&dq4, &dqs, &dq4, &q4, &rq, &qs, &cs, &sn, T);
 			qtau_grad(m, i);
+		} else {
+			bk->rope_rmsnorm_bwd(&dq4, NULL, &dq4, &q4, &rq, NULL, &cs, &sn, T);
 		}
-		bk->rope_rmsnorm_bwd(&dq4, &dq4, &q4, &rq, &cs, &sn, T);
-		bk->rope_rmsnorm_bwd(&dk4, &dk4, &k4, &rk, &cs, &sn, T);
+		bk->rope_rmsnorm_bwd(&dk4, NULL, &dk4, &k4, &rk, NULL, &cs, &sn, T);
 		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);

@@ -332,8 +332,9 @@ TEST(rope)
 /* The fused rope + QK-norm against the CPU's (which equals its rope then
  * rmsnorm bit for bit, test_backend): D 128 (two pairs a lane) and D 16
  * (one lane pair, others idle), out of place and in place, the backward
- * into dx and in place on dout. Tolerance as rmsnorm's: fp32 values, fp64
- * sums in another order. */
+ * into dx and in place on dout, then with q_tau's column scale (and its
+ * column sums ds). Tolerance as rmsnorm's: fp32 values, fp64 sums in
+ * another order. */
 TEST(rope_rmsnorm)
 {
 	for (int dd = 0; dd < 2; dd++) {
@@ -349,23 +350,38 @@ TEST(rope_rmsnorm)
 		struct tensor hr = T2(r, 1, N * H), gr = T2(dr, 1, N * H);
 		struct tensor hc = T2(cs, T0, D / 2), hs = T2(sn, T0, D / 2);
 		struct tensor gc = T2(dc, T0, D / 2), gs = T2(dsn, T0, D / 2);
-		CPU->rope_rmsnorm_fwd(&ho, &hr, &hx, &hc, &hs, T, 1e-6);
-		GPU->rope_rmsnorm_fwd(&go, &gr, &gx, &gc, &gs, T, 1e-6);
+		CPU->rope_rmsnorm_fwd(&ho, &hr, NULL, &hx, NULL, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&go, &gr, NULL, &gx, NULL, &gc, &gs, T, 1e-6);
 		CLOSE(dO, o, n, 1e-6);
 		CLOSE(dr, r, N * H, 1e-6);
 		CLOSE(dx, x, n, 0);   /* out of place: x untouched */
-		CPU->rope_rmsnorm_bwd(&hd, &hg, &ho, &hr, &hc, &hs, T);
-		GPU->rope_rmsnorm_bwd(&gd, &gg, &go, &gr, &gc, &gs, T);
+		CPU->rope_rmsnorm_bwd(&hd, NULL, &hg, &ho, &hr, NULL, &hc, &hs, T);
+		GPU->rope_rmsnorm_bwd(&gd, NULL, &gg, &go, &gr, NULL, &gc, &gs, T);
 		CLOSE(dd_, d, n, 1e-6);
-		CPU->rope_rmsnorm_bwd(&hg, &hg, &ho, &hr, &hc, &hs, T);
-		GPU->rope_rmsnorm_bwd(&gg, &gg, &go, &gr, &gc, &gs, T);
+		CPU->rope_rmsnorm_bwd(&hg, NULL, &hg, &ho, &hr, NULL, &hc, &hs, T);
+		GPU->rope_rmsnorm_bwd(&gg, NULL, &gg, &go, &gr, NULL, &gc, &gs, T);
 		CLOSE(dg, g, n, 1e-6);
-		CPU->rope_rmsnorm_fwd(&hx, &hr, &hx, &hc, &hs, T, 1e-6);
-		GPU->rope_rmsnorm_fwd(&gx, &gr, &gx, &gc, &gs, T, 1e-6);
+		CPU->rope_rmsnorm_fwd(&hx, &hr, NULL, &hx, NULL, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&gx, &gr, NULL, &gx, NULL, &gc, &gs, T, 1e-6);
 		CLOSE(dx, x, n, 1e-6);
-		free(x), free(cs), free(sn), free(o), free(r), free(g), free(d);
+		/* q_tau's column scale: in place on x with xn in o, then the
+		 * backward in place on d with ds added to what it held */
+		float *sv = rnd(H * D, 1), *ds = rnd(H * D, 1);
+		float *gsv = dev(sv, H * D * 4), *gds = dev(ds, H * D * 4);
+		struct tensor hk = T2(sv, 1, H * D), gk = T2(gsv, 1, H * D);
+		struct tensor hds = T2(ds, 1, H * D), gdsv = T2(gds, 1, H * D);
+		CPU->rope_rmsnorm_fwd(&hx, &hr, &ho, &hx, &hk, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&gx, &gr, &go, &gx, &gk, &gc, &gs, T, 1e-6);
+		CLOSE(dx, x, n, 1e-6);
+		CLOSE(dO, o, n, 1e-6);
+		CPU->rope_rmsnorm_bwd(&hd, &hds, &hd, &ho, &hr, &hk, &hc, &hs, T);
+		GPU->rope_rmsnorm_bwd(&gd, &gdsv, &gd, &go, &gr, &gk, &gc, &gs, T);
+		CLOSE(dd_, d, n, 1e-5);
+		CLOSE(gds, ds, H * D, 1e-5);   /* the CPU sums N fp32 products in fp32 */
+		free(x), free(cs), free(sn), free(o), free(r), free(g), free(d), free(sv), free(ds);
 		cuda_mem_free(dx), cuda_mem_free(dc), cuda_mem_free(dsn), cuda_mem_free(dO);
-		cuda_mem_free(dr), cuda_mem_free(dg), cuda_mem_free(dd_);
+		cuda_mem_free(dr), cuda_mem_free(dg), cuda_mem_free(dd_), cuda_mem_free(gsv);
+		cuda_mem_free(gds);
 	}
 }
 

@@ -256,12 +256,12 @@ TEST(rope_rmsnorm_fused)
 			/* fused, out of place */
 			struct tensor fx = mk(dt, x, (int64_t)Bn * T, H, D, 0), fo = mk(dt, NULL, (int64_t)Bn * T, H, D, 0);
 			struct tensor fr = mk(dt, NULL, rows, 0, 0, 0), x0 = mk(dt, x, (int64_t)Bn * T, H, D, 0);
-			bk->rope_rmsnorm_fwd(&fo, &fr, &fx, &tc, &ts, T, 1e-6);
+			bk->rope_rmsnorm_fwd(&fo, &fr, NULL, &fx, NULL, &tc, &ts, T, 1e-6);
 			CHECKF(!memcmp(fo.data, u.data, n * es) && !memcmp(fr.data, ur.data, (size_t)rows * es),
 			       "%s D %d: fused forward differs", DTN[di], D);
 			CHECKF(!memcmp(fx.data, x0.data, n * es), "%s D %d: x written", DTN[di], D);
 			/* fused, in place */
-			bk->rope_rmsnorm_fwd(&fx, &fr, &fx, &tc, &ts, T, 1e-6);
+			bk->rope_rmsnorm_fwd(&fx, &fr, NULL, &fx, NULL, &tc, &ts, T, 1e-6);
 			CHECKF(!memcmp(fx.data, u.data, n * es), "%s D %d: in-place forward differs", DTN[di], D);
 			/* backward: unfused in place vs fused in place and out of place */
 			struct tensor ud = mk(dt, g, (int64_t)Bn * T, H, D, 0), fd = mk(dt, g, (int64_t)Bn * T, H, D, 0);
@@ -269,14 +269,70 @@ TEST(rope_rmsnorm_fused)
 			struct tensor ud2 = { ud.data, dt, 2, { rows, D, 1, 1 } };
 			bk->rmsnorm_bwd(&ud2, &ud2, &u2, &ur, 0);
 			bk->rope_bwd(&ud, &tc, &ts, T);
-			bk->rope_rmsnorm_bwd(&fd2, &fd, &fo, &fr, &tc, &ts, T);
-			bk->rope_rmsnorm_bwd(&fd, &fd, &fo, &fr, &tc, &ts, T);
+			bk->rope_rmsnorm_bwd(&fd2, NULL, &fd, &fo, &fr, NULL, &tc, &ts, T);
+			bk->rope_rmsnorm_bwd(&fd, NULL, &fd, &fo, &fr, NULL, &tc, &ts, T);
 			CHECKF(!memcmp(fd.data, ud.data, n * es) && !memcmp(fd2.data, ud.data, n * es),
 			       "%s D %d: fused backward differs", DTN[di], D);
 			/* and it is not trivially equal: the gradient moved */
 			CHECK(memcmp(fd.data, g0.data, n * es) != 0);
 			void *fr_[] = { tc.data, ts.data, u.data, ur.data, fx.data, fo.data, fr.data, x0.data,
 					ud.data, fd.data, fd2.data, g0.data, x, g, cs, sn };
+			for (size_t i = 0; i < sizeof fr_ / sizeof *fr_; i++)
+				free(fr_[i]);
+		}
+}
+
+/* With q_tau's column scale s the fused op equals rope, rmsnorm, then
+ * mul_cols_fwd (forward; xn keeps the normalised values) and mul_cols_bwd
+ * (ds added onto what it held), rmsnorm_bwd, then rope_bwd (backward), bit
+ * for bit, with out aliasing x as the model calls it. */
+TEST(rope_rmsnorm_qtau_fused)
+{
+	for (int di = 0; di < NDT; di++)
+		for (int dd = 0; dd < 2; dd++) {
+			enum tdtype dt = DTS[di];
+			int Bn = 2, T = 5, H = 3, D = dd ? 128 : 8, h2 = D / 2, T0 = 6;
+			int64_t rows = (int64_t)Bn * T * H, NT = (int64_t)Bn * T;
+			size_t n = (size_t)rows * D, es = tdtype_size(dt);
+			double *x = rnd(n, 2), *g = rnd(n, 1), *cs = rnd((size_t)T0 * h2, 1);
+			double *sn = rnd((size_t)T0 * h2, 1), *sv = rnd((size_t)H * D, 3);
+			double *d0 = rnd((size_t)H * D, 4);
+			struct tensor tc = mk(dt, cs, T0, h2, 0, 0), ts = mk(dt, sn, T0, h2, 0, 0);
+			struct tensor s = mk(dt, sv, H * D, 0, 0, 0);
+			/* unfused: rope, rmsnorm (in place: u = xn), mul_cols into q */
+			struct tensor u = mk(dt, x, NT, H, D, 0), ur = mk(dt, NULL, rows, 0, 0, 0);
+			struct tensor u2 = { u.data, dt, 2, { rows, D, 1, 1 } };
+			struct tensor un = { u.data, dt, 2, { NT, H * D, 1, 1 } };
+			struct tensor uq = mk(dt, NULL, NT, H * D, 0, 0);
+			bk->rope_fwd(&u, &tc, &ts, T);
+			bk->rmsnorm_fwd(&u2, &ur, &u2, 1e-6);
+			bk->mul_cols_fwd(&uq, &un, &s);
+			/* fused, out = x (in place), xn apart */
+			struct tensor fx = mk(dt, x, NT, H, D, 0), fn = mk(dt, NULL, NT, H, D, 0);
+			struct tensor fr = mk(dt, NULL, rows, 0, 0, 0);
+			bk->rope_rmsnorm_fwd(&fx, &fr, &fn, &fx, &s, &tc, &ts, T, 1e-6);
+			CHECKF(!memcmp(fx.data, uq.data, n * es) && !memcmp(fn.data, u.data, n * es) &&
+			       !memcmp(fr.data, ur.data, (size_t)rows * es),
+			       "%s D %d: fused q_tau forward differs", DTN[di], D);
+			CHECKF(memcmp(fx.data, fn.data, n * es) != 0, "%s D %d: scale not applied", DTN[di], D);
+			/* backward: unfused in place vs fused in place */
+			struct tensor ud = mk(dt, g, NT, H * D, 0, 0), fd = mk(dt, g, NT, H, D, 0);
+			struct tensor ud4 = { ud.data, dt, 3, { NT, H, D, 1 } };
+			struct tensor ud2 = { ud.data, dt, 2, { rows, D, 1, 1 } };
+			struct tensor uds = mk(dt, d0, H * D, 0, 0, 0), fds = mk(dt, d0, H * D, 0, 0, 0);
+			struct tensor ds0 = mk(dt, d0, H * D, 0, 0, 0);
+			bk->mul_cols_bwd(&ud, &uds, &ud, &un, &s);
+			bk->rmsnorm_bwd(&ud2, &ud2, &u2, &ur, 0);
+			bk->rope_bwd(&ud4, &tc, &ts, T);
+			bk->rope_rmsnorm_bwd(&fd, &fds, &fd, &fn, &fr, &s, &tc, &ts, T);
+			CHECKF(!memcmp(fd.data, ud.data, n * es), "%s D %d: fused q_tau backward differs",
+			       DTN[di], D);
+			CHECKF(!memcmp(fds.data, uds.data, (size_t)H * D * es), "%s D %d: ds differs",
+			       DTN[di], D);
+			CHECK(memcmp(fds.data, ds0.data, (size_t)H * D * es) != 0);
+			void *fr_[] = { tc.data, ts.data, s.data, u.data, ur.data, uq.data, fx.data, fn.data,
+					fr.data, ud.data, fd.data, uds.data, fds.data, ds0.data, x, g, cs, sn,
+					sv, d0 };
 			for (size_t i = 0; i < sizeof fr_ / sizeof *fr_; i++)
 				free(fr_[i]);
 		}
@@ -606,6 +662,7 @@ int main(void)
 	RUN(rmsnorm_ref_fwd_bwd);
 	RUN(rope_fwd_bwd);
 	RUN(rope_rmsnorm_fused);
+	RUN(rope_rmsnorm_qtau_fused);
 	RUN(attention_fwd_bwd_windows);
 	RUN(softcap_ce_fwd_bwd);
 	RUN(embed_gather_scatter);
