@@ -1,7 +1,8 @@
 /* backend_cuda.cu: the CUDA backend table (trainer/backend.h) for C code,
  * exported through kernels/cuda_api.h: device setup, memory (managed
  * allocations, staging of host operands, accounting), cuBLAS GEMMs and own
- * kernels for every other op but attention (kernels/attention.cu).
+ * kernels for every other op but attention (kernels/attention.cu), the OE
+ * tables' n-gram hashing and visit counts (integer atomics) included.
  *
  * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
  * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
@@ -885,6 +886,29 @@ __global__ static void k_mul_cols_sum(float *ds, const double *part, int64_t nch
 	}
 }
 
+/* ---- OE rows and visit counts ---- */
+
+__global__ static void k_ngram_rows(int32_t *rows, const int32_t *idx, int64_t n, int64_t T,
+				    uint64_t V, int order, uint64_t nrows)
+{
+	GSTRIDE(i, n) {
+		int64_t t = i % T;
+		uint64_t id = (uint64_t)idx[i], f = 1;
+		for (int r = 1; r < order; r++) {
+			f *= V + 1;
+			id += f * (t - r >= 0 ? (uint64_t)idx[i - r] : V);
+		}
+		rows[i] = (int32_t)(id % nrows);
+	}
+}
+
+/* integer atomics: the counts are the same in any order */
+__global__ static void k_count_rows(unsigned int *counts, const int32_t *rows, int64_t N)
+{
+	GSTRIDE(i, N)
+		atomicAdd(&counts[rows[i]], 1u);
+}
+
 /* ---- the ops ---- */
 
 static void c_zero(struct tensor *x)
@@ -1369,6 +1393,35 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	ctx_done(&c);
 }
 
+static void c_ngram_rows(int32_t *rows, const int32_t *idx, int64_t B, int64_t T, int64_t V,
+			 int order, int64_t nrows)
+{
+	struct opctx c;
+	ctx_init(&c, "ngram_rows");
+	bk_check(B >= 0 && T >= 0 && V > 0 && order >= 1 && nrows > 0 && nrows <= INT32_MAX, c.op);
+	int64_t n = B * T;
+	if (n > 0) {
+		const int32_t *pi = iin(&c, idx, n);
+		int32_t *po = (int32_t *)ctx_map(&c, rows, (size_t)n * sizeof(int32_t), 1);
+		k_ngram_rows<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, pi, n, T, (uint64_t)V, order,
+								   (uint64_t)nrows);
+	}
+	ctx_done(&c);
+}
+
+static void c_count_rows(uint32_t *counts, int64_t nrows, const int32_t *rows, int64_t N)
+{
+	struct opctx c;
+	ctx_init(&c, "count_rows");
+	bk_check(nrows > 0 && N >= 0, c.op);
+	if (N > 0) {
+		const int32_t *pr = iin(&c, rows, N);
+		unsigned int *pc = (unsigned int *)ctx_map(&c, counts, (size_t)nrows * sizeof(uint32_t), 1);
+		k_count_rows<<<grid_for(N, NT), NT, 0, g_cu.st>>>(pc, pr, N);
+	}
+	ctx_done(&c);
+}
+
 static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
 {
 	struct opctx c;
@@ -1471,6 +1524,8 @@ static const struct backend_ops cuda_ops = {
 	/* .softcap_ce = */ c_softcap_ce,
 	/* .embed_gather = */ c_embed_gather,
 	/* .embed_scatter_add = */ c_embed_scatter_add,
+	/* .ngram_rows = */ c_ngram_rows,
+	/* .count_rows = */ c_count_rows,
 	/* .relu2_fwd = */ c_relu2_fwd,
 	/* .relu2_bwd = */ c_relu2_bwd,
 	/* .ve_gate_fwd = */ c_ve_gate_fwd,

@@ -175,6 +175,17 @@ struct backend_ops {
 	void (*embed_scatter_add)(struct tensor *gtable, const struct tensor *dout,
 				  const int32_t *idx, int64_t c0);
 
+	/* Hashed n-gram rows of an OE table (SPEC 3): for the B rows of T
+	 * tokens idx (each in [0, V)), rows[b*T + t] = id mod nrows with id =
+	 * sum over r < order of (V+1)^r * p_r, p_r = idx[b*T + t - r], or V
+	 * (the sentinel) where t - r < 0; unsigned 64-bit arithmetic. */
+	void (*ngram_rows)(int32_t *rows, const int32_t *idx, int64_t B, int64_t T, int64_t V,
+			   int order, int64_t nrows);
+	/* Visit counts: counts[rows[n]] += 1 for n < N, counts (nrows) uint32,
+	 * 0 <= rows[n] < nrows (integers: the result does not depend on the
+	 * order of the additions). */
+	void (*count_rows)(uint32_t *counts, int64_t nrows, const int32_t *rows, int64_t N);
+
 	/* ---- activations and gates ---- */
 	/* out = relu(h)^2 (same shape; out may alias h only if h is not needed
 	 * for the backward) */

@@ -385,6 +385,31 @@ static void d_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	pick(gtable, "embed_scatter_add")->embed_scatter_add(gtable, dout, idx, c0);
 }
 
+static void d_ngram_rows(int32_t *rows, const int32_t *idx, int64_t B, int64_t T, int64_t V,
+			 int order, int64_t nrows)
+{
+	bk_check(B >= 0 && T >= 0 && V > 0 && order >= 1 && nrows > 0 && nrows <= INT32_MAX,
+		 "ngram_rows");
+	uint64_t V1 = (uint64_t)V + 1;
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t t = 0; t < T; t++) {
+			uint64_t id = (uint64_t)idx[b * T + t], f = 1;
+			for (int64_t r = 1; r < order; r++) {
+				f *= V1;
+				id += f * (t - r >= 0 ? (uint64_t)idx[b * T + t - r] : (uint64_t)V);
+			}
+			rows[b * T + t] = (int32_t)(id % (uint64_t)nrows);
+		}
+}
+
+static void d_count_rows(uint32_t *counts, int64_t nrows, const int32_t *rows, int64_t N)
+{
+	for (int64_t n = 0; n < N; n++) {
+		bk_check(rows[n] >= 0 && rows[n] < nrows, "count_rows index");
+		counts[rows[n]]++;
+	}
+}
+
 static void d_relu2_fwd(struct tensor *out, const struct tensor *h)
 {
 	same("relu2_fwd", out, h, NULL, NULL);
@@ -457,6 +482,8 @@ static const struct backend_ops cpu_ops = {
 	.softcap_ce = d_softcap_ce,
 	.embed_gather = d_embed_gather,
 	.embed_scatter_add = d_embed_scatter_add,
+	.ngram_rows = d_ngram_rows,
+	.count_rows = d_count_rows,
 	.relu2_fwd = d_relu2_fwd,
 	.relu2_bwd = d_relu2_bwd,
 	.ve_gate_fwd = d_ve_gate_fwd,

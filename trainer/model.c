@@ -21,8 +21,9 @@
  *
  * The backend comes from backend_select; every buffer an op touches is
  * backend_alloc memory. A few small host loops run between ops (the layer
- * scalars, the q_tau scale vector and its gradient, OE hashing and visit
- * counts, per-token losses): backends synchronise each op.
+ * scalars, the q_tau scale vector and its gradient, the compact OE
+ * gradients of fp64 runs, per-token losses): backends synchronise each op.
+ * OE hashing and visit counts are backend ops.
  *
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
  * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
@@ -787,26 +788,14 @@ static struct tensor oe_slots(struct model *m, int j, const int32_t *rows, int64
 	return tensor_2d(g, m->dt, (int64_t)o->cap, (int64_t)p->cols);
 }
 
-/* ---- OE hashing (SPEC 3) ---- */
+/* ---- OE hashing (SPEC 3): table j hashes (2 + j / oe_k)-grams ---- */
 
 static void oe_hash(struct model *m, const int32_t *idx, int B, int T)
 {
-	uint64_t V1 = (uint64_t)m->V + 1;
-	int k = m->cfg.oe_k;
-	for (int j = 0; j < m->ntab; j++) {
-		int order = 2 + j / k;                 /* n-gram length of table j */
-		uint64_t rows = m->oe[j]->rows;
-		for (int b = 0; b < B; b++)
-			for (int t = 0; t < T; t++) {
-				uint64_t id = (uint64_t)idx[b * T + t], f = 1;
-				for (int r = 1; r < order; r++) {
-					f *= V1;
-					uint64_t pr = t - r >= 0 ? (uint64_t)idx[b * T + t - r] : (uint64_t)m->V;
-					id += f * pr;
-				}
-				m->oe_rows[(size_t)j * B * T + (size_t)b * T + t] = (int32_t)(id % rows);
-			}
-	}
+	int64_t N = (int64_t)B * T;
+	for (int j = 0; j < m->ntab; j++)
+		m->bk->ngram_rows(m->oe_rows + (size_t)j * N, idx, B, T, m->V, 2 + j / m->cfg.oe_k,
+				  (int64_t)m->oe[j]->rows);
 }
 
 /* ---- forward ---- */
@@ -1098,8 +1087,7 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 				struct tensor gt = tensor_2d(p->gb, TD_BF16, (int64_t)p->rows,
 							     (int64_t)p->cols);
 				bk->embed_scatter_add(&gt, &ds, rows, j * w);
-				for (int64_t n = 0; n < N; n++)
-					p->counts[rows[n]]++;
+				bk->count_rows(p->counts, (int64_t)p->rows, rows, N);
 			} else {
 				struct tensor gt = oe_slots(m, j, rows, N);
 				bk->embed_scatter_add(&gt, &ds, m->oe_slots, j * w);

@@ -598,6 +598,38 @@ TEST(embed_scatter_add)
 	free(g), free(d), free(idx), cuda_mem_free(dg), cuda_mem_free(dd);
 }
 
+/* OE rows and visit counts: the GPU's equal the CPU's exactly (integers),
+ * indices in device memory and (counts) staged from the host; many repeats
+ * of a few rows, so the atomic increments collide. */
+TEST(ngram_rows_counts)
+{
+	int64_t B = 4, T = 700, N = B * T, V = 100000;
+	int32_t *idx = xmalloc(N * 4), *hr = xmalloc(N * 4);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = (int32_t)rng_below(&RG, (uint64_t)V);
+	int32_t *didx = dev(idx, N * 4), *dr = dev(hr, N * 4);
+	for (int j = 0; j < 4; j++) {
+		int64_t nrows = 150855 + 2 * j;
+		CPU->ngram_rows(hr, idx, B, T, V, 2 + j / 2, nrows);
+		GPU->ngram_rows(dr, didx, B, T, V, 2 + j / 2, nrows);
+		CHECKF(memcmp(dr, hr, N * 4) == 0, "table %d", j);
+	}
+	int64_t nr = 300;
+	for (int64_t n = 0; n < N; n++)
+		hr[n] = (int32_t)(n % 4 ? idx[n] % 3 : idx[n] % nr);
+	memcpy(dr, hr, N * 4);
+	uint32_t *hc = xcalloc(nr, 4), *dc0 = xcalloc(nr, 4);
+	uint32_t *dc = dev(hc, nr * 4);
+	for (int r = 0; r < 2; r++) {   /* onto the first call's counts */
+		CPU->count_rows(hc, nr, hr, N);
+		GPU->count_rows(dc, nr, dr, N);
+		GPU->count_rows(dc0, nr, hr, N);   /* host counts and rows, staged */
+	}
+	CHECK(memcmp(dc, hc, nr * 4) == 0 && memcmp(dc0, hc, nr * 4) == 0 && hc[1] > 1000);
+	free(idx), free(hr), free(hc), free(dc0);
+	cuda_mem_free(didx), cuda_mem_free(dr), cuda_mem_free(dc);
+}
+
 /* ---- activations and gates ---- */
 
 TEST(relu2)
@@ -1040,6 +1072,7 @@ int main(void)
 	RUN(softcap_ce);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
+	RUN(ngram_rows_counts);
 	RUN(relu2);
 	RUN(ve_gate);
 	RUN(mul_cols);

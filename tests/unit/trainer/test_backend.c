@@ -338,6 +338,51 @@ TEST(rope_rmsnorm_qtau_fused)
 		}
 }
 
+/* ---- OE rows and visit counts ---- */
+
+/* ngram_rows against SPEC 3 written out (id2 = x + (V+1) p1, id3 = id2 +
+ * (V+1)^2 p2, sentinel V before a row's start, mod m + 2j) with V large
+ * enough that id3 needs more than 32 bits; count_rows against a plain
+ * tally, adding onto counts already there. */
+TEST(ngram_rows_and_counts)
+{
+	int64_t B = 3, T = 40, N = B * T, V = 100000;
+	int32_t *idx = malloc((size_t)N * sizeof *idx), *rows = malloc((size_t)N * sizeof *rows);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = (int32_t)rng_below(&R, (uint64_t)V);
+	idx[5] = (int32_t)V - 1;
+	int wide = 0;
+	for (int j = 0; j < 4; j++) {
+		int64_t nrows = 150855 + 2 * j;
+		int order = 2 + j / 2, bad = 0;
+		bk->ngram_rows(rows, idx, B, T, V, order, nrows);
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t t = 0; t < T; t++) {
+				uint64_t x = (uint64_t)idx[b * T + t];
+				uint64_t p1 = t >= 1 ? (uint64_t)idx[b * T + t - 1] : (uint64_t)V;
+				uint64_t p2 = t >= 2 ? (uint64_t)idx[b * T + t - 2] : (uint64_t)V;
+				uint64_t id = x + (uint64_t)(V + 1) * p1;
+				if (order == 3)
+					id += (uint64_t)(V + 1) * (uint64_t)(V + 1) * p2;
+				wide |= id > UINT32_MAX;
+				bad += rows[b * T + t] != (int32_t)(id % (uint64_t)nrows);
+			}
+		CHECKF(bad == 0, "table %d: %d rows differ from SPEC 3", j, bad);
+	}
+	CHECK(wide);
+	/* counts: a tally with repeats, onto nonzero counts */
+	int64_t nr = 37;
+	uint32_t *c = calloc((size_t)nr, sizeof *c), *want = calloc((size_t)nr, sizeof *want);
+	for (int64_t n = 0; n < N; n++)
+		rows[n] = (int32_t)(idx[n] % (n % 2 ? 5 : nr));
+	c[3] = want[3] = 7;
+	for (int64_t n = 0; n < N; n++)
+		want[rows[n]]++;
+	bk->count_rows(c, nr, rows, N);
+	CHECK(!memcmp(c, want, (size_t)nr * sizeof *c));
+	free(idx), free(rows), free(c), free(want);
+}
+
 /* ---- attention ---- */
 
 /* Naive full-matrix attention forward and backward for one (b,h) layout. */
@@ -667,6 +712,7 @@ int main(void)
 	RUN(softcap_ce_fwd_bwd);
 	RUN(embed_gather_scatter);
 	RUN(embed_scatter_add_bf16);
+	RUN(ngram_rows_and_counts);
 	RUN(elementwise_and_gates);
 	return t_done();
 }
