@@ -201,7 +201,8 @@ struct backend_ops {
 	/* out (N,K) = x * s[k] (s (K) broadcast over rows); out may alias x. */
 	void (*mul_cols_fwd)(struct tensor *out, const struct tensor *x, const struct tensor *s);
 	/* dx (N,K) = dout * s (dx may alias dout); ds (K) += sum_n dout * x when
-	 * ds != NULL (x is the forward's input, read before dx is written). */
+	 * ds != NULL (x is the forward's input, read before dx is written), the
+	 * sum of exact products kept in fp64 and rounded once. */
 	void (*mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
 			     const struct tensor *x, const struct tensor *s);
 };

@@ -260,6 +260,12 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = xn->data;
 	const REAL *pr = rstd->data, *pk = s ? s->data : NULL;
 	REAL *pd = dx->data, *pds = s && ds ? ds->data : NULL, g[128];
+	double *acc = NULL;   /* ds as mul_cols_bwd sums it: fp64, from its value, in row order */
+	if (pds) {
+		acc = xmalloc((size_t)(H * D) * sizeof *acc);
+		for (int64_t k = 0; k < H * D; k++)
+			acc[k] = pds[k];
+	}
 	for (int64_t n = 0; n < N; n++) {
 		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
@@ -269,8 +275,8 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 			if (pk) {   /* mul_cols_bwd's arithmetic */
 				const REAL *k = pk + h * D;
 				for (int64_t c = 0; c < D; c++) {
-					if (pds)
-						pds[h * D + c] += a[c] * b[c];
+					if (acc)
+						acc[h * D + c] += (double)a[c] * b[c];
 					g[c] = a[c] * k[c];
 				}
 				a = g;
@@ -287,6 +293,11 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 				d[c + h2] = -g1 * si + g2 * co;
 			}
 		}
+	}
+	if (acc) {
+		for (int64_t k = 0; k < H * D; k++)
+			pds[k] = (REAL)acc[k];
+		free(acc);
 	}
 }
 
@@ -587,10 +598,17 @@ static void FN(mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct 
 	const REAL *pd = dout->data, *px = x->data, *ps = s->data;
 	REAL *pdx = dx->data;
 	if (ds) {
+		/* fp64 sums of exact products, from ds's value, in row order */
 		REAL *pds = ds->data;
+		double *acc = xmalloc((size_t)(K ? K : 1) * sizeof *acc);
+		for (int64_t k = 0; k < K; k++)
+			acc[k] = pds[k];
 		for (int64_t n = 0; n < N; n++)
 			for (int64_t k = 0; k < K; k++)
-				pds[k] += pd[n * K + k] * px[n * K + k];
+				acc[k] += (double)pd[n * K + k] * px[n * K + k];
+		for (int64_t k = 0; k < K; k++)
+			pds[k] = (REAL)acc[k];
+		free(acc);
 	}
 	for (int64_t n = 0; n < N; n++)
 		for (int64_t k = 0; k < K; k++)

@@ -338,6 +338,37 @@ TEST(rope_rmsnorm_qtau_fused)
 		}
 }
 
+/* mul_cols_bwd's ds in fp32 runs: the exact products summed in fp64 and
+ * rounded once (the exact sum here, to the float nearest), where a running
+ * fp32 sum of 200,000 products of 0.1 drifts by hundreds of ulps; from ds's
+ * value. The fused q_tau backward is checked equal to it above. */
+TEST(mul_cols_ds_fp64_sum)
+{
+	int64_t N = 200000, K = 3;
+	float *d = malloc((size_t)(N * K) * sizeof *d), *x = malloc((size_t)(N * K) * sizeof *x);
+	float s[3] = { 1, 2, 3 }, ds[3] = { 5, 0, -1 };
+	double want[3] = { 5, 0, -1 };
+	float run[3] = { 5, 0, -1 };
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t k = 0; k < K; k++) {
+			d[n * K + k] = 0.1f * (float)(k + 1);
+			x[n * K + k] = k == 2 ? (float)(1 + n % 7) : 1.0f;
+			want[k] += (double)d[n * K + k] * x[n * K + k];
+			run[k] += d[n * K + k] * x[n * K + k];
+		}
+	struct tensor td = { d, TD_F32, 2, { N, K, 1, 1 } }, tx = { x, TD_F32, 2, { N, K, 1, 1 } };
+	struct tensor ts = { s, TD_F32, 1, { K, 1, 1, 1 } }, tds = { ds, TD_F32, 1, { K, 1, 1, 1 } };
+	bk->mul_cols_bwd(&td, &tds, &td, &tx, &ts);
+	int drift = 0;
+	for (int k = 0; k < 3; k++) {
+		CHECKF(ds[k] == (float)want[k], "ds[%d] = %.9g, want %.9g", k, ds[k], want[k]);
+		drift |= run[k] != (float)want[k];
+	}
+	CHECK(drift);   /* the check can tell: a running fp32 sum misses */
+	CHECK(d[0] == 0.1f && d[1] == 0.2f * 2);   /* dx = dout * s, in place */
+	free(d), free(x);
+}
+
 /* ---- OE rows and visit counts ---- */
 
 /* ngram_rows against SPEC 3 written out (id2 = x + (V+1) p1, id3 = id2 +
@@ -713,6 +744,7 @@ int main(void)
 	RUN(embed_gather_scatter);
 	RUN(embed_scatter_add_bf16);
 	RUN(ngram_rows_and_counts);
+	RUN(mul_cols_ds_fp64_sum);
 	RUN(elementwise_and_gates);
 	return t_done();
 }
