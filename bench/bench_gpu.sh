@@ -19,10 +19,14 @@
 #                         backend's choice, the most rows whose activations
 #                         fit 12 GiB: 16 at depth 8, where one pass of 64
 #                         would hold 28 GiB of fp32 activations)
+#   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   SUPKIT_CUDA_ATTN (tc) attention kernels of supkit's training runs: tc
-#                         (bf16 tensor cores, fp32 accumulation: the
-#                         comparison with PyTorch's bf16 attention) or f32
-#                         (fp32 CUDA cores, the backend's default elsewhere)
+#                         (bf16 tensor cores, fp32 accumulation, the
+#                         backend's default: the comparison with PyTorch's
+#                         bf16 attention) or f32 (fp32 CUDA cores)
+#   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
+#                         rounded to nearest even, the default), fast16bf
+#                         (cuBLAS's own down-conversion) or f32
 set -u
 export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-tc}
 cd "$(dirname "$0")/.."
@@ -81,7 +85,7 @@ mfu() { # tokens/s flops/token
 }
 
 torch_ok=0
-tpy=$(torch_py) &&
+((${GPU_BENCH_TORCH:-1})) && tpy=$(torch_py) &&
 	"$tpy" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() and hasattr(torch.nn.functional, "scaled_dot_product_attention") else 1)' 2>/dev/null &&
 	torch_ok=1
 compile=()
@@ -90,7 +94,7 @@ compile=()
 
 rows=()
 for depth in $depths; do
-	echo "== training, depth $depth (B 64, T 2048; supkit attention: $SUPKIT_CUDA_ATTN)"
+	echo "== training, depth $depth (B 64, T 2048; supkit attention: $SUPKIT_CUDA_ATTN, GEMMs: ${SUPKIT_CUDA_MM:-bf16})"
 	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget" \
 		--pass-rows "$pass_rows")
 	echo "$out"
@@ -111,7 +115,7 @@ done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB
 printf '%s\n' "${rows[@]}"
-((torch_ok)) || echo "PyTorch reference: not run (torch >= 2 with CUDA not importable)"
+((torch_ok)) || echo "PyTorch reference: not run (GPU_BENCH_TORCH=0, or torch >= 2 with CUDA not importable)"
 # op timings last: filling their buffers on the host takes half a minute
 echo "== ops (managed buffers, each op synchronised)"
 "$exe" ops --batch 64 --seq 2048

@@ -161,9 +161,19 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasCreate(&g_cu.blas));
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
+	g_cu.attn = CUDA_ATTN_TC;   /* the default (head width 128; others run fp32) */
 	const char *am = getenv("SUPKIT_CUDA_ATTN");
-	if (am && strcmp(am, "tc") == 0)
+	if (am && strcmp(am, "f32") == 0)
+		g_cu.attn = CUDA_ATTN_F32;
+	else if (am && strcmp(am, "tc") == 0)
 		g_cu.attn = CUDA_ATTN_TC;
+	const char *mm = getenv("SUPKIT_CUDA_MM");
+	if (mm && strcmp(mm, "f32") == 0)
+		g_cu.mm = CUDA_MM_F32;
+	else if (mm && strcmp(mm, "fast16bf") == 0)
+		g_cu.mm = CUDA_MM_BF16_FAST;
+	else if (mm && strcmp(mm, "bf16") == 0)
+		g_cu.mm = CUDA_MM_BF16;
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -389,7 +399,9 @@ static const int32_t *iin(struct opctx *c, const int32_t *idx, int64_t n)
 	return (const int32_t *)ctx_map(c, idx, (size_t)n * sizeof(int32_t), 0);
 }
 
-/* A host-readable copy of n indices (tmp is set when one was made). */
+/* A host-readable copy of n indices (tmp is set when one was made): device
+ * and managed indices are copied (reading managed ones in place would move
+ * their pages to the host, and back at the next kernel's touch). */
 static const int32_t *idx_host(const char *op, const int32_t *idx, int64_t n, int32_t **tmp)
 {
 	*tmp = NULL;
@@ -398,12 +410,14 @@ static const int32_t *idx_host(const char *op, const int32_t *idx, int64_t n, in
 		cudaGetLastError();
 		return idx;
 	}
-	if (a.type != cudaMemoryTypeDevice)
+	if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
 		return idx;
 	*tmp = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
 	if (!*tmp)
 		bk_fail(op, "out of host memory");
-	CUDA_CK(op, cudaMemcpy(*tmp, idx, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+	CUDA_CK(op, cudaMemcpyAsync(*tmp, idx, (size_t)n * sizeof(int32_t), cudaMemcpyDefault,
+				    g_cu.st));
+	CUDA_CK(op, cudaStreamSynchronize(g_cu.st));
 	return *tmp;
 }
 
@@ -766,11 +780,17 @@ __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *t
 
 /* ---- embeddings ---- */
 
+/* an index outside [0, Vt) sets *bad and is skipped (the op then aborts) */
 __global__ static void k_gather(float *out, const void *table, int bf, const int32_t *idx,
-				int64_t N, int64_t C, int64_t k, int64_t c0, int rnd, int accum)
+				int64_t N, int64_t C, int64_t k, int64_t c0, int rnd, int accum,
+				int64_t Vt, int *bad)
 {
 	GSTRIDE(i, N * k) {
 		int64_t n = i / k, c = i % k, r = idx[n];
+		if (r < 0 || r >= Vt) {
+			*bad = 1;
+			continue;
+		}
 		float v = bf ? __bfloat162float(((const __nv_bfloat16 *)table)[r * k + c])
 			     : ((const float *)table)[r * k + c];
 		if (rnd)
@@ -1017,7 +1037,7 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 		ctx_done(&c);
 		return;
 	}
-	if (!any_bf) {
+	if (!any_bf && g_cu.mm != CUDA_MM_BF16) {
 		cublasComputeType_t comp = g_cu.mm == CUDA_MM_F32 ? CUBLAS_COMPUTE_32F
 								   : CUBLAS_COMPUTE_32F_FAST_16BF;
 		BLAS_CK(c.op, cublasGemmEx(g_cu.blas, ob, oa, (int)N, (int)M, (int)K, &fa, pb,
@@ -1288,17 +1308,20 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	int64_t Vt = tensor_rows(table);
 	bk_check(table->dtype == TD_F32 || table->dtype == TD_BF16, c.op);
 	bk_check(c0 >= 0 && c0 + k <= C, c.op);
-	int32_t *tmp;
-	const int32_t *ih = idx_host(c.op, idx, N, &tmp);
-	for (int64_t n = 0; n < N; n++)
-		bk_check(ih[n] >= 0 && ih[n] < Vt, "embed_gather index");
-	free(tmp);
+	/* the indices are checked on the device: reading managed indices on
+	 * the host would move their pages there and back at every call */
 	const void *pt = ctx_map(&c, table->data, tbytes(table), 0);
 	const int32_t *pi = iin(&c, idx, N);
 	float *po = fout(&c, out);
+	int *bad = (int *)cuda_scratch_alloc(c.op, sizeof(int)), hbad = 0;
+	CUDA_CK(c.op, cudaMemsetAsync(bad, 0, sizeof(int), g_cu.st));
 	k_gather<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, pt, table->dtype == TD_BF16, pi, N, C,
-							  k, c0, round_bf16, accum);
+							  k, c0, round_bf16, accum, Vt, bad);
+	CUDA_CK(c.op, cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, g_cu.st));
+	cuda_scratch_free(bad, sizeof(int));
 	ctx_done(&c);
+	if (hbad)
+		bk_fail(c.op, "an index is outside the table");
 }
 
 /* The scatter's plan for one index array: its stable order by row (N), the

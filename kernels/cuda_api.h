@@ -49,20 +49,25 @@ const struct backend_ops *backend_cuda(void);
 
 /* Matmul precision for fp32 operands. */
 enum cuda_mm_mode {
-	CUDA_MM_BF16,   /* bf16 tensor cores, fp32 accumulation (default): fp32
-	                   operands down-converted by cuBLAS (COMPUTE_32F_FAST_16BF;
-	                   test_cuda_ops reports whether that equals rounding to
-	                   nearest even), bf16 ones used as they are */
-	CUDA_MM_F32     /* full fp32 (no TF32): for parity tests */
+	CUDA_MM_BF16,      /* bf16 tensor cores, fp32 accumulation (default): fp32
+	                      operands rounded to bf16 (nearest even, as autocast
+	                      casts) into scratch first, bf16 ones used as they are */
+	CUDA_MM_F32,       /* full fp32 (no TF32): for parity tests */
+	CUDA_MM_BF16_FAST  /* fp32 operands down-converted inside cuBLAS
+	                      (COMPUTE_32F_FAST_16BF: not nearest even, see
+	                      test_cuda_ops's note) */
 };
+/* The environment variable SUPKIT_CUDA_MM (bf16, f32 or fast16bf) sets the
+ * mode at initialisation. */
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 
 /* Attention kernels for head width 128 (other widths always use the fp32
- * ones). The environment variable SUPKIT_CUDA_ATTN=tc selects CUDA_ATTN_TC
- * at initialisation. */
+ * ones). The environment variable SUPKIT_CUDA_ATTN (tc or f32) sets the
+ * mode at initialisation. */
 enum cuda_attn_mode {
-	CUDA_ATTN_F32,  /* fp32 on CUDA cores (default; kernels/attention.cu) */
-	CUDA_ATTN_TC    /* bf16 tensor cores, fp32 accumulation (kernels/attention_tc.cu) */
+	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
+	CUDA_ATTN_TC    /* bf16 tensor cores, fp32 accumulation (default;
+	                   kernels/attention_tc.cu) */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 

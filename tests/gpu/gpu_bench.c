@@ -15,7 +15,9 @@
  *       micro-batch in passes of P rows. Stops early past --budget seconds.
  *       Then "profile" lines: the timed steps' wall time op by op
  *       (cuda_profile), the largest 24 first. The
- *       attention kernel follows SUPKIT_CUDA_ATTN (tc: tensor cores).
+ *       attention kernel follows SUPKIT_CUDA_ATTN (tc, the default:
+ *       tensor cores; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the default;
+ *       fast16bf; f32).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
@@ -55,15 +57,21 @@ static void bench_matmul(const struct backend_ops *g, const char *what, int64_t 
 	float *a = mbuf((size_t)(M * K), r), *b = mbuf((size_t)(N * K), r), *c = mbuf((size_t)(M * N), r);
 	struct tensor ta = tensor_2d(a, TD_F32, M, K), tb = tensor_2d(b, TD_F32, N, K);
 	struct tensor tc = tensor_2d(c, TD_F32, M, N);
-	g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
-	int reps = 10;
-	double t0 = now_seconds();
-	for (int i = 0; i < reps; i++)
+	/* the default (operands rounded to bf16 here, casts included) and
+	 * cuBLAS's own down-conversion */
+	for (int fast = 0; fast < 2; fast++) {
+		cuda_set_matmul_mode(fast ? CUDA_MM_BF16_FAST : CUDA_MM_BF16);
 		g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
-	double dt = (now_seconds() - t0) / reps;
-	printf("matmul %-28s (%lld x %lld) (%lld x %lld)^T: %8.3f ms  %7.1f TFLOP/s\n", what,
-	       (long long)M, (long long)K, (long long)N, (long long)K, dt * 1e3,
-	       2.0 * M * N * K / dt / 1e12);
+		int reps = 10;
+		double t0 = now_seconds();
+		for (int i = 0; i < reps; i++)
+			g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
+		double dt = (now_seconds() - t0) / reps;
+		printf("matmul %-8s %-28s (%lld x %lld) (%lld x %lld)^T: %8.3f ms  %7.1f TFLOP/s\n",
+		       fast ? "fast16bf" : "bf16", what, (long long)M, (long long)K, (long long)N,
+		       (long long)K, dt * 1e3, 2.0 * M * N * K / dt / 1e12);
+	}
+	cuda_set_matmul_mode(CUDA_MM_BF16);
 	cuda_mem_free(a), cuda_mem_free(b), cuda_mem_free(c);
 }
 
@@ -95,8 +103,8 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
 		       2.5 * ff / (t2 - t1) / 1e12);
 	}
-	cuda_set_attn_mode(getenv("SUPKIT_CUDA_ATTN") && !strcmp(getenv("SUPKIT_CUDA_ATTN"), "tc")
-				   ? CUDA_ATTN_TC : CUDA_ATTN_F32);
+	cuda_set_attn_mode(getenv("SUPKIT_CUDA_ATTN") && !strcmp(getenv("SUPKIT_CUDA_ATTN"), "f32")
+				   ? CUDA_ATTN_F32 : CUDA_ATTN_TC);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(all[i]);
@@ -197,10 +205,10 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		double dt = (now_seconds() - t0) / done;
 		struct cuda_mem_stats ms;
 		cuda_mem_stats(&ms);
-		const char *am = getenv("SUPKIT_CUDA_ATTN");
-		printf("RESULT attn=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
+		const char *am = getenv("SUPKIT_CUDA_ATTN"), *mm = getenv("SUPKIT_CUDA_MM");
+		printf("RESULT attn=%s mm=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
 		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
-		       am ? am : "fp32", depth, B, T, model_pass_rows(m, B, T), K, done,
+		       am ? am : "tc", mm ? mm : "bf16", depth, B, T, model_pass_rows(m, B, T), K, done,
 		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
 		       (double)model_peak_bytes(m) / 1048576.0, resident);
 		char title[32];

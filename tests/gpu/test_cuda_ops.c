@@ -190,12 +190,14 @@ TEST(matmul_f32)
 TEST(matmul_bf16)
 {
 	for (int t = 0; t < 4; t++)
-		for (int b = 0; b < 2; b++)
+		for (int b = 0; b < 2; b++) {
 			matmul_case(t & 1, t >> 1, b, CUDA_MM_BF16);
-	/* A measurement for the record: does cuBLAS's down-conversion of fp32
-	 * operands (COMPUTE_32F_FAST_16BF) equal rounding them to nearest even
-	 * first (the benchmark's autocast)? Same product from operands already
-	 * rounded on the host: equal bits when it does. */
+			matmul_case(t & 1, t >> 1, b, CUDA_MM_BF16_FAST);
+		}
+	/* The default mode rounds fp32 operands to nearest even (the benchmark's
+	 * autocast) before the bf16 GEMM: the same bits as the product of
+	 * operands already rounded on the host. For the record: does cuBLAS's
+	 * own down-conversion (COMPUTE_32F_FAST_16BF) give them too? */
 	int64_t M = 64, N = 96, K = 256;
 	float *a = rnd(M * K, 1), *b = rnd(N * K, 1), *ra = dupf(a, M * K), *rb = dupf(b, N * K);
 	for (int64_t i = 0; i < M * K; i++)
@@ -209,6 +211,14 @@ TEST(matmul_bf16)
 	GPU->matmul(&g1, &ga, &gb, 0, 1, 1, 0);
 	GPU->matmul(&g2, &gra, &grb, 0, 1, 1, 0);
 	int same = 0;
+	for (int64_t i = 0; i < M * N; i++)
+		same += o1[i] == o2[i];
+	CHECKF(same == M * N, "default bf16 mode: %d of %d entries equal the GEMM of RNE-rounded operands",
+	       same, (int)(M * N));
+	cuda_set_matmul_mode(CUDA_MM_BF16_FAST);
+	GPU->matmul(&g1, &ga, &gb, 0, 1, 1, 0);
+	cuda_set_matmul_mode(CUDA_MM_BF16);
+	same = 0;
 	for (int64_t i = 0; i < M * N; i++)
 		same += o1[i] == o2[i];
 	printf("note: fp32-operand GEMM (FAST_16BF) equals the GEMM of RNE-rounded operands in %d of %d "
