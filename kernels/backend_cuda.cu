@@ -7,10 +7,10 @@
  * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
  * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
  * run on bf16 tensor cores with fp32 accumulation (CUDA_MM_BF16, the
- * benchmark's autocast: fp32 operands through cuBLAS's COMPUTE_32F_FAST_16BF,
- * whose down-conversion is cuBLAS's own; bf16 operands as they are; a mix
- * cast to bf16 here, round to nearest even) or in full fp32 (CUDA_MM_F32,
- * no TF32). Every op is
+ * benchmark's autocast: fp32 operands cast to bf16 here, round to nearest
+ * even, bf16 ones used as they are; CUDA_MM_BF16_FAST: fp32 operands through
+ * cuBLAS's COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or
+ * in full fp32 (CUDA_MM_F32, no TF32). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (the sort

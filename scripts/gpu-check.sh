@@ -13,9 +13,10 @@
 # Each phase runs under min(its cap, what is left of GPU_CHECK_BUDGET,
 # default 520 s): build 150, cuda_ops 120, select 30, train_cli 45, curve
 # 150, bench 300; a benchmark cut short keeps its RESULT lines.
-# The tensor-core attention is timed in the benchmark's op section, tested
-# in cuda_ops and used by the benchmark's training runs; the tests' training
-# runs use the backend's default fp32 attention.
+# The tensor-core attention (the backend's default for head width 128) and
+# the fp32 one are both timed in the benchmark's op section and tested in
+# cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN and
+# SUPKIT_CUDA_MM change them).
 # A machine without the build's libraries (the lent GPU machine: no package
 # registry) unpacks the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch
 # here, then carry .gpu-deps with the run); the curve check needs the demo
