@@ -13,19 +13,17 @@
 #      --mm fp32 (the reference) and --mm bf16 (its GEMM operands rounded to
 #      bf16: the size of bf16 noise on this curve);
 #   5. checks, over the last half of the steps: the mean |supkit - fp32| is at
-#      most 3 x the mean |bf16 - fp32| + 0.005, and so is the difference of the
+#      most 2 x the mean |bf16 - fp32| + 0.002, and so is the difference of the
 #      last 25 steps' mean losses. A table of every 25th step goes to stdout.
-#      CPU dry runs (supkit's CPU backend, torch 1.13 on the CPU): depth 2,
-#      T 256, 4 rows, 60 steps: gap 0.0027, noise 0.0025; depth 4, T 256,
-#      8 rows, 100 steps: gap 0.0062, noise 0.0039 (the CPU computes in fp32,
-#      but the optimizer's bf16 Polar Express turns summation-order
-#      differences into bf16 flips, so even it sits at the noise scale). An
-#      embedding learning rate 1.5x too large in the reference gives 0.030
-#      against a bound of 0.012 (depth 2) and fails; 1.5x on the matrices
-#      (0.005) or a quarter window in the last layer (0.005) are below what
-#      60 steps at depth 2 can tell from noise. Very small batches (256
-#      tokens a step) are chaotic early and can exceed the bound: the check
-#      is meant for its default size.
+#      CPU dry runs (supkit's CPU backend, torch 1.13 on the CPU, init =
+#      dense): depth 2, T 256, 4 rows, 60 steps: gap 0.0019, noise 0.0047,
+#      bound 0.0114; depth 4, T 256, 8 rows, 100 steps: gap 0.0027, noise
+#      0.0031. With 1.5x the embedding and lm_head learning rates in the
+#      reference (depth 2) the gap is 0.0192 against a bound of 0.0138, and
+#      the check fails. (Session 4's bound, 3 x noise + 0.005, let that
+#      through; it was sized for the benchmark's init, below.) Very small
+#      batches (256 tokens a step) are chaotic early and can exceed the
+#      bound: the check is meant for its default size.
 #   Why init = dense (random c_proj) and not the benchmark's init: with c_proj
 #   zero the loss is invariant to the scale of x (RMSNorm), so the first
 #   gradient of resid_lambdas and x0_lambdas is only the norm's eps at work,
@@ -152,13 +150,13 @@ gap = sum(abs(a - b) for a, b in zip(sk[h:], f32[h:])) / (S - h)
 noise = sum(abs(a - b) for a, b in zip(b16[h:], f32[h:])) / (S - h)
 m = lambda v: sum(v[-25:]) / len(v[-25:])
 tail_gap, tail_noise = abs(m(sk) - m(f32)), abs(m(b16) - m(f32))
-print("RESULT mean_abs_gap_last_half=%.5f bf16_noise=%.5f bound=%.5f" % (gap, noise, 3 * noise + 0.005))
+print("RESULT mean_abs_gap_last_half=%.5f bf16_noise=%.5f bound=%.5f" % (gap, noise, 2 * noise + 0.002))
 print("RESULT last25_mean supkit=%.5f fp32=%.5f bf16=%.5f gap=%.5f bound=%.5f" %
-      (m(sk), m(f32), m(b16), tail_gap, 3 * tail_noise + 0.005))
+      (m(sk), m(f32), m(b16), tail_gap, 2 * tail_noise + 0.002))
 print("RESULT step0 supkit=%.6f fp32=%.6f bf16=%.6f" % (sk[0], f32[0], b16[0]))
 print("note PyTorch reference (eager, not a speed comparison): fp32 %.0f tok/s, bf16-emulated %.0f tok/s, torch %s on %s"
       % (F["tokens_per_s"], Bf["tokens_per_s"], F["torch"], F["device"]))
-ok = gap <= 3 * noise + 0.005 and tail_gap <= 3 * tail_noise + 0.005
+ok = gap <= 2 * noise + 0.002 and tail_gap <= 2 * tail_noise + 0.002
 sys.exit(0 if ok else 3)
 EOF
 crc=$?
