@@ -211,6 +211,23 @@ static void FN(rope_bwd)(struct tensor *dx, const struct tensor *cos, const stru
 	FN(rope_apply)(dx, cos, sin, T, -1);
 }
 
+/* Column sums ds (K) kept in fp64 from ds's value (mul_cols_bwd's and the
+ * fused q_tau backward's): open copies ds out, close rounds it back once. */
+static double *FN(ds_open)(const REAL *ds, int64_t K)
+{
+	double *acc = xmalloc((size_t)(K ? K : 1) * sizeof *acc);
+	for (int64_t k = 0; k < K; k++)
+		acc[k] = ds[k];
+	return acc;
+}
+
+static void FN(ds_close)(REAL *ds, double *acc, int64_t K)
+{
+	for (int64_t k = 0; k < K; k++)
+		ds[k] = (REAL)acc[k];
+	free(acc);
+}
+
 static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, struct tensor *xn,
 				 const struct tensor *x, const struct tensor *s,
 				 const struct tensor *cos, const struct tensor *sin, int64_t T,
@@ -260,12 +277,7 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = xn->data;
 	const REAL *pr = rstd->data, *pk = s ? s->data : NULL;
 	REAL *pd = dx->data, *pds = s && ds ? ds->data : NULL, g[128];
-	double *acc = NULL;   /* ds as mul_cols_bwd sums it: fp64, from its value, in row order */
-	if (pds) {
-		acc = xmalloc((size_t)(H * D) * sizeof *acc);
-		for (int64_t k = 0; k < H * D; k++)
-			acc[k] = pds[k];
-	}
+	double *acc = pds ? FN(ds_open)(pds, H * D) : NULL;   /* in row order, as mul_cols_bwd */
 	for (int64_t n = 0; n < N; n++) {
 		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
@@ -294,11 +306,8 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 			}
 		}
 	}
-	if (acc) {
-		for (int64_t k = 0; k < H * D; k++)
-			pds[k] = (REAL)acc[k];
-		free(acc);
-	}
+	if (acc)
+		FN(ds_close)(pds, acc, H * D);
 }
 
 /* Row block of queries for attention. */
@@ -599,16 +608,11 @@ static void FN(mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct 
 	REAL *pdx = dx->data;
 	if (ds) {
 		/* fp64 sums of exact products, from ds's value, in row order */
-		REAL *pds = ds->data;
-		double *acc = xmalloc((size_t)(K ? K : 1) * sizeof *acc);
-		for (int64_t k = 0; k < K; k++)
-			acc[k] = pds[k];
+		double *acc = FN(ds_open)(ds->data, K);
 		for (int64_t n = 0; n < N; n++)
 			for (int64_t k = 0; k < K; k++)
 				acc[k] += (double)pd[n * K + k] * px[n * K + k];
-		for (int64_t k = 0; k < K; k++)
-			pds[k] = (REAL)acc[k];
-		free(acc);
+		FN(ds_close)(ds->data, acc, K);
 	}
 	for (int64_t n = 0; n < N; n++)
 		for (int64_t k = 0; k < K; k++)

@@ -88,6 +88,15 @@ static void opts_init(struct opts *o)
 	o->seed = 42;
 }
 
+/* v as 4 little-endian bytes at p (the int32/uint32 files' byte order) */
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
 /* Parse or exit 2; returns the index of the first operand. */
 static int parse(int argc, char **argv, const struct cli_opt *t, const char *usage, struct opts *o)
 {
@@ -303,8 +312,8 @@ static int sub_encode(int argc, char **argv)
 	struct bytes out = {0};
 	for (size_t k = 0; rc == 0 && k < ids.n; k++) {
 		if (o.u32) {
-			unsigned char b[4] = {(unsigned char)ids.v[k], (unsigned char)(ids.v[k] >> 8),
-					      (unsigned char)(ids.v[k] >> 16), (unsigned char)(ids.v[k] >> 24)};
+			unsigned char b[4];
+			put_le32(b, ids.v[k]);
 			bytes_append(&out, b, 4);
 		} else {
 			char s[16];
@@ -572,13 +581,8 @@ static int sub_batches(int argc, char **argv)
 	uint64_t epoch = 0;
 	for (int64_t b = 0; b < o.count && rc == 0; b++) {
 		epoch = loader_next(&ld, in, tg);
-		for (size_t k = 0; k < 2 * n; k++) {
-			uint32_t v = (uint32_t)(k < n ? in[k] : tg[k - n]);
-			buf[4 * k] = (uint8_t)v;
-			buf[4 * k + 1] = (uint8_t)(v >> 8);
-			buf[4 * k + 2] = (uint8_t)(v >> 16);
-			buf[4 * k + 3] = (uint8_t)(v >> 24);
-		}
+		for (size_t k = 0; k < 2 * n; k++)
+			put_le32(buf + 4 * k, (uint32_t)(k < n ? in[k] : tg[k - n]));
 		if (fwrite(buf, 1, 2 * n * 4, af.fp) != 2 * n * 4) {
 			rc = err_errno(&e, EXIT_SYS, "cannot write '%s'", o.out);
 			atomic_abort(&af);

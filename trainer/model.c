@@ -518,7 +518,7 @@ static size_t act_bytes(const struct model *m, size_t N)
 /* Rows per pass for a micro-batch of B rows of T: cfg->pass_rows, or with
  * pass_rows = 0 all of them on the CPU and, on a GPU backend, the most rows
  * (a divisor of B) whose activations fit MODEL_GPU_ACT_BYTES. */
-static int pass_rows(const struct model *m, int B, int T)
+int model_pass_rows(const struct model *m, int B, int T)
 {
 	int P = m->cfg.pass_rows;
 	if (P > 0)
@@ -535,14 +535,9 @@ int model_gpu_pass_rows(const struct model *m, int B, int T)
 	return P;
 }
 
-int model_pass_rows(const struct model *m, int B, int T)
-{
-	return pass_rows(m, B, T);
-}
-
 size_t model_bytes_for(const struct model *m, int B, int T)
 {
-	size_t N = (size_t)pass_rows(m, B, T) * (size_t)T, cap = N > m->capN ? N : m->capN;
+	size_t N = (size_t)model_pass_rows(m, B, T) * (size_t)T, cap = N > m->capN ? N : m->capN;
 	size_t visits = (size_t)B * (size_t)T * (size_t)(m->cfg.grad_accum > 0 ? m->cfg.grad_accum : 1);
 	size_t slots[MODEL_MAX_OE];
 	for (int j = 0; j < m->ntab; j++) {
@@ -1123,7 +1118,7 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
 	int64_t valid = count_targets(targets, (int64_t)B * T);
-	int P = pass_rows(m, B, T);
+	int P = model_pass_rows(m, B, T);
 	act_reserve(m, P, T);
 	double dscale = valid ? loss_scale / (double)valid : 0, sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
@@ -1156,7 +1151,7 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 	if (check_tokens(m, inputs, targets, B, T, e) != 0)
 		return -1;
 	int64_t valid = count_targets(targets, (int64_t)B * T);
-	int P = pass_rows(m, B, T);
+	int P = model_pass_rows(m, B, T);
 	act_reserve(m, P, T);
 	double sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
