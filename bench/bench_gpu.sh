@@ -21,9 +21,13 @@
 #                         would hold 28 GiB of fp32 activations)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   SUPKIT_CUDA_ATTN (tc) attention kernels of supkit's training runs: tc
-#                         (bf16 tensor cores, fp32 accumulation, the
-#                         backend's default: the comparison with PyTorch's
-#                         bf16 attention) or f32 (fp32 CUDA cores)
+#                         (bf16 tensor cores through WMMA, fp32
+#                         accumulation, the backend's default: the
+#                         comparison with PyTorch's bf16 attention), mma
+#                         (the same through mma.sync) or f32 (fp32 CUDA cores)
+#   GPU_BENCH_ALT_ATTN (mma) attention kernels for one more supkit run at
+#                         the first depth, after the side-by-side ones
+#                         (a row "DEPTH/MODE"; "" for none)
 #   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
 #                         rounded to nearest even, the default), fast16bf
 #                         (cuBLAS's own down-conversion) or f32
@@ -111,6 +115,19 @@ for depth in $depths; do
 	fi
 	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth" "${s_tps:--}" \
 		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${t_tps:--}" "$(mfu "$t_tps" "$ft")" "${t_mem:--}")")
+done
+# supkit alone again at the first depth with the other attention kernels
+for alt in ${GPU_BENCH_ALT_ATTN-mma}; do
+	[[ "$alt" == "$SUPKIT_CUDA_ATTN" ]] && continue
+	depth=${depths%% *}
+	echo "== training, depth $depth (B 64, T 2048; supkit attention: $alt, GEMMs: ${SUPKIT_CUDA_MM:-bf16})"
+	out=$(SUPKIT_CUDA_ATTN=$alt "$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" \
+		--budget "$budget" --pass-rows "$pass_rows")
+	echo "$out"
+	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
+	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
+	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth/$alt" "${s_tps:--}" \
+		"$(mfu "$s_tps" "$(flops_token "$depth")")" "${s_mem:--}" - - -)")
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB

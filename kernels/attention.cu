@@ -16,8 +16,9 @@
  * no atomics, so results are bitwise reproducible run to run.
  *
  * Left out: tensor cores here (scores and products run in fp32 on the CUDA
- * cores; kernels/attention_tc.cu is the bf16 WMMA variant, chosen with
- * tc = 1), head widths above 128, dropout, non-causal masks.
+ * cores; kernels/attention_tc.cu (WMMA, mode 1) and attention_mma.cu
+ * (mma.sync, mode 2) are the bf16 variants for D = 128), head widths above
+ * 128, dropout, non-causal masks.
  * Reference: Dao et al., FlashAttention (2022), Algorithms 1 and 2; Dao,
  * FlashAttention-2 (2023) section 3 (work split over query and key blocks);
  * the CPU reference trainer/backend_cpu_ops.h attn_fwd / attn_bwd.
@@ -339,12 +340,16 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 }
 
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale, int tc)
+		     int B, int T, int H, int D, int64_t window, float scale, int mode)
 {
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
-	if (tc && D == 128) {
+	if (mode == 1 && D == 128) {
 		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, D, window, scale);
+		return;
+	}
+	if (mode == 2 && D == 128) {
+		attn_fwd_mma_launch(y, lse, q, k, v, B, T, H, D, window, scale);
 		return;
 	}
 	dim3 g;
@@ -358,7 +363,7 @@ void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const
 
 void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int tc)
+		     int B, int T, int H, int D, int64_t window, float scale, int mode)
 {
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
@@ -370,8 +375,11 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const flo
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
 	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
 	k_attn_rowdot<<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
-	if (tc && D == 128) {
-		attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
+	if ((mode == 1 || mode == 2) && D == 128) {
+		if (mode == 1)
+			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
+		else
+			attn_bwd_mma_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

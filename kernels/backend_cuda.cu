@@ -53,6 +53,22 @@ static struct {
 	uint64_t ops;
 } g_cu;
 
+/* The pass scope's bf16 casts of fp32 matmul operands (backend.h scope):
+ * key = the operand's address and element count; dropped when an op maps
+ * an output overlapping the operand, when its block is freed, and at the
+ * scope's end. */
+struct ccast {
+	const char *p;   /* the fp32 operand */
+	int64_t n;       /* its elements */
+	void *bf;        /* n bf16 values (device scratch) */
+};
+static struct {
+	int on, off;     /* on: in a scope; off: cuda_set_cast_reuse(0) */
+	int n, cap;
+	struct ccast *e;
+	uint64_t made, reused;   /* since cuda_profile(1) */
+} g_cc;
+
 /* cuda_profile's counts */
 #define PROF_MAX 96
 static struct {
@@ -167,6 +183,8 @@ static void cuda_init(void)
 		g_cu.attn = CUDA_ATTN_F32;
 	else if (am && strcmp(am, "tc") == 0)
 		g_cu.attn = CUDA_ATTN_TC;
+	else if (am && strcmp(am, "mma") == 0)
+		g_cu.attn = CUDA_ATTN_MMA;
 	const char *mm = getenv("SUPKIT_CUDA_MM");
 	if (mm && strcmp(mm, "f32") == 0)
 		g_cu.mm = CUDA_MM_F32;
@@ -199,6 +217,42 @@ void cuda_scratch_free(void *p, size_t n)
 		return;
 	CUDA_CK("free", cudaFreeAsync(p, g_cu.st));
 	g_cu.in_use -= n;
+}
+
+static void cc_drop(int i)
+{
+	cuda_scratch_free(g_cc.e[i].bf, (size_t)g_cc.e[i].n * 2);
+	g_cc.e[i] = g_cc.e[--g_cc.n];
+}
+
+/* Forget every cast of an operand overlapping [p, p + bytes). */
+static void cc_forget(const void *p, size_t bytes)
+{
+	const char *a = (const char *)p;
+	for (int i = g_cc.n - 1; i >= 0; i--) {
+		const struct ccast *c = &g_cc.e[i];
+		if (a < c->p + (size_t)c->n * 4 && c->p < a + bytes)
+			cc_drop(i);
+	}
+}
+
+static void cc_clear(void)
+{
+	while (g_cc.n > 0)
+		cc_drop(g_cc.n - 1);
+}
+
+static void c_scope(int begin)
+{
+	cc_clear();
+	g_cc.on = begin != 0 && !g_cc.off;
+}
+
+extern "C" void cuda_set_cast_reuse(int on)
+{
+	cc_clear();
+	g_cc.off = !on;
+	g_cc.on = 0;
 }
 
 /* ---- the C API ---- */
@@ -263,6 +317,7 @@ extern "C" void cuda_mem_free(void *q)
 	size_t n;
 	cuda_sync();   /* the GPU is done with it before the host reads its size */
 	memcpy(&n, p, sizeof n);
+	cc_forget(q, n);
 	CUDA_CK("free", cudaFree(p));
 	g_cu.in_use -= n;
 }
@@ -335,8 +390,11 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 		a.type = cudaMemoryTypeUnregistered;
 		a.devicePointer = NULL;
 	}
-	if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged)
+	if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
+		if (out && g_cc.n > 0)
+			cc_forget(p, bytes);
 		return a.devicePointer ? a.devicePointer : (void *)p;
+	}
 	if (a.type == cudaMemoryTypeHost && a.devicePointer)
 		return a.devicePointer;
 	const char *h = (const char *)p;
@@ -558,10 +616,24 @@ __global__ static void k_cols_add(float *o, const float *x, int64_t N, int64_t C
 	}
 }
 
-__global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n)
+/* Round to bf16, nearest even. v4 = 1: x 16-byte and o 8-byte aligned,
+ * four values a thread (one float4 in, two bf16 pairs out), then the tail. */
+__global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n, int v4)
 {
-	GSTRIDE(i, n)
-		o[i] = __float2bfloat16_rn(x[i]);
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4) {
+		float4 v = ((const float4 *)x)[i];
+		__nv_bfloat162 *d = (__nv_bfloat162 *)(o + 4 * i);
+		d[0] = __floats2bfloat162_rn(v.x, v.y);
+		d[1] = __floats2bfloat162_rn(v.z, v.w);
+	}
+	GSTRIDE(j, n - 4 * n4)
+		o[4 * n4 + j] = __float2bfloat16_rn(x[4 * n4 + j]);
+}
+
+static int al16(const void *p)
+{
+	return ((uintptr_t)p & 15) == 0;
 }
 
 /* ---- normalisation ---- */
@@ -834,18 +906,39 @@ __global__ static void k_scatter_bf16(__nv_bfloat16 *g, const float *d, const in
 
 /* ---- activations and gates ---- */
 
-__global__ static void k_relu2_fwd(float *o, const float *h, int64_t n)
+__device__ static inline float relu2_f(float h)
 {
-	GSTRIDE(i, n) {
-		float r = h[i] > 0 ? h[i] : 0;
-		o[i] = r * r;
-	}
+	float r = h > 0 ? h : 0;
+	return r * r;
 }
 
-__global__ static void k_relu2_bwd(float *dh, const float *d, const float *h, int64_t n)
+__device__ static inline float relu2_b(float h, float d)
 {
-	GSTRIDE(i, n)
-		dh[i] = h[i] > 0 ? 2 * h[i] * d[i] : 0;
+	return h > 0 ? 2 * h * d : 0;
+}
+
+/* v4 = 1: every operand 16-byte aligned, a float4 a thread, then the tail */
+__global__ static void k_relu2_fwd(float *o, const float *h, int64_t n, int v4)
+{
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4) {
+		float4 a = ((const float4 *)h)[i];
+		((float4 *)o)[i] = make_float4(relu2_f(a.x), relu2_f(a.y), relu2_f(a.z), relu2_f(a.w));
+	}
+	GSTRIDE(j, n - 4 * n4)
+		o[4 * n4 + j] = relu2_f(h[4 * n4 + j]);
+}
+
+__global__ static void k_relu2_bwd(float *dh, const float *d, const float *h, int64_t n, int v4)
+{
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4) {
+		float4 a = ((const float4 *)h)[i], b = ((const float4 *)d)[i];
+		((float4 *)dh)[i] = make_float4(relu2_b(a.x, b.x), relu2_b(a.y, b.y), relu2_b(a.z, b.z),
+						relu2_b(a.w, b.w));
+	}
+	GSTRIDE(j, n - 4 * n4)
+		dh[4 * n4 + j] = relu2_b(h[4 * n4 + j], d[4 * n4 + j]);
 }
 
 __global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t n,
@@ -995,19 +1088,54 @@ static void c_cols_add(struct tensor *out, const struct tensor *x, int64_t c0)
 	ctx_done(&c);
 }
 
-/* A bf16 device copy of operand t (already mapped at p); *tmp to free. */
+void cuda_cast_bf16(void *o, const float *x, int64_t n)
+{
+	int v4 = al16(x) && ((uintptr_t)o & 7) == 0;
+	k_f32_to_bf16<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, cuda_stream()>>>((__nv_bfloat16 *)o, x,
+										n, v4);
+}
+
+/* A bf16 device copy of operand t (already mapped at p); *tmp to free
+ * after the GEMM. Inside a pass scope the copy of a device-resident
+ * operand is kept (g_cc) and reused until the operand is written; *cast
+ * says whether a cast ran. */
 static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *p, void **tmp,
-			   size_t *tmpn)
+			   size_t *tmpn, int *cast)
 {
 	*tmp = NULL;
 	*tmpn = 0;
 	if (t->dtype == TD_BF16)
 		return p;
 	int64_t n = tensor_numel(t);
+	int keep = g_cc.on && p == t->data;   /* device or managed: not staged */
+	if (keep)
+		for (int i = 0; i < g_cc.n; i++)
+			if (g_cc.e[i].p == (const char *)t->data && g_cc.e[i].n == n) {
+				g_cc.reused++;
+				return g_cc.e[i].bf;
+			}
+	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
+	cuda_cast_bf16(bf, (const float *)p, n);
+	*cast = 1;
+	g_cc.made++;
+	if (keep) {
+		if (g_cc.n == g_cc.cap) {
+			int cap = g_cc.cap ? 2 * g_cc.cap : 64;
+			struct ccast *e = (struct ccast *)realloc(g_cc.e, (size_t)cap * sizeof *e);
+			if (!e)
+				bk_fail(c->op, "out of host memory");
+			g_cc.e = e;
+			g_cc.cap = cap;
+		}
+		g_cc.e[g_cc.n].p = (const char *)t->data;
+		g_cc.e[g_cc.n].n = n;
+		g_cc.e[g_cc.n].bf = bf;
+		g_cc.n++;
+		return bf;
+	}
+	*tmp = bf;
 	*tmpn = (size_t)n * 2;
-	*tmp = cuda_scratch_alloc(c->op, *tmpn);
-	k_f32_to_bf16<<<grid_for(n, NT), NT, 0, g_cu.st>>>((__nv_bfloat16 *)*tmp, (const float *)p, n);
-	return *tmp;
+	return bf;
 }
 
 /* Row-major out (M,N) = alpha op(a) op(b) + beta out, as the column-major
@@ -1046,8 +1174,10 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 	} else {
 		void *ta_ = NULL, *tb_ = NULL;
 		size_t na = 0, nb = 0;
-		const void *qa = as_bf16(&c, a, pa, &ta_, &na), *qb = as_bf16(&c, b, pb, &tb_, &nb);
-		if (g_prof.on && (ta_ || tb_)) {   /* profiling: the casts on their own line */
+		int cast = 0;
+		const void *qa = as_bf16(&c, a, pa, &ta_, &na, &cast);
+		const void *qb = as_bf16(&c, b, pb, &tb_, &nb, &cast);
+		if (g_prof.on && cast) {   /* profiling: the casts on their own line */
 			CUDA_CK(c.op, cudaStreamSynchronize(g_cu.st));
 			cuda_prof_end("matmul: fp32->bf16 casts");
 			cuda_prof_begin();
@@ -1249,8 +1379,7 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y), *pl = fout(&c, lse);
-	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale,
-			g_cu.attn == CUDA_ATTN_TC);
+	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn);
 	ctx_done(&c);
 }
 
@@ -1272,7 +1401,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *py = fin(&c, y), *pl = fin(&c, lse);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	attn_bwd_launch(pdq, pdk, pdv, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
-			g_cu.attn == CUDA_ATTN_TC);
+			(int)g_cu.attn);
 	ctx_done(&c);
 }
 
@@ -1453,7 +1582,8 @@ static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
 	bk_check(tensor_numel(out) == n, c.op);
 	const float *ph = fin(&c, h);
 	float *po = fout(&c, out);
-	k_relu2_fwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, ph, n);
+	int v4 = al16(po) && al16(ph);
+	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, ph, n, v4);
 	ctx_done(&c);
 }
 
@@ -1465,7 +1595,8 @@ static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const stru
 	bk_check(tensor_numel(dh) == n && tensor_numel(dout) == n, c.op);
 	const float *ph = fin(&c, h), *pd = fin(&c, dout);
 	float *po = fout(&c, dh);
-	k_relu2_bwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(po, pd, ph, n);
+	int v4 = al16(po) && al16(pd) && al16(ph);
+	k_relu2_bwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, pd, ph, n, v4);
 	ctx_done(&c);
 }
 
@@ -1555,12 +1686,15 @@ static const struct backend_ops cuda_ops = {
 	/* .ve_gate_bwd = */ c_ve_gate_bwd,
 	/* .mul_cols_fwd = */ c_mul_cols_fwd,
 	/* .mul_cols_bwd = */ c_mul_cols_bwd,
+	/* .scope = */ c_scope,
 };
 
 extern "C" void cuda_profile(int on)
 {
-	if (on)
+	if (on) {
 		memset(&g_prof, 0, sizeof g_prof);
+		g_cc.made = g_cc.reused = 0;
+	}
 	g_prof.on = on;
 }
 
@@ -1597,6 +1731,8 @@ extern "C" void cuda_profile_print(FILE *f, const char *title, int top)
 	fprintf(f, "profile %s %-22s calls %8s ms %10.2f share %5.1f%%\n", title, "(host, between ops)", "-",
 		1e3 * g_prof.host, tot > 0 ? 100 * g_prof.host / tot : 0);
 	fprintf(f, "profile %s %-22s calls %8s ms %10.2f\n", title, "(total)", "-", 1e3 * tot);
+	fprintf(f, "profile %s bf16 operand casts: %llu made, %llu reused (pass scope)\n", title,
+		(unsigned long long)g_cc.made, (unsigned long long)g_cc.reused);
 }
 
 extern "C" const struct backend_ops *backend_cuda(void)

@@ -18,8 +18,7 @@
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
  * Left out: fp64, bf16 activation storage (the model passes fp32 tensors;
- * GEMMs take them through cuBLAS's COMPUTE_32F_FAST_16BF, see
- * CUDA_MM_BF16),
+ * GEMMs round them to bf16 first, see CUDA_MM_BF16 and cuda_set_cast_reuse),
  * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
  * the host; Polar Express and the element-wise passes come here, through
  * backend_optim_attach).
@@ -61,13 +60,24 @@ enum cuda_mm_mode {
  * mode at initialisation. */
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 
+/* Inside a pass scope (backend.h scope, which the model opens for each
+ * forward/backward pass) a GEMM keeps the bf16 cast of an fp32 operand in
+ * device memory and the next GEMM reading the same tensor reuses it, until
+ * an op writes the tensor or the scope ends: an activation is cast once
+ * for its forward and backward GEMMs, a weight once a pass. On by
+ * default; off casts every operand afresh (the same bits: for tests). */
+void cuda_set_cast_reuse(int on);
+
 /* Attention kernels for head width 128 (other widths always use the fp32
- * ones). The environment variable SUPKIT_CUDA_ATTN (tc or f32) sets the
- * mode at initialisation. */
+ * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma or f32) sets
+ * the mode at initialisation. */
 enum cuda_attn_mode {
 	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
-	CUDA_ATTN_TC    /* bf16 tensor cores, fp32 accumulation (default;
-	                   kernels/attention_tc.cu) */
+	CUDA_ATTN_TC,   /* bf16 tensor cores through WMMA, fp32 accumulation
+	                   (default; kernels/attention_tc.cu) */
+	CUDA_ATTN_MMA   /* bf16 tensor cores through mma.sync with register-
+	                   resident tiles, fp32 accumulation, the same rounding
+	                   points (kernels/attention_mma.cu) */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 

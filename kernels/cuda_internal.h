@@ -43,21 +43,33 @@ cudaStream_t cuda_stream(void);
 void *cuda_scratch_alloc(const char *op, size_t n);
 void cuda_scratch_free(void *p, size_t n);
 
+/* n fp32 values rounded to bf16, nearest even, into o (device memory, on
+ * the backend's stream; float4 loads where x is 16-byte aligned). */
+void cuda_cast_bf16(void *o, const float *x, int64_t n);
+
 /* Sliding-window causal attention (kernels/attention.cu). q, k, v, y, dy,
- * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. With tc
- * = 1 and D = 128 the tensor-core kernels of kernels/attention_tc.cu run
- * (bf16 inputs, fp32 accumulation); otherwise the fp32 kernels. */
+ * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. mode
+ * (enum cuda_attn_mode) picks the kernels for D = 128: 1 the WMMA ones of
+ * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu
+ * (both bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
+ * kernels. */
 #define ATTN_MAX_D 128
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale, int tc);
+		     int B, int T, int H, int D, int64_t window, float scale, int mode);
 void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int tc);
-/* kernels/attention_tc.cu, D = 128 only; Dd (B,H,T) = rowsum(dy * y). */
+		     int B, int T, int H, int D, int64_t window, float scale, int mode);
+/* kernels/attention_tc.cu and attention_mma.cu, D = 128 only; Dd (B,H,T) =
+ * rowsum(dy * y). */
 void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 			int B, int T, int H, int D, int64_t window, float scale);
 void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 			const float *k, const float *v, const float *Dd, const float *lse,
 			int B, int T, int H, int D, int64_t window, float scale);
+void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			 int B, int T, int H, int D, int64_t window, float scale);
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+			 const float *k, const float *v, const float *Dd, const float *lse,
+			 int B, int T, int H, int D, int64_t window, float scale);
 
 #endif

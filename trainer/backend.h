@@ -205,6 +205,16 @@ struct backend_ops {
 	 * sum of exact products kept in fp64 and rounded once. */
 	void (*mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
 			     const struct tensor *x, const struct tensor *s);
+
+	/* ---- optional (NULL: not offered) ---- */
+	/* The model brackets each forward (+ backward) pass with scope(1) ...
+	 * scope(0). In between, matmul operands (weights and activations) are
+	 * written by this backend's ops only (not by the host, nor by the
+	 * optimizer), so a backend may keep a copy derived from a matmul
+	 * operand (the CUDA backend's bf16 cast of an fp32 operand) until one
+	 * of its ops writes any byte of it or the scope ends. Results are the
+	 * same with or without it. */
+	void (*scope)(int begin);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

@@ -1099,8 +1099,17 @@ static int64_t count_targets(const int32_t *tg, int64_t N)
 	return c;
 }
 
+/* A pass's bracket for the backend (backend.h scope): from the forward to
+ * the end of the backward the host writes no matmul operand. */
+static void pass_scope(const struct model *m, int begin)
+{
+	if (m->bk->scope)
+		m->bk->scope(begin);
+}
+
 /* The forward of the pass of rows [b0, b0 + *Bp) of a B-row micro-batch in
- * passes of P (the batch copied to backend memory first); its token count. */
+ * passes of P (the batch copied to backend memory first), in a pass scope
+ * the caller ends; its token count. */
 static int64_t pass_forward(struct model *m, const int32_t *inputs, const int32_t *targets,
 			    int b0, int P, int B, int T, int *Bp)
 {
@@ -1108,6 +1117,7 @@ static int64_t pass_forward(struct model *m, const int32_t *inputs, const int32_
 	int64_t N = (int64_t)*Bp * T;
 	memcpy(m->idx, inputs + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
 	memcpy(m->tgt, targets + (size_t)b0 * T, (size_t)N * sizeof(int32_t));
+	pass_scope(m, 1);
 	forward(m, m->idx, *Bp, T);
 	return N;
 }
@@ -1130,6 +1140,7 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 			m->bk->zero(&dhN);
 		}
 		backward(m, m->idx, Bp, T);
+		pass_scope(m, 0);
 	}
 	if (P < B)
 		m->have_fwd = 0;
@@ -1157,6 +1168,7 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
 		int64_t N = pass_forward(m, inputs, targets, b0, P, B, T, &Bp);
 		sum += head(m, m->tgt, N, 0, losses ? losses + (size_t)b0 * T : NULL);
+		pass_scope(m, 0);
 	}
 	if (P < B)
 		m->have_fwd = 0;

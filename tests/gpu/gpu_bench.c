@@ -4,7 +4,8 @@
  *   gpu_bench ops  [--batch B] [--seq T]
  *       matmul and attention fwd/bwd through the CUDA backend table at the
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
- *       buffers: time per op and TFLOP/s (attention with both kernels).
+ *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
+ *       tc (WMMA), mma (mma.sync)).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
@@ -16,8 +17,8 @@
  *       Then "profile" lines: the timed steps' wall time op by op
  *       (cuda_profile), the largest 24 first. The
  *       attention kernel follows SUPKIT_CUDA_ATTN (tc, the default:
- *       tensor cores; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the default;
- *       fast16bf; f32).
+ *       tensor cores through WMMA; mma: through mma.sync; f32), the GEMMs
+ *       SUPKIT_CUDA_MM (bf16, the default; fast16bf; f32).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
@@ -90,8 +91,10 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 	for (int64_t t = 0; t < T; t++)
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
-	for (int tc = 0; tc < 2; tc++) {
-		cuda_set_attn_mode(tc ? CUDA_ATTN_TC : CUDA_ATTN_F32);
+	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA };
+	static const char *const names[] = { "fp32", "tc", "mma" };
+	for (int mi = 0; mi < 3; mi++) {
+		cuda_set_attn_mode(modes[mi]);
 		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
 		double t0 = now_seconds();
 		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
@@ -99,12 +102,14 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
 		double t2 = now_seconds();
 		printf("attention %-4s B%d T%d H%d D%d window %-5lld fwd %8.2f ms %6.1f TFLOP/s  bwd "
-		       "%8.2f ms %6.1f TFLOP/s\n", tc ? "tc" : "fp32", B, T, H, D, (long long)w,
+		       "%8.2f ms %6.1f TFLOP/s\n", names[mi], B, T, H, D, (long long)w,
 		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
 		       2.5 * ff / (t2 - t1) / 1e12);
 	}
-	cuda_set_attn_mode(getenv("SUPKIT_CUDA_ATTN") && !strcmp(getenv("SUPKIT_CUDA_ATTN"), "f32")
-				   ? CUDA_ATTN_F32 : CUDA_ATTN_TC);
+	const char *am = getenv("SUPKIT_CUDA_ATTN");
+	cuda_set_attn_mode(am && !strcmp(am, "f32")   ? CUDA_ATTN_F32
+			   : am && !strcmp(am, "mma") ? CUDA_ATTN_MMA
+						      : CUDA_ATTN_TC);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(all[i]);

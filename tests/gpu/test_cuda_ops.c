@@ -228,6 +228,70 @@ TEST(matmul_bf16)
 	cuda_mem_free(o1), cuda_mem_free(o2);
 }
 
+/* The pass scope's cast reuse: inside a scope a GEMM reuses the bf16 cast
+ * of an operand until an op writes any byte of it; the result always
+ * equals the GEMM of the current operands rounded on the host. */
+static void reuse_expect(struct tensor *o, struct tensor *a, struct tensor *b, const char *what)
+{
+	int64_t M = tensor_rows(a), K = tensor_cols(a), N = tensor_rows(b);
+	float *ra = dupf(a->data, M * K), *rb = dupf(b->data, N * K);
+	for (int64_t i = 0; i < M * K; i++)
+		ra[i] = bf16_round(ra[i]);
+	for (int64_t i = 0; i < N * K; i++)
+		rb[i] = bf16_round(rb[i]);
+	struct tensor ha = T2(ra, M, K), hb = T2(rb, N, K);
+	float *want = xcalloc(M * N, 4);
+	struct tensor hw = T2(want, M, N);
+	GPU->matmul(o, a, b, 0, 1, 1, 0);
+	/* the reference: host operands (staged, never kept), outside the scope's keys */
+	GPU->matmul(&hw, &ha, &hb, 0, 1, 1, 0);
+	CHECKF(memcmp(want, o->data, (size_t)(M * N) * 4) == 0, "cast reuse: %s: stale operand", what);
+	free(ra), free(rb), free(want);
+}
+
+TEST(matmul_cast_reuse)
+{
+	int64_t M = 64, N = 96, K = 128;
+	float *a = rnd(M * K, 1), *b = rnd(N * K, 1), *a2 = rnd(M * K, 1);
+	float *da = dev(a, M * K * 4), *db = dev(b, N * K * 4), *da2 = dev(a2, M * K * 4);
+	float *o = cuda_mem_alloc(M * N * 4);
+	struct tensor ga = T2(da, M, K), gb = T2(db, N, K), ga2 = T2(da2, M, K), go = T2(o, M, N);
+	cuda_profile(1);
+	GPU->scope(1);
+	reuse_expect(&go, &ga, &gb, "first use");
+	reuse_expect(&go, &ga, &gb, "second use");
+	GPU->axpby(&ga, 2.0, &ga2, 0);            /* an op rewrites a */
+	reuse_expect(&go, &ga, &gb, "after axpby wrote a");
+	struct tensor tail = T2(db + (N - 8) * K, 8, K);
+	GPU->zero(&tail);                         /* an op writes the last rows of b */
+	reuse_expect(&go, &ga, &gb, "after zero wrote part of b");
+	struct tensor vb = T2(db, N / 2, K), vo = T2(o, M, N / 2);
+	reuse_expect(&vo, &ga, &vb, "a view of b's first rows");
+	reuse_expect(&go, &ga2, &gb, "a2 (kept)");
+	GPU->matmul(&ga2, &go, &gb, 0, 0, 1, 0);  /* (M,N)(N,K): a matmul writes a2 */
+	reuse_expect(&go, &ga2, &gb, "after a matmul wrote a2");
+	GPU->scope(0);
+	cuda_profile(0);
+	for (int64_t i = 0; i < M * K; i++)       /* the host writes a between scopes */
+		da[i] = (float)(0.5 * i / (M * K));
+	GPU->scope(1);
+	reuse_expect(&go, &ga, &gb, "host write between scopes");
+	GPU->scope(0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cuda_profile_print(f, "t", 50);
+	fclose(f);
+	const char *l = buf ? strstr(buf, "bf16 operand casts: ") : NULL;
+	unsigned long long made = 0, reused = 0;
+	CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
+	       reused >= 3, "casts reused in the scope: %s", buf ? buf : "");
+	printf("  in the scope: %llu casts made, %llu reused\n", made, reused);
+	free(buf);
+	free(a), free(b), free(a2);
+	cuda_mem_free(da), cuda_mem_free(db), cuda_mem_free(da2), cuda_mem_free(o);
+}
+
 /* cuda_profile counts every op of a run once, by name, with its time */
 TEST(profile)
 {
@@ -406,8 +470,10 @@ static double rel_fro(const float *a, const float *b, size_t n);
  * itself) dq = dk = 0 exactly and both sides return rounding noise: checked
  * absolutely, max 1e-4 (fp32) and RMS 2e-2 (tensor cores: bf16(dy).bf16(v)
  * against the fp32 rowsum(dy y), about 2^-8 sqrt(D) times the scale). */
-static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window, int tc)
+static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window,
+			   enum cuda_attn_mode mode)
 {
+	int tc = mode != CUDA_ATTN_F32;
 	int64_t n = B * T * H * D, nl = B * H * T;
 	double sc = 1.0 / sqrt((double)D);
 	float *q = rnd(n, 1), *k = rnd(n, 1), *v = rnd(n, 1), *dy = rnd(n, 1);
@@ -422,10 +488,12 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 	struct tensor hdq = A4(dq), hdk = A4(dk), hdv = A4(dv);
 	struct tensor tq = A4(gq), tk = A4(gk), tv = A4(gv), tdy = A4(gdy), ty = A4(gy), tl = L3(gl);
 	struct tensor tdq = A4(gdq), tdk = A4(gdk), tdv = A4(gdv);
-	cuda_set_attn_mode(tc ? CUDA_ATTN_TC : CUDA_ATTN_F32);
+	cuda_set_attn_mode(mode);
 	CPU->attn_fwd(&hy, &hl, &hq, &hk, &hv, window, sc);
 	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
-	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n", tc ? " (tensor cores)" : "", (long long)B,
+	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n",
+	       mode == CUDA_ATTN_TC ? " (tensor cores, wmma)" : mode == CUDA_ATTN_MMA ? " (tensor cores, mma)" : "",
+	       (long long)B,
 	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
 	GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
@@ -487,16 +555,64 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 
 static void attn_case(int64_t B, int64_t T, int64_t H, int64_t D, int64_t window)
 {
-	attn_case_mode(B, T, H, D, window, 0);
+	attn_case_mode(B, T, H, D, window, CUDA_ATTN_F32);
+}
+
+static void attn_tc_cases(enum cuda_attn_mode mode)
+{
+	attn_case_mode(2, 100, 2, 128, 1000, mode);
+	attn_case_mode(1, 200, 2, 128, 17, mode);
+	attn_case_mode(1, 130, 1, 128, 64, mode);
+	attn_case_mode(1, 70, 1, 128, 0, mode);
+	attn_case_mode(1, 70, 1, 128, INT64_MAX, mode);   /* "no window": clamped to T */
+	attn_case_mode(2, 300, 3, 128, 150, mode);        /* several tiles each way, window not tile-aligned */
 }
 
 TEST(attention_tensor_cores)
 {
-	attn_case_mode(2, 100, 2, 128, 1000, 1);
-	attn_case_mode(1, 200, 2, 128, 17, 1);
-	attn_case_mode(1, 130, 1, 128, 64, 1);
-	attn_case_mode(1, 70, 1, 128, 0, 1);
-	attn_case_mode(1, 70, 1, 128, INT64_MAX, 1);   /* "no window": clamped to T */
+	attn_tc_cases(CUDA_ATTN_TC);
+}
+
+/* The mma.sync kernels against the CPU, with the WMMA ones' tolerances, and
+ * against the WMMA ones (the same rounding points: only the order of fp32
+ * additions differs): relative Frobenius 2e-3 on every output. */
+TEST(attention_mma)
+{
+	attn_tc_cases(CUDA_ATTN_MMA);
+	int64_t B = 2, T = 333, H = 2, D = 128, n = B * T * H * D, nl = B * H * T;
+	double sc = 1.0 / sqrt((double)D);
+	int64_t window = 200;
+	float *h[5];
+	for (int i = 0; i < 5; i++)
+		h[i] = rnd(n, 1);
+	float *g[2][6];
+	for (int m = 0; m < 2; m++) {
+		cuda_set_attn_mode(m ? CUDA_ATTN_MMA : CUDA_ATTN_TC);
+		float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
+		float *dy = dev(h[3], n * 4), *y = dev(h[4], n * 4), *l = cuda_mem_alloc(nl * 4);
+		float *dq = cuda_mem_alloc(n * 4), *dk = cuda_mem_alloc(n * 4), *dv = cuda_mem_alloc(n * 4);
+#define A4(p) { p, TD_F32, 4, { B, T, H, D } }
+		struct tensor tq = A4(q), tk = A4(k), tv = A4(v), tdy = A4(dy), ty = A4(y);
+		struct tensor tdq = A4(dq), tdk = A4(dk), tdv = A4(dv);
+		struct tensor tl = { l, TD_F32, 3, { B, H, T, 1 } };
+#undef A4
+		GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
+		GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
+		g[m][0] = dupf(y, n), g[m][1] = dupf(l, nl), g[m][2] = dupf(dq, n);
+		g[m][3] = dupf(dk, n), g[m][4] = dupf(dv, n);
+		float *all[] = { q, k, v, dy, y, l, dq, dk, dv };
+		for (int i = 0; i < 9; i++)
+			cuda_mem_free(all[i]);
+	}
+	cuda_set_attn_mode(CUDA_ATTN_F32);
+	const char *nm[] = { "y", "lse", "dq", "dk", "dv" };
+	for (int i = 0; i < 5; i++) {
+		double e = rel_fro(g[1][i], g[0][i], i == 1 ? nl : n);
+		printf("  mma vs wmma: %s relative Frobenius difference %.3g\n", nm[i], e);
+		CHECKF(e <= 2e-3, "mma vs wmma: %s differs by %.3g", nm[i], e);
+	}
+	for (int i = 0; i < 5; i++)
+		free(h[i]), free(g[0][i]), free(g[1][i]);
 }
 
 TEST(attention_d128)
@@ -642,21 +758,33 @@ TEST(ngram_rows_counts)
 
 /* ---- activations and gates ---- */
 
-TEST(relu2)
+/* exact; n = 5000 runs the float4 path, n = 1003 its tail, off = 1 (one
+ * float past 16-byte alignment) the scalar path */
+static void relu2_case(int64_t n, int off)
 {
-	int64_t n = 5000;
 	float *h = rnd(n, 1), *o = xcalloc(n, 4), *d = rnd(n, 1), *dh = xcalloc(n, 4);
-	float *gh = dev(h, n * 4), *go = dev(o, n * 4), *gd = dev(d, n * 4), *gdh = dev(dh, n * 4);
+	float *bh = cuda_mem_alloc((n + 1) * 4), *bo = cuda_mem_alloc((n + 1) * 4);
+	float *bd = cuda_mem_alloc((n + 1) * 4), *bdh = cuda_mem_alloc((n + 1) * 4);
+	float *gh = bh + off, *go = bo + off, *gd = bd + off, *gdh = bdh + off;
+	memcpy(gh, h, n * 4);
+	memcpy(gd, d, n * 4);
 	struct tensor th = T2(h, 1, n), to = T2(o, 1, n), td = T2(d, 1, n), tdh = T2(dh, 1, n);
 	struct tensor uh = T2(gh, 1, n), uo = T2(go, 1, n), ud = T2(gd, 1, n), udh = T2(gdh, 1, n);
 	CPU->relu2_fwd(&to, &th);
 	GPU->relu2_fwd(&uo, &uh);
-	CLOSE(go, o, n, 0);
+	CHECKF(memcmp(go, o, n * 4) == 0, "relu2_fwd n %lld off %d", (long long)n, off);
 	CPU->relu2_bwd(&tdh, &td, &th);
 	GPU->relu2_bwd(&udh, &ud, &uh);
-	CLOSE(gdh, dh, n, 0);
+	CHECKF(memcmp(gdh, dh, n * 4) == 0, "relu2_bwd n %lld off %d", (long long)n, off);
 	free(h), free(o), free(d), free(dh);
-	cuda_mem_free(gh), cuda_mem_free(go), cuda_mem_free(gd), cuda_mem_free(gdh);
+	cuda_mem_free(bh), cuda_mem_free(bo), cuda_mem_free(bd), cuda_mem_free(bdh);
+}
+
+TEST(relu2)
+{
+	relu2_case(5000, 0);
+	relu2_case(1003, 0);
+	relu2_case(1003, 1);
 }
 
 TEST(ve_gate)
@@ -939,6 +1067,7 @@ static uint64_t params_fnv(struct model *m)
 }
 
 static uint64_t last_fnv;   /* of the last train() */
+static const char *train_extra;   /* one more config key=value for train() */
 
 static int train(const char *backend, int steps, double *loss)
 {
@@ -952,7 +1081,8 @@ static int train(const char *backend, int steps, double *loss)
 			return printf("  config_set: %s\n", e.msg), -1;
 	char kv[32];
 	snprintf(kv, sizeof kv, "backend=%s", backend);
-	if (config_set(&c, kv, &e) != 0 || config_validate(&c, &e) != 0)
+	if (config_set(&c, kv, &e) != 0 || (train_extra && config_set(&c, train_extra, &e) != 0) ||
+	    config_validate(&c, &e) != 0)
 		return printf("  config: %s\n", e.msg), -1;
 	if (model_create(&c, &m, &e) != 0) {
 		printf("  model_create: %s\n", e.msg);
@@ -995,7 +1125,7 @@ static int train(const char *backend, int steps, double *loss)
 
 TEST(train_20_steps)
 {
-	double lc[20], lg[20], lb[20], lt[20];
+	double lc[20], lg[20], lb[20], lt[20], lm[20];
 	if (train("cpu", 20, lc) != 0) {
 		CHECK(0);
 		return;
@@ -1019,6 +1149,8 @@ TEST(train_20_steps)
 	       (unsigned long long)fb, (unsigned long long)last_fnv);
 	cuda_set_attn_mode(CUDA_ATTN_TC);
 	CHECK(train("cuda", 20, lt) == 0);
+	cuda_set_attn_mode(CUDA_ATTN_MMA);
+	CHECK(train("cuda", 20, lm) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	/* step 0 is a pure forward/backward on equal weights: fp32 GEMMs agree to
 	 * 1e-5 nats (fp32 rounding of a loss near 5.5). Later steps: 5e-3 nats,
@@ -1029,13 +1161,48 @@ TEST(train_20_steps)
 	 * the loss. */
 	CHECK(fabs(lg[0] - lc[0]) <= 1e-5);
 	for (int s = 0; s < 20; s++) {
-		printf("  step %2d cpu %.6f cuda-f32 %.6f cuda-bf16 %.6f cuda-bf16-tc %.6f\n", s, lc[s],
-		       lg[s], lb[s], lt[s]);
+		printf("  step %2d cpu %.6f cuda-f32 %.6f cuda-bf16 %.6f cuda-bf16-tc %.6f cuda-bf16-mma %.6f\n",
+		       s, lc[s], lg[s], lb[s], lt[s], lm[s]);
 		CHECK(fabs(lg[s] - lc[s]) <= 5e-3);
 		CHECK(fabs(lb[s] - lc[s]) <= 5e-2);
 		CHECK(fabs(lt[s] - lc[s]) <= 5e-2);
+		CHECK(fabs(lm[s] - lc[s]) <= 5e-2);
 	}
-	CHECK(lb[19] < lb[0] && lt[19] < lt[0]);
+	CHECK(lb[19] < lb[0] && lt[19] < lt[0] && lm[19] < lm[0]);
+}
+
+/* The pass scope's cast reuse changes no bit of a run: 6 steps in two
+ * passes a micro-batch (pass_rows 2 of 4 rows, gradients accumulated over
+ * the passes) with and without it give the same losses and weights. */
+TEST(train_cast_reuse_bitwise)
+{
+	double l1[6], l2[6];
+	train_extra = "pass_rows=2";
+	cuda_profile(1);
+	int rc = train("cuda", 6, l1);
+	cuda_profile(0);
+	uint64_t f1 = last_fnv;
+	cuda_set_cast_reuse(0);
+	int rc2 = train("cuda", 6, l2);
+	cuda_set_cast_reuse(1);
+	train_extra = NULL;
+	if (rc == 1)
+		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+	CHECK(rc == 0 && rc2 == 0);
+	CHECKF(!memcmp(l1, l2, sizeof l1) && f1 == last_fnv,
+	       "with and without cast reuse: losses %.9g / %.9g, weights %016llx / %016llx", l1[5],
+	       l2[5], (unsigned long long)f1, (unsigned long long)last_fnv);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cuda_profile_print(f, "r", 0);
+	fclose(f);
+	const char *l = buf ? strstr(buf, "bf16 operand casts: ") : NULL;
+	unsigned long long made = 0, reused = 0;
+	CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
+	       reused > made / 2, "training reuses casts: %s", buf ? buf : "");
+	printf("  6 steps: %llu casts made, %llu reused\n", made, reused);
+	free(buf);
 }
 
 /* The PyTorch loss curves (torch_train.py) on the GPU: fp32 GEMMs on the
@@ -1071,6 +1238,7 @@ int main(void)
 	RUN(cols_get_add);
 	RUN(matmul_f32);
 	RUN(matmul_bf16);
+	RUN(matmul_cast_reuse);
 	RUN(profile);
 	RUN(rmsnorm);
 	RUN(rmsnorm_ref);
@@ -1079,6 +1247,7 @@ int main(void)
 	RUN(attention_d128);
 	RUN(attention_small_heads);
 	RUN(attention_tensor_cores);
+	RUN(attention_mma);
 	RUN(softcap_ce);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
@@ -1089,6 +1258,7 @@ int main(void)
 	RUN(polar_express);
 	RUN(optimizer_passes);
 	RUN(train_20_steps);
+	RUN(train_cast_reuse_bitwise);
 	RUN(curve_vs_torch);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);

@@ -1,0 +1,549 @@
+/* attention_mma.cu: the sliding-window causal attention of kernels/attention.cu
+ * for head width 128 on tensor cores through mma.sync (m16n8k16, bf16
+ * inputs, fp32 accumulation) with the scores, probabilities and output
+ * accumulators held in registers: FlashAttention-2's layout, where
+ * kernels/attention_tc.cu (WMMA) passes every score tile and the output
+ * through shared memory.
+ *
+ * q, k, v (and dy) are rounded to bf16 copies first (one pass each, nearest
+ * even: the same values the WMMA kernels round per tile); tiles then move
+ * global -> shared with cp.async, the next tile's loads in flight while the
+ * current one is computed (two buffers), and shared -> registers with
+ * ldmatrix. Each block has 4 warps; each warp owns 16 rows of a 64-row tile.
+ *   forward  block per (64 queries, b, h), key tiles of 64: S = Q K^T (Q's
+ *            fragments kept in registers), online softmax on the
+ *            accumulators (a row's 4 lanes combine by shuffles), P rounded
+ *            to bf16 straight into the A fragments of O += P V;
+ *   dK, dV   block per (64 keys, b, h), query tiles of 64: S^T = K Q^T,
+ *            P^T, dV += P^T dY, dP^T = V dY^T, dS^T = P^T (dP^T - D),
+ *            dK += dS^T Q, both accumulators in registers;
+ *   dQ       block per (64 queries, b, h), key tiles of 64: S, P, dP = dY
+ *            V^T, dS, dQ += dS K.
+ * Rounding points as in attention_tc.cu: q, k, v, dy, P and dS in bf16,
+ * products accumulated in fp32, softmax statistics and lse in fp32 (a
+ * lane's share of a row sum is kept apart and the four shares added at the
+ * end). Every output element is written once by one thread with a fixed
+ * order of additions: bitwise reproducible, no atomics.
+ *
+ * Fragment layouts (PTX ISA, mma.m16n8k16 .bf16; g = lane / 4, c = lane % 4):
+ * A (16 x 16, row) regs a0..a3 = (row g, cols 2c..2c+1), (row g+8, same),
+ * (row g, cols 2c+8..), (row g+8, cols 2c+8..); B (16 x 8, k x n) b0, b1 =
+ * (k 2c..2c+1, n g), (k 2c+8.., n g); C (16 x 8) c0..c3 = (row g, cols 2c,
+ * 2c+1), (row g+8, cols 2c, 2c+1). So the C fragments of two adjacent
+ * 8-column blocks are, packed in pairs, the A fragment of a 16-wide k step
+ * (how P and dS feed the next product without shared memory).
+ *
+ * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
+ * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
+ * summed by atomics (not reproducible; dQ recomputes S and dP instead).
+ * Reference: Dao, FlashAttention-2 (2023), Algorithms 1 and 2 and section
+ * 3.3 (warp partitioning); PTX ISA, Warp-level matrix instructions
+ * (mma.m16n8k16, ldmatrix) and cp.async.
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/cuda_internal.h"
+
+typedef __nv_bfloat16 bf;
+
+#define MM_D 128
+#define MM_R 64           /* rows of a tile */
+#define MM_LD 136         /* bf16 row stride in shared memory (272 bytes: ldmatrix rows
+			     fall in distinct 16-byte bank groups) */
+#define MM_THREADS 128
+#define MM_TILE (MM_R * MM_LD)
+
+/* ---- PTX wrappers ---- */
+
+__device__ static inline unsigned smem_addr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global -> shared, zero-filled when !valid (src not read) */
+__device__ static inline void cp16(void *dst, const void *src, bool valid)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
+		     "l"(src), "r"(valid ? 16 : 0));
+}
+
+__device__ static inline void cp_commit(void)
+{
+	asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N> __device__ static inline void cp_wait(void)
+{
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ static inline void ldsm4(uint32_t *r, const bf *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
+__device__ static inline void ldsm4t(uint32_t *r, const bf *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
+/* c (16 x 8) += a (16 x 16) b (16 x 8) */
+__device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ static inline uint32_t pack(float lo, float hi)
+{
+	__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+	return *(uint32_t *)&v;
+}
+
+/* ---- tiles ---- */
+
+/* rows [r0, r0 + 64) of a (B,T,H,128) bf16 tensor at src (= its (b, h)
+ * origin, row stride ld elements) into dst (stride MM_LD); rows past T
+ * are zero. Asynchronous: the caller commits and waits. */
+__device__ static void tile_load(bf *dst, const bf *src, int64_t ld, int r0, int T)
+{
+#pragma unroll
+	for (int u = 0; u < MM_R * MM_D / 8 / MM_THREADS; u++) {
+		int e = threadIdx.x + u * MM_THREADS, r = e >> 4, c = (e & 15) * 8, t = r0 + r;
+		bool ok = t < T;
+		cp16(dst + r * MM_LD + c, ok ? src + (int64_t)t * ld + c : src, ok);
+	}
+}
+
+/* The A fragment of rows [r, r + 16), columns [k, k + 16) of a tile. */
+__device__ static inline void frag_a(uint32_t *a, const bf *tile, int r, int k)
+{
+	int lane = threadIdx.x & 31;
+	ldsm4(a, tile + (r + (lane & 7) + ((lane >> 3) & 1) * 8) * MM_LD + k + (lane >> 4) * 8);
+}
+
+/* B fragments for X^T where X's rows [n, n + 8) are the n index and its
+ * columns [k, k + 32) the k index (k steps k and k + 16): b[0..1], b[2..3]. */
+__device__ static inline void frag_bt(uint32_t *b, const bf *tile, int n, int k)
+{
+	int lane = threadIdx.x & 31;
+	ldsm4(b, tile + (n + (lane & 7)) * MM_LD + k + (lane >> 3) * 8);
+}
+
+/* B fragments for X where X's rows [k, k + 16) are the k index and its
+ * columns [n, n + 16) two n blocks: b[0..1] for columns n, b[2..3] for n + 8. */
+__device__ static inline void frag_b(uint32_t *b, const bf *tile, int k, int n)
+{
+	int lane = threadIdx.x & 31;
+	ldsm4t(b, tile + (k + (lane & 7) + ((lane >> 3) & 1) * 8) * MM_LD + n + (lane >> 4) * 8);
+}
+
+/* acc (16 x 64, 8 blocks) = A B^T with A's 16 rows (fragments from
+ * shared, rows ra of ta) or aq (eight k steps in registers) and the 64
+ * rows of tb as B^T, over the 128 columns. */
+__device__ static inline void prod_abt(float (*acc)[4], const uint32_t (*aq)[4], const bf *ta,
+				       int ra, const bf *tb)
+{
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			acc[j][e] = 0.f;
+#pragma unroll
+	for (int kk = 0; kk < 8; kk += 2) {
+		uint32_t a0[4], a1[4];
+		if (!aq) {
+			frag_a(a0, ta, ra, kk * 16);
+			frag_a(a1, ta, ra, kk * 16 + 16);
+		}
+#pragma unroll
+		for (int j = 0; j < 8; j++) {
+			uint32_t b[4];
+			frag_bt(b, tb, j * 8, kk * 16);
+			mma(acc[j], aq ? aq[kk] : a0, b[0], b[1]);
+			mma(acc[j], aq ? aq[kk + 1] : a1, b[2], b[3]);
+		}
+	}
+}
+
+/* out (16 x 128, 16 blocks) += P X with P (16 x 64) given as fp32 C
+ * fragments p[8][4] (rounded to bf16 here) and X the 64 x 128 tile tx. */
+__device__ static inline void prod_px(float (*out)[4], const float (*p)[4], const bf *tx)
+{
+#pragma unroll
+	for (int kk = 0; kk < 4; kk++) {
+		uint32_t a[4] = { pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
+				  pack(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+				  pack(p[2 * kk + 1][2], p[2 * kk + 1][3]) };
+#pragma unroll
+		for (int nb = 0; nb < 16; nb += 2) {
+			uint32_t b[4];
+			frag_b(b, tx, kk * 16, nb * 8);
+			mma(out[nb], a, b[0], b[1]);
+			mma(out[nb + 1], a, b[2], b[3]);
+		}
+	}
+}
+
+__device__ static inline bool vis(int t, int s, int T, int64_t window)
+{
+	return t < T && s <= t && (int64_t)s >= (int64_t)t - window;
+}
+
+/* acc (16 x 128) times s into rows [r0, r0 + 16) of dst (fp32, stride ld),
+ * rows < T: lane (g, c) writes (row g / g+8, columns 8 nb + 2c, +1). */
+__device__ static inline void store_rows(float *dst, const float (*acc)[4], float s, int64_t ld,
+					 int r0, int T)
+{
+	int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+	int ta = r0 + g, tb = ta + 8;
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++) {
+		int col = nb * 8 + 2 * c;
+		if (ta < T)
+			*(float2 *)(dst + (int64_t)ta * ld + col) = make_float2(acc[nb][0] * s, acc[nb][1] * s);
+		if (tb < T)
+			*(float2 *)(dst + (int64_t)tb * ld + col) = make_float2(acc[nb][2] * s, acc[nb][3] * s);
+	}
+}
+
+/* ---- forward ---- */
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
+	       int64_t window, float scale)
+{
+	extern __shared__ __align__(128) unsigned char smraw[];
+	bf *Qs = (bf *)smraw, *Ks = Qs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
+	const int bh = blockIdx.y, b = bh / H, h = bh % H;
+	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int g = lane >> 2, c = lane & 3;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int qlast = min(q0 + MM_R, T) - 1;
+	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
+	const int ntile = (qlast - kfirst) / MM_R + 1;
+
+	tile_load(Qs, q + base, ld, q0, T);
+	tile_load(Ks, k + base, ld, kfirst, T);
+	tile_load(Vs, v + base, ld, kfirst, T);
+	cp_commit();
+	cp_wait<0>();
+	__syncthreads();
+	uint32_t qf[8][4];
+#pragma unroll
+	for (int kk = 0; kk < 8; kk++)
+		frag_a(qf[kk], Qs, w * 16, kk * 16);
+
+	float o[16][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f };
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			o[nb][e] = 0.f;
+	const int tr[2] = { q0 + w * 16 + g, q0 + w * 16 + g + 8 };
+	for (int it = 0; it < ntile; it++) {
+		const int s0 = kfirst + it * MM_R, cur = it & 1;
+		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
+		if (it + 1 < ntile) {   /* the next tile's loads fly during this one */
+			tile_load(Ks + (cur ^ 1) * MM_TILE, k + base, ld, s0 + MM_R, T);
+			tile_load(Vs + (cur ^ 1) * MM_TILE, v + base, ld, s0 + MM_R, T);
+			cp_commit();
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		__syncthreads();
+		float s[8][4];
+		prod_abt(s, qf, NULL, 0, Kc);
+		/* online softmax: row i (0: g, 1: g + 8) of this lane holds s[j][2i + e] */
+		float mx[2] = { -INFINITY, -INFINITY };
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+				float x = vis(tr[i], key, T, window) ? s[j][e] * scale : -INFINITY;
+				s[j][e] = x;
+				mx[i] = fmaxf(mx[i], x);
+			}
+		float alpha[2];
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+			mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+			float mnew = fmaxf(m[i], mx[i]);
+			alpha[i] = mnew == -INFINITY ? 1.f : expf(m[i] - mnew);
+			m[i] = mnew;
+		}
+		float ps[2] = { 0.f, 0.f };
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int i = e >> 1;
+				float p = m[i] == -INFINITY ? 0.f : expf(s[j][e] - m[i]);
+				s[j][e] = p;
+				ps[i] += p;
+			}
+#pragma unroll
+		for (int i = 0; i < 2; i++)
+			l[i] = l[i] * alpha[i] + ps[i];
+#pragma unroll
+		for (int nb = 0; nb < 16; nb++) {
+			o[nb][0] *= alpha[0];
+			o[nb][1] *= alpha[0];
+			o[nb][2] *= alpha[1];
+			o[nb][3] *= alpha[1];
+		}
+		prod_px(o, s, Vc);
+		__syncthreads();   /* every warp is done with this buffer before it is refilled */
+	}
+	float inv[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+		inv[i] = 1.f / l[i];
+		if (c == 0 && tr[i] < T)
+			lse[(int64_t)bh * T + tr[i]] = m[i] + logf(l[i]);
+	}
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++) {
+		o[nb][0] *= inv[0];
+		o[nb][1] *= inv[0];
+		o[nb][2] *= inv[1];
+		o[nb][3] *= inv[1];
+	}
+	store_rows(y + base, o, 1.f, ld, q0 + w * 16, T);
+}
+
+/* ---- backward: dK, dV ---- */
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dkdv_mma(float *dk, float *dv, const bf *dy, const bf *q, const bf *k, const bf *v,
+		const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
+{
+	extern __shared__ __align__(128) unsigned char smraw[];
+	bf *Ks = (bf *)smraw, *Vs = Ks + MM_TILE, *Qs = Vs + MM_TILE, *Gs = Qs + 2 * MM_TILE;
+	float *Ls = (float *)(Gs + 2 * MM_TILE), *Ds = Ls + 2 * MM_R;   /* 2 x 64 each */
+	const int bh = blockIdx.y, b = bh / H, h = bh % H;
+	const int k0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int c = lane & 3, g = lane >> 2;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int64_t tend = (int64_t)k0 + MM_R - 1 + window;
+	const int tlast = (int)(tend < T - 1 ? tend : T - 1);
+	const int ntile = (tlast - k0) / MM_R + 1;
+
+	tile_load(Ks, k + base, ld, k0, T);
+	tile_load(Vs, v + base, ld, k0, T);
+	tile_load(Qs, q + base, ld, k0, T);
+	tile_load(Gs, dy + base, ld, k0, T);
+	cp_commit();
+	if (threadIdx.x < MM_R) {
+		int t = k0 + threadIdx.x;
+		Ls[threadIdx.x] = t < T ? lse[(int64_t)bh * T + t] : 0.f;
+		Ds[threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
+	}
+	float gk[16][4], gv[16][4];
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			gk[nb][e] = gv[nb][e] = 0.f;
+	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
+	for (int it = 0; it < ntile; it++) {
+		const int t0 = k0 + it * MM_R, cur = it & 1;
+		const bf *Qc = Qs + cur * MM_TILE, *Gc = Gs + cur * MM_TILE;
+		const float *Lc = Ls + cur * MM_R, *Dc = Ds + cur * MM_R;
+		if (it + 1 < ntile) {
+			tile_load(Qs + (cur ^ 1) * MM_TILE, q + base, ld, t0 + MM_R, T);
+			tile_load(Gs + (cur ^ 1) * MM_TILE, dy + base, ld, t0 + MM_R, T);
+			cp_commit();
+			if (threadIdx.x < MM_R) {
+				int t = t0 + MM_R + threadIdx.x;
+				Ls[(cur ^ 1) * MM_R + threadIdx.x] = t < T ? lse[(int64_t)bh * T + t] : 0.f;
+				Ds[(cur ^ 1) * MM_R + threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
+			}
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		__syncthreads();
+		/* P^T (16 keys x 64 queries): lane holds keys ks[e >> 1], queries
+		 * t0 + 8 j + 2c + (e & 1) */
+		float p[8][4];
+		prod_abt(p, NULL, Ks, w * 16, Qc);
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int qi = j * 8 + 2 * c + (e & 1);
+				p[j][e] = vis(t0 + qi, ks[e >> 1], T, window) ? expf(p[j][e] * scale - Lc[qi])
+									     : 0.f;
+			}
+		prod_px(gv, p, Gc);          /* dV += P^T dY */
+		float ds[8][4];
+		prod_abt(ds, NULL, Vs, w * 16, Gc);   /* dP^T = V dY^T */
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				ds[j][e] = p[j][e] * (ds[j][e] - Dc[j * 8 + 2 * c + (e & 1)]);
+		prod_px(gk, ds, Qc);         /* dK += dS^T Q */
+		__syncthreads();
+	}
+	store_rows(dk + base, gk, scale, ld, k0 + w * 16, T);
+	store_rows(dv + base, gv, 1.f, ld, k0 + w * 16, T);
+}
+
+/* ---- backward: dQ ---- */
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, const float *lse,
+	      const float *Dd, int T, int H, int64_t window, float scale)
+{
+	extern __shared__ __align__(128) unsigned char smraw[];
+	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
+	const int bh = blockIdx.y, b = bh / H, h = bh % H;
+	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int c = lane & 3, g = lane >> 2;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int qlast = min(q0 + MM_R, T) - 1;
+	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
+	const int ntile = (qlast - kfirst) / MM_R + 1;
+
+	tile_load(Qs, q + base, ld, q0, T);
+	tile_load(Gs, dy + base, ld, q0, T);
+	tile_load(Ks, k + base, ld, kfirst, T);
+	tile_load(Vs, v + base, ld, kfirst, T);
+	cp_commit();
+	const int tr[2] = { q0 + w * 16 + g, q0 + w * 16 + g + 8 };
+	float L[2], Dr[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		L[i] = tr[i] < T ? lse[(int64_t)bh * T + tr[i]] : 0.f;
+		Dr[i] = tr[i] < T ? Dd[(int64_t)bh * T + tr[i]] : 0.f;
+	}
+	float gq[16][4];
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			gq[nb][e] = 0.f;
+	for (int it = 0; it < ntile; it++) {
+		const int s0 = kfirst + it * MM_R, cur = it & 1;
+		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
+		if (it + 1 < ntile) {
+			tile_load(Ks + (cur ^ 1) * MM_TILE, k + base, ld, s0 + MM_R, T);
+			tile_load(Vs + (cur ^ 1) * MM_TILE, v + base, ld, s0 + MM_R, T);
+			cp_commit();
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		__syncthreads();
+		float p[8][4], ds[8][4];
+		prod_abt(p, NULL, Qs, w * 16, Kc);    /* S */
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+				p[j][e] = vis(tr[i], key, T, window) ? expf(p[j][e] * scale - L[i]) : 0.f;
+			}
+		prod_abt(ds, NULL, Gs, w * 16, Vc);   /* dP = dY V^T */
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				ds[j][e] = p[j][e] * (ds[j][e] - Dr[e >> 1]);
+		prod_px(gq, ds, Kc);                  /* dQ += dS K */
+		__syncthreads();
+	}
+	store_rows(dq + base, gq, scale, ld, q0 + w * 16, T);
+}
+
+/* ---- launchers ---- */
+
+static size_t mm_smem_fwd(void)
+{
+	return (size_t)5 * MM_TILE * sizeof(bf);
+}
+
+static size_t mm_smem_dkdv(void)
+{
+	return (size_t)6 * MM_TILE * sizeof(bf) + (size_t)4 * MM_R * sizeof(float);
+}
+
+static size_t mm_smem_dq(void)
+{
+	return (size_t)6 * MM_TILE * sizeof(bf);
+}
+
+static dim3 mm_grid(const char *op, int B, int T, int H, int D)
+{
+	if (D != MM_D || (int64_t)B * H > 65535) {
+		fprintf(stderr, "backend_cuda: %s: mma attention needs D = 128 and B*H <= 65535\n", op);
+		abort();
+	}
+	return dim3((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
+}
+
+/* bf16 copies (nearest even) of n-element fp32 tensors, one scratch block */
+static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, size_t *bytes)
+{
+	*bytes = (size_t)cnt * (size_t)n * sizeof(bf);
+	bf *p = (bf *)cuda_scratch_alloc(op, *bytes);
+	for (int i = 0; i < cnt; i++)
+		cuda_cast_bf16(p + (size_t)i * n, src[i], n);
+	return p;
+}
+
+void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			 int B, int T, int H, int D, int64_t window, float scale)
+{
+	dim3 gr = mm_grid("attn_fwd", B, T, H, D);
+	int64_t n = (int64_t)B * T * H * D;
+	const float *src[3] = { q, k, v };
+	size_t nb;
+	bf *cp = mm_cast("attn_fwd", src, 3, n, &nb);
+	size_t sm = mm_smem_fwd();
+	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_mma,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+	k_attn_fwd_mma<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, lse, cp, cp + n, cp + 2 * n, T, H,
+							       window, scale);
+	CUDA_CK("attn_fwd", cudaGetLastError());
+	cuda_scratch_free(cp, nb);
+}
+
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+			 const float *k, const float *v, const float *Dd, const float *lse,
+			 int B, int T, int H, int D, int64_t window, float scale)
+{
+	dim3 gr = mm_grid("attn_bwd", B, T, H, D);
+	int64_t n = (int64_t)B * T * H * D;
+	const float *src[4] = { dy, q, k, v };
+	size_t nb;
+	bf *cp = mm_cast("attn_bwd", src, 4, n, &nb);
+	const bf *gdy = cp, *gq = cp + n, *gk = cp + 2 * n, *gv = cp + 3 * n;
+	cudaStream_t st = cuda_stream();
+	size_t s1 = mm_smem_dkdv(), s2 = mm_smem_dq();
+	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
+	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s2));
+	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, gdy, gq, gk, gv, lse, Dd, T, H, window,
+						    scale);
+	k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, gdy, gq, gk, gv, lse, Dd, T, H, window, scale);
+	CUDA_CK("attn_bwd", cudaGetLastError());
+	cuda_scratch_free(cp, nb);
+}
