@@ -17,22 +17,22 @@
 #                         compiles)
 #   GPU_BENCH_PASS_ROWS (0) config pass_rows of supkit's runs (0: the
 #                         backend's choice, the most rows whose activations
-#                         fit 12 GiB: 16 at depth 8, where one pass of 64
+#                         fit 15 GiB: 32 at depth 8, where one pass of 64
 #                         would hold 28 GiB of fp32 activations)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
-#   SUPKIT_CUDA_ATTN (tc) attention kernels of supkit's training runs: tc
-#                         (bf16 tensor cores through WMMA, fp32
+#   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:
+#                         mma (bf16 tensor cores through mma.sync, fp32
 #                         accumulation, the backend's default: the
-#                         comparison with PyTorch's bf16 attention), mma
-#                         (the same through mma.sync) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT_ATTN (mma) attention kernels for one more supkit run at
-#                         the first depth, after the side-by-side ones
-#                         (a row "DEPTH/MODE"; "" for none)
+#                         comparison with PyTorch's bf16 attention), tc (the
+#                         same through WMMA) or f32 (fp32 CUDA cores)
+#   GPU_BENCH_ALT ("tc")  more supkit-only runs at the first depth after the
+#                         side-by-side ones, each ATTN or ATTN:PASS_ROWS
+#                         (e.g. "tc mma:32"; a row "DEPTH/ITEM"; "" for none)
 #   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
 #                         rounded to nearest even, the default), fast16bf
 #                         (cuBLAS's own down-conversion) or f32
 set -u
-export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-tc}
+export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-mma}
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BIN=${BIN:-bin}
@@ -116,13 +116,15 @@ for depth in $depths; do
 	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth" "${s_tps:--}" \
 		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${t_tps:--}" "$(mfu "$t_tps" "$ft")" "${t_mem:--}")")
 done
-# supkit alone again at the first depth with the other attention kernels
-for alt in ${GPU_BENCH_ALT_ATTN-mma}; do
-	[[ "$alt" == "$SUPKIT_CUDA_ATTN" ]] && continue
+# supkit alone again at the first depth: other attention kernels or pass sizes
+for alt in ${GPU_BENCH_ALT-tc}; do
+	a_attn=${alt%%:*} a_rows=$pass_rows
+	[[ "$alt" == *:* ]] && a_rows=${alt#*:}
+	[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] && continue
 	depth=${depths%% *}
-	echo "== training, depth $depth (B 64, T 2048; supkit attention: $alt, GEMMs: ${SUPKIT_CUDA_MM:-bf16})"
-	out=$(SUPKIT_CUDA_ATTN=$alt "$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" \
-		--budget "$budget" --pass-rows "$pass_rows")
+	echo "== training, depth $depth (B 64, T 2048; supkit attention: $a_attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $a_rows)"
+	out=$(SUPKIT_CUDA_ATTN=$a_attn "$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" \
+		--budget "$budget" --pass-rows "$a_rows")
 	echo "$out"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")

@@ -15,10 +15,11 @@
  * bf16; every product accumulates in fp32; softmax statistics, lse and the
  * row dots D = rowsum(dY * Y) are fp32.
  *
- * The backend's default for head width 128 since it passed tests/gpu on an
- * H200 (SUPKIT_CUDA_ATTN=f32 or cuda_set_attn_mode selects the fp32 ones):
- * there 58-61 TFLOP/s forward, 48-52 backward at the benchmark's size, once
- * the tile loads were vectorised (17.5 before, the fp32 kernels 10 and 4-6).
+ * Selected by SUPKIT_CUDA_ATTN=tc (or cuda_set_attn_mode); the backend's
+ * default is now kernels/attention_mma.cu (the same rounding points, scores
+ * in registers). On an H200 at the benchmark's size these run 58-61
+ * TFLOP/s forward, 48-52 backward (the mma.sync ones 102-108 and 114-123,
+ * the fp32 ones 10 and 4-6).
  * Left out: head widths other than 128 (the backend falls back to the fp32
  * kernels), wgmma/TMA (Hopper-specific) pipelining, register-resident O.
  * Reference: Dao, FlashAttention-2 (2023), Algorithms 1 and 2; CUDA C++

@@ -10,7 +10,10 @@
  * benchmark's autocast: fp32 operands cast to bf16 here, round to nearest
  * even, bf16 ones used as they are; CUDA_MM_BF16_FAST: fp32 operands through
  * cuBLAS's COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or
- * in full fp32 (CUDA_MM_F32, no TF32). Every op is
+ * in full fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope
+ * (backend.h scope) an operand's cast is kept until an op writes the
+ * operand, and relu^2 writes its output's cast as it goes (g_cc: on an H200
+ * the casts fell from 22% of a depth-8 step to 8%). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (the sort
@@ -21,6 +24,8 @@
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
  * tables only), asynchronous ops (each op synchronises, because the model
  * reads and writes small host-side values between ops), cuBLASLt epilogues,
+ * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
+ * thread left one block an SM and it ran 4x slower on an H200),
  * the optimizer (Polar Express: kernels/polar.cu; the element-wise passes:
  * kernels/optim.cu; the rest in trainer/optim.c on the host).
  * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
@@ -66,7 +71,7 @@ static struct {
 	int on, off;     /* on: in a scope; off: cuda_set_cast_reuse(0) */
 	int n, cap;
 	struct ccast *e;
-	uint64_t made, reused;   /* since cuda_profile(1) */
+	uint64_t made, reused;   /* while cuda_profile counts */
 } g_cc;
 
 /* cuda_profile's counts */
@@ -177,7 +182,7 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasCreate(&g_cu.blas));
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
-	g_cu.attn = CUDA_ATTN_TC;   /* the default (head width 128; others run fp32) */
+	g_cu.attn = CUDA_ATTN_MMA;   /* the default (head width 128; others run fp32) */
 	const char *am = getenv("SUPKIT_CUDA_ATTN");
 	if (am && strcmp(am, "f32") == 0)
 		g_cu.attn = CUDA_ATTN_F32;
@@ -234,6 +239,22 @@ static void cc_forget(const void *p, size_t bytes)
 		if (a < c->p + (size_t)c->n * 4 && c->p < a + bytes)
 			cc_drop(i);
 	}
+}
+
+static void cc_put(const char *op, const void *p, int64_t n, void *bf)
+{
+	if (g_cc.n == g_cc.cap) {
+		int cap = g_cc.cap ? 2 * g_cc.cap : 64;
+		struct ccast *e = (struct ccast *)realloc(g_cc.e, (size_t)cap * sizeof *e);
+		if (!e)
+			bk_fail(op, "out of host memory");
+		g_cc.e = e;
+		g_cc.cap = cap;
+	}
+	g_cc.e[g_cc.n].p = (const char *)p;
+	g_cc.e[g_cc.n].n = n;
+	g_cc.e[g_cc.n].bf = bf;
+	g_cc.n++;
 }
 
 static void cc_clear(void)
@@ -917,28 +938,48 @@ __device__ static inline float relu2_b(float h, float d)
 	return h > 0 ? 2 * h * d : 0;
 }
 
+/* The output o as float4 and, when ob is set, rounded to bf16 into ob too
+ * (cc_fresh: the GEMMs' operand). */
+__device__ static inline void put4(float *o, __nv_bfloat16 *ob, int64_t i, float4 v)
+{
+	((float4 *)o)[i] = v;
+	if (ob) {
+		__nv_bfloat162 *d = (__nv_bfloat162 *)(ob + 4 * i);
+		d[0] = __floats2bfloat162_rn(v.x, v.y);
+		d[1] = __floats2bfloat162_rn(v.z, v.w);
+	}
+}
+
+__device__ static inline void put1(float *o, __nv_bfloat16 *ob, int64_t i, float v)
+{
+	o[i] = v;
+	if (ob)
+		ob[i] = __float2bfloat16_rn(v);
+}
+
 /* v4 = 1: every operand 16-byte aligned, a float4 a thread, then the tail */
-__global__ static void k_relu2_fwd(float *o, const float *h, int64_t n, int v4)
+__global__ static void k_relu2_fwd(float *o, __nv_bfloat16 *ob, const float *h, int64_t n, int v4)
 {
 	int64_t n4 = v4 ? n / 4 : 0;
 	GSTRIDE(i, n4) {
 		float4 a = ((const float4 *)h)[i];
-		((float4 *)o)[i] = make_float4(relu2_f(a.x), relu2_f(a.y), relu2_f(a.z), relu2_f(a.w));
+		put4(o, ob, i, make_float4(relu2_f(a.x), relu2_f(a.y), relu2_f(a.z), relu2_f(a.w)));
 	}
 	GSTRIDE(j, n - 4 * n4)
-		o[4 * n4 + j] = relu2_f(h[4 * n4 + j]);
+		put1(o, ob, 4 * n4 + j, relu2_f(h[4 * n4 + j]));
 }
 
-__global__ static void k_relu2_bwd(float *dh, const float *d, const float *h, int64_t n, int v4)
+__global__ static void k_relu2_bwd(float *dh, __nv_bfloat16 *ob, const float *d, const float *h,
+				   int64_t n, int v4)
 {
 	int64_t n4 = v4 ? n / 4 : 0;
 	GSTRIDE(i, n4) {
 		float4 a = ((const float4 *)h)[i], b = ((const float4 *)d)[i];
-		((float4 *)dh)[i] = make_float4(relu2_b(a.x, b.x), relu2_b(a.y, b.y), relu2_b(a.z, b.z),
-						relu2_b(a.w, b.w));
+		put4(dh, ob, i, make_float4(relu2_b(a.x, b.x), relu2_b(a.y, b.y), relu2_b(a.z, b.z),
+					    relu2_b(a.w, b.w)));
 	}
 	GSTRIDE(j, n - 4 * n4)
-		dh[4 * n4 + j] = relu2_b(h[4 * n4 + j], d[4 * n4 + j]);
+		put1(dh, ob, 4 * n4 + j, relu2_b(h[4 * n4 + j], d[4 * n4 + j]));
 }
 
 __global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t n,
@@ -1111,31 +1152,35 @@ static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *
 	if (keep)
 		for (int i = 0; i < g_cc.n; i++)
 			if (g_cc.e[i].p == (const char *)t->data && g_cc.e[i].n == n) {
-				g_cc.reused++;
+				g_cc.reused += g_prof.on;
 				return g_cc.e[i].bf;
 			}
 	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
 	cuda_cast_bf16(bf, (const float *)p, n);
 	*cast = 1;
-	g_cc.made++;
+	g_cc.made += g_prof.on;
 	if (keep) {
-		if (g_cc.n == g_cc.cap) {
-			int cap = g_cc.cap ? 2 * g_cc.cap : 64;
-			struct ccast *e = (struct ccast *)realloc(g_cc.e, (size_t)cap * sizeof *e);
-			if (!e)
-				bk_fail(c->op, "out of host memory");
-			g_cc.e = e;
-			g_cc.cap = cap;
-		}
-		g_cc.e[g_cc.n].p = (const char *)t->data;
-		g_cc.e[g_cc.n].n = n;
-		g_cc.e[g_cc.n].bf = bf;
-		g_cc.n++;
+		cc_put(c->op, t->data, n, bf);
 		return bf;
 	}
 	*tmp = bf;
 	*tmpn = (size_t)n * 2;
 	return bf;
+}
+
+/* For an op whose fp32 output t (mapped at p, after ctx_map has dropped
+ * its old casts) only GEMMs read: inside a pass scope with bf16 GEMMs, a
+ * bf16 buffer kept as t's cast, for the op to fill with its output
+ * rounded to nearest even (the GEMMs then find it); NULL otherwise. */
+static __nv_bfloat16 *cc_fresh(struct opctx *c, const struct tensor *t, const void *p)
+{
+	if (!g_cc.on || g_cu.mm != CUDA_MM_BF16 || t->dtype != TD_F32 || p != t->data)
+		return NULL;
+	int64_t n = tensor_numel(t);
+	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
+	cc_put(c->op, t->data, n, bf);
+	g_cc.made += g_prof.on;
+	return (__nv_bfloat16 *)bf;
 }
 
 /* Row-major out (M,N) = alpha op(a) op(b) + beta out, as the column-major
@@ -1582,8 +1627,9 @@ static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
 	bk_check(tensor_numel(out) == n, c.op);
 	const float *ph = fin(&c, h);
 	float *po = fout(&c, out);
+	__nv_bfloat16 *ob = cc_fresh(&c, out, po);   /* the model's u: read by GEMMs only */
 	int v4 = al16(po) && al16(ph);
-	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, ph, n, v4);
+	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, ob, ph, n, v4);
 	ctx_done(&c);
 }
 
@@ -1595,8 +1641,9 @@ static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const stru
 	bk_check(tensor_numel(dh) == n && tensor_numel(dout) == n, c.op);
 	const float *ph = fin(&c, h), *pd = fin(&c, dout);
 	float *po = fout(&c, dh);
+	__nv_bfloat16 *ob = cc_fresh(&c, dh, po);    /* the model's dh: read by GEMMs only */
 	int v4 = al16(po) && al16(pd) && al16(ph);
-	k_relu2_bwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, pd, ph, n, v4);
+	k_relu2_bwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, ob, pd, ph, n, v4);
 	ctx_done(&c);
 }
 

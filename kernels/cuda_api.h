@@ -74,10 +74,10 @@ void cuda_set_cast_reuse(int on);
 enum cuda_attn_mode {
 	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
 	CUDA_ATTN_TC,   /* bf16 tensor cores through WMMA, fp32 accumulation
-	                   (default; kernels/attention_tc.cu) */
+	                   (kernels/attention_tc.cu) */
 	CUDA_ATTN_MMA   /* bf16 tensor cores through mma.sync with register-
 	                   resident tiles, fp32 accumulation, the same rounding
-	                   points (kernels/attention_mma.cu) */
+	                   points (default; kernels/attention_mma.cu) */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
@@ -144,7 +144,9 @@ void cuda_mem_stats(struct cuda_mem_stats *s);
  * is counted apart. cuda_profile(1) clears the counts and starts counting,
  * cuda_profile(0) stops. cuda_profile_print writes one line an op, the
  * largest first ("profile TITLE OP calls N ms X share P%"), at most `top`
- * of them and the rest as "(other)", then the host's line and the total. */
+ * of them and the rest as "(other)", then the host's line, the total, and
+ * the bf16 operand casts made and reused (cuda_set_cast_reuse) while
+ * counting. */
 void cuda_profile(int on);
 void cuda_profile_print(FILE *f, const char *title, int top);
 

@@ -13,10 +13,10 @@
 # Each phase runs under min(its cap, what is left of GPU_CHECK_BUDGET,
 # default 520 s): build 150, cuda_ops 120, select 30, train_cli 45, curve
 # 150, bench 300; a benchmark cut short keeps its RESULT lines.
-# The tensor-core attention (the backend's default for head width 128) and
-# the fp32 one are both timed in the benchmark's op section and tested in
-# cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN and
-# SUPKIT_CUDA_MM change them).
+# The attention kernels (mma.sync, the backend's default for head width
+# 128; WMMA; fp32) are all timed in the benchmark's op section and tested
+# in cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN and
+# SUPKIT_CUDA_MM change them; GPU_BENCH_ALT adds supkit-only runs).
 # A machine without the build's libraries (the lent GPU machine: no package
 # registry) unpacks the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch
 # here, then carry .gpu-deps with the run); the curve check needs the demo
@@ -157,7 +157,7 @@ t0=$SECONDS
 l=$(lim 300)
 if ((l > 0)); then
 	timeout -k 5 "$l" env GPU=1 BUILD=build/gpu BIN=build/gpu/bin GPU_BENCH_STEPS=2 GPU_BENCH_BUDGET=30 \
-		GPU_BENCH_DEPTHS="8 6" bash bench/bench_gpu.sh >"$log/bench.log" 2>"$log/bench.err"
+		GPU_BENCH_DEPTHS="${GPU_BENCH_DEPTHS:-8 6}" bash bench/bench_gpu.sh >"$log/bench.log" 2>"$log/bench.err"
 	note "bench: exit $? ($((SECONDS - t0)) s of $l; log bench.log, bench.err)"
 	sed -n '/^device:/p; /^torch:/p; /^matmul/p; /^attention/p; /^note/p; /^model runs/p; /^RESULT/p; /^profile/p; /^skipped/p; /^== summary/,/^== ops/p' \
 		"$log/bench.log" >>"$summary"

@@ -98,7 +98,7 @@ size_t model_peak_bytes(const struct model *m);
 size_t model_bytes_for(const struct model *m, int B, int T);
 /* The rows a forward/backward pass of a B x T micro-batch runs at once:
  * cfg->pass_rows when set; with pass_rows = 0, B on the CPU backend and on a
- * GPU backend the most rows (a divisor of B) whose activations fit 12 GiB. */
+ * GPU backend the most rows (a divisor of B) whose activations fit 15 GiB. */
 int model_pass_rows(const struct model *m, int B, int T);
 /* The GPU rule alone, whatever the model's backend (1 when no pass fits). */
 int model_gpu_pass_rows(const struct model *m, int B, int T);

@@ -16,8 +16,8 @@
  *       micro-batch in passes of P rows. Stops early past --budget seconds.
  *       Then "profile" lines: the timed steps' wall time op by op
  *       (cuda_profile), the largest 24 first. The
- *       attention kernel follows SUPKIT_CUDA_ATTN (tc, the default:
- *       tensor cores through WMMA; mma: through mma.sync; f32), the GEMMs
+ *       attention kernel follows SUPKIT_CUDA_ATTN (mma, the default:
+ *       tensor cores through mma.sync; tc: through WMMA; f32), the GEMMs
  *       SUPKIT_CUDA_MM (bf16, the default; fast16bf; f32).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
@@ -107,9 +107,9 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		       2.5 * ff / (t2 - t1) / 1e12);
 	}
 	const char *am = getenv("SUPKIT_CUDA_ATTN");
-	cuda_set_attn_mode(am && !strcmp(am, "f32")   ? CUDA_ATTN_F32
-			   : am && !strcmp(am, "mma") ? CUDA_ATTN_MMA
-						      : CUDA_ATTN_TC);
+	cuda_set_attn_mode(am && !strcmp(am, "f32")  ? CUDA_ATTN_F32
+			   : am && !strcmp(am, "tc") ? CUDA_ATTN_TC
+						     : CUDA_ATTN_MMA);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(all[i]);
@@ -213,7 +213,7 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		const char *am = getenv("SUPKIT_CUDA_ATTN"), *mm = getenv("SUPKIT_CUDA_MM");
 		printf("RESULT attn=%s mm=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
 		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
-		       am ? am : "tc", mm ? mm : "bf16", depth, B, T, model_pass_rows(m, B, T), K, done,
+		       am ? am : "mma", mm ? mm : "bf16", depth, B, T, model_pass_rows(m, B, T), K, done,
 		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
 		       (double)model_peak_bytes(m) / 1048576.0, resident);
 		char title[32];
