@@ -134,6 +134,24 @@ __device__ static void tile_load(bf *dst, const bf *src, int64_t ld, int r0, int
 	}
 }
 
+/* Before computing on tile `it` of ntile (its rows from r0; buffers it & 1
+ * of A and B): start the loads of tile it + 1 of a and b (rows r0 + 64)
+ * into the other buffers, then wait for tile it's own loads. The caller
+ * synchronises the block next. */
+__device__ static inline void pair_next(bf *A, bf *B, const bf *a, const bf *b, int64_t ld,
+					int it, int ntile, int r0, int T)
+{
+	if (it + 1 < ntile) {
+		const int nx = (it & 1) ^ 1;
+		tile_load(A + nx * MM_TILE, a, ld, r0 + MM_R, T);
+		tile_load(B + nx * MM_TILE, b, ld, r0 + MM_R, T);
+		cp_commit();
+		cp_wait<1>();
+	} else {
+		cp_wait<0>();
+	}
+}
+
 /* The A fragment of rows [r, r + 16), columns [k, k + 16) of a tile. */
 __device__ static inline void frag_a(uint32_t *a, const bf *tile, int r, int k)
 {
@@ -275,14 +293,7 @@ k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int 
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
 		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
-		if (it + 1 < ntile) {   /* the next tile's loads fly during this one */
-			tile_load(Ks + (cur ^ 1) * MM_TILE, k + base, ld, s0 + MM_R, T);
-			tile_load(Vs + (cur ^ 1) * MM_TILE, v + base, ld, s0 + MM_R, T);
-			cp_commit();
-			cp_wait<1>();
-		} else {
-			cp_wait<0>();
-		}
+		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);   /* the next tile flies */
 		__syncthreads();
 		float s[8][4];
 		prod_abt(s, qf, NULL, 0, Kc);
@@ -389,20 +400,12 @@ k_attn_dkdv_mma(float *dk, float *dv, const bf *dy, const bf *q, const bf *k, co
 		const int t0 = k0 + it * MM_R, cur = it & 1;
 		const bf *Qc = Qs + cur * MM_TILE, *Gc = Gs + cur * MM_TILE;
 		const float *Lc = Ls + cur * MM_R, *Dc = Ds + cur * MM_R;
-		if (it + 1 < ntile) {
-			tile_load(Qs + (cur ^ 1) * MM_TILE, q + base, ld, t0 + MM_R, T);
-			tile_load(Gs + (cur ^ 1) * MM_TILE, dy + base, ld, t0 + MM_R, T);
-			cp_commit();
-			if (threadIdx.x < MM_R) {
-				int t = t0 + MM_R + threadIdx.x;
-				Ls[(cur ^ 1) * MM_R + threadIdx.x] =
-					t < T ? lse[(int64_t)bh * T + t] * LOG2E : 0.f;
-				Ds[(cur ^ 1) * MM_R + threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
-			}
-			cp_wait<1>();
-		} else {
-			cp_wait<0>();
+		if (it + 1 < ntile && threadIdx.x < MM_R) {   /* the next tile's lse and D */
+			int t = t0 + MM_R + threadIdx.x;
+			Ls[(cur ^ 1) * MM_R + threadIdx.x] = t < T ? lse[(int64_t)bh * T + t] * LOG2E : 0.f;
+			Ds[(cur ^ 1) * MM_R + threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
 		}
+		pair_next(Qs, Gs, q + base, dy + base, ld, it, ntile, t0, T);
 		__syncthreads();
 		/* P^T (16 keys x 64 queries): lane holds keys ks[e >> 1], queries
 		 * t0 + 8 j + 2c + (e & 1) */
@@ -470,14 +473,7 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
 		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
-		if (it + 1 < ntile) {
-			tile_load(Ks + (cur ^ 1) * MM_TILE, k + base, ld, s0 + MM_R, T);
-			tile_load(Vs + (cur ^ 1) * MM_TILE, v + base, ld, s0 + MM_R, T);
-			cp_commit();
-			cp_wait<1>();
-		} else {
-			cp_wait<0>();
-		}
+		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);
 		__syncthreads();
 		float p[8][4], ds[8][4];
 		prod_abt(p, NULL, Qs, w * 16, Kc);    /* S */

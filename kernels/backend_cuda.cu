@@ -637,17 +637,21 @@ __global__ static void k_cols_add(float *o, const float *x, int64_t N, int64_t C
 	}
 }
 
+/* four values rounded to bf16, nearest even, at o (8-byte aligned) */
+__device__ static inline void bf4_store(__nv_bfloat16 *o, float4 v)
+{
+	__nv_bfloat162 *d = (__nv_bfloat162 *)o;
+	d[0] = __floats2bfloat162_rn(v.x, v.y);
+	d[1] = __floats2bfloat162_rn(v.z, v.w);
+}
+
 /* Round to bf16, nearest even. v4 = 1: x 16-byte and o 8-byte aligned,
  * four values a thread (one float4 in, two bf16 pairs out), then the tail. */
 __global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n, int v4)
 {
 	int64_t n4 = v4 ? n / 4 : 0;
-	GSTRIDE(i, n4) {
-		float4 v = ((const float4 *)x)[i];
-		__nv_bfloat162 *d = (__nv_bfloat162 *)(o + 4 * i);
-		d[0] = __floats2bfloat162_rn(v.x, v.y);
-		d[1] = __floats2bfloat162_rn(v.z, v.w);
-	}
+	GSTRIDE(i, n4)
+		bf4_store(o + 4 * i, ((const float4 *)x)[i]);
 	GSTRIDE(j, n - 4 * n4)
 		o[4 * n4 + j] = __float2bfloat16_rn(x[4 * n4 + j]);
 }
@@ -943,11 +947,8 @@ __device__ static inline float relu2_b(float h, float d)
 __device__ static inline void put4(float *o, __nv_bfloat16 *ob, int64_t i, float4 v)
 {
 	((float4 *)o)[i] = v;
-	if (ob) {
-		__nv_bfloat162 *d = (__nv_bfloat162 *)(ob + 4 * i);
-		d[0] = __floats2bfloat162_rn(v.x, v.y);
-		d[1] = __floats2bfloat162_rn(v.z, v.w);
-	}
+	if (ob)
+		bf4_store(ob + 4 * i, v);
 }
 
 __device__ static inline void put1(float *o, __nv_bfloat16 *ob, int64_t i, float v)

@@ -228,6 +228,17 @@ TEST(matmul_bf16)
 	cuda_mem_free(o1), cuda_mem_free(o2);
 }
 
+/* cuda_profile_print's text (free it) */
+static char *profile_text(const char *title, int top)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cuda_profile_print(f, title, top);
+	fclose(f);
+	return buf;
+}
+
 /* The pass scope's cast reuse: inside a scope a GEMM reuses the bf16 cast
  * of an operand until an op writes any byte of it; the result always
  * equals the GEMM of the current operands rounded on the host. */
@@ -280,11 +291,7 @@ TEST(matmul_cast_reuse)
 	GPU->scope(1);
 	reuse_expect(&go, &ga, &gb, "host write between scopes");
 	GPU->scope(0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cuda_profile_print(f, "t", 50);
-	fclose(f);
+	char *buf = profile_text("t", 50);
 	const char *l = buf ? strstr(buf, "bf16 operand casts: ") : NULL;
 	unsigned long long made = 0, reused = 0;
 	CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
@@ -306,11 +313,7 @@ TEST(profile)
 	GPU->zero(&gd);
 	cuda_profile(0);
 	GPU->zero(&gd);   /* not counted */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cuda_profile_print(f, "t", 10);
-	fclose(f);
+	char *buf = profile_text("t", 10);
 	const char *lm = buf ? strstr(buf, "profile t matmul ") : NULL;
 	const char *lz = buf ? strstr(buf, "profile t zero ") : NULL;
 	unsigned long long cm = 0, cz = 0;
@@ -1191,11 +1194,7 @@ TEST(train_cast_reuse_bitwise)
 	cuda_profile(1);
 	int rc = train("cuda", 6, l1);
 	cuda_profile(0);
-	char *buf = NULL;   /* the counts of this run (they go on counting) */
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	cuda_profile_print(f, "r", 0);
-	fclose(f);
+	char *buf = profile_text("r", 0);   /* this run's counts */
 	uint64_t f1 = last_fnv;
 	cuda_set_cast_reuse(0);
 	int rc2 = train("cuda", 6, l2);
