@@ -96,15 +96,28 @@ compile=()
 ((compile_on)) && compile=(--compile)
 ((torch_ok)) && echo "torch: $tpy, $("$tpy" -c 'import torch; print(torch.__version__)' 2>/dev/null); ${compile[*]:-eager (GPU_BENCH_COMPILE=0)}, budget $torch_budget s a depth (torch.compile's first step included)"
 
-rows=()
-for depth in $depths; do
-	echo "== training, depth $depth (B 64, T 2048; supkit attention: $SUPKIT_CUDA_ATTN, GEMMs: ${SUPKIT_CUDA_MM:-bf16})"
-	out=$("$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" --budget "$budget" \
-		--pass-rows "$pass_rows")
+# supkit_run DEPTH ATTN PASS_ROWS: one supkit training run, printed; sets
+# s_tps and s_mem from its RESULT line
+supkit_run() {
+	echo "== training, depth $1 (B 64, T 2048; supkit attention: $2, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $3)"
+	local out
+	out=$(SUPKIT_CUDA_ATTN=$2 "$exe" train --depth "$1" --batch 64 --seq 2048 --steps "$steps" \
+		--budget "$budget" --pass-rows "$3")
 	echo "$out"
-	ft=$(flops_token "$depth")
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
+}
+# row LABEL DEPTH [TORCH_TPS TORCH_MEM]: a line of the summary table
+row() {
+	local ft
+	ft=$(flops_token "$2")
+	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$1" "${s_tps:--}" \
+		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${3:--}" "$(mfu "${3:-}" "$ft")" "${4:--}")")
+}
+
+rows=()
+for depth in $depths; do
+	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows"
 	t_tps="" t_mem=""
 	if ((torch_ok)); then
 		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
@@ -113,23 +126,15 @@ for depth in $depths; do
 		t_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$tout")")
 		t_mem=$(field peak_mib "$(grep '^RESULT' <<<"$tout")")
 	fi
-	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth" "${s_tps:--}" \
-		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${t_tps:--}" "$(mfu "$t_tps" "$ft")" "${t_mem:--}")")
+	row "$depth" "$depth" "$t_tps" "$t_mem"
 done
 # supkit alone again at the first depth: other attention kernels or pass sizes
 for alt in ${GPU_BENCH_ALT-tc}; do
 	a_attn=${alt%%:*} a_rows=$pass_rows
 	[[ "$alt" == *:* ]] && a_rows=${alt#*:}
 	[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] && continue
-	depth=${depths%% *}
-	echo "== training, depth $depth (B 64, T 2048; supkit attention: $a_attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $a_rows)"
-	out=$(SUPKIT_CUDA_ATTN=$a_attn "$exe" train --depth "$depth" --batch 64 --seq 2048 --steps "$steps" \
-		--budget "$budget" --pass-rows "$a_rows")
-	echo "$out"
-	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
-	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
-	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$depth/$alt" "${s_tps:--}" \
-		"$(mfu "$s_tps" "$(flops_token "$depth")")" "${s_mem:--}" - - -)")
+	supkit_run "${depths%% *}" "$a_attn" "$a_rows"
+	row "${depths%% *}/$alt" "${depths%% *}"
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB

@@ -34,12 +34,6 @@
 #define AT_COLS 32      /* columns of the streamed tile (one per lane) */
 #define AT_NJ (ATTN_MAX_D / 32)
 
-/* Key s is visible from query t. */
-__device__ static inline bool attn_visible(int t, int s, int T, int64_t window)
-{
-	return t < T && s <= t && (int64_t)s >= (int64_t)t - window;
-}
-
 __device__ static inline float warp_max_f(float v)
 {
 	for (int o = 16; o > 0; o >>= 1)

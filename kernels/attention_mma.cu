@@ -65,6 +65,7 @@ typedef __nv_bfloat16 bf;
 			     fall in distinct 16-byte bank groups) */
 #define MM_THREADS 128
 #define MM_TILE (MM_R * MM_LD)
+static_assert(MM_R == 64, "attn128_grid makes blocks of 64 rows");
 
 /* ---- PTX wrappers ---- */
 
@@ -222,11 +223,6 @@ __device__ static inline void prod_px(float (*out)[4], const float (*p)[4], cons
 	}
 }
 
-__device__ static inline bool vis(int t, int s, int T, int64_t window)
-{
-	return t < T && s <= t && (int64_t)s >= (int64_t)t - window;
-}
-
 /* Every query of [t_lo, t_hi] sees every key of [s_lo, s_hi] (then the
  * per-element mask is skipped: most tiles of a long window). */
 __device__ static inline bool all_vis(int t_lo, int t_hi, int s_lo, int s_hi, int T,
@@ -306,7 +302,8 @@ k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int 
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-				float x = inner || vis(tr[i], key, T, window) ? s[j][e] * sl2 : -INFINITY;
+				bool ok = inner || attn_visible(tr[i], key, T, window);
+				float x = ok ? s[j][e] * sl2 : -INFINITY;
 				s[j][e] = x;
 				mx[i] = fmaxf(mx[i], x);
 			}
@@ -417,7 +414,7 @@ k_attn_dkdv_mma(float *dk, float *dv, const bf *dy, const bf *q, const bf *k, co
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int qi = j * 8 + 2 * c + (e & 1);
-				p[j][e] = inner || vis(t0 + qi, ks[e >> 1], T, window)
+				p[j][e] = inner || attn_visible(t0 + qi, ks[e >> 1], T, window)
 						  ? exp2f(fmaf(p[j][e], sl2, -Lc[qi])) : 0.f;
 			}
 		prod_px(gv, p, Gc);          /* dV += P^T dY */
@@ -483,7 +480,7 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 #pragma unroll
 			for (int e = 0; e < 4; e++) {
 				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-				p[j][e] = inner || vis(tr[i], key, T, window)
+				p[j][e] = inner || attn_visible(tr[i], key, T, window)
 						  ? exp2f(fmaf(p[j][e], sl2, -L[i])) : 0.f;
 			}
 		prod_abt(ds, NULL, Gs, w * 16, Vc);   /* dP = dY V^T */
@@ -515,15 +512,6 @@ static size_t mm_smem_dq(void)
 	return (size_t)6 * MM_TILE * sizeof(bf);
 }
 
-static dim3 mm_grid(const char *op, int B, int T, int H, int D)
-{
-	if (D != MM_D || (int64_t)B * H > 65535) {
-		fprintf(stderr, "backend_cuda: %s: mma attention needs D = 128 and B*H <= 65535\n", op);
-		abort();
-	}
-	return dim3((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
-}
-
 /* bf16 copies (nearest even) of n-element fp32 tensors, one scratch block */
 static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, size_t *bytes)
 {
@@ -537,7 +525,7 @@ static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, 
 void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 			 int B, int T, int H, int D, int64_t window, float scale)
 {
-	dim3 gr = mm_grid("attn_fwd", B, T, H, D);
+	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[3] = { q, k, v };
 	size_t nb;
@@ -555,7 +543,7 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const
 			 const float *k, const float *v, const float *Dd, const float *lse,
 			 int B, int T, int H, int D, int64_t window, float scale)
 {
-	dim3 gr = mm_grid("attn_bwd", B, T, H, D);
+	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[4] = { dy, q, k, v };
 	size_t nb;

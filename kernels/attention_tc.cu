@@ -46,16 +46,12 @@ typedef __nv_bfloat16 bf;
 #define TC_LP 72          /* bf16 stride of a 64-wide probability tile */
 #define TC_LO 132         /* fp32 stride of a 128-wide output tile */
 #define TC_THREADS 256
+static_assert(TC_R == 64, "attn128_grid makes blocks of 64 rows");
 
 typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, bf, wmma::row_major> frag_a;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::row_major> frag_br;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf, wmma::col_major> frag_bc;
 typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag_c;
-
-__device__ static inline bool tc_visible(int t, int s, int T, int64_t window)
-{
-	return t < T && s <= t && (int64_t)s >= (int64_t)t - window;
-}
 
 /* rows [r0, r0 + 64) of a (B,T,H,128) tensor at (b, h) into bf16 smem
  * (stride TC_LH); rows past T are 0. Each thread issues all its loads (8
@@ -176,8 +172,8 @@ k_attn_fwd_tc(float *y, float *lse, const float *q, const float *k, const float 
 		/* warp w owns rows w*8 .. w*8+7; lane owns columns lane, lane+32 */
 		for (int i = 0; i < 8; i++) {
 			const int r = w * 8 + i, t = q0 + r;
-			float x0 = tc_visible(t, s0 + lane, T, window) ? S[r * TC_LS + lane] * scale : -INFINITY;
-			float x1 = tc_visible(t, s0 + lane + 32, T, window) ? S[r * TC_LS + lane + 32] * scale
+			float x0 = attn_visible(t, s0 + lane, T, window) ? S[r * TC_LS + lane] * scale : -INFINITY;
+			float x1 = attn_visible(t, s0 + lane + 32, T, window) ? S[r * TC_LS + lane + 32] * scale
 									     : -INFINITY;
 			float mx = fmaxf(x0, x1);
 			for (int o = 16; o > 0; o >>= 1)
@@ -264,7 +260,7 @@ k_attn_dkdv_tc(float *dk, float *dv, const float *dy, const float *q, const floa
 		__syncthreads();
 		for (int e = threadIdx.x; e < TC_R * TC_R; e += blockDim.x) {
 			int r = e / TC_R, c = e % TC_R;
-			float p = tc_visible(t0 + c, k0 + r, T, window)
+			float p = attn_visible(t0 + c, k0 + r, T, window)
 					  ? expf(St[r * TC_LS + c] * scale - Ls[c]) : 0.0f;
 			Pt[r * TC_LP + c] = __float2bfloat16_rn(p);
 			dSt[r * TC_LP + c] = __float2bfloat16_rn(p * (dPt[r * TC_LS + c] - Ds[c]));
@@ -316,7 +312,7 @@ k_attn_dq_tc(float *dq, const float *dy, const float *q, const float *k, const f
 		__syncthreads();
 		for (int e = threadIdx.x; e < TC_R * TC_R; e += blockDim.x) {
 			int r = e / TC_R, c = e % TC_R;
-			float p = tc_visible(q0 + r, s0 + c, T, window)
+			float p = attn_visible(q0 + r, s0 + c, T, window)
 					  ? expf(S[r * TC_LS + c] * scale - Ls[r]) : 0.0f;
 			dS[r * TC_LP + c] = __float2bfloat16_rn(p * (dP[r * TC_LS + c] - Ds[r]));
 		}
@@ -339,20 +335,10 @@ static size_t tc_smem_bwd(void)
 	       (size_t)(2 * TC_R * TC_LS + 2 * TC_R) * sizeof(float);
 }
 
-static dim3 tc_grid(const char *op, int B, int T, int H, int D)
-{
-	if (D != TC_D || (int64_t)B * H > 65535) {
-		fprintf(stderr, "backend_cuda: %s: tensor-core attention needs D = 128 and B*H <= 65535\n",
-			op);
-		abort();
-	}
-	return dim3((unsigned)((T + TC_R - 1) / TC_R), (unsigned)(B * H));
-}
-
 void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 			int B, int T, int H, int D, int64_t window, float scale)
 {
-	dim3 g = tc_grid("attn_fwd", B, T, H, D);
+	dim3 g = attn128_grid("attn_fwd", B, T, H, D);
 	size_t sm = tc_smem_fwd();
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_tc,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
@@ -364,7 +350,7 @@ void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const 
 			const float *k, const float *v, const float *Dd, const float *lse,
 			int B, int T, int H, int D, int64_t window, float scale)
 {
-	dim3 g = tc_grid("attn_bwd", B, T, H, D);
+	dim3 g = attn128_grid("attn_bwd", B, T, H, D);
 	cudaStream_t st = cuda_stream();
 	size_t s1 = tc_smem_bwd();
 	/* dQ uses two fewer bf16 tiles than dK/dV (no P^T / dS^T pair, one dS) */

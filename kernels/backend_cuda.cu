@@ -165,6 +165,22 @@ static void dev_sample(void)
 	}
 }
 
+/* The modes' names, as the environment variables and gpu_bench spell them,
+ * in enum order. */
+static const char *const attn_names[] = { "f32", "tc", "mma" };
+static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
+
+/* The index in names (n of them) of the environment variable var's value;
+ * dflt when it is unset or none of them. */
+static int env_mode(const char *var, const char *const *names, int n, int dflt)
+{
+	const char *v = getenv(var);
+	for (int i = 0; v && i < n; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	return dflt;
+}
+
 static void cuda_init(void)
 {
 	if (g_cu.ready)
@@ -182,21 +198,9 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasCreate(&g_cu.blas));
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
-	g_cu.attn = CUDA_ATTN_MMA;   /* the default (head width 128; others run fp32) */
-	const char *am = getenv("SUPKIT_CUDA_ATTN");
-	if (am && strcmp(am, "f32") == 0)
-		g_cu.attn = CUDA_ATTN_F32;
-	else if (am && strcmp(am, "tc") == 0)
-		g_cu.attn = CUDA_ATTN_TC;
-	else if (am && strcmp(am, "mma") == 0)
-		g_cu.attn = CUDA_ATTN_MMA;
-	const char *mm = getenv("SUPKIT_CUDA_MM");
-	if (mm && strcmp(mm, "f32") == 0)
-		g_cu.mm = CUDA_MM_F32;
-	else if (mm && strcmp(mm, "fast16bf") == 0)
-		g_cu.mm = CUDA_MM_BF16_FAST;
-	else if (mm && strcmp(mm, "bf16") == 0)
-		g_cu.mm = CUDA_MM_BF16;
+	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
+	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 3, CUDA_ATTN_MMA);
+	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -308,6 +312,28 @@ extern "C" void cuda_set_attn_mode(enum cuda_attn_mode mode)
 {
 	cuda_init();
 	g_cu.attn = mode;
+}
+
+extern "C" enum cuda_attn_mode cuda_get_attn_mode(void)
+{
+	cuda_init();
+	return g_cu.attn;
+}
+
+extern "C" enum cuda_mm_mode cuda_get_matmul_mode(void)
+{
+	cuda_init();
+	return g_cu.mm;
+}
+
+extern "C" const char *cuda_attn_mode_name(enum cuda_attn_mode m)
+{
+	return (unsigned)m < 3 ? attn_names[m] : "?";
+}
+
+extern "C" const char *cuda_matmul_mode_name(enum cuda_mm_mode m)
+{
+	return (unsigned)m < 3 ? mm_names[m] : "?";
 }
 
 /* Managed blocks carry their size in a 256-byte prefix (alignment kept). */

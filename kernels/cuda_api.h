@@ -81,6 +81,13 @@ enum cuda_attn_mode {
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
+/* The modes in force (after the environment variables) and their names as
+ * those variables spell them: "f32", "tc", "mma"; "bf16", "f32", "fast16bf". */
+enum cuda_attn_mode cuda_get_attn_mode(void);
+enum cuda_mm_mode cuda_get_matmul_mode(void);
+const char *cuda_attn_mode_name(enum cuda_attn_mode m);
+const char *cuda_matmul_mode_name(enum cuda_mm_mode m);
+
 /* Polar Express on `batch` row-major m x n fp32 matrices stored one after
  * another at X, in place (device, managed or host memory): the GPU twin of
  * trainer/optim.h polar_express_f32 with the same rounding points (bf16 = 1:

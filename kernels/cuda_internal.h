@@ -54,6 +54,24 @@ void cuda_cast_bf16(void *o, const float *x, int64_t n);
  * (both bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
  * kernels. */
 #define ATTN_MAX_D 128
+
+/* Key s is visible from query t (causal, at most `window` back). */
+__device__ static inline bool attn_visible(int t, int s, int T, int64_t window)
+{
+	return t < T && s <= t && (int64_t)s >= (int64_t)t - window;
+}
+
+/* The grid of the D = 128 tensor-core kernels: a block per (64 rows, b, h);
+ * aborts with the op's name on another D or B*H above 65535. */
+static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
+{
+	if (D != 128 || (int64_t)B * H > 65535) {
+		fprintf(stderr, "backend_cuda: %s: tensor-core attention needs D = 128 and B*H <= 65535\n",
+			op);
+		abort();
+	}
+	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
+}
 void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 		     int B, int T, int H, int D, int64_t window, float scale, int mode);
 void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,

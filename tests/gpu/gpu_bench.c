@@ -60,6 +60,7 @@ static void bench_matmul(const struct backend_ops *g, const char *what, int64_t 
 	struct tensor tc = tensor_2d(c, TD_F32, M, N);
 	/* the default (operands rounded to bf16 here, casts included) and
 	 * cuBLAS's own down-conversion */
+	enum cuda_mm_mode was = cuda_get_matmul_mode();
 	for (int fast = 0; fast < 2; fast++) {
 		cuda_set_matmul_mode(fast ? CUDA_MM_BF16_FAST : CUDA_MM_BF16);
 		g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
@@ -69,10 +70,10 @@ static void bench_matmul(const struct backend_ops *g, const char *what, int64_t 
 			g->matmul(&tc, &ta, &tb, 0, 1, 1, 0);
 		double dt = (now_seconds() - t0) / reps;
 		printf("matmul %-8s %-28s (%lld x %lld) (%lld x %lld)^T: %8.3f ms  %7.1f TFLOP/s\n",
-		       fast ? "fast16bf" : "bf16", what, (long long)M, (long long)K, (long long)N,
+		       cuda_matmul_mode_name(cuda_get_matmul_mode()), what, (long long)M, (long long)K, (long long)N,
 		       (long long)K, dt * 1e3, 2.0 * M * N * K / dt / 1e12);
 	}
-	cuda_set_matmul_mode(CUDA_MM_BF16);
+	cuda_set_matmul_mode(was);
 	cuda_mem_free(a), cuda_mem_free(b), cuda_mem_free(c);
 }
 
@@ -92,7 +93,7 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
 	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA };
-	static const char *const names[] = { "fp32", "tc", "mma" };
+	enum cuda_attn_mode was = cuda_get_attn_mode();
 	for (int mi = 0; mi < 3; mi++) {
 		cuda_set_attn_mode(modes[mi]);
 		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
@@ -102,14 +103,11 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
 		double t2 = now_seconds();
 		printf("attention %-4s B%d T%d H%d D%d window %-5lld fwd %8.2f ms %6.1f TFLOP/s  bwd "
-		       "%8.2f ms %6.1f TFLOP/s\n", names[mi], B, T, H, D, (long long)w,
+		       "%8.2f ms %6.1f TFLOP/s\n", cuda_attn_mode_name(modes[mi]), B, T, H, D, (long long)w,
 		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
 		       2.5 * ff / (t2 - t1) / 1e12);
 	}
-	const char *am = getenv("SUPKIT_CUDA_ATTN");
-	cuda_set_attn_mode(am && !strcmp(am, "f32")  ? CUDA_ATTN_F32
-			   : am && !strcmp(am, "tc") ? CUDA_ATTN_TC
-						     : CUDA_ATTN_MMA);
+	cuda_set_attn_mode(was);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
 	for (int i = 0; i < 9; i++)
 		cuda_mem_free(all[i]);
@@ -210,10 +208,10 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		double dt = (now_seconds() - t0) / done;
 		struct cuda_mem_stats ms;
 		cuda_mem_stats(&ms);
-		const char *am = getenv("SUPKIT_CUDA_ATTN"), *mm = getenv("SUPKIT_CUDA_MM");
 		printf("RESULT attn=%s mm=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
 		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
-		       am ? am : "mma", mm ? mm : "bf16", depth, B, T, model_pass_rows(m, B, T), K, done,
+		       cuda_attn_mode_name(cuda_get_attn_mode()),
+		       cuda_matmul_mode_name(cuda_get_matmul_mode()), depth, B, T, model_pass_rows(m, B, T), K, done,
 		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
 		       (double)model_peak_bytes(m) / 1048576.0, resident);
 		char title[32];
