@@ -25,9 +25,12 @@
 #                         accumulation, the backend's default: the
 #                         comparison with PyTorch's bf16 attention), tc (the
 #                         same through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("tc")  more supkit-only runs at the first depth after the
-#                         side-by-side ones, each ATTN or ATTN:PASS_ROWS
-#                         (e.g. "tc mma:32"; a row "DEPTH/ITEM"; "" for none)
+#   GPU_BENCH_ALT ("tc mma+async")  more supkit-only runs at the first
+#                         depth after the side-by-side ones, each ATTN or
+#                         ATTN:PASS_ROWS, + async for asynchronous ops
+#                         (SUPKIT_CUDA_ASYNC=1) (e.g. "tc mma:32+async"; a
+#                         row "DEPTH/ITEM"; "" for none)
+#   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
 #   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
 #                         rounded to nearest even, the default), fast16bf
 #                         (cuBLAS's own down-conversion) or f32
@@ -96,13 +99,13 @@ compile=()
 ((compile_on)) && compile=(--compile)
 ((torch_ok)) && echo "torch: $tpy, $("$tpy" -c 'import torch; print(torch.__version__)' 2>/dev/null); ${compile[*]:-eager (GPU_BENCH_COMPILE=0)}, budget $torch_budget s a depth (torch.compile's first step included)"
 
-# supkit_run DEPTH ATTN PASS_ROWS: one supkit training run, printed; sets
-# s_tps and s_mem from its RESULT line
+# supkit_run DEPTH ATTN PASS_ROWS ASYNC: one supkit training run, printed;
+# sets s_tps and s_mem from its RESULT line
 supkit_run() {
-	echo "== training, depth $1 (B 64, T 2048; supkit attention: $2, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $3)"
+	echo "== training, depth $1 (B 64, T 2048; supkit attention: $2, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $3, async ops $4)"
 	local out
-	out=$(SUPKIT_CUDA_ATTN=$2 "$exe" train --depth "$1" --batch 64 --seq 2048 --steps "$steps" \
-		--budget "$budget" --pass-rows "$3")
+	out=$(SUPKIT_CUDA_ATTN=$2 SUPKIT_CUDA_ASYNC=$4 "$exe" train --depth "$1" --batch 64 \
+		--seq 2048 --steps "$steps" --budget "$budget" --pass-rows "$3")
 	echo "$out"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
@@ -117,7 +120,7 @@ row() {
 
 rows=()
 for depth in $depths; do
-	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows"
+	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows" "${SUPKIT_CUDA_ASYNC:-0}"
 	t_tps="" t_mem=""
 	if ((torch_ok)); then
 		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
@@ -129,11 +132,14 @@ for depth in $depths; do
 	row "$depth" "$depth" "$t_tps" "$t_mem"
 done
 # supkit alone again at the first depth: other attention kernels or pass sizes
-for alt in ${GPU_BENCH_ALT-tc}; do
-	a_attn=${alt%%:*} a_rows=$pass_rows
-	[[ "$alt" == *:* ]] && a_rows=${alt#*:}
-	[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] && continue
-	supkit_run "${depths%% *}" "$a_attn" "$a_rows"
+for alt in ${GPU_BENCH_ALT-tc mma+async}; do
+	a_async=0 item=$alt
+	[[ "$item" == *+async ]] && { a_async=1; item=${item%+async}; }
+	a_attn=${item%%:*} a_rows=$pass_rows
+	[[ "$item" == *:* ]] && a_rows=${item#*:}
+	[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" &&
+		"$a_async" == "${SUPKIT_CUDA_ASYNC:-0}" ]] && continue
+	supkit_run "${depths%% *}" "$a_attn" "$a_rows" "$a_async"
 	row "${depths%% *}/$alt" "${depths%% *}"
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"

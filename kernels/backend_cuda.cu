@@ -22,8 +22,9 @@
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 activation
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
- * tables only), asynchronous ops (each op synchronises, because the model
- * reads and writes small host-side values between ops), cuBLASLt epilogues,
+ * tables only), asynchronous ops outside the pass scope and by default
+ * (cuda_set_async: inside the scope an op need not wait for its kernels;
+ * not yet run on a GPU, so off), cuBLASLt epilogues,
  * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
  * thread left one block an SM and it ran 4x slower on an H200),
  * the optimizer (Polar Express: kernels/polar.cu; the element-wise passes:
@@ -56,6 +57,10 @@ static struct {
 	size_t in_use, peak;
 	size_t dev_peak, dev_total;
 	uint64_t ops;
+	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC (needs concurrent managed access) */
+	int managed_ok;  /* the device's concurrentManagedAccess */
+	int in_scope;    /* between the model's scope(1) and scope(0) */
+	int *bad;        /* pinned, mapped: embed_gather saw an index outside its table */
 } g_cu;
 
 /* The pass scope's bf16 casts of fp32 matmul operands (backend.h scope):
@@ -169,6 +174,7 @@ static void dev_sample(void)
  * in enum order. */
 static const char *const attn_names[] = { "f32", "tc", "mma" };
 static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
+static const char *const onoff_names[] = { "0", "1" };
 
 /* The index in names (n of them) of the environment variable var's value;
  * dflt when it is unset or none of them. */
@@ -201,6 +207,10 @@ static void cuda_init(void)
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
 	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 3, CUDA_ATTN_MMA);
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
+	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
+	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
+	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, sizeof(int), cudaHostAllocMapped));
+	*g_cu.bad = 0;
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -269,8 +279,24 @@ static void cc_clear(void)
 
 static void c_scope(int begin)
 {
+	if (!begin)
+		cuda_sync();   /* the host reads the pass's results next (backend.h scope) */
 	cc_clear();
 	g_cc.on = begin != 0 && !g_cc.off;
+	g_cu.in_scope = begin != 0;
+}
+
+extern "C" void cuda_set_async(int on)
+{
+	cuda_init();
+	cuda_sync();
+	g_cu.async = on != 0;
+}
+
+extern "C" int cuda_get_async(void)
+{
+	cuda_init();
+	return g_cu.async && g_cu.managed_ok;
 }
 
 extern "C" void cuda_set_cast_reuse(int on)
@@ -379,10 +405,21 @@ extern "C" int cuda_mem_is_device(const void *p)
 	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
+/* After a stream synchronisation: the checks deferred to it. */
+static void synced(void)
+{
+	if (*(volatile int *)g_cu.bad) {
+		*g_cu.bad = 0;
+		bk_fail("embed_gather", "an index is outside the table");
+	}
+}
+
 extern "C" void cuda_sync(void)
 {
-	if (g_cu.ready)
+	if (g_cu.ready) {
 		CUDA_CK("sync", cudaStreamSynchronize(g_cu.st));
+		synced();
+	}
 }
 
 extern "C" void cuda_mem_stats(struct cuda_mem_stats *s)
@@ -416,6 +453,7 @@ struct opctx {
 	const char *op;
 	struct stage s[CTX_MAX];
 	int n;
+	int wait;   /* the host reads a result when the op returns */
 };
 
 static void ctx_init(struct opctx *c, const char *op)
@@ -423,6 +461,7 @@ static void ctx_init(struct opctx *c, const char *op)
 	cuda_init();
 	c->op = op;
 	c->n = 0;
+	c->wait = 0;
 	cuda_prof_begin();
 }
 
@@ -442,8 +481,10 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 			cc_forget(p, bytes);
 		return a.devicePointer ? a.devicePointer : (void *)p;
 	}
-	if (a.type == cudaMemoryTypeHost && a.devicePointer)
+	if (a.type == cudaMemoryTypeHost && a.devicePointer) {
+		c->wait |= out;   /* pinned host output: read in place by the host */
 		return a.devicePointer;
+	}
 	const char *h = (const char *)p;
 	for (int i = 0; i < c->n; i++) {
 		struct stage *s = &c->s[i];
@@ -460,12 +501,16 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 	s->host = h;
 	s->bytes = bytes;
 	s->out = out;
+	c->wait |= out;
 	s->dev = cuda_scratch_alloc(c->op, bytes);
 	CUDA_CK(c->op, cudaMemcpyAsync(s->dev, p, bytes, cudaMemcpyHostToDevice, g_cu.st));
 	return s->dev;
 }
 
-/* Finish the op: copy staged outputs back, wait, release the staging. */
+/* Finish the op: copy staged outputs back, release the staging, wait for
+ * the GPU unless the op may run on asynchronously: in a pass scope with
+ * asynchronous ops on (cuda_set_async), not profiling, and no result for
+ * the host (a staged or pinned output, a returned value: c->wait). */
 static void ctx_done(struct opctx *c)
 {
 	CUDA_CK(c->op, cudaGetLastError());
@@ -475,7 +520,10 @@ static void ctx_done(struct opctx *c)
 						       cudaMemcpyDeviceToHost, g_cu.st));
 	for (int i = 0; i < c->n; i++)
 		cuda_scratch_free(c->s[i].dev, c->s[i].bytes);
-	CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
+	if (c->wait || !g_cu.in_scope || !g_cu.async || !g_cu.managed_ok || g_prof.on) {
+		CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
+		synced();
+	}
 	cuda_prof_end(c->op);
 	c->n = 0;
 	if (++g_cu.ops % 64 == 0)   /* the device's own figure, sampled */
@@ -634,14 +682,19 @@ __global__ static void k_dot_part(const float *x, const float *y, int64_t n, dou
 		part[blockIdx.x] = s;
 }
 
-__global__ static void k_dot_final(const double *part, int np, double *out)
+/* *out = the sum of part (np); with acc, *acc += (float)sum instead */
+__global__ static void k_dot_final(const double *part, int np, double *out, float *acc)
 {
 	double s = 0;
 	for (int i = threadIdx.x; i < np; i += blockDim.x)
 		s += part[i];
 	s = block_sum(s);
-	if (threadIdx.x == 0)
-		*out = s;
+	if (threadIdx.x == 0) {
+		if (acc)
+			*acc += (float)s;
+		else
+			*out = s;
+	}
 }
 
 __global__ static void k_cols_get(float *o, const float *x, int64_t N, int64_t C, int64_t k,
@@ -1123,13 +1176,30 @@ static double c_dot(const struct tensor *x, const struct tensor *y)
 	const float *px = fin(&c, x), *py = fin(&c, y);
 	double *part = (double *)cuda_scratch_alloc(c.op, (DOT_BLOCKS + 1) * sizeof(double));
 	k_dot_part<<<DOT_BLOCKS, NT, 0, g_cu.st>>>(px, py, n, part);
-	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, part + DOT_BLOCKS);
+	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, part + DOT_BLOCKS, NULL);
 	double r = 0;
 	CUDA_CK(c.op, cudaMemcpyAsync(&r, part + DOT_BLOCKS, sizeof r, cudaMemcpyDeviceToHost,
 				      g_cu.st));
 	cuda_scratch_free(part, (DOT_BLOCKS + 1) * sizeof(double));
+	c.wait = 1;
 	ctx_done(&c);
 	return r;
+}
+
+static void c_dot_acc(struct tensor *acc, int64_t i, const struct tensor *x,
+		      const struct tensor *y)
+{
+	struct opctx c;
+	ctx_init(&c, "dot_acc");
+	bk_check(tensor_numel(x) == tensor_numel(y) && i >= 0 && i < tensor_numel(acc), c.op);
+	int64_t n = tensor_numel(x);
+	const float *px = fin(&c, x), *py = fin(&c, y);
+	float *pa = fout(&c, acc);
+	double *part = (double *)cuda_scratch_alloc(c.op, DOT_BLOCKS * sizeof(double));
+	k_dot_part<<<DOT_BLOCKS, NT, 0, g_cu.st>>>(px, py, n, part);
+	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, NULL, pa + i);
+	cuda_scratch_free(part, DOT_BLOCKS * sizeof(double));
+	ctx_done(&c);
 }
 
 static void c_cols_get(struct tensor *out, const struct tensor *x, int64_t c0, int accum)
@@ -1514,15 +1584,11 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	const void *pt = ctx_map(&c, table->data, tbytes(table), 0);
 	const int32_t *pi = iin(&c, idx, N);
 	float *po = fout(&c, out);
-	int *bad = (int *)cuda_scratch_alloc(c.op, sizeof(int)), hbad = 0;
-	CUDA_CK(c.op, cudaMemsetAsync(bad, 0, sizeof(int), g_cu.st));
+	/* a bad index sets the pinned flag g_cu.bad (the row is skipped); the
+	 * op's end or, for an asynchronous op, the next synchronisation aborts */
 	k_gather<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, pt, table->dtype == TD_BF16, pi, N, C,
-							  k, c0, round_bf16, accum, Vt, bad);
-	CUDA_CK(c.op, cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, g_cu.st));
-	cuda_scratch_free(bad, sizeof(int));
+							  k, c0, round_bf16, accum, Vt, g_cu.bad);
 	ctx_done(&c);
-	if (hbad)
-		bk_fail(c.op, "an index is outside the table");
 }
 
 /* The scatter's plan for one index array: its stable order by row (N), the
@@ -1736,6 +1802,7 @@ static const struct backend_ops cuda_ops = {
 	/* .zero = */ c_zero,
 	/* .axpby = */ c_axpby,
 	/* .dot = */ c_dot,
+	/* .dot_acc = */ c_dot_acc,
 	/* .cols_get = */ c_cols_get,
 	/* .cols_add = */ c_cols_add,
 	/* .matmul = */ c_matmul,
@@ -1761,6 +1828,7 @@ static const struct backend_ops cuda_ops = {
 	/* .mul_cols_fwd = */ c_mul_cols_fwd,
 	/* .mul_cols_bwd = */ c_mul_cols_bwd,
 	/* .scope = */ c_scope,
+	/* .sync = */ cuda_sync,
 };
 
 extern "C" void cuda_profile(int on)

@@ -10,9 +10,12 @@
  * Memory: tensor data may live anywhere. Device and managed memory (from
  * cuda_mem_alloc) is used in place; plain host memory (malloc) is staged:
  * copied to a device buffer before the op and back after it, which is
- * correct but slow (only for small runs and tests). Each op returns after
+ * correct but slow (only for small runs and tests). An op returns after
  * the GPU finished it, so the caller may touch its outputs from the host
- * at once (the model mixes host-side scalar reads with backend ops).
+ * at once, except inside a pass scope with asynchronous ops on
+ * (cuda_set_async): there an op returns once its kernels are queued and
+ * the host calls the table's sync (cuda_sync) before it touches what the
+ * queued ops read or write (backend.h scope).
  *
  * Errors: a CUDA or cuBLAS failure inside an op aborts with the op's name
  * and the CUDA message (ops have no error return; see trainer/backend.h).
@@ -132,8 +135,23 @@ void cuda_mem_free(void *p);
  * is host memory that ops stage through copies. */
 int cuda_mem_is_device(const void *p);
 
-/* Wait for all work of the backend's stream. */
+/* Wait for all work of the backend's stream (the table's sync); then
+ * abort if an embed_gather queued since the last wait met an index
+ * outside its table. */
 void cuda_sync(void);
+
+/* Asynchronous ops inside the model's pass scope (backend.h scope): an op
+ * returns once its kernels are queued on the stream, unless it returns a
+ * value (dot, softcap_ce), stages a host output or the profile is on;
+ * scope(0) and sync wait. This removes the wait at each of the ~6,000 ops
+ * of a depth-8 step. Off by default until tests/gpu has passed with it on
+ * a GPU (test_cuda_ops checks training bit for bit against synchronous
+ * ops); the environment variable SUPKIT_CUDA_ASYNC=1 sets it at
+ * initialisation. Needs the device's concurrent managed access (the host
+ * reads the layer scalars while kernels run): without it ops stay
+ * synchronous and cuda_get_async says 0. */
+void cuda_set_async(int on);
+int cuda_get_async(void);
 
 /* Memory accounting: bytes held by this backend (managed allocations,
  * staging buffers, workspaces), the largest figure seen, and the device's
@@ -144,8 +162,9 @@ struct cuda_mem_stats {
 };
 void cuda_mem_stats(struct cuda_mem_stats *s);
 
-/* Wall time per op, for finding where a training step goes: every op ends
- * in a stream synchronisation, so an op's time is its launches and kernels
+/* Wall time per op, for finding where a training step goes: while the
+ * profile is on every op ends in a stream synchronisation (asynchronous
+ * ops too), so an op's time is its launches and kernels
  * (the optimizer's passes and Polar Express included); the host's time
  * between ops (the model's and optimizer's own C code, managed-memory reads)
  * is counted apart. cuda_profile(1) clears the counts and starts counting,

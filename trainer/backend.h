@@ -77,6 +77,11 @@ struct backend_ops {
 	void (*axpby)(struct tensor *y, double a, const struct tensor *x, double b);
 	/* sum_i x_i y_i, accumulated in fp64; x, y same numel */
 	double (*dot)(const struct tensor *x, const struct tensor *y);
+	/* acc[i] += dot(x, y): the fp64 sum rounded once to acc's dtype (x's),
+	 * then added in that dtype (a scalar parameter's gradient, left where
+	 * the backend keeps it: no host read between ops) */
+	void (*dot_acc)(struct tensor *acc, int64_t i, const struct tensor *x,
+			const struct tensor *y);
 	/* out (N,k) = x[:, c0:c0+k] (accum 0) or += (accum 1); x is (N,C) */
 	void (*cols_get)(struct tensor *out, const struct tensor *x, int64_t c0, int accum);
 	/* out[:, c0:c0+k] += x (N,k); out is (N,C) */
@@ -213,8 +218,15 @@ struct backend_ops {
 	 * optimizer), so a backend may keep a copy derived from a matmul
 	 * operand (the CUDA backend's bf16 cast of an fp32 operand) until one
 	 * of its ops writes any byte of it or the scope ends. Results are the
-	 * same with or without it. */
+	 * same with or without it. Inside a scope a backend may also return
+	 * from an op before it has finished (the CUDA backend's asynchronous
+	 * ops): the host then calls sync before it reads backend memory that
+	 * an op wrote since the last sync, or writes memory that one reads;
+	 * scope(0) waits for every op. Ops that return a value (dot,
+	 * softcap_ce) and ops outside a scope finish before they return. */
 	void (*scope)(int begin);
+	/* Wait until every op issued so far has finished. */
+	void (*sync)(void);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

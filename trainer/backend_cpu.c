@@ -461,11 +461,24 @@ static void d_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct te
 	pick(dx, "mul_cols_bwd")->mul_cols_bwd(dx, ds, dout, x, s);
 }
 
+static void d_dot_acc(struct tensor *acc, int64_t i, const struct tensor *x,
+		      const struct tensor *y)
+{
+	same("dot_acc", acc, x, y, NULL);
+	bk_check(tensor_numel(x) == tensor_numel(y) && i >= 0 && i < tensor_numel(acc), "dot_acc");
+	double v = pick(x, "dot_acc")->dot(x, y);
+	if (acc->dtype == TD_F64)
+		((double *)acc->data)[i] += v;
+	else
+		((float *)acc->data)[i] += (float)v;
+}
+
 static const struct backend_ops cpu_ops = {
 	.name = "cpu",
 	.zero = d_zero,
 	.axpby = d_axpby,
 	.dot = d_dot,
+	.dot_acc = d_dot_acc,
 	.cols_get = d_cols_get,
 	.cols_add = d_cols_add,
 	.matmul = d_matmul,

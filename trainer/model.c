@@ -20,10 +20,14 @@
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
  *
  * The backend comes from backend_select; every buffer an op touches is
- * backend_alloc memory. A few small host loops run between ops (the layer
- * scalars, the q_tau scale vector and its gradient, the compact OE
- * gradients of fp64 runs, per-token losses): backends synchronise each op.
- * OE hashing and visit counts are backend ops.
+ * backend_alloc memory. Each forward/backward pass runs in the backend's
+ * pass scope (backend.h scope), where a backend may let ops run on
+ * asynchronously: inside it the host reads only the layer scalars (weights,
+ * which no op writes there) and, after a sync, writes the q_tau scale vector
+ * and reads its gradient (and, in fp64 runs on the CPU, the compact OE
+ * gradients); the scalars' gradients are summed by dot_acc on the backend,
+ * and the pass's per-token losses are read after the scope ends. OE hashing
+ * and visit counts are backend ops.
  *
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
  * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
@@ -107,7 +111,7 @@ struct model {
 	void *gs, *dgs, *dglog;        /* (N,Cg), (N,Cg), (N,H) */
 	int ce_rows;                   /* rows of logits made at a time */
 	void *logits;                  /* (ce_rows, V) */
-	void *closs;                   /* (ce_rows) */
+	void *closs;                   /* (N): the pass's per-token losses */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
 	int32_t *oe_slots;             /* (N) a table's rows as gradient slots */
@@ -148,6 +152,22 @@ static void gadd(const struct model *m, struct param *p, size_t i, double v)
 		p->g64[i] += v;
 	else
 		p->g[i] += (float)v;
+}
+
+/* g[i] += x . y on the backend (backend.h dot_acc): p's gradient entry i */
+static void gdot(const struct model *m, struct param *p, size_t i, const struct tensor *x,
+		 const struct tensor *y)
+{
+	struct tensor g = pg(m, p);
+	m->bk->dot_acc(&g, (int64_t)i, x, y);
+}
+
+/* Before the host reads or writes backend memory inside a pass scope
+ * (backend.h sync): the ops issued so far are done. */
+static void host_sync(const struct model *m)
+{
+	if (m->bk->sync)
+		m->bk->sync();
 }
 
 static double rget(const struct model *m, const void *d, size_t i)
@@ -663,7 +683,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);
 	m->logits = carve(&cur, (size_t)m->ce_rows * (size_t)m->V, es);
-	m->closs = carve(&cur, (size_t)m->ce_rows, es);
+	m->closs = carve(&cur, N, es);
 	m->qs = carve(&cur, H * (size_t)m->D, es);
 	m->dqs = carve(&cur, H * (size_t)m->D, es);
 	return cur;
@@ -714,6 +734,7 @@ static void qtau_scale(struct model *m, int l)
 {
 	const struct param *p = m->qtau;
 	int H = m->H, D = m->D;
+	host_sync(m);   /* the last layer's op may still read qs */
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
 			size_t j = qtau_index(m, l, h, c);
@@ -726,6 +747,7 @@ static void qtau_grad(struct model *m, int l)
 {
 	struct param *p = m->qtau;
 	int H = m->H, D = m->D;
+	host_sync(m);   /* dqs is the op's just issued */
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
 			size_t j = qtau_index(m, l, h, c);
@@ -921,31 +943,38 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 	m->have_fwd = 1;
 }
 
-/* Loss over N rows in chunks; with dscale != 0 also dhN (into m->dy) and
- * the lm_head gradient. Returns the sum of losses; per-token into losses. */
-static double head(struct model *m, const int32_t *tg, int64_t N, double dscale, float *losses)
+/* Loss over N rows in chunks into m->closs (N); with dscale != 0 also dhN
+ * (into m->dy) and the lm_head gradient. */
+static void head(struct model *m, const int32_t *tg, int64_t N, double dscale)
 {
 	const struct backend_ops *bk = m->bk;
 	int64_t C = m->C, V = m->V;
 	struct tensor Wlm = pw(m, m->lm_head), gWlm = pg(m, m->lm_head);
-	double sum = 0;
 	for (int64_t r0 = 0; r0 < N; r0 += m->ce_rows) {
 		int64_t R = N - r0 < m->ce_rows ? N - r0 : m->ce_rows;
 		struct tensor hc = mat(m, (char *)m->hN + (size_t)(r0 * C) * m->es, R, C);
-		struct tensor lg = mat(m, m->logits, R, V), ls = tensor_1d(m->closs, m->dt, R);
+		struct tensor lg = mat(m, m->logits, R, V);
+		struct tensor ls = tensor_1d((char *)m->closs + (size_t)r0 * m->es, m->dt, R);
 		bk->matmul(&lg, &hc, &Wlm, 0, 1, 1, 0);   // logits is (R,V)
 		bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale);
-		for (int64_t r = 0; r < R; r++) {
-			double v = rget(m, m->closs, (size_t)r);
-			sum += v;
-			if (losses)
-				losses[r0 + r] = (float)v;
-		}
 		if (dscale != 0) {
 			struct tensor dh = mat(m, (char *)m->dy + (size_t)(r0 * C) * m->es, R, C);
 			bk->matmul(&dh, &lg, &Wlm, 0, 0, 1, 0);   // dhN is (R,C)
 			bk->matmul(&gWlm, &lg, &hc, 1, 0, 1, 1);  // dWlm (V,C) += dlogits^T hN
 		}
+	}
+}
+
+/* The sum of the pass's N losses (after its scope ended: the host reads
+ * them), in row order; per-token into losses too. */
+static double loss_sum(const struct model *m, int64_t N, float *losses)
+{
+	double sum = 0;
+	for (int64_t r = 0; r < N; r++) {
+		double v = rget(m, m->closs, (size_t)r);
+		sum += v;
+		if (losses)
+			losses[r] = (float)v;
 	}
 	return sum;
 }
@@ -965,8 +994,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	if (m->x0w)
 		bk->zero(&dx0w);
 	if (m->outl) {
-		gadd(m, m->outl, 0, bk->dot(&dx, &x0));
-		gadd(m, m->outl, 1, bk->dot(&dx, &x0w));
+		gdot(m, m->outl, 0, &dx, &x0);
+		gdot(m, m->outl, 1, &dx, &x0w);
 		bk->axpby(&dx0, pval(m, m->outl, 0), &dx, 1);
 		bk->axpby(&dx0w, pval(m, m->outl, 1), &dx, 1);
 	}
@@ -1046,11 +1075,11 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor xin = mat(m, l->xin, N, C);
 		bk->rmsnorm_bwd(&dx, &da, &a, &r1, 1);
 		/* mixing: x = resid*xin + x0l*x0 (+ wtel*x0w) */
-		gadd(m, m->resid, (size_t)i, bk->dot(&dx, &xin));
-		gadd(m, m->x0l, (size_t)i, bk->dot(&dx, &x0));
+		gdot(m, m->resid, (size_t)i, &dx, &xin);
+		gdot(m, m->x0l, (size_t)i, &dx, &x0);
 		bk->axpby(&dx0, pval(m, m->x0l, i), &dx, 1);
 		if (m->wtel) {
-			gadd(m, m->wtel, (size_t)i, bk->dot(&dx, &x0w));
+			gdot(m, m->wtel, (size_t)i, &dx, &x0w);
 			bk->axpby(&dx0w, pval(m, m->wtel, i), &dx, 1);
 		}
 		bk->axpby(&dx, 0, &dx, pval(m, m->resid, i));
@@ -1135,7 +1164,7 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 	double dscale = valid ? loss_scale / (double)valid : 0, sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
 		int64_t N = pass_forward(m, inputs, targets, b0, P, B, T, &Bp);
-		sum += head(m, m->tgt, N, dscale, NULL);
+		head(m, m->tgt, N, dscale);
 		if (dscale == 0) {
 			/* nothing to differentiate: zero upstream gradient (counts still move) */
 			struct tensor dhN = mat(m, m->dy, N, m->C);
@@ -1143,6 +1172,7 @@ int model_forward_backward(struct model *m, const int32_t *inputs, const int32_t
 		}
 		backward(m, m->idx, Bp, T);
 		pass_scope(m, 0);
+		sum += loss_sum(m, N, NULL);
 	}
 	if (P < B)
 		m->have_fwd = 0;
@@ -1169,8 +1199,9 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
 	double sum = 0;
 	for (int b0 = 0, Bp; b0 < B; b0 += P) {
 		int64_t N = pass_forward(m, inputs, targets, b0, P, B, T, &Bp);
-		sum += head(m, m->tgt, N, 0, losses ? losses + (size_t)b0 * T : NULL);
+		head(m, m->tgt, N, 0);
 		pass_scope(m, 0);
+		sum += loss_sum(m, N, losses ? losses + (size_t)b0 * T : NULL);
 	}
 	if (P < B)
 		m->have_fwd = 0;

@@ -14,11 +14,14 @@
  *       lines for the script. --pass-rows P (config pass_rows; 0, the
  *       default: the backend's choice, 16 rows at depth 8) runs each
  *       micro-batch in passes of P rows. Stops early past --budget seconds.
- *       Then "profile" lines: the timed steps' wall time op by op
- *       (cuda_profile), the largest 24 first. The
- *       attention kernel follows SUPKIT_CUDA_ATTN (mma, the default:
- *       tensor cores through mma.sync; tc: through WMMA; f32), the GEMMs
- *       SUPKIT_CUDA_MM (bf16, the default; fast16bf; f32).
+ *       Then "profile" lines: one more step's wall time op by op
+ *       (cuda_profile, which makes every op wait for its kernels: the
+ *       timed steps run without it, so that asynchronous ops show in
+ *       tokens_per_s), the largest 24 first. The attention kernel follows
+ *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
+ *       tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
+ *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
+ *       default, or 1; RESULT's async= says what ran).
  *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
@@ -179,12 +182,16 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 	rng_seed(&r, 3);
 	for (size_t i = 0; i < ntok; i++)
 		tok[i] = (int32_t)rng_below(&r, (uint64_t)c.vocab_size);
-	double loss = 0, t0 = 0, start = now_seconds();
-	int done = 0, rc = 0;
-	for (int s = 0; s <= steps && rc == 0; s++) {
-		if (s == 1) {
-			t0 = now_seconds();   /* step 0 warms up */
-			cuda_profile(1);      /* where the timed steps go, op by op */
+	double loss = 0, t0 = 0, t1 = 0, start = now_seconds();
+	int done = 0, rc = 0, s = 0;
+	/* step 0 warms up, steps 1..done are timed, then one profiled step */
+	for (int prof = 0; s <= steps + 1 && rc == 0; s++) {
+		if (s == 1)
+			t0 = now_seconds();
+		if (s >= 1 && (s == steps + 1 || now_seconds() - start > budget)) {
+			t1 = now_seconds();
+			cuda_profile(1);      /* where a step goes, op by op */
+			prof = 1;
 		}
 		model_zero_grad(m);
 		for (int k = 0; k < K && rc == 0; k++)
@@ -193,29 +200,30 @@ static int run_train(int depth, int B, int T, int steps, double budget, int P)
 		if (rc == 0 && optim_step(o, s, &e) != 0)
 			rc = EXIT_USAGE;
 		cuda_sync();
+		fprintf(stderr, "depth %d step %d loss %.4f (%.1f s)%s\n", depth, s, loss,
+			now_seconds() - start, prof ? " profiled" : "");
+		if (prof)
+			break;
 		if (s >= 1)
 			done++;
-		fprintf(stderr, "depth %d step %d loss %.4f (%.1f s)\n", depth, s, loss,
-			now_seconds() - start);
-		if (now_seconds() - start > budget)
-			break;
 	}
 	if (rc != 0) {
 		fprintf(stderr, "gpu_bench: %s\n", e.msg);
 	} else if (done == 0) {
 		printf("depth %d: budget of %.0f s spent in the warm-up step; no figure\n", depth, budget);
 	} else {
-		double dt = (now_seconds() - t0) / done;
+		double dt = (t1 - t0) / done;
 		struct cuda_mem_stats ms;
 		cuda_mem_stats(&ms);
-		printf("RESULT attn=%s mm=%s depth=%d batch=%d seq=%d pass_rows=%d accum=%d steps=%d "
-		       "tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
+		printf("RESULT attn=%s mm=%s async=%d depth=%d batch=%d seq=%d pass_rows=%d accum=%d "
+		       "steps=%d tokens_per_s=%.0f step_s=%.4f peak_mib=%.0f model_mib=%.0f resident=%d\n",
 		       cuda_attn_mode_name(cuda_get_attn_mode()),
-		       cuda_matmul_mode_name(cuda_get_matmul_mode()), depth, B, T, model_pass_rows(m, B, T), K, done,
-		       (double)B * T * K / dt, dt, (double)ms.device_peak / 1048576.0,
-		       (double)model_peak_bytes(m) / 1048576.0, resident);
+		       cuda_matmul_mode_name(cuda_get_matmul_mode()), cuda_get_async(), depth, B, T,
+		       model_pass_rows(m, B, T), K, done, (double)B * T * K / dt, dt,
+		       (double)ms.device_peak / 1048576.0, (double)model_peak_bytes(m) / 1048576.0,
+		       resident);
 		char title[32];
-		snprintf(title, sizeof title, "d%d/%dsteps", depth, done);
+		snprintf(title, sizeof title, "d%d/1step", depth);
 		cuda_profile_print(stdout, title, 24);
 	}
 	cuda_profile(0);

@@ -128,6 +128,36 @@ TEST(axpby_zero_dot)
 	free(x), free(y), cuda_mem_free(dx), cuda_mem_free(dy);
 }
 
+/* dot_acc: acc[i] += the fp64 dot rounded to fp32, on the device; the
+ * other entries untouched. The CPU's dot sums in another order: the same
+ * bound as the dot above, plus the fp32 rounding of the sum. */
+TEST(dot_acc)
+{
+	size_t n = 70001;
+	float *x = rnd(n, 1), *y = rnd(n, 1), acc[5] = { 0.5f, -1.25f, 3.0f, 7.5f, -2.0f };
+	float *dx = dev(x, n * 4), *dy = dev(y, n * 4), *da = dev(acc, sizeof acc);
+	struct tensor hx = T2(x, 1, n), hy = T2(y, 1, n), gx = T2(dx, 1, n), gy = T2(dy, 1, n);
+	struct tensor ha = T2(acc, 1, 5), ga = T2(da, 1, 5);
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += fabs((double)x[i] * y[i]);
+	for (int rep = 0; rep < 2; rep++) {
+		CPU->dot_acc(&ha, 3, &hx, &hy);
+		GPU->dot_acc(&ga, 3, &gx, &gy);
+		if (GPU->sync)
+			GPU->sync();
+		for (int i = 0; i < 5; i++)
+			CHECKF(i == 3 ? fabs((double)da[i] - acc[i]) <= 1e-12 * s + 4e-7 * fabs(acc[i])
+				      : da[i] == acc[i], "entry %d: %.9g vs %.9g", i, da[i], acc[i]);
+	}
+	/* equal to the host adding the GPU's own dot in fp32 */
+	float want = da[1] + (float)GPU->dot(&gx, &gy);
+	GPU->dot_acc(&ga, 1, &gx, &gy);
+	GPU->sync();
+	CHECKF(da[1] == want, "%.9g vs %.9g", da[1], want);
+	free(x), free(y), cuda_mem_free(dx), cuda_mem_free(dy), cuda_mem_free(da);
+}
+
 TEST(cols_get_add)
 {
 	int64_t N = 37, C = 40, k = 13, c0 = 9;
@@ -245,6 +275,7 @@ static char *profile_text(const char *title, int top)
 static void reuse_expect(struct tensor *o, struct tensor *a, struct tensor *b, const char *what)
 {
 	int64_t M = tensor_rows(a), K = tensor_cols(a), N = tensor_rows(b);
+	GPU->sync();   /* the ops before may still run (asynchronous ops, cuda_set_async) */
 	float *ra = dupf(a->data, M * K), *rb = dupf(b->data, N * K);
 	for (int64_t i = 0; i < M * K; i++)
 		ra[i] = bf16_round(ra[i]);
@@ -1080,7 +1111,7 @@ static uint64_t params_fnv(struct model *m)
 }
 
 static uint64_t last_fnv;   /* of the last train() */
-static const char *train_extra;   /* one more config key=value for train() */
+static const char *const *train_extra;   /* more config key=value for train() (NULL-ended) */
 
 static int train(const char *backend, int steps, double *loss)
 {
@@ -1094,8 +1125,12 @@ static int train(const char *backend, int steps, double *loss)
 			return printf("  config_set: %s\n", e.msg), -1;
 	char kv[32];
 	snprintf(kv, sizeof kv, "backend=%s", backend);
-	if (config_set(&c, kv, &e) != 0 || (train_extra && config_set(&c, train_extra, &e) != 0) ||
-	    config_validate(&c, &e) != 0)
+	if (config_set(&c, kv, &e) != 0)
+		return printf("  config: %s\n", e.msg), -1;
+	for (int i = 0; train_extra && train_extra[i]; i++)
+		if (config_set(&c, train_extra[i], &e) != 0)
+			return printf("  config: %s\n", e.msg), -1;
+	if (config_validate(&c, &e) != 0)
 		return printf("  config: %s\n", e.msg), -1;
 	if (model_create(&c, &m, &e) != 0) {
 		printf("  model_create: %s\n", e.msg);
@@ -1190,7 +1225,8 @@ TEST(train_20_steps)
 TEST(train_cast_reuse_bitwise)
 {
 	double l1[6], l2[6];
-	train_extra = "pass_rows=2";
+	static const char *const two_passes[] = { "pass_rows=2", NULL };
+	train_extra = two_passes;
 	cuda_profile(1);
 	int rc = train("cuda", 6, l1);
 	cuda_profile(0);
@@ -1216,6 +1252,92 @@ TEST(train_cast_reuse_bitwise)
 	free(buf);
 }
 
+/* Asynchronous ops (cuda_set_async) change no bit of a run: 6 steps with
+ * ops waiting for their kernels and with ops left running, in two passes a
+ * micro-batch, on the small config (OE tables, BiEq) plus the arms whose
+ * host code runs inside the pass: q_tau (the host writes the scale vector
+ * and reads its gradient after a sync), the x0 anchor's and the output's
+ * lambdas and the shared anchor (their gradients summed by dot_acc on the
+ * device). A
+ * missed synchronisation shows as a different loss or weight hash. */
+TEST(train_async_bitwise)
+{
+	static const char *const arms[][7] = {
+		{ "pass_rows=2", NULL },
+		{ "pass_rows=2", "qk_scale=pair", "wte_lambdas=1", NULL },
+		{ "pass_rows=1", "qk_scale=untied", "wte_lambdas=1", "anchor=shared", "out_lambdas=1",
+		  NULL },
+	};
+	cuda_set_async(1);
+	int on = cuda_get_async();
+	cuda_set_async(0);
+	if (!on)
+		printf("  note: the device has no concurrent managed access; ops stay synchronous\n");
+	for (size_t a = 0; a < sizeof arms / sizeof *arms; a++) {
+		double l1[6], l2[6];
+		train_extra = arms[a];
+		int rc = train("cuda", 6, l1);
+		uint64_t f1 = last_fnv;
+		cuda_set_async(1);
+		int rc2 = train("cuda", 6, l2);
+		cuda_set_async(0);
+		train_extra = NULL;
+		if (rc == 1)
+			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		CHECK(rc == 0 && rc2 == 0);
+		CHECKF(!memcmp(l1, l2, sizeof l1) && f1 == last_fnv,
+		       "arm %zu: synchronous / asynchronous ops: losses %.9g / %.9g, weights "
+		       "%016llx / %016llx", a, l1[5], l2[5], (unsigned long long)f1,
+		       (unsigned long long)last_fnv);
+		printf("  arm %zu (%s ...): loss %.6f, weights %016llx both ways\n", a, arms[a][1] ?
+		       arms[a][1] : arms[a][0], l2[5], (unsigned long long)last_fnv);
+	}
+}
+
+/* An embed_gather index outside its table, with the op left running in a
+ * pass scope: the abort comes at the scope's end, naming the op. Run in a
+ * child process (this binary with the argument gather-abort). */
+static int gather_abort_child(void)
+{
+	cuda_set_async(1);
+	int64_t N = 64, k = 8, Vt = 10;
+	float *tab = dev(rnd(Vt * k, 1), Vt * k * 4), *o = cuda_mem_alloc(N * k * 4);
+	int32_t *idx = cuda_mem_alloc(N * 4);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = (int32_t)(n % Vt);
+	idx[37] = (int32_t)Vt;   /* one past the table */
+	struct tensor gt = T2(tab, Vt, k), go = T2(o, N, k);
+	GPU->scope(1);
+	GPU->embed_gather(&go, &gt, idx, 0, 0, 0);
+	printf("gather returned\n");
+	fflush(stdout);
+	GPU->scope(0);
+	printf("scope ended\n");   /* not reached */
+	return 0;
+}
+
+static const char *self_path;
+
+TEST(async_gather_abort)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "'%s' gather-abort 2>&1", self_path);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	char out[4096] = "";
+	size_t n = fread(out, 1, sizeof out - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	CHECKF(st != 0 && strstr(out, "embed_gather: an index is outside the table") &&
+	       !strstr(out, "scope ended"), "exit status %d, output:\n%s", st, out);
+	cuda_set_async(1);
+	int on = cuda_get_async();   /* the device allows it: the op returned first */
+	cuda_set_async(0);
+	CHECKF(!on || strstr(out, "gather returned"), "output:\n%s", out);
+}
+
 /* The PyTorch loss curves (torch_train.py) on the GPU: fp32 GEMMs on the
  * fp32-state fixture, then the default bf16 GEMM inputs on the benchmark's
  * bf16 fixture. */
@@ -1233,8 +1355,13 @@ TEST(device)
 	T_SKIP("no CUDA device");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	self_path = argv[0];
+	if (argc > 1 && strcmp(argv[1], "gather-abort") == 0) {
+		GPU = backend_cuda();
+		return gather_abort_child();
+	}
 	if (cuda_device_count() < 1) {
 		RUN(device);
 		return t_done();
@@ -1246,6 +1373,7 @@ int main(void)
 	cuda_device_name(name, sizeof name);
 	printf("device: %s\n", name);
 	RUN(axpby_zero_dot);
+	RUN(dot_acc);
 	RUN(cols_get_add);
 	RUN(matmul_f32);
 	RUN(matmul_bf16);
@@ -1270,6 +1398,8 @@ int main(void)
 	RUN(optimizer_passes);
 	RUN(train_20_steps);
 	RUN(train_cast_reuse_bitwise);
+	RUN(train_async_bitwise);
+	RUN(async_gather_abort);
 	RUN(curve_vs_torch);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);

@@ -704,6 +704,19 @@ TEST(elementwise_and_gates)
 			ax[i] = 2 * dout[i] - 0.5 * h[i], dd += ax[i] * dout[i];
 		CHECKF(relerr(&th, ax, N * K) < tol, "%s axpby", DTN[di]);
 		CHECK_NEAR(bk->dot(&th, &tdo), dd, tol * 10);
+		/* dot_acc: entry 2 of a 3-vector gets the dot, rounded to the
+		 * dtype, added in the dtype; the others stay */
+		double a3[3] = { 0.25, -1.5, 3.0 }, dv = bk->dot(&th, &tdo);
+		struct tensor ta = mk(dt, a3, 3, 0, 0, 0);
+		bk->dot_acc(&ta, 2, &th, &tdo);
+		if (dt == TD_F64) {
+			const double *p = ta.data;
+			CHECK(p[0] == 0.25 && p[1] == -1.5 && p[2] == 3.0 + dv);
+		} else {
+			const float *p = ta.data;
+			CHECK(p[0] == 0.25f && p[1] == -1.5f && p[2] == 3.0f + (float)dv);
+		}
+		free(ta.data);
 		struct tensor tc = mk(dt, NULL, N, 4, 0, 0);
 		bk->cols_get(&tc, &tdo, 3, 0);
 		double cg[28];
