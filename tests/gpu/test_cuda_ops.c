@@ -1268,6 +1268,7 @@ TEST(train_async_bitwise)
 		{ "pass_rows=1", "qk_scale=untied", "wte_lambdas=1", "anchor=shared", "out_lambdas=1",
 		  NULL },
 	};
+	int was = cuda_get_async();   /* SUPKIT_CUDA_ASYNC's, restored at the end */
 	cuda_set_async(1);
 	int on = cuda_get_async();
 	cuda_set_async(0);
@@ -1282,8 +1283,10 @@ TEST(train_async_bitwise)
 		int rc2 = train("cuda", 6, l2);
 		cuda_set_async(0);
 		train_extra = NULL;
-		if (rc == 1)
+		if (rc == 1) {
+			cuda_set_async(was);
 			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		}
 		CHECK(rc == 0 && rc2 == 0);
 		CHECKF(!memcmp(l1, l2, sizeof l1) && f1 == last_fnv,
 		       "arm %zu: synchronous / asynchronous ops: losses %.9g / %.9g, weights "
@@ -1292,6 +1295,7 @@ TEST(train_async_bitwise)
 		printf("  arm %zu (%s ...): loss %.6f, weights %016llx both ways\n", a, arms[a][1] ?
 		       arms[a][1] : arms[a][0], l2[5], (unsigned long long)last_fnv);
 	}
+	cuda_set_async(was);
 }
 
 /* An embed_gather index outside its table, with the op left running in a
@@ -1332,9 +1336,10 @@ TEST(async_gather_abort)
 	int st = pclose(p);
 	CHECKF(st != 0 && strstr(out, "embed_gather: an index is outside the table") &&
 	       !strstr(out, "scope ended"), "exit status %d, output:\n%s", st, out);
+	int was = cuda_get_async();
 	cuda_set_async(1);
 	int on = cuda_get_async();   /* the device allows it: the op returned first */
-	cuda_set_async(0);
+	cuda_set_async(was);
 	CHECKF(!on || strstr(out, "gather returned"), "output:\n%s", out);
 }
 
