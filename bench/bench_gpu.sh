@@ -23,9 +23,10 @@
 #   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:
 #                         mma (bf16 tensor cores through mma.sync, fp32
 #                         accumulation, the backend's default: the
-#                         comparison with PyTorch's bf16 attention), tc (the
-#                         same through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("tc mma+async")  more supkit-only runs at the first
+#                         comparison with PyTorch's bf16 attention), mma2
+#                         (its forward with 32 rows a warp), tc (the same
+#                         through WMMA) or f32 (fp32 CUDA cores)
+#   GPU_BENCH_ALT ("tc mma2 mma+async")  more supkit-only runs at the first
 #                         depth after the side-by-side ones, each ATTN or
 #                         ATTN:PASS_ROWS, + async for asynchronous ops
 #                         (SUPKIT_CUDA_ASYNC=1) (e.g. "tc mma:32+async"; a
@@ -132,7 +133,7 @@ for depth in $depths; do
 	row "$depth" "$depth" "$t_tps" "$t_mem"
 done
 # supkit alone again at the first depth: other attention kernels or pass sizes
-for alt in ${GPU_BENCH_ALT-tc mma+async}; do
+for alt in ${GPU_BENCH_ALT-tc mma2 mma+async}; do
 	a_async=0 item=$alt
 	[[ "$item" == *+async ]] && { a_async=1; item=${item%+async}; }
 	a_attn=${item%%:*} a_rows=$pass_rows

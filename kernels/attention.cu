@@ -346,6 +346,10 @@ void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const
 		attn_fwd_mma_launch(y, lse, q, k, v, B, T, H, D, window, scale);
 		return;
 	}
+	if (mode == 3 && D == 128) {
+		attn_fwd_mma2_launch(y, lse, q, k, v, B, T, H, D, window, scale);
+		return;
+	}
 	dim3 g;
 	attn_grid("attn_fwd", B, T, H, D, &g);
 	size_t sm = (size_t)(AT_ROWS * D + AT_COLS * (D + 1) + AT_COLS * D) * sizeof(float);
@@ -369,7 +373,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const flo
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
 	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
 	k_attn_rowdot<<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
-	if ((mode == 1 || mode == 2) && D == 128) {
+	if ((mode == 1 || mode == 2 || mode == 3) && D == 128) {   /* mma2: mma's backward */
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else

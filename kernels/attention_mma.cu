@@ -42,7 +42,12 @@
  * the base-2 exponentials and the unmasked interior tiles (also run there:
  * the tests and the loss curve passed; a depth-8 training step's attention
  * forward went from 140 to 121 ms per two steps, the backward did not move).
- * 255 registers a thread in dK/dV, 236-244 in the others, no spills.
+ * 255 registers a thread in dK/dV, 236-248 in the others, no spills.
+ * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run):
+ * k_attn_fwd_mma2, the forward with 32 rows a warp (FlashAttention-2's
+ * split for this head width), so that a K or V fragment read from shared
+ * memory serves two mma row tiles; 255 registers and 48 bytes of spill
+ * stores (nvcc 13, sm_90a); the backward stays mma's.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
  * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ recomputes S and dP instead).
@@ -95,6 +100,13 @@ __device__ static inline void ldsm4(uint32_t *r, const bf *p)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
+__device__ static inline void ldsm2(uint32_t *r, const bf *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+		     : "=r"(r[0]), "=r"(r[1])
 		     : "r"(smem_addr(p)));
 }
 
@@ -166,6 +178,14 @@ __device__ static inline void frag_bt(uint32_t *b, const bf *tile, int n, int k)
 {
 	int lane = threadIdx.x & 31;
 	ldsm4(b, tile + (n + (lane & 7)) * MM_LD + k + (lane >> 3) * 8);
+}
+
+/* The B fragment for X^T of one k step: X's rows [n, n + 8), columns
+ * [k, k + 16): b[0..1]. */
+__device__ static inline void frag_bt1(uint32_t *b, const bf *tile, int n, int k)
+{
+	int lane = threadIdx.x & 31;
+	ldsm2(b, tile + (n + (lane & 7)) * MM_LD + k + ((lane >> 3) & 1) * 8);
 }
 
 /* B fragments for X where X's rows [k, k + 16) are the k index and its
@@ -358,6 +378,189 @@ k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int 
 	store_rows(y + base, o, 1.f, ld, q0 + w * 16, T);
 }
 
+/* ---- forward, 32 rows a warp (SUPKIT_CUDA_ATTN=mma2) ----
+ * A block per (128 queries, b, h), 4 warps of 32 rows (two 16-row m-tiles
+ * each, FlashAttention-2's split for head width 128): each K or V fragment
+ * read from shared memory feeds both m-tiles' mma, half the shared-memory
+ * traffic of k_attn_fwd_mma per product, and a key tile is loaded once per
+ * 128 queries. Q's fragments are read from shared memory at each k step
+ * (two m-tiles of registers would not fit). The arithmetic per output
+ * element is k_attn_fwd_mma's, in the same order, with the same key tiles
+ * where the window is a multiple of 64 or covers T (the benchmark's: the two
+ * are then equal element by element, which test_cuda_ops checks; otherwise
+ * a 128-row block's tiles start where the first of its 64-row halves' do,
+ * so the softmax's running maxima, and the bf16 roundings of P, can differ);
+ * a warp skips a key tile none of its rows sees (the tail of the diagonal,
+ * the head of the window): exact, as those rows' statistics and sums would
+ * not move. */
+#define M2_R 128   /* queries a block */
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_fwd_mma2(float *y, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
+		int64_t window, float scale)
+{
+	extern __shared__ __align__(128) unsigned char smraw[];
+	bf *Qs = (bf *)smraw, *Ks = Qs + 2 * MM_TILE, *Vs = Ks + 2 * MM_TILE;
+	const int bh = blockIdx.y, b = bh / H, h = bh % H;
+	const int q0 = blockIdx.x * M2_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int g = lane >> 2, c = lane & 3;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int qlast = min(q0 + M2_R, T) - 1;
+	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
+	const int ntile = (qlast - kfirst) / MM_R + 1;
+	const float sl2 = scale * LOG2E;
+	const int wr = q0 + w * 32;   /* this warp's first row; Qs rows w * 32 .. */
+
+	tile_load(Qs, q + base, ld, q0, T);
+	tile_load(Qs + MM_TILE, q + base, ld, q0 + MM_R, T);
+	tile_load(Ks, k + base, ld, kfirst, T);
+	tile_load(Vs, v + base, ld, kfirst, T);
+	cp_commit();
+
+	float o[2][16][4], m[2][2], l[2][2];
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++) {
+#pragma unroll
+		for (int nb = 0; nb < 16; nb++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				o[mt][nb][e] = 0.f;
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			m[mt][i] = -INFINITY;
+			l[mt][i] = 0.f;
+		}
+	}
+	for (int it = 0; it < ntile; it++) {
+		const int s0 = kfirst + it * MM_R, cur = it & 1;
+		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
+		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);   /* the next tile flies */
+		__syncthreads();
+		/* no row of this warp sees a key of the tile: rows past T, keys
+		 * past the diagonal or before every row's window */
+		const bool none = wr >= T || s0 > min(wr + 31, T - 1) ||
+				  (int64_t)s0 + MM_R - 1 < (int64_t)wr - window;
+		if (!none) {
+			/* S = Q K^T, both m-tiles per K fragment, one k step at a
+			 * time (the k steps of each product in k_attn_fwd_mma's order) */
+			float s[2][8][4];
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						s[mt][j][e] = 0.f;
+#pragma unroll
+			for (int kk = 0; kk < 8; kk++) {
+				uint32_t a[2][4];
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+					frag_a(a[mt], Qs, w * 32 + mt * 16, kk * 16);
+#pragma unroll
+				for (int j = 0; j < 8; j++) {
+					uint32_t bb[2];
+					frag_bt1(bb, Kc, j * 8, kk * 16);
+#pragma unroll
+					for (int mt = 0; mt < 2; mt++)
+						mma(s[mt][j], a[mt], bb[0], bb[1]);
+				}
+			}
+			/* online softmax in base 2, per m-tile as k_attn_fwd_mma */
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++) {
+				const int r0 = wr + mt * 16;
+				const bool inner = all_vis(r0, r0 + 15, s0, s0 + MM_R - 1, T, window);
+				float mx[2] = { -INFINITY, -INFINITY };
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++) {
+						int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+						bool ok = inner || attn_visible(r0 + g + 8 * i, key, T, window);
+						float x = ok ? s[mt][j][e] * sl2 : -INFINITY;
+						s[mt][j][e] = x;
+						mx[i] = fmaxf(mx[i], x);
+					}
+				float alpha[2];
+#pragma unroll
+				for (int i = 0; i < 2; i++) {
+					mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+					mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+					float mnew = fmaxf(m[mt][i], mx[i]);
+					alpha[i] = mnew == -INFINITY ? 1.f : exp2f(m[mt][i] - mnew);
+					m[mt][i] = mnew;
+				}
+				float ps[2] = { 0.f, 0.f };
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++) {
+						int i = e >> 1;
+						float p = m[mt][i] == -INFINITY ? 0.f : exp2f(s[mt][j][e] - m[mt][i]);
+						s[mt][j][e] = p;
+						ps[i] += p;
+					}
+#pragma unroll
+				for (int i = 0; i < 2; i++)
+					l[mt][i] = l[mt][i] * alpha[i] + ps[i];
+#pragma unroll
+				for (int nb = 0; nb < 16; nb++) {
+					o[mt][nb][0] *= alpha[0];
+					o[mt][nb][1] *= alpha[0];
+					o[mt][nb][2] *= alpha[1];
+					o[mt][nb][3] *= alpha[1];
+				}
+			}
+			/* O += P V, both m-tiles per V fragment */
+#pragma unroll
+			for (int kk = 0; kk < 4; kk++) {
+				uint32_t a[2][4];
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++) {
+					a[mt][0] = pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+					a[mt][1] = pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+					a[mt][2] = pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+					a[mt][3] = pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+				}
+#pragma unroll
+				for (int nb = 0; nb < 16; nb += 2) {
+					uint32_t bb[4];
+					frag_b(bb, Vc, kk * 16, nb * 8);
+#pragma unroll
+					for (int mt = 0; mt < 2; mt++) {
+						mma(o[mt][nb], a[mt], bb[0], bb[1]);
+						mma(o[mt][nb + 1], a[mt], bb[2], bb[3]);
+					}
+				}
+			}
+		}
+		__syncthreads();   /* every warp is done with this buffer before it is refilled */
+	}
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++) {
+		float inv[2];
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			float li = l[mt][i];
+			li += __shfl_xor_sync(0xffffffffu, li, 1);
+			li += __shfl_xor_sync(0xffffffffu, li, 2);
+			inv[i] = 1.f / li;
+			int t = wr + mt * 16 + g + 8 * i;
+			if (c == 0 && t < T)
+				lse[(int64_t)bh * T + t] = (m[mt][i] + log2f(li)) * LN2;
+		}
+#pragma unroll
+		for (int nb = 0; nb < 16; nb++) {
+			o[mt][nb][0] *= inv[0];
+			o[mt][nb][1] *= inv[0];
+			o[mt][nb][2] *= inv[1];
+			o[mt][nb][3] *= inv[1];
+		}
+		store_rows(y + base, o[mt], 1.f, ld, wr + mt * 16, T);
+	}
+}
+
 /* ---- backward: dK, dV ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
@@ -497,11 +700,6 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 
 /* ---- launchers ---- */
 
-static size_t mm_smem_fwd(void)
-{
-	return (size_t)5 * MM_TILE * sizeof(bf);
-}
-
 static size_t mm_smem_dkdv(void)
 {
 	return (size_t)6 * MM_TILE * sizeof(bf) + (size_t)4 * MM_R * sizeof(float);
@@ -522,21 +720,41 @@ static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, 
 	return p;
 }
 
-void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			 int B, int T, int H, int D, int64_t window, float scale)
+/* A forward kernel over blocks of `rows` queries with sm bytes of shared
+ * memory, on bf16 copies of q, k, v. */
+typedef void (*fwd_kernel)(float *, float *, const bf *, const bf *, const bf *, int, int, int64_t,
+			   float);
+
+static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, float *lse, const float *q,
+		    const float *k, const float *v, int B, int T, int H, int D, int64_t window,
+		    float scale)
 {
 	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
+	gr.x = (unsigned)((T + rows - 1) / rows);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[3] = { q, k, v };
 	size_t nb;
 	bf *cp = mm_cast("attn_fwd", src, 3, n, &nb);
-	size_t sm = mm_smem_fwd();
-	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_mma,
-						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
-	k_attn_fwd_mma<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, lse, cp, cp + n, cp + 2 * n, T, H,
-							       window, scale);
+	CUDA_CK("attn_fwd", cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						 (int)sm));
+	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, lse, cp, cp + n, cp + 2 * n, T, H, window,
+						      scale);
 	CUDA_CK("attn_fwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
+}
+
+void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			 int B, int T, int H, int D, int64_t window, float scale)
+{
+	fwd_run(k_attn_fwd_mma, MM_R, (size_t)5 * MM_TILE * sizeof(bf), y, lse, q, k, v, B, T, H, D,
+		window, scale);
+}
+
+void attn_fwd_mma2_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			  int B, int T, int H, int D, int64_t window, float scale)
+{
+	fwd_run(k_attn_fwd_mma2, M2_R, (size_t)6 * MM_TILE * sizeof(bf), y, lse, q, k, v, B, T, H,
+		D, window, scale);
 }
 
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,

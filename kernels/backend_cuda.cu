@@ -172,7 +172,7 @@ static void dev_sample(void)
 
 /* The modes' names, as the environment variables and gpu_bench spell them,
  * in enum order. */
-static const char *const attn_names[] = { "f32", "tc", "mma" };
+static const char *const attn_names[] = { "f32", "tc", "mma", "mma2" };
 static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
 static const char *const onoff_names[] = { "0", "1" };
 
@@ -205,7 +205,7 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
-	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 3, CUDA_ATTN_MMA);
+	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 4, CUDA_ATTN_MMA);
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
@@ -354,7 +354,7 @@ extern "C" enum cuda_mm_mode cuda_get_matmul_mode(void)
 
 extern "C" const char *cuda_attn_mode_name(enum cuda_attn_mode m)
 {
-	return (unsigned)m < 3 ? attn_names[m] : "?";
+	return (unsigned)m < 4 ? attn_names[m] : "?";
 }
 
 extern "C" const char *cuda_matmul_mode_name(enum cuda_mm_mode m)
@@ -913,23 +913,31 @@ __global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float 
 	}
 }
 
-/* ---- loss: one block per row ---- */
-
+/* ---- loss: one block per row ----
+ * The CPU reference's fp32 arithmetic (trainer/backend_cpu_ops.h
+ * softcap_rows), step for step: z = cap tanh(l / cap) with fp32 tanhf and
+ * the reciprocal of cap, exp(z - max) in fp32 summed in fp64, the loss
+ * lse - z[t] in fp64, the gradient (exp f)(1 - th^2) with f = dscale / sum
+ * and the target's dscale (1 - ht^2) taken off after; fp32 exponentials are
+ * recomputed in the gradient pass instead of kept. (Until session 7 this
+ * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
+ * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.) */
 __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *tg, int64_t V,
 				    double cap, double dscale)
 {
 	int64_t row = blockIdx.x;
 	float *z = logits + row * V;
+	const float rcap = (float)cap, icap = (float)(1.0 / cap);
 	float mx = -INFINITY;
 	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
-		float v = (float)(cap * tanh((double)z[j] / cap));
+		float v = __fmul_rn(rcap, tanhf(__fmul_rn(z[j], icap)));
 		z[j] = v;
 		mx = fmaxf(mx, v);
 	}
 	mx = block_max(mx);
 	double s = 0;
 	for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
-		s += exp((double)z[j] - mx);
+		s += (double)expf(__fsub_rn(z[j], mx));
 	s = block_sum(s);
 	double lse = mx + log(s);
 	int32_t t = tg[row];
@@ -947,32 +955,39 @@ __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *t
 		loss[row] = (float)(lse - (double)zt);
 	if (dscale == 0)
 		return;
+	const float f = (float)(dscale / s), ht = __fmul_rn(zt, icap);
+	const float dt = __fmul_rn((float)dscale, __fsub_rn(1.f, __fmul_rn(ht, ht)));
 	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
-		double zz = z[j], p = exp(zz - lse) - (j == t ? 1.0 : 0.0);
-		double th = zz / cap;
-		z[j] = (float)(dscale * p * (1 - th * th));
+		float zz = z[j], th = __fmul_rn(zz, icap);
+		float g = __fmul_rn(__fmul_rn(expf(__fsub_rn(zz, mx)), f),
+				    __fsub_rn(1.f, __fmul_rn(th, th)));
+		z[j] = j == t ? __fsub_rn(g, dt) : g;
 	}
 }
 
 /* ---- embeddings ---- */
 
-/* an index outside [0, Vt) sets *bad and is skipped (the op then aborts) */
+/* One warp per output row n, its lanes along the k columns (no division
+ * per element); an index outside [0, Vt) sets *bad and the row is skipped
+ * (the op then aborts). */
 __global__ static void k_gather(float *out, const void *table, int bf, const int32_t *idx,
 				int64_t N, int64_t C, int64_t k, int64_t c0, int rnd, int accum,
 				int64_t Vt, int *bad)
 {
-	GSTRIDE(i, N * k) {
-		int64_t n = i / k, c = i % k, r = idx[n];
-		if (r < 0 || r >= Vt) {
+	WARP_ROW(n, N)
+	int64_t r = idx[n];
+	if (r < 0 || r >= Vt) {
+		if (lane == 0)
 			*bad = 1;
-			continue;
-		}
+		return;
+	}
+	float *o = out + n * C + c0;
+	for (int64_t c = lane; c < k; c += 32) {
 		float v = bf ? __bfloat162float(((const __nv_bfloat16 *)table)[r * k + c])
 			     : ((const float *)table)[r * k + c];
 		if (rnd)
 			v = __bfloat162float(__float2bfloat16_rn(v));
-		float *o = out + n * C + c0 + c;
-		*o = accum ? *o + v : v;
+		o[c] = accum ? o[c] + v : v;
 	}
 }
 
@@ -1062,11 +1077,14 @@ __global__ static void k_relu2_bwd(float *dh, __nv_bfloat16 *ob, const float *d,
 		put1(dh, ob, 4 * n4 + j, relu2_b(h[4 * n4 + j], d[4 * n4 + j]));
 }
 
-__global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t n,
+/* one warp per (n, h): the gate once, then its D values */
+__global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t NH,
 				     int64_t D)
 {
-	GSTRIDE(i, n) {
-		float g = (float)(2.0 / (1.0 + exp(-(double)gl[i / D])));
+	WARP_ROW(row, NH)
+	float g = (float)(2.0 / (1.0 + exp(-(double)gl[row])));
+	for (int64_t c = lane; c < D; c += 32) {
+		int64_t i = row * D + c;
 		v[i] += g * ve[i];
 	}
 }
@@ -1586,7 +1604,7 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	float *po = fout(&c, out);
 	/* a bad index sets the pinned flag g_cu.bad (the row is skipped); the
 	 * op's end or, for an asynchronous op, the next synchronisation aborts */
-	k_gather<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, pt, table->dtype == TD_BF16, pi, N, C,
+	k_gather<<<grid_rows(N), NT, 0, g_cu.st>>>(po, pt, table->dtype == TD_BF16, pi, N, C,
 							  k, c0, round_bf16, accum, Vt, g_cu.bad);
 	ctx_done(&c);
 }
@@ -1744,12 +1762,12 @@ static void c_ve_gate_fwd(struct tensor *v, const struct tensor *glog, const str
 {
 	struct opctx c;
 	ctx_init(&c, "ve_gate_fwd");
-	int64_t n = tensor_numel(v), H = tensor_cols(glog);
+	int64_t n = tensor_numel(v), H = tensor_cols(glog), NH = tensor_numel(glog);
 	bk_check(tensor_numel(ve) == n && tensor_rows(glog) == tensor_rows(v) &&
 		 tensor_cols(v) % H == 0, c.op);
 	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
 	float *pv = fout(&c, v);
-	k_ve_gate_fwd<<<grid_for(n, NT), NT, 0, g_cu.st>>>(pv, pg, pe, n, tensor_cols(v) / H);
+	k_ve_gate_fwd<<<grid_rows(NH), NT, 0, g_cu.st>>>(pv, pg, pe, NH, tensor_cols(v) / H);
 	ctx_done(&c);
 }
 

@@ -72,20 +72,24 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 void cuda_set_cast_reuse(int on);
 
 /* Attention kernels for head width 128 (other widths always use the fp32
- * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma or f32) sets
- * the mode at initialisation. */
+ * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2 or f32)
+ * sets the mode at initialisation. */
 enum cuda_attn_mode {
 	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
 	CUDA_ATTN_TC,   /* bf16 tensor cores through WMMA, fp32 accumulation
 	                   (kernels/attention_tc.cu) */
-	CUDA_ATTN_MMA   /* bf16 tensor cores through mma.sync with register-
+	CUDA_ATTN_MMA,  /* bf16 tensor cores through mma.sync with register-
 	                   resident tiles, fp32 accumulation, the same rounding
 	                   points (default; kernels/attention_mma.cu) */
+	CUDA_ATTN_MMA2  /* the same with a forward of 32 query rows a warp
+	                   (128 a block; the backward is mma's): not yet run on
+	                   a GPU */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
 /* The modes in force (after the environment variables) and their names as
- * those variables spell them: "f32", "tc", "mma"; "bf16", "f32", "fast16bf". */
+ * those variables spell them: "f32", "tc", "mma", "mma2"; "bf16", "f32",
+ * "fast16bf". */
 enum cuda_attn_mode cuda_get_attn_mode(void);
 enum cuda_mm_mode cuda_get_matmul_mode(void);
 const char *cuda_attn_mode_name(enum cuda_attn_mode m);

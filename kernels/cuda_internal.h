@@ -86,6 +86,8 @@ void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const 
 			int B, int T, int H, int D, int64_t window, float scale);
 void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
 			 int B, int T, int H, int D, int64_t window, float scale);
+void attn_fwd_mma2_launch(float *y, float *lse, const float *q, const float *k, const float *v,
+			  int B, int T, int H, int D, int64_t window, float scale);
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 			 const float *k, const float *v, const float *Dd, const float *lse,
 			 int B, int T, int H, int D, int64_t window, float scale);

@@ -5,7 +5,8 @@
  *       matmul and attention fwd/bwd through the CUDA backend table at the
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
- *       tc (WMMA), mma (mma.sync)).
+ *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
+ *       forward)).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
@@ -95,9 +96,10 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 	for (int64_t t = 0; t < T; t++)
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
-	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA };
+	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA,
+						     CUDA_ATTN_MMA2 };
 	enum cuda_attn_mode was = cuda_get_attn_mode();
-	for (int mi = 0; mi < 3; mi++) {
+	for (int mi = 0; mi < 4; mi++) {
 		cuda_set_attn_mode(modes[mi]);
 		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
 		double t0 = now_seconds();

@@ -529,7 +529,8 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 	CPU->attn_fwd(&hy, &hl, &hq, &hk, &hv, window, sc);
 	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
 	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n",
-	       mode == CUDA_ATTN_TC ? " (tensor cores, wmma)" : mode == CUDA_ATTN_MMA ? " (tensor cores, mma)" : "",
+	       mode == CUDA_ATTN_TC ? " (tensor cores, wmma)" : mode == CUDA_ATTN_MMA ? " (tensor cores, mma)"
+	       : mode == CUDA_ATTN_MMA2 ? " (tensor cores, mma2)" : "",
 	       (long long)B,
 	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
@@ -652,6 +653,65 @@ TEST(attention_mma)
 		free(h[i]), free(g[0][i]), free(g[1][i]);
 }
 
+/* The forward of mode (y, then lse) on q, k, v (host, n each), copied out. */
+static void attn_fwd_with(enum cuda_attn_mode mode, const float *const *h, int64_t B, int64_t T,
+			  int64_t H, int64_t D, int64_t window, float **y, float **l)
+{
+	int64_t n = B * T * H * D, nl = B * H * T;
+	cuda_set_attn_mode(mode);
+	float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
+	float *gy = cuda_mem_alloc(n * 4), *gl = cuda_mem_alloc(nl * 4);
+	struct tensor tq = { q, TD_F32, 4, { B, T, H, D } }, tk = { k, TD_F32, 4, { B, T, H, D } };
+	struct tensor tv = { v, TD_F32, 4, { B, T, H, D } }, ty = { gy, TD_F32, 4, { B, T, H, D } };
+	struct tensor tl = { gl, TD_F32, 3, { B, H, T, 1 } };
+	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, 1.0 / sqrt((double)D));
+	*y = dupf(gy, n);
+	*l = dupf(gl, nl);
+	float *all[] = { q, k, v, gy, gl };
+	for (int i = 0; i < 5; i++)
+		cuda_mem_free(all[i]);
+	cuda_set_attn_mode(CUDA_ATTN_F32);
+}
+
+/* The 32-rows-a-warp forward (mma2; its backward is mma's) against the
+ * CPU with the tensor-core tolerances, then against mma's forward: equal
+ * element by element where the window is a multiple of 64 or covers T
+ * (the same key tiles, the same arithmetic in the same order), within
+ * mma-vs-wmma's 2e-3 (relative Frobenius) otherwise. Shapes with rows past
+ * T in the last 128-row block, several blocks, window 0. */
+TEST(attention_mma2)
+{
+	attn_tc_cases(CUDA_ATTN_MMA2);
+	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 1000, 512, 1 },
+					 { 70, 0, 1 }, { 300, 150, 0 }, { 520, 100, 0 } };
+	int64_t B = 2, H = 2, D = 128;
+	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+		int64_t T = cs[ci][0], window = cs[ci][1], n = B * T * H * D, nl = B * H * T;
+		float *h[3], *y1, *l1, *y2, *l2;
+		for (int i = 0; i < 3; i++)
+			h[i] = rnd(n, 1);
+		attn_fwd_with(CUDA_ATTN_MMA, (const float *const *)h, B, T, H, D, window, &y1, &l1);
+		attn_fwd_with(CUDA_ATTN_MMA2, (const float *const *)h, B, T, H, D, window, &y2, &l2);
+		if (cs[ci][2]) {
+			int64_t dy = 0, dl = 0;
+			for (int64_t i = 0; i < n; i++)
+				dy += !(y1[i] == y2[i]);
+			for (int64_t i = 0; i < nl; i++)
+				dl += !(l1[i] == l2[i]);
+			CHECKF(dy == 0 && dl == 0, "T %lld window %lld: mma2 differs from mma in %lld of y, "
+			       "%lld of lse", (long long)T, (long long)window, (long long)dy, (long long)dl);
+		} else {
+			double ey = rel_fro(y2, y1, n), el = rel_fro(l2, l1, nl);
+			printf("  mma2 vs mma, T %lld window %lld: y %.3g, lse %.3g (relative Frobenius)\n",
+			       (long long)T, (long long)window, ey, el);
+			CHECKF(ey <= 2e-3 && el <= 2e-3, "mma2 vs mma: y %.3g lse %.3g", ey, el);
+		}
+		for (int i = 0; i < 3; i++)
+			free(h[i]);
+		free(y1), free(l1), free(y2), free(l2);
+	}
+}
+
 TEST(attention_d128)
 {
 	attn_case(2, 100, 2, 128, 1000);
@@ -701,9 +761,9 @@ TEST(softcap_ce)
 
 /* ---- embeddings ---- */
 
-TEST(embed_gather)
+/* one warp per row: k below and above the warp's 32 lanes */
+static void gather_case(int64_t N, int64_t C, int64_t Vt, int64_t k, int64_t c0)
 {
-	int64_t N = 300, C = 40, Vt = 50, k = 24, c0 = 8;
 	float *tab = rnd(Vt * k, 1), *o = rnd(N * C, 1);
 	bf16 *tb = xmalloc(Vt * k * 2);
 	for (int64_t i = 0; i < Vt * k; i++)
@@ -727,6 +787,12 @@ TEST(embed_gather)
 		}
 	free(tab), free(o), free(tb), free(idx);
 	cuda_mem_free(dtab), cuda_mem_free(dO), cuda_mem_free(dtb), cuda_mem_free(didx);
+}
+
+TEST(embed_gather)
+{
+	gather_case(300, 40, 50, 24, 8);
+	gather_case(257, 160, 70, 100, 28);
 }
 
 TEST(embed_scatter_add)
@@ -831,9 +897,10 @@ TEST(relu2)
 	relu2_case(1003, 1);
 }
 
-TEST(ve_gate)
+/* one warp per (row, head): D below and above the warp's 32 lanes */
+static void ve_gate_case(int64_t N, int64_t H, int64_t D)
 {
-	int64_t N = 30, H = 3, D = 16, C = H * D;
+	int64_t C = H * D;
 	float *v = rnd(N * C, 1), *gl = rnd(N * H, 2), *ve = rnd(N * C, 1), *dv = rnd(N * C, 1);
 	float *dgl = xcalloc(N * H, 4), *dve = xcalloc(N * C, 4);
 	float *a = dev(v, N * C * 4), *b = dev(gl, N * H * 4), *c = dev(ve, N * C * 4);
@@ -853,6 +920,12 @@ TEST(ve_gate)
 	float *all[] = { a, b, c, e, f, g };
 	for (int i = 0; i < 6; i++)
 		cuda_mem_free(all[i]);
+}
+
+TEST(ve_gate)
+{
+	ve_gate_case(30, 3, 16);
+	ve_gate_case(37, 4, 128);
 }
 
 TEST(mul_cols)
@@ -1392,6 +1465,7 @@ int main(int argc, char **argv)
 	RUN(attention_small_heads);
 	RUN(attention_tensor_cores);
 	RUN(attention_mma);
+	RUN(attention_mma2);
 	RUN(softcap_ce);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
