@@ -72,7 +72,25 @@ typedef __nv_bfloat16 bf;
 #define MM_TILE (MM_R * MM_LD)
 static_assert(MM_R == 64, "attn128_grid makes blocks of 64 rows");
 
-/* ---- PTX wrappers ---- */
+/* ---- PTX wrappers ----
+ * With SUPKIT_EMU the source is compiled as host C++ for the SIMT emulator
+ * of tests/emu (make test runs these kernels there: test_mma_emu). */
+
+#ifdef SUPKIT_EMU
+__device__ static inline void cp16(void *dst, const void *src, bool valid)
+{
+	emu_cp16(dst, src, valid);
+}
+__device__ static inline void cp_commit(void) {}
+template <int N> __device__ static inline void cp_wait(void) {}
+__device__ static inline void ldsm4(uint32_t *r, const bf *p) { emu_ldsm(r, p, 4, false); }
+__device__ static inline void ldsm2(uint32_t *r, const bf *p) { emu_ldsm(r, p, 2, false); }
+__device__ static inline void ldsm4t(uint32_t *r, const bf *p) { emu_ldsm(r, p, 4, true); }
+__device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+	emu_mma(c, a, b0, b1);
+}
+#else
 
 __device__ static inline unsigned smem_addr(const void *p)
 {
@@ -125,6 +143,8 @@ __device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint
 		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+
+#endif
 
 __device__ static inline uint32_t pack(float lo, float hi)
 {
@@ -710,6 +730,7 @@ static size_t mm_smem_dq(void)
 	return (size_t)6 * MM_TILE * sizeof(bf);
 }
 
+#ifndef SUPKIT_EMU   /* the emulator's test launches the kernels itself */
 /* bf16 copies (nearest even) of n-element fp32 tensors, one scratch block */
 static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, size_t *bytes)
 {
@@ -779,3 +800,4 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const
 	CUDA_CK("attn_bwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
 }
+#endif /* SUPKIT_EMU */

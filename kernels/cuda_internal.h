@@ -8,7 +8,7 @@
 #ifndef SUPKIT_CUDA_INTERNAL_H
 #define SUPKIT_CUDA_INTERNAL_H
 
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(SUPKIT_EMU)   /* SUPKIT_EMU: tests/emu's host build */
 #error "cuda_internal.h is for kernels/*.cu only; C code includes kernels/cuda_api.h"
 #endif
 
@@ -50,9 +50,9 @@ void cuda_cast_bf16(void *o, const float *x, int64_t n);
 /* Sliding-window causal attention (kernels/attention.cu). q, k, v, y, dy,
  * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. mode
  * (enum cuda_attn_mode) picks the kernels for D = 128: 1 the WMMA ones of
- * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu
- * (both bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
- * kernels. */
+ * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu,
+ * 3 those with the 32-rows-a-warp forward (all bf16 inputs, fp32
+ * accumulation); 0, and every other D, the fp32 kernels. */
 #define ATTN_MAX_D 128
 
 /* Key s is visible from query t (causal, at most `window` back). */

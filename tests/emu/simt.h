@@ -1,0 +1,129 @@
+/* simt.h: a small SIMT emulator on the CPU for the tensor-core kernels of
+ * kernels/attention_mma.cu, so that their indexing, tiling, masking and
+ * fragment layouts are tested without a GPU (tests/emu/test_mma_emu.cc, in
+ * make test). The kernel source is compiled as host C++ with SUPKIT_EMU
+ * defined: its PTX wrappers (cp.async, ldmatrix, mma.sync) call the emu_*
+ * functions here, and tests/emu/shim/ stands in for cuda_runtime.h and
+ * cuda_bf16.h.
+ *
+ * A block's threads run as fibers (ucontext) on one OS thread, one at a
+ * time: a fiber runs until it reaches a collective (a warp's ldmatrix, mma
+ * or shuffle; the block's __syncthreads), waits there until every thread
+ * that takes part has arrived, and the last to arrive computes every
+ * lane's result. Blocks run one after another over one shared-memory
+ * buffer (smraw, the name the kernels declare). The collectives check that
+ * all lanes call the same one (divergence aborts), and a block whose
+ * threads all wait with none runnable aborts as a deadlock.
+ *
+ * Semantics kept: the PTX ISA's fragment layouts for ldmatrix (.x2, .x4,
+ * .trans) and mma.m16n8k16 .row.col bf16 -> fp32 (the kernels' header
+ * documents them); cp.async is done at once (a stronger ordering than the
+ * hardware's, so it cannot show a missing wait); mma's sum of 16 exact
+ * bf16 products and the accumulator is formed in fp64 and rounded once
+ * (the hardware's internal order and precision are not specified, so
+ * results can differ from a GPU's in the last bits of fp32). Left out:
+ * every other CUDA feature (the kernels use no other).
+ * Reference: PTX ISA 8.x, "Warp-level matrix instructions" (mma.m16n8k16,
+ * ldmatrix), "Data movement" (cp.async), shfl.sync.
+ */
+#ifndef SUPKIT_SIMT_H
+#define SUPKIT_SIMT_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__
+
+struct uint3 {
+	unsigned x, y, z;
+};
+struct dim3 {
+	unsigned x, y, z;
+	dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+/* the running fiber's indices (set by the scheduler at every switch) */
+extern uint3 threadIdx, blockIdx;
+extern dim3 blockDim, gridDim;
+
+typedef int cudaError_t;
+typedef void *cudaStream_t;
+enum { cudaSuccess = 0 };
+inline const char *cudaGetErrorString(cudaError_t) { return "(emulated)"; }
+
+using std::max;
+using std::min;
+
+struct float2 {
+	float x, y;
+};
+inline float2 make_float2(float x, float y)
+{
+	float2 v = { x, y };
+	return v;
+}
+
+/* ---- bf16 (cuda_bf16.h's names) ---- */
+struct __nv_bfloat16 {
+	uint16_t x;
+};
+struct __nv_bfloat162 {
+	__nv_bfloat16 x, y;
+};
+inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	__nv_bfloat16 b;
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		b.x = (uint16_t)((u >> 16) | 0x40);   /* a quiet NaN */
+	else
+		b.x = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+	return b;
+}
+inline float __bfloat162float(__nv_bfloat16 b)
+{
+	uint32_t u = (uint32_t)b.x << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi)
+{
+	__nv_bfloat162 v;
+	v.x = __float2bfloat16_rn(lo);
+	v.y = __float2bfloat16_rn(hi);
+	return v;
+}
+
+/* ---- collectives and the PTX the kernels use ---- */
+void __syncthreads(void);
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+/* cp.async of 16 bytes (zeros when !valid), done at once */
+void emu_cp16(void *dst, const void *src, bool valid);
+/* ldmatrix .m8n8 .b16 of n (2 or 4) matrices, row addresses from lanes
+ * 8j .. 8j + 7 for matrix j; trans: .trans */
+void emu_ldsm(uint32_t *r, const void *p, int n, bool trans);
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, c += a b */
+void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
+
+/* Run body on every block of grid (x, y) with `threads` threads a block
+ * (a multiple of 32), blocks in order; smem bytes of shared memory must
+ * fit smraw (EMU_SMEM). */
+#define EMU_SMEM (232 * 1024)
+extern unsigned char smraw[EMU_SMEM];
+void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body);
+/* collectives run by the last launch (a test's sanity figure) */
+extern uint64_t emu_collectives;
+
+#endif

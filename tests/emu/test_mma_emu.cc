@@ -1,0 +1,258 @@
+/* test_mma_emu.cc: the mma.sync attention kernels of kernels/attention_mma.cu
+ * (the CUDA backend's default for head width 128, and the 32-rows-a-warp
+ * forward mma2) run on the CPU through the SIMT emulator of tests/emu
+ * (simt.h: fibers for threads, the PTX fragment layouts of ldmatrix and
+ * mma.m16n8k16), against the CPU backend's attention: so that CI, which has
+ * no GPU, checks the kernels' tiling, masks, softmax and fragment indexing.
+ *
+ * Inputs as the launchers make them: q, k, v, dy rounded to bf16 (nearest
+ * even); D = rowsum(dy * y) in fp64 from the emulated forward's y. The CPU
+ * reference runs in fp64 on the same bf16-rounded values, so what is left is
+ * the kernels' own rounding of P and dS to bf16 and fp32 accumulation:
+ * relative Frobenius error 1e-2 on y, dq, dk, dv and 1e-3 absolute on lse
+ * (nats), both a few times what bf16 P gives (2^-9 per entry) and far below
+ * what a wrong row, key or fragment gives (order 1). The shapes: windows not
+ * a multiple of the 64-row tile, several tiles each way, rows past T in the
+ * last block, window 0, no window, two heads and two batch rows. Then mma2's
+ * forward against mma's, element by element where the window is a multiple
+ * of 64 or covers T (the same tiles, the same operations in the same order;
+ * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
+ * twice gives the same bits. What the emulator cannot show: timing, the
+ * hardware's own fp32 summation order inside mma, races between warps
+ * (fibers run one at a time; cp.async completes at once).
+ * Reference: kernels/attention_mma.cu, tests/emu/simt.h, trainer/backend.h.
+ */
+extern "C" {
+#include "lib/rng.h"
+#include "trainer/backend.h"
+}
+#include "kernels/attention_mma.cu"
+#include "t.h"
+
+#include <vector>
+
+namespace {
+
+struct rng RG;
+
+struct run {
+	std::vector<float> y, lse, dq, dk, dv;
+};
+
+std::vector<bf> to_bf(const std::vector<float> &x)
+{
+	std::vector<bf> b(x.size());
+	for (size_t i = 0; i < x.size(); i++)
+		b[i] = __float2bfloat16_rn(x[i]);
+	return b;
+}
+
+std::vector<float> rounded(const std::vector<float> &x)
+{
+	std::vector<float> r(x.size());
+	for (size_t i = 0; i < x.size(); i++)
+		r[i] = __bfloat162float(__float2bfloat16_rn(x[i]));
+	return r;
+}
+
+/* The forward (mma2: the 128-row one) and, with bwd, the backward of the
+ * kernels on the emulator, as attn_fwd_mma_launch / attn_bwd_mma_launch
+ * would run them. */
+run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<float> &k,
+	    const std::vector<float> &v, const std::vector<float> &dy, int B, int T, int H,
+	    int64_t window, float scale)
+{
+	if (window > T)
+		window = T;
+	const int D = MM_D;
+	size_t n = (size_t)B * T * H * D, nl = (size_t)B * H * T;
+	std::vector<bf> bq = to_bf(q), bk = to_bf(k), bv = to_bf(v), bdy = to_bf(dy);
+	run r;
+	r.y.assign(n, NAN);
+	r.lse.assign(nl, NAN);
+	float *y = r.y.data(), *lse = r.lse.data();
+	const bf *pq = bq.data(), *pk = bk.data(), *pv = bv.data(), *pdy = bdy.data();
+	int rows = mma2 ? M2_R : MM_R;
+	dim3 gr((unsigned)((T + rows - 1) / rows), (unsigned)(B * H));
+	if (mma2)
+		emu_launch(gr, MM_THREADS, 6 * MM_TILE * sizeof(bf),
+			   [&] { k_attn_fwd_mma2(y, lse, pq, pk, pv, T, H, window, scale); });
+	else
+		emu_launch(gr, MM_THREADS, 5 * MM_TILE * sizeof(bf),
+			   [&] { k_attn_fwd_mma(y, lse, pq, pk, pv, T, H, window, scale); });
+	if (!bwd)
+		return r;
+	std::vector<float> Dd(nl);
+	for (int b = 0; b < B; b++)
+		for (int t = 0; t < T; t++)
+			for (int h = 0; h < H; h++) {
+				double s = 0;
+				size_t o = (((size_t)b * T + t) * H + h) * D;
+				for (int d = 0; d < D; d++)
+					s += (double)dy[o + d] * r.y[o + d];
+				Dd[((size_t)b * H + h) * T + t] = (float)s;
+			}
+	r.dq.assign(n, NAN);
+	r.dk.assign(n, NAN);
+	r.dv.assign(n, NAN);
+	float *dq = r.dq.data(), *dk = r.dk.data(), *dv = r.dv.data();
+	const float *pD = Dd.data();
+	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
+	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
+		k_attn_dkdv_mma(dk, dv, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+	});
+	emu_launch(g64, MM_THREADS, mm_smem_dq(),
+		   [&] { k_attn_dq_mma(dq, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
+	return r;
+}
+
+double rel_fro(const std::vector<float> &a, const std::vector<double> &b)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < a.size(); i++) {
+		double d = (double)a[i] - b[i];
+		num += d * d;
+		den += b[i] * b[i];
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+std::vector<double> widen(const std::vector<float> &x)
+{
+	return std::vector<double>(x.begin(), x.end());
+}
+
+std::vector<float> rnd(size_t n)
+{
+	std::vector<float> x(n);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)rng_normal(&RG);
+	return x;
+}
+
+/* One shape: the emulated kernels against the CPU backend in fp64 on the
+ * same bf16-rounded inputs. */
+void against_cpu(bool mma2, int B, int T, int H, int64_t window)
+{
+	const int D = MM_D;
+	size_t n = (size_t)B * T * H * D, nl = (size_t)B * H * T;
+	std::vector<float> q = rnd(n), k = rnd(n), v = rnd(n), dy = rnd(n);
+	double sc = 1.0 / sqrt((double)D);
+	run g = emulate(mma2, !mma2, q, k, v, dy, B, T, H, window, (float)sc);
+	/* fp64 CPU reference on the rounded values */
+	std::vector<double> hq(n), hk(n), hv(n), hdy(n), hy(n), hl(nl), hdq(n), hdk(n), hdv(n);
+	std::vector<float> rq = rounded(q), rk = rounded(k), rv = rounded(v), rdy = rounded(dy);
+	for (size_t i = 0; i < n; i++)
+		hq[i] = rq[i], hk[i] = rk[i], hv[i] = rv[i], hdy[i] = rdy[i];
+	auto A4 = [&](std::vector<double> &x) {
+		struct tensor t = { x.data(), TD_F64, 4, { B, T, H, D } };
+		return t;
+	};
+	struct tensor tq = A4(hq), tk = A4(hk), tv = A4(hv), tdy = A4(hdy), ty = A4(hy);
+	struct tensor tdq = A4(hdq), tdk = A4(hdk), tdv = A4(hdv);
+	struct tensor tl = { hl.data(), TD_F64, 3, { B, H, T, 1 } };
+	const struct backend_ops *cpu = backend_cpu();
+	cpu->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
+	double ey = rel_fro(g.y, hy), el = 0;
+	for (size_t i = 0; i < nl; i++)
+		el = std::max(el, fabs((double)g.lse[i] - hl[i]));
+	printf("  %s B%d T%d H%d window %lld: y %.2e, lse %.2e", mma2 ? "mma2" : "mma ", B, T, H,
+	       (long long)window, ey, el);
+	CHECKF(ey <= 1e-2 && el <= 1e-3, "%s T %d window %lld: y error %.3g, lse error %.3g",
+	       mma2 ? "mma2" : "mma", T, (long long)window, ey, el);
+	if (!mma2) {
+		/* the kernels' D: rowsum(dy * y) of their own forward */
+		cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
+		double e[3] = { rel_fro(g.dq, hdq), rel_fro(g.dk, hdk), rel_fro(g.dv, hdv) };
+		printf(", dq %.2e, dk %.2e, dv %.2e", e[0], e[1], e[2]);
+		const char *nm[] = { "dq", "dk", "dv" };
+		for (int i = 0; i < 3; i++) {
+			/* window 0: dq = dk = 0 in the reference (P = 1 on the
+			 * diagonal, dS = 0); the kernels' dP = bf16(dy) . bf16(v) is
+			 * not D = dy . y (fp32 dy, as attn_bwd_launch forms it), so an
+			 * absolute bound on the RMS, as tests/gpu's */
+			if (window == 0 && i < 2) {
+				double ss = 0;
+				const std::vector<float> &x = i ? g.dk : g.dq;
+				for (float f : x)
+					ss += (double)f * f;
+				CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: %s rms %.3g", nm[i],
+				       sqrt(ss / (double)n));
+				continue;
+			}
+			CHECKF(e[i] <= 1e-2, "T %d window %lld: %s error %.3g", T, (long long)window, nm[i],
+			       e[i]);
+		}
+		/* bitwise reproducible */
+		run g2 = emulate(false, true, q, k, v, dy, B, T, H, window, (float)sc);
+		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
+		      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
+		      memcmp(g.y.data(), g2.y.data(), n * 4) == 0);
+	}
+	printf("\n");
+}
+
+void cases(bool mma2)
+{
+	against_cpu(mma2, 1, 150, 1, 64);
+	against_cpu(mma2, 1, 200, 2, 17);       /* window not tile-aligned, two heads */
+	against_cpu(mma2, 2, 130, 1, INT64_MAX); /* no window: clamped to T */
+	against_cpu(mma2, 1, 70, 1, 0);
+	against_cpu(mma2, 1, 300, 1, 150);      /* several tiles each way, rows past T */
+	against_cpu(mma2, 1, 260, 1, 100);      /* key tiles starting 28 past a 32-row warp's first */
+}
+
+} // namespace
+
+TEST(mma_kernels_vs_cpu)
+{
+	cases(false);
+}
+
+TEST(mma2_forward_vs_cpu)
+{
+	cases(true);
+}
+
+/* mma2's forward against mma's: element by element where the window is a
+ * multiple of 64 or covers T, within 2e-3 (relative Frobenius) elsewhere. */
+TEST(mma2_forward_vs_mma)
+{
+	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 390, 256, 1 },
+					 { 70, 0, 1 }, { 300, 150, 0 }, { 260, 100, 0 } };
+	int B = 1, H = 2;
+	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+		int T = (int)cs[ci][0];
+		int64_t window = cs[ci][1];
+		size_t n = (size_t)B * T * H * MM_D;
+		std::vector<float> q = rnd(n), k = rnd(n), v = rnd(n);
+		float sc = (float)(1.0 / sqrt((double)MM_D));
+		run a = emulate(false, false, q, k, v, q, B, T, H, window, sc);
+		run b = emulate(true, false, q, k, v, q, B, T, H, window, sc);
+		if (cs[ci][2]) {
+			size_t dy = 0, dl = 0;
+			for (size_t i = 0; i < n; i++)
+				dy += !(a.y[i] == b.y[i]);
+			for (size_t i = 0; i < a.lse.size(); i++)
+				dl += !(a.lse[i] == b.lse[i]);
+			printf("  T %d window %lld: %zu of y and %zu of lse differ\n", T, (long long)window,
+			       dy, dl);
+			CHECKF(dy == 0 && dl == 0, "T %d window %lld: mma2 differs from mma in %zu of y, "
+			       "%zu of lse", T, (long long)window, dy, dl);
+		} else {
+			double ey = rel_fro(b.y, widen(a.y)), el = rel_fro(b.lse, widen(a.lse));
+			printf("  T %d window %lld: y %.2e, lse %.2e (relative Frobenius)\n", T,
+			       (long long)window, ey, el);
+			CHECKF(ey <= 2e-3 && el <= 2e-3, "mma2 vs mma: y %.3g lse %.3g", ey, el);
+		}
+	}
+}
+
+int main(void)
+{
+	rng_seed(&RG, 2027);
+	RUN(mma_kernels_vs_cpu);
+	RUN(mma2_forward_vs_cpu);
+	RUN(mma2_forward_vs_mma);
+	return t_done();
+}
