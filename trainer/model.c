@@ -15,7 +15,8 @@
  * Activations: everything the backward needs is kept per layer (x entering
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
- * recomputed. Logits exist only for a chunk of rows at a time (ce_rows:
+ * recomputed (but the last layer's, still in its buffer when the backward
+ * starts). Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
  *
@@ -1010,7 +1011,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor r2 = tensor_1d(l->r2, m->dt, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		struct tensor gWfc = pg(m, l->fc), gWmp = pg(m, l->mproj);
-		bk->relu2_fwd(&u, &h);
+		if (i < m->L - 1)   /* the last layer's u is still the forward's */
+			bk->relu2_fwd(&u, &h);
 		bk->matmul(&gWmp, &dx, &u, 1, 0, 1, 1);   // dWmp (C,4C) += dx^T u
 		bk->matmul(&dh, &dx, &Wmp, 0, 0, 1, 0);   // du (N,4C) = dx Wmp
 		bk->relu2_bwd(&dh, &dh, &h);
