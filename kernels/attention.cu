@@ -333,9 +333,21 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 	*g = dim3((unsigned)((T + AT_ROWS - 1) / AT_ROWS), (unsigned)(B * H));
 }
 
-void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode)
+/* a bf16 copy of an output asked of kernels that make none */
+static void no_cast(const char *op, const void *ob, int mode, int D)
 {
+	if (ob && !attn_has_cast(mode, D)) {
+		fprintf(stderr, "backend_cuda: %s: no bf16 output copy from attention mode %d, D %d\n",
+			op, mode, D);
+		abort();
+	}
+}
+
+void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
+		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
+		     int mode)
+{
+	no_cast("attn_fwd", ob, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	if (mode == 1 && D == 128) {
@@ -343,11 +355,11 @@ void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const
 		return;
 	}
 	if (mode == 2 && D == 128) {
-		attn_fwd_mma_launch(y, lse, q, k, v, B, T, H, D, window, scale);
+		attn_fwd_mma_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale);
 		return;
 	}
 	if (mode == 3 && D == 128) {
-		attn_fwd_mma2_launch(y, lse, q, k, v, B, T, H, D, window, scale);
+		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale);
 		return;
 	}
 	dim3 g;
@@ -359,10 +371,11 @@ void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const
 	CUDA_CK("attn_fwd", cudaGetLastError());
 }
 
-void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
 		     int B, int T, int H, int D, int64_t window, float scale, int mode)
 {
+	no_cast("attn_bwd", ob, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	dim3 g;
@@ -377,7 +390,8 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const flo
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
-			attn_bwd_mma_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
+			attn_bwd_mma_launch(dq, dk, dv, ob, dy, q, k, v, Dd, lse, B, T, H, D, window,
+					    scale);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

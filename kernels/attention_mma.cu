@@ -275,26 +275,35 @@ __device__ static inline bool all_vis(int t_lo, int t_hi, int s_lo, int s_hi, in
 #define LN2 0.6931471805599453f
 
 /* acc (16 x 128) times s into rows [r0, r0 + 16) of dst (fp32, stride ld),
- * rows < T: lane (g, c) writes (row g / g+8, columns 8 nb + 2c, +1). */
-__device__ static inline void store_rows(float *dst, const float (*acc)[4], float s, int64_t ld,
-					 int r0, int T)
+ * rows < T: lane (g, c) writes (row g / g+8, columns 8 nb + 2c, +1); with
+ * db, the same values rounded to bf16 (nearest even) at the same places of
+ * db (the output's cast for the GEMMs that read it, kept by the backend). */
+__device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[4], float s,
+					 int64_t ld, int r0, int T)
 {
 	int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
 	int ta = r0 + g, tb = ta + 8;
 #pragma unroll
 	for (int nb = 0; nb < 16; nb++) {
 		int col = nb * 8 + 2 * c;
-		if (ta < T)
-			*(float2 *)(dst + (int64_t)ta * ld + col) = make_float2(acc[nb][0] * s, acc[nb][1] * s);
-		if (tb < T)
-			*(float2 *)(dst + (int64_t)tb * ld + col) = make_float2(acc[nb][2] * s, acc[nb][3] * s);
+		float v[4] = { acc[nb][0] * s, acc[nb][1] * s, acc[nb][2] * s, acc[nb][3] * s };
+		if (ta < T) {
+			*(float2 *)(dst + (int64_t)ta * ld + col) = make_float2(v[0], v[1]);
+			if (db)
+				*(__nv_bfloat162 *)(db + (int64_t)ta * ld + col) = __floats2bfloat162_rn(v[0], v[1]);
+		}
+		if (tb < T) {
+			*(float2 *)(dst + (int64_t)tb * ld + col) = make_float2(v[2], v[3]);
+			if (db)
+				*(__nv_bfloat162 *)(db + (int64_t)tb * ld + col) = __floats2bfloat162_rn(v[2], v[3]);
+		}
 	}
 }
 
 /* ---- forward ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
+k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
 	       int64_t window, float scale)
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
@@ -395,7 +404,7 @@ k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int 
 		o[nb][2] *= inv[1];
 		o[nb][3] *= inv[1];
 	}
-	store_rows(y + base, o, 1.f, ld, q0 + w * 16, T);
+	store_rows(y + base, yb ? yb + base : NULL, o, 1.f, ld, q0 + w * 16, T);
 }
 
 /* ---- forward, 32 rows a warp (SUPKIT_CUDA_ATTN=mma2) ----
@@ -416,7 +425,7 @@ k_attn_fwd_mma(float *y, float *lse, const bf *q, const bf *k, const bf *v, int 
 #define M2_R 128   /* queries a block */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_fwd_mma2(float *y, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
+k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
 		int64_t window, float scale)
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
@@ -577,15 +586,16 @@ k_attn_fwd_mma2(float *y, float *lse, const bf *q, const bf *k, const bf *v, int
 			o[mt][nb][2] *= inv[1];
 			o[mt][nb][3] *= inv[1];
 		}
-		store_rows(y + base, o[mt], 1.f, ld, wr + mt * 16, T);
+		store_rows(y + base, yb ? yb + base : NULL, o[mt], 1.f, ld, wr + mt * 16, T);
 	}
 }
 
 /* ---- backward: dK, dV ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_dkdv_mma(float *dk, float *dv, const bf *dy, const bf *q, const bf *k, const bf *v,
-		const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
+k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const bf *k,
+		const bf *v, const float *lse, const float *Dd, int T, int H, int64_t window,
+		float scale)
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Ks = (bf *)smraw, *Vs = Ks + MM_TILE, *Qs = Vs + MM_TILE, *Gs = Qs + 2 * MM_TILE;
@@ -651,8 +661,8 @@ k_attn_dkdv_mma(float *dk, float *dv, const bf *dy, const bf *q, const bf *k, co
 		prod_px(gk, ds, Qc);         /* dK += dS^T Q */
 		__syncthreads();
 	}
-	store_rows(dk + base, gk, scale, ld, k0 + w * 16, T);
-	store_rows(dv + base, gv, 1.f, ld, k0 + w * 16, T);
+	store_rows(dk + base, NULL, gk, scale, ld, k0 + w * 16, T);
+	store_rows(dv + base, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
 }
 
 /* ---- backward: dQ ---- */
@@ -715,7 +725,7 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 		prod_px(gq, ds, Kc);                  /* dQ += dS K */
 		__syncthreads();
 	}
-	store_rows(dq + base, gq, scale, ld, q0 + w * 16, T);
+	store_rows(dq + base, NULL, gq, scale, ld, q0 + w * 16, T);
 }
 
 /* ---- launchers ---- */
@@ -743,12 +753,12 @@ static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, 
 
 /* A forward kernel over blocks of `rows` queries with sm bytes of shared
  * memory, on bf16 copies of q, k, v. */
-typedef void (*fwd_kernel)(float *, float *, const bf *, const bf *, const bf *, int, int, int64_t,
-			   float);
+typedef void (*fwd_kernel)(float *, bf *, float *, const bf *, const bf *, const bf *, int, int,
+			   int64_t, float);
 
-static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, float *lse, const float *q,
-		    const float *k, const float *v, int B, int T, int H, int D, int64_t window,
-		    float scale)
+static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, void *yb, float *lse,
+		    const float *q, const float *k, const float *v, int B, int T, int H, int D,
+		    int64_t window, float scale)
 {
 	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
 	gr.x = (unsigned)((T + rows - 1) / rows);
@@ -758,29 +768,29 @@ static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, float *lse, 
 	bf *cp = mm_cast("attn_fwd", src, 3, n, &nb);
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						 (int)sm));
-	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, lse, cp, cp + n, cp + 2 * n, T, H, window,
-						      scale);
+	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, (bf *)yb, lse, cp, cp + n, cp + 2 * n, T, H,
+						      window, scale);
 	CUDA_CK("attn_fwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
 }
 
-void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			 int B, int T, int H, int D, int64_t window, float scale)
+void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			 const float *v, int B, int T, int H, int D, int64_t window, float scale)
 {
-	fwd_run(k_attn_fwd_mma, MM_R, (size_t)5 * MM_TILE * sizeof(bf), y, lse, q, k, v, B, T, H, D,
-		window, scale);
+	fwd_run(k_attn_fwd_mma, MM_R, (size_t)5 * MM_TILE * sizeof(bf), y, yb, lse, q, k, v, B, T,
+		H, D, window, scale);
 }
 
-void attn_fwd_mma2_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			  int B, int T, int H, int D, int64_t window, float scale)
+void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			  const float *v, int B, int T, int H, int D, int64_t window, float scale)
 {
-	fwd_run(k_attn_fwd_mma2, M2_R, (size_t)6 * MM_TILE * sizeof(bf), y, lse, q, k, v, B, T, H,
-		D, window, scale);
+	fwd_run(k_attn_fwd_mma2, M2_R, (size_t)6 * MM_TILE * sizeof(bf), y, yb, lse, q, k, v, B, T,
+		H, D, window, scale);
 }
 
-void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
-			 const float *k, const float *v, const float *Dd, const float *lse,
-			 int B, int T, int H, int D, int64_t window, float scale)
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
+			 const float *q, const float *k, const float *v, const float *Dd,
+			 const float *lse, int B, int T, int H, int D, int64_t window, float scale)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
@@ -794,8 +804,8 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s2));
-	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, gdy, gq, gk, gv, lse, Dd, T, H, window,
-						    scale);
+	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)dvb, gdy, gq, gk, gv, lse, Dd, T, H,
+						    window, scale);
 	k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, gdy, gq, gk, gv, lse, Dd, T, H, window, scale);
 	CUDA_CK("attn_bwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);

@@ -12,8 +12,13 @@
  * cuBLAS's COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or
  * in full fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope
  * (backend.h scope) an operand's cast is kept until an op writes the
- * operand, and relu^2 writes its output's cast as it goes (g_cc: on an H200
- * the casts fell from 22% of a depth-8 step to 8%). Every op is
+ * operand (a GEMM on a part of it, a chunk of hN, uses that part), and
+ * relu^2 writes its output's cast as it goes (g_cc: on an H200 the casts
+ * fell from 22% of a depth-8 step to 8%); since session 7 (not yet run on a
+ * GPU) so do RMSNorm and its gradient, the fused RoPE/QK-norm gradient, the
+ * cross-entropy's logit gradient and the mma attention's y and dv (the
+ * other GEMM operands but the weights and the backward's dx after its
+ * axpby). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (the sort
@@ -742,8 +747,10 @@ static int al16(const void *p)
 
 /* ---- normalisation ---- */
 
-__global__ static void k_rms_fwd(float *out, float *rstd, const float *x, int64_t N, int64_t C,
-				 double eps)
+/* ob (may be NULL): the output's bf16 cast (cc_fresh), for every kernel
+ * below that takes one */
+__global__ static void k_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, const float *x,
+				 int64_t N, int64_t C, double eps)
 {
 	WARP_ROW(row, N)
 	const float *r = x + row * C;
@@ -755,12 +762,16 @@ __global__ static void k_rms_fwd(float *out, float *rstd, const float *x, int64_
 	if (lane == 0)
 		rstd[row] = s;
 	float *o = out + row * C;
-	for (int64_t c = lane; c < C; c += 32)
-		o[c] = r[c] * s;
+	for (int64_t c = lane; c < C; c += 32) {
+		float v = r[c] * s;
+		o[c] = v;
+		if (ob)
+			ob[row * C + c] = __float2bfloat16_rn(v);
+	}
 }
 
-__global__ static void k_rms_bwd(float *dx, const float *dout, const float *out,
-				 const float *rstd, int64_t N, int64_t C, int accum)
+__global__ static void k_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
+				 const float *out, const float *rstd, int64_t N, int64_t C, int accum)
 {
 	WARP_ROW(row, N)
 	const float *a = dout + row * C, *b = out + row * C;
@@ -772,7 +783,10 @@ __global__ static void k_rms_bwd(float *dx, const float *dout, const float *out,
 	float *d = dx + row * C;
 	for (int64_t c = lane; c < C; c += 32) {
 		float v = r * (a[c] - b[c] * m);
-		d[c] = accum ? d[c] + v : v;
+		v = accum ? d[c] + v : v;
+		d[c] = v;
+		if (ob)
+			ob[row * C + c] = __float2bfloat16_rn(v);
 	}
 }
 
@@ -876,7 +890,8 @@ __global__ static void k_rope_rms_fwd(float *out, float *rstd, float *xn, const 
 	}
 }
 
-__global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float *out,
+__global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
+				      const float *out,
 				      const float *rstd, const float *sc, const float *cs,
 				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
 {
@@ -907,8 +922,13 @@ __global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float 
 		if (c < h2) {
 			float g1 = r * (a1[j] - b[c] * m), g2 = r * (a2[j] - b[c + h2] * m);
 			float co = cr[c], si = -sr[c];
-			d[c] = g1 * co + g2 * si;
-			d[c + h2] = -g1 * si + g2 * co;
+			float v1 = g1 * co + g2 * si, v2 = -g1 * si + g2 * co;
+			d[c] = v1;
+			d[c + h2] = v2;
+			if (ob) {
+				ob[row * D + c] = __float2bfloat16_rn(v1);
+				ob[row * D + c + h2] = __float2bfloat16_rn(v2);
+			}
 		}
 	}
 }
@@ -922,11 +942,12 @@ __global__ static void k_rope_rms_bwd(float *dx, const float *dout, const float 
  * recomputed in the gradient pass instead of kept. (Until session 7 this
  * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
  * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.) */
-__global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *tg, int64_t V,
-				    double cap, double dscale)
+__global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *loss,
+				    const int32_t *tg, int64_t V, double cap, double dscale)
 {
 	int64_t row = blockIdx.x;
 	float *z = logits + row * V;
+	__nv_bfloat16 *zb = ob ? ob + row * V : NULL;   /* the gradient's cast (dscale != 0) */
 	const float rcap = (float)cap, icap = (float)(1.0 / cap);
 	float mx = -INFINITY;
 	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
@@ -945,8 +966,11 @@ __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *t
 		if (threadIdx.x == 0)
 			loss[row] = 0;
 		if (dscale != 0)
-			for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+			for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
 				z[j] = 0;
+				if (zb)
+					zb[j] = __float2bfloat16_rn(0.f);
+			}
 		return;
 	}
 	float zt = z[t];
@@ -961,7 +985,10 @@ __global__ static void k_softcap_ce(float *logits, float *loss, const int32_t *t
 		float zz = z[j], th = __fmul_rn(zz, icap);
 		float g = __fmul_rn(__fmul_rn(expf(__fsub_rn(zz, mx)), f),
 				    __fsub_rn(1.f, __fmul_rn(th, th)));
-		z[j] = j == t ? __fsub_rn(g, dt) : g;
+		g = j == t ? __fsub_rn(g, dt) : g;
+		z[j] = g;
+		if (zb)
+			zb[j] = __float2bfloat16_rn(g);
 	}
 }
 
@@ -1264,12 +1291,15 @@ static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *
 		return p;
 	int64_t n = tensor_numel(t);
 	int keep = g_cc.on && p == t->data;   /* device or managed: not staged */
-	if (keep)
-		for (int i = 0; i < g_cc.n; i++)
-			if (g_cc.e[i].p == (const char *)t->data && g_cc.e[i].n == n) {
+	if (keep)   /* a kept cast of the operand, or of a tensor it is a part of (a chunk of hN) */
+		for (int i = 0; i < g_cc.n; i++) {
+			const struct ccast *e = &g_cc.e[i];
+			const char *a = (const char *)t->data;
+			if (a >= e->p && (a - e->p) % 4 == 0 && a + (size_t)n * 4 <= e->p + (size_t)e->n * 4) {
 				g_cc.reused += g_prof.on;
-				return g_cc.e[i].bf;
+				return (const __nv_bfloat16 *)e->bf + (a - e->p) / 4;
 			}
+		}
 	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
 	cuda_cast_bf16(bf, (const float *)p, n);
 	*cast = 1;
@@ -1360,7 +1390,8 @@ static void c_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct 
 	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(rstd) == N, c.op);
 	const float *px = fin(&c, x);
 	float *po = fout(&c, out), *pr = fout(&c, rstd);
-	k_rms_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(po, pr, px, N, C, eps);
+	__nv_bfloat16 *ob = cc_fresh(&c, out, po);   /* a, m, hN: GEMM operands */
+	k_rms_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(po, ob, pr, px, N, C, eps);
 	ctx_done(&c);
 }
 
@@ -1374,7 +1405,8 @@ static void c_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout, const st
 		 tensor_numel(rstd) == N, c.op);
 	const float *pd = fin(&c, dout), *py = fin(&c, out), *pr = fin(&c, rstd);
 	float *px = fout(&c, dx);
-	k_rms_bwd<<<grid_rows(N), NT, 0, g_cu.st>>>(px, pd, py, pr, N, C, accum);
+	__nv_bfloat16 *ob = cc_fresh(&c, dx, px);    /* dx: the next GEMMs' operand */
+	k_rms_bwd<<<grid_rows(N), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, N, C, accum);
 	ctx_done(&c);
 }
 
@@ -1509,8 +1541,9 @@ static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struc
 	/* ds first: dx may alias dout (same stream, so in order) */
 	if (ds)
 		colsum_dot(&c, fout(&c, ds), pd, py, rows / H, H * D);
-	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, pd, py, pr, pk, pc, ps, rows, H, D,
-							    T);
+	__nv_bfloat16 *ob = cc_fresh(&c, dx, px);    /* dq, dk: GEMM operands */
+	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, pk, pc, ps, rows, H,
+							    D, T);
 	ctx_done(&c);
 }
 
@@ -1539,7 +1572,8 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y), *pl = fout(&c, lse);
-	attn_fwd_launch(py, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn);
+	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
+	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn);
 	ctx_done(&c);
 }
 
@@ -1560,7 +1594,8 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pdy = fin(&c, dy), *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	const float *py = fin(&c, y), *pl = fin(&c, lse);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
-	attn_bwd_launch(pdq, pdk, pdv, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
+	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, dv, pdv) : NULL;   /* dv: GEMMs' */
+	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
 			(int)g_cu.attn);
 	ctx_done(&c);
 }
@@ -1582,8 +1617,10 @@ static int64_t c_softcap_ce(struct tensor *logits, struct tensor *loss, const in
 	free(tmp);
 	const int32_t *pt = iin(&c, targets, R);
 	float *pl = fout(&c, logits), *po = fout(&c, loss);
+	/* the gradient's cast, for the two GEMMs that read it */
+	__nv_bfloat16 *ob = dscale != 0 ? cc_fresh(&c, logits, pl) : NULL;
 	if (R > 0)
-		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, po, pt, V, cap, dscale);
+		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, ob, po, pt, V, cap, dscale);
 	ctx_done(&c);
 	return valid;
 }

@@ -67,7 +67,9 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
  * forward/backward pass) a GEMM keeps the bf16 cast of an fp32 operand in
  * device memory and the next GEMM reading the same tensor reuses it, until
  * an op writes the tensor or the scope ends: an activation is cast once
- * for its forward and backward GEMMs, a weight once a pass. On by
+ * for its forward and backward GEMMs, a weight once a pass, and the ops
+ * that make most activations (relu^2, RMSNorm, attention, ...) write the
+ * cast as they write the output, so that no separate cast runs. On by
  * default; off casts every operand afresh (the same bits: for tests). */
 void cuda_set_cast_reuse(int on);
 

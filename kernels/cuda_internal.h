@@ -72,11 +72,18 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 	}
 	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
 }
-void attn_fwd_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode);
-void attn_bwd_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
+/* ob: NULL, or (modes 2 and 3 at D = 128 only: attn_has_cast) a buffer that
+ * gets y's (forward) or dv's (backward) values rounded to bf16 as well. */
+void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
+		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
+		     int mode);
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
 		     int B, int T, int H, int D, int64_t window, float scale, int mode);
+static inline int attn_has_cast(int mode, int D)
+{
+	return (mode == 2 || mode == 3) && D == 128;
+}
 /* kernels/attention_tc.cu and attention_mma.cu, D = 128 only; Dd (B,H,T) =
  * rowsum(dy * y). */
 void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
@@ -84,12 +91,12 @@ void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, co
 void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
 			const float *k, const float *v, const float *Dd, const float *lse,
 			int B, int T, int H, int D, int64_t window, float scale);
-void attn_fwd_mma_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			 int B, int T, int H, int D, int64_t window, float scale);
-void attn_fwd_mma2_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			  int B, int T, int H, int D, int64_t window, float scale);
-void attn_bwd_mma_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
-			 const float *k, const float *v, const float *Dd, const float *lse,
-			 int B, int T, int H, int D, int64_t window, float scale);
+void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			 const float *v, int B, int T, int H, int D, int64_t window, float scale);
+void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			  const float *v, int B, int T, int H, int D, int64_t window, float scale);
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
+			 const float *q, const float *k, const float *v, const float *Dd,
+			 const float *lse, int B, int T, int H, int D, int64_t window, float scale);
 
 #endif

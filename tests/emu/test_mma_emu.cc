@@ -37,6 +37,7 @@ struct rng RG;
 
 struct run {
 	std::vector<float> y, lse, dq, dk, dv;
+	std::vector<bf> yb, dvb;   /* the kernels' bf16 copies of y and dv */
 };
 
 std::vector<bf> to_bf(const std::vector<float> &x)
@@ -70,16 +71,18 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	run r;
 	r.y.assign(n, NAN);
 	r.lse.assign(nl, NAN);
+	r.yb.assign(n, __float2bfloat16_rn(NAN));
 	float *y = r.y.data(), *lse = r.lse.data();
+	bf *yb = r.yb.data();
 	const bf *pq = bq.data(), *pk = bk.data(), *pv = bv.data(), *pdy = bdy.data();
 	int rows = mma2 ? M2_R : MM_R;
 	dim3 gr((unsigned)((T + rows - 1) / rows), (unsigned)(B * H));
 	if (mma2)
 		emu_launch(gr, MM_THREADS, 6 * MM_TILE * sizeof(bf),
-			   [&] { k_attn_fwd_mma2(y, lse, pq, pk, pv, T, H, window, scale); });
+			   [&] { k_attn_fwd_mma2(y, yb, lse, pq, pk, pv, T, H, window, scale); });
 	else
 		emu_launch(gr, MM_THREADS, 5 * MM_TILE * sizeof(bf),
-			   [&] { k_attn_fwd_mma(y, lse, pq, pk, pv, T, H, window, scale); });
+			   [&] { k_attn_fwd_mma(y, yb, lse, pq, pk, pv, T, H, window, scale); });
 	if (!bwd)
 		return r;
 	std::vector<float> Dd(nl);
@@ -95,15 +98,26 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	r.dq.assign(n, NAN);
 	r.dk.assign(n, NAN);
 	r.dv.assign(n, NAN);
+	r.dvb.assign(n, __float2bfloat16_rn(NAN));
 	float *dq = r.dq.data(), *dk = r.dk.data(), *dv = r.dv.data();
+	bf *dvb = r.dvb.data();
 	const float *pD = Dd.data();
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
 	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(dk, dv, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+		k_attn_dkdv_mma(dk, dv, dvb, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
 	});
 	emu_launch(g64, MM_THREADS, mm_smem_dq(),
 		   [&] { k_attn_dq_mma(dq, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
 	return r;
+}
+
+/* entries of b that are not a's values rounded to bf16 (nearest even) */
+size_t cast_misses(const std::vector<float> &a, const std::vector<bf> &b)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < a.size(); i++)
+		bad += __float2bfloat16_rn(a[i]).x != b[i].x;
+	return bad;
 }
 
 double rel_fro(const std::vector<float> &a, const std::vector<double> &b)
@@ -160,6 +174,9 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 	       (long long)window, ey, el);
 	CHECKF(ey <= 1e-2 && el <= 1e-3, "%s T %d window %lld: y error %.3g, lse error %.3g",
 	       mma2 ? "mma2" : "mma", T, (long long)window, ey, el);
+	/* the bf16 copy of y the backend keeps for proj's GEMMs: y rounded */
+	CHECKF(cast_misses(g.y, g.yb) == 0, "y's bf16 copy: %zu entries are not y rounded",
+	       cast_misses(g.y, g.yb));
 	if (!mma2) {
 		/* the kernels' D: rowsum(dy * y) of their own forward */
 		cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
@@ -183,6 +200,8 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 			CHECKF(e[i] <= 1e-2, "T %d window %lld: %s error %.3g", T, (long long)window, nm[i],
 			       e[i]);
 		}
+		CHECKF(cast_misses(g.dv, g.dvb) == 0, "dv's bf16 copy: %zu entries are not dv rounded",
+		       cast_misses(g.dv, g.dvb));
 		/* bitwise reproducible */
 		run g2 = emulate(false, true, q, k, v, dy, B, T, H, window, (float)sc);
 		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&

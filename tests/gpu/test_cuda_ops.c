@@ -270,7 +270,9 @@ static char *profile_text(const char *title, int top)
 }
 
 /* The pass scope's cast reuse: inside a scope a GEMM reuses the bf16 cast
- * of an operand until an op writes any byte of it; the result always
+ * of an operand (or of a tensor it is a part of) until an op writes any
+ * byte of it, and the ops that write their output's cast as they go
+ * (relu^2, RMSNorm and its gradient here) leave it kept; the result always
  * equals the GEMM of the current operands rounded on the host. */
 static void reuse_expect(struct tensor *o, struct tensor *a, struct tensor *b, const char *what)
 {
@@ -315,6 +317,14 @@ TEST(matmul_cast_reuse)
 	reuse_expect(&go, &ga2, &gb, "relu2_bwd's output");
 	GPU->matmul(&ga2, &go, &gb, 0, 0, 1, 0);  /* (M,N)(N,K): a matmul writes a2 */
 	reuse_expect(&go, &ga2, &gb, "after a matmul wrote a2");
+	float *rs = cuda_mem_alloc(M * 4);
+	struct tensor grs = T2(rs, 1, M);
+	GPU->rmsnorm_fwd(&ga2, &grs, &ga, 1e-6);  /* RMSNorm writes its output's cast */
+	reuse_expect(&go, &ga2, &gb, "rmsnorm_fwd's output");
+	struct tensor va2 = T2(da2 + 16 * K, 32, K), vo2 = T2(o, 32, N);
+	reuse_expect(&vo2, &va2, &gb, "rows 16..47 of rmsnorm_fwd's output (a part of its cast)");
+	GPU->rmsnorm_bwd(&ga2, &ga, &ga, &grs, 1);   /* and its gradient, accumulated */
+	reuse_expect(&go, &ga2, &gb, "rmsnorm_bwd's accumulated output");
 	GPU->scope(0);
 	cuda_profile(0);
 	for (int64_t i = 0; i < M * K; i++)       /* the host writes a between scopes */
@@ -330,7 +340,7 @@ TEST(matmul_cast_reuse)
 	printf("  in the scope: %llu casts made, %llu reused\n", made, reused);
 	free(buf);
 	free(a), free(b), free(a2);
-	cuda_mem_free(da), cuda_mem_free(db), cuda_mem_free(da2), cuda_mem_free(o);
+	cuda_mem_free(da), cuda_mem_free(db), cuda_mem_free(da2), cuda_mem_free(o), cuda_mem_free(rs);
 }
 
 /* cuda_profile counts every op of a run once, by name, with its time */
