@@ -24,7 +24,12 @@
  * lane's share of a row sum is kept apart and the four shares added at the
  * end). The exponentials run in base 2 (scores scaled by scale log2 e,
  * exp2f; lse stored in nats), and a warp's tile that lies wholly inside
- * every row's window skips the per-element mask. Every output element is
+ * every row's window skips the per-element mask on a code path of its own
+ * (session 7: before, a branch per element). Since session 7 the forward
+ * keeps the running maximum in raw scores and forms P = exp2(s sl2 - m sl2)
+ * with one fma (softmax_tile), as the backward forms P from lse; the
+ * forward's values moved by fp32 roundings (the emulator test and
+ * tests/gpu bound them against the CPU). Every output element is
  * written once by one thread with a fixed order of additions: bitwise
  * reproducible, no atomics.
  *
@@ -42,12 +47,14 @@
  * the base-2 exponentials and the unmasked interior tiles (also run there:
  * the tests and the loss curve passed; a depth-8 training step's attention
  * forward went from 140 to 121 ms per two steps, the backward did not move).
- * 255 registers a thread in dK/dV, 236-248 in the others, no spills.
- * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run):
- * k_attn_fwd_mma2, the forward with 32 rows a warp (FlashAttention-2's
- * split for this head width), so that a K or V fragment read from shared
- * memory serves two mma row tiles; 255 registers and 48 bytes of spill
- * stores (nvcc 13, sm_90a); the backward stays mma's.
+ * 255 registers a thread in dK/dV, 235-244 in the others, no spills.
+ * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run on
+ * one; checked on the CPU by tests/emu): k_attn_fwd_mma2, the forward with
+ * 32 rows a warp (FlashAttention-2's split for this head width), so that a
+ * K or V fragment read from shared memory serves two mma row tiles; 255
+ * registers and 36 bytes of spill stores (nvcc 13, sm_90a); the backward
+ * stays mma's. Session 7's changes to all these kernels (the split mask
+ * paths, the fma softmax, bf16 copies of y and dv) are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
  * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ recomputes S and dP instead).
@@ -302,6 +309,94 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
 
 /* ---- forward ---- */
 
+/* One key tile's step of the online softmax for a warp's 16 query rows
+ * (rows t0 + g and t0 + g + 8 of this lane; keys s0 + 8 j + 2 c + (e & 1)),
+ * in base 2 as FlashAttention-2 does it: s holds the raw scores q.k; unless
+ * the tile is inner (every row sees every key) the hidden ones become -inf,
+ * on a path of its own so that the common unmasked tile is straight-line
+ * code; the running maximum m stays in raw scores; P = exp2(s sl2 - m sl2)
+ * with one fma (sl2 = scale log2 e) replaces s; the sums l and the output
+ * accumulators o are rescaled by exp2((m_old - m_new) sl2). A row with no
+ * visible key yet keeps m = -inf, P = 0 and its rescale 1. */
+__device__ static inline void softmax_tile(float (*s)[4], float *m, float *l, float (*o)[4],
+					   bool inner, int t0, int s0, int T, int64_t window,
+					   float sl2)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+	float mx[2] = { -INFINITY, -INFINITY };
+	if (inner) {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+	} else {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+				if (!attn_visible(t0 + g + 8 * i, key, T, window))
+					s[j][e] = -INFINITY;
+				mx[i] = fmaxf(mx[i], s[j][e]);
+			}
+	}
+	float alpha[2], msc[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+		mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+		float mnew = fmaxf(m[i], mx[i]);
+		alpha[i] = mnew == -INFINITY ? 1.f : exp2f((m[i] - mnew) * sl2);
+		msc[i] = mnew == -INFINITY ? 0.f : mnew * sl2;
+		m[i] = mnew;
+	}
+	float ps[2] = { 0.f, 0.f };
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			float p = exp2f(fmaf(s[j][e], sl2, -msc[e >> 1]));
+			s[j][e] = p;
+			ps[e >> 1] += p;
+		}
+#pragma unroll
+	for (int i = 0; i < 2; i++)
+		l[i] = l[i] * alpha[i] + ps[i];
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++) {
+		o[nb][0] *= alpha[0];
+		o[nb][1] *= alpha[0];
+		o[nb][2] *= alpha[1];
+		o[nb][3] *= alpha[1];
+	}
+}
+
+/* The end of a warp's 16 rows: lse (nats) of rows < T from the raw maximum
+ * and the sum (the four lanes of a row add their shares), o scaled by 1/l. */
+__device__ static inline void softmax_end(float *lse, float (*o)[4], const float *m, float *l,
+					  int t0, int T, float sl2)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+	float inv[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+		inv[i] = 1.f / l[i];
+		int t = t0 + g + 8 * i;
+		if (c == 0 && t < T)
+			lse[t] = (m[i] * sl2 + log2f(l[i])) * LN2;
+	}
+#pragma unroll
+	for (int nb = 0; nb < 16; nb++) {
+		o[nb][0] *= inv[0];
+		o[nb][1] *= inv[0];
+		o[nb][2] *= inv[1];
+		o[nb][3] *= inv[1];
+	}
+}
+
 __global__ void __launch_bounds__(MM_THREADS)
 k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
 	       int64_t window, float scale)
@@ -309,8 +404,7 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Qs = (bf *)smraw, *Ks = Qs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
-	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	const int g = lane >> 2, c = lane & 3;
+	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5;
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
 	const int qlast = min(q0 + MM_R, T) - 1;
 	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
@@ -334,7 +428,7 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 #pragma unroll
 		for (int e = 0; e < 4; e++)
 			o[nb][e] = 0.f;
-	const int tr[2] = { q0 + w * 16 + g, q0 + w * 16 + g + 8 };
+	const int t0 = q0 + w * 16;   /* this warp's first row */
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
 		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
@@ -342,69 +436,13 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 		__syncthreads();
 		float s[8][4];
 		prod_abt(s, qf, NULL, 0, Kc);
-		/* online softmax in base 2 (scores times scale log2 e, exp2): row i
-		 * (0: g, 1: g + 8) of this lane holds s[j][2i + e] */
-		const bool inner = all_vis(q0 + w * 16, q0 + w * 16 + 15, s0, s0 + MM_R - 1, T, window);
-		float mx[2] = { -INFINITY, -INFINITY };
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++) {
-				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-				bool ok = inner || attn_visible(tr[i], key, T, window);
-				float x = ok ? s[j][e] * sl2 : -INFINITY;
-				s[j][e] = x;
-				mx[i] = fmaxf(mx[i], x);
-			}
-		float alpha[2];
-#pragma unroll
-		for (int i = 0; i < 2; i++) {
-			mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-			mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-			float mnew = fmaxf(m[i], mx[i]);
-			alpha[i] = mnew == -INFINITY ? 1.f : exp2f(m[i] - mnew);
-			m[i] = mnew;
-		}
-		float ps[2] = { 0.f, 0.f };
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++) {
-				int i = e >> 1;
-				float p = m[i] == -INFINITY ? 0.f : exp2f(s[j][e] - m[i]);
-				s[j][e] = p;
-				ps[i] += p;
-			}
-#pragma unroll
-		for (int i = 0; i < 2; i++)
-			l[i] = l[i] * alpha[i] + ps[i];
-#pragma unroll
-		for (int nb = 0; nb < 16; nb++) {
-			o[nb][0] *= alpha[0];
-			o[nb][1] *= alpha[0];
-			o[nb][2] *= alpha[1];
-			o[nb][3] *= alpha[1];
-		}
+		softmax_tile(s, m, l, o, all_vis(t0, t0 + 15, s0, s0 + MM_R - 1, T, window), t0, s0, T,
+			     window, sl2);
 		prod_px(o, s, Vc);
 		__syncthreads();   /* every warp is done with this buffer before it is refilled */
 	}
-	float inv[2];
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-		l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-		inv[i] = 1.f / l[i];
-		if (c == 0 && tr[i] < T)
-			lse[(int64_t)bh * T + tr[i]] = (m[i] + log2f(l[i])) * LN2;
-	}
-#pragma unroll
-	for (int nb = 0; nb < 16; nb++) {
-		o[nb][0] *= inv[0];
-		o[nb][1] *= inv[0];
-		o[nb][2] *= inv[1];
-		o[nb][3] *= inv[1];
-	}
-	store_rows(y + base, yb ? yb + base : NULL, o, 1.f, ld, q0 + w * 16, T);
+	softmax_end(lse + (int64_t)bh * T, o, m, l, t0, T, sl2);
+	store_rows(y + base, yb ? yb + base : NULL, o, 1.f, ld, t0, T);
 }
 
 /* ---- forward, 32 rows a warp (SUPKIT_CUDA_ATTN=mma2) ----
@@ -431,8 +469,7 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Qs = (bf *)smraw, *Ks = Qs + 2 * MM_TILE, *Vs = Ks + 2 * MM_TILE;
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
-	const int q0 = blockIdx.x * M2_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	const int g = lane >> 2, c = lane & 3;
+	const int q0 = blockIdx.x * M2_R, w = threadIdx.x >> 5;
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
 	const int qlast = min(q0 + M2_R, T) - 1;
 	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
@@ -495,51 +532,13 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 						mma(s[mt][j], a[mt], bb[0], bb[1]);
 				}
 			}
-			/* online softmax in base 2, per m-tile as k_attn_fwd_mma */
+			/* the online softmax, per m-tile as k_attn_fwd_mma */
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++) {
 				const int r0 = wr + mt * 16;
-				const bool inner = all_vis(r0, r0 + 15, s0, s0 + MM_R - 1, T, window);
-				float mx[2] = { -INFINITY, -INFINITY };
-#pragma unroll
-				for (int j = 0; j < 8; j++)
-#pragma unroll
-					for (int e = 0; e < 4; e++) {
-						int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-						bool ok = inner || attn_visible(r0 + g + 8 * i, key, T, window);
-						float x = ok ? s[mt][j][e] * sl2 : -INFINITY;
-						s[mt][j][e] = x;
-						mx[i] = fmaxf(mx[i], x);
-					}
-				float alpha[2];
-#pragma unroll
-				for (int i = 0; i < 2; i++) {
-					mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-					mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-					float mnew = fmaxf(m[mt][i], mx[i]);
-					alpha[i] = mnew == -INFINITY ? 1.f : exp2f(m[mt][i] - mnew);
-					m[mt][i] = mnew;
-				}
-				float ps[2] = { 0.f, 0.f };
-#pragma unroll
-				for (int j = 0; j < 8; j++)
-#pragma unroll
-					for (int e = 0; e < 4; e++) {
-						int i = e >> 1;
-						float p = m[mt][i] == -INFINITY ? 0.f : exp2f(s[mt][j][e] - m[mt][i]);
-						s[mt][j][e] = p;
-						ps[i] += p;
-					}
-#pragma unroll
-				for (int i = 0; i < 2; i++)
-					l[mt][i] = l[mt][i] * alpha[i] + ps[i];
-#pragma unroll
-				for (int nb = 0; nb < 16; nb++) {
-					o[mt][nb][0] *= alpha[0];
-					o[mt][nb][1] *= alpha[0];
-					o[mt][nb][2] *= alpha[1];
-					o[mt][nb][3] *= alpha[1];
-				}
+				softmax_tile(s[mt], m[mt], l[mt], o[mt],
+					     all_vis(r0, r0 + 15, s0, s0 + MM_R - 1, T, window), r0, s0, T,
+					     window, sl2);
 			}
 			/* O += P V, both m-tiles per V fragment */
 #pragma unroll
@@ -568,24 +567,7 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 	}
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++) {
-		float inv[2];
-#pragma unroll
-		for (int i = 0; i < 2; i++) {
-			float li = l[mt][i];
-			li += __shfl_xor_sync(0xffffffffu, li, 1);
-			li += __shfl_xor_sync(0xffffffffu, li, 2);
-			inv[i] = 1.f / li;
-			int t = wr + mt * 16 + g + 8 * i;
-			if (c == 0 && t < T)
-				lse[(int64_t)bh * T + t] = (m[mt][i] + log2f(li)) * LN2;
-		}
-#pragma unroll
-		for (int nb = 0; nb < 16; nb++) {
-			o[mt][nb][0] *= inv[0];
-			o[mt][nb][1] *= inv[0];
-			o[mt][nb][2] *= inv[1];
-			o[mt][nb][3] *= inv[1];
-		}
+		softmax_end(lse + (int64_t)bh * T, o[mt], m[mt], l[mt], wr + mt * 16, T, sl2);
 		store_rows(y + base, yb ? yb + base : NULL, o[mt], 1.f, ld, wr + mt * 16, T);
 	}
 }
@@ -641,15 +623,24 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const 
 		 * t0 + 8 j + 2c + (e & 1) */
 		float p[8][4];
 		prod_abt(p, NULL, Ks, w * 16, Qc);
-		const bool inner = all_vis(t0, t0 + MM_R - 1, k0 + w * 16, k0 + w * 16 + 15, T, window);
+		/* an inner tile (every query sees every key) on a path of its own:
+		 * straight-line code without the mask */
+		if (all_vis(t0, t0 + MM_R - 1, k0 + w * 16, k0 + w * 16 + 15, T, window)) {
 #pragma unroll
-		for (int j = 0; j < 8; j++)
+			for (int j = 0; j < 8; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				int qi = j * 8 + 2 * c + (e & 1);
-				p[j][e] = inner || attn_visible(t0 + qi, ks[e >> 1], T, window)
-						  ? exp2f(fmaf(p[j][e], sl2, -Lc[qi])) : 0.f;
-			}
+				for (int e = 0; e < 4; e++)
+					p[j][e] = exp2f(fmaf(p[j][e], sl2, -Lc[j * 8 + 2 * c + (e & 1)]));
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					int qi = j * 8 + 2 * c + (e & 1);
+					p[j][e] = attn_visible(t0 + qi, ks[e >> 1], T, window)
+							  ? exp2f(fmaf(p[j][e], sl2, -Lc[qi])) : 0.f;
+				}
+		}
 		prod_px(gv, p, Gc);          /* dV += P^T dY */
 		float ds[8][4];
 		prod_abt(ds, NULL, Vs, w * 16, Gc);   /* dP^T = V dY^T */
@@ -707,15 +698,22 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 		__syncthreads();
 		float p[8][4], ds[8][4];
 		prod_abt(p, NULL, Qs, w * 16, Kc);    /* S */
-		const bool inner = all_vis(q0 + w * 16, q0 + w * 16 + 15, s0, s0 + MM_R - 1, T, window);
+		if (all_vis(q0 + w * 16, q0 + w * 16 + 15, s0, s0 + MM_R - 1, T, window)) {
 #pragma unroll
-		for (int j = 0; j < 8; j++)
+			for (int j = 0; j < 8; j++)
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-				p[j][e] = inner || attn_visible(tr[i], key, T, window)
-						  ? exp2f(fmaf(p[j][e], sl2, -L[i])) : 0.f;
-			}
+				for (int e = 0; e < 4; e++)
+					p[j][e] = exp2f(fmaf(p[j][e], sl2, -L[e >> 1]));
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+					p[j][e] = attn_visible(tr[i], key, T, window)
+							  ? exp2f(fmaf(p[j][e], sl2, -L[i])) : 0.f;
+				}
+		}
 		prod_abt(ds, NULL, Gs, w * 16, Vc);   /* dP = dY V^T */
 #pragma unroll
 		for (int j = 0; j < 8; j++)
