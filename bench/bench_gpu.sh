@@ -26,7 +26,7 @@
 #                         comparison with PyTorch's bf16 attention), mma2
 #                         (its forward with 32 rows a warp), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("tc mma2 mma+async")  more supkit-only runs at the first
+#   GPU_BENCH_ALT ("tc mma2 mma+async mma2+async")  more supkit-only runs at the first
 #                         depth after the side-by-side ones, each ATTN or
 #                         ATTN:PASS_ROWS, + async for asynchronous ops
 #                         (SUPKIT_CUDA_ASYNC=1) (e.g. "tc mma:32+async"; a
@@ -133,7 +133,7 @@ for depth in $depths; do
 	row "$depth" "$depth" "$t_tps" "$t_mem"
 done
 # supkit alone again at the first depth: other attention kernels or pass sizes
-for alt in ${GPU_BENCH_ALT-tc mma2 mma+async}; do
+for alt in ${GPU_BENCH_ALT-tc mma2 mma+async mma2+async}; do
 	a_async=0 item=$alt
 	[[ "$item" == *+async ]] && { a_async=1; item=${item%+async}; }
 	a_attn=${item%%:*} a_rows=$pass_rows

@@ -21,9 +21,11 @@
  * axpby). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
- * table row's contributions in token order, as the CPU loop does (the sort
- * is made on the host and kept for the next call with the same indices: wte
- * and the value-embedding tables of one micro-batch share it).
+ * table row's contributions in token order, as the CPU loop does (since
+ * session 7 the sort runs on the device, CUB's stable radix sort, and inside
+ * a pass scope is kept for the next call on the same index array: wte and
+ * the value-embedding tables of one micro-batch share it; before, the host
+ * sorted a copy of the indices, a synchronisation at every call).
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 activation
  * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
@@ -49,7 +51,8 @@
 
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
-#include "trainer/idx_sort.h"
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 
 /* ---- state ---- */
 
@@ -65,7 +68,8 @@ static struct {
 	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC (needs concurrent managed access) */
 	int managed_ok;  /* the device's concurrentManagedAccess */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
-	int *bad;        /* pinned, mapped: embed_gather saw an index outside its table */
+	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
+	                    index outside its table */
 } g_cu;
 
 /* The pass scope's bf16 casts of fp32 matmul operands (backend.h scope):
@@ -214,8 +218,8 @@ static void cuda_init(void)
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
-	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, sizeof(int), cudaHostAllocMapped));
-	*g_cu.bad = 0;
+	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 2 * sizeof(int), cudaHostAllocMapped));
+	g_cu.bad[0] = g_cu.bad[1] = 0;
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -282,11 +286,16 @@ static void cc_clear(void)
 		cc_drop(g_cc.n - 1);
 }
 
+/* the embedding scatter's kept plan (below) */
+static void dplan_drop(void);
+static void dplan_forget(const void *p, size_t bytes);
+
 static void c_scope(int begin)
 {
 	if (!begin)
 		cuda_sync();   /* the host reads the pass's results next (backend.h scope) */
 	cc_clear();
+	dplan_drop();
 	g_cc.on = begin != 0 && !g_cc.off;
 	g_cu.in_scope = begin != 0;
 }
@@ -396,6 +405,7 @@ extern "C" void cuda_mem_free(void *q)
 	cuda_sync();   /* the GPU is done with it before the host reads its size */
 	memcpy(&n, p, sizeof n);
 	cc_forget(q, n);
+	dplan_forget(q, n);
 	CUDA_CK("free", cudaFree(p));
 	g_cu.in_use -= n;
 }
@@ -413,10 +423,12 @@ extern "C" int cuda_mem_is_device(const void *p)
 /* After a stream synchronisation: the checks deferred to it. */
 static void synced(void)
 {
-	if (*(volatile int *)g_cu.bad) {
-		*g_cu.bad = 0;
-		bk_fail("embed_gather", "an index is outside the table");
-	}
+	static const char *const op[2] = { "embed_gather", "embed_scatter_add" };
+	for (int i = 0; i < 2; i++)
+		if (((volatile int *)g_cu.bad)[i]) {
+			g_cu.bad[i] = 0;
+			bk_fail(op[i], "an index is outside the table");
+		}
 }
 
 extern "C" void cuda_sync(void)
@@ -424,6 +436,7 @@ extern "C" void cuda_sync(void)
 	if (g_cu.ready) {
 		CUDA_CK("sync", cudaStreamSynchronize(g_cu.st));
 		synced();
+		dplan_drop();   /* the host may write indices next */
 	}
 }
 
@@ -484,6 +497,8 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 	if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
 		if (out && g_cc.n > 0)
 			cc_forget(p, bytes);
+		if (out)
+			dplan_forget(p, bytes);
 		return a.devicePointer ? a.devicePointer : (void *)p;
 	}
 	if (a.type == cudaMemoryTypeHost && a.devicePointer) {
@@ -1018,13 +1033,16 @@ __global__ static void k_gather(float *out, const void *table, int bf, const int
 	}
 }
 
-/* Rows keys[u] of g get the rows order[start[u] .. start[u+1]) of d, in order. */
+/* Rows keys[u] of g get the rows order[start[u] .. start[u+1]) of d, in
+ * order, for u < *Up; a key outside [0, Vt) is skipped (its plan flagged
+ * it). */
 __global__ static void k_scatter(float *g, const float *d, const int32_t *order,
-				 const int32_t *start, const int32_t *keys, int64_t U, int64_t k,
-				 int64_t C, int64_t c0)
+				 const int32_t *start, const int32_t *keys, const int *Up, int64_t k,
+				 int64_t C, int64_t c0, int64_t Vt)
 {
+	const int64_t U = *Up;   /* the plan's run count, made on the device */
 	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
-		for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+		for (int64_t c = threadIdx.x; c < k && keys[u] >= 0 && keys[u] < Vt; c += blockDim.x) {
 			float *gp = g + (int64_t)keys[u] * k + c;
 			float acc = *gp;
 			for (int32_t j = start[u]; j < start[u + 1]; j++)
@@ -1036,11 +1054,12 @@ __global__ static void k_scatter(float *g, const float *d, const int32_t *order,
 /* k_scatter into a bf16 table: each run summed in fp32 from zero, rounded
  * to bf16, added to the row in fp32 and rounded again (backend.h). */
 __global__ static void k_scatter_bf16(__nv_bfloat16 *g, const float *d, const int32_t *order,
-				      const int32_t *start, const int32_t *keys, int64_t U,
-				      int64_t k, int64_t C, int64_t c0)
+				      const int32_t *start, const int32_t *keys, const int *Up,
+				      int64_t k, int64_t C, int64_t c0, int64_t Vt)
 {
+	const int64_t U = *Up;
 	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
-		for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+		for (int64_t c = threadIdx.x; c < k && keys[u] >= 0 && keys[u] < Vt; c += blockDim.x) {
 			__nv_bfloat16 *gp = g + (int64_t)keys[u] * k + c;
 			float acc = 0.f;
 			for (int32_t j = start[u]; j < start[u + 1]; j++)
@@ -1646,64 +1665,117 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
 	ctx_done(&c);
 }
 
-/* The scatter's plan for one index array: its stable order by row (N), the
- * run starts (U+1) and run keys (U), on the device, with the indices it was
- * made from and their largest value. A micro-batch scatters the same tokens
- * into wte and every value-embedding table, so the last plan is kept and
- * reused when the next call's indices are the same (compared in full: the
- * plan is a function of their contents alone). */
-static struct {
-	int32_t *idx;        /* host copy of the indices (N) */
-	int32_t *dplan;      /* device plan, `bytes` long */
+/* The scatter's plan for one index array, made on the device (no host copy
+ * of the indices, no synchronisation): the positions 0..N-1 sorted stably
+ * by index (CUB's radix sort of (index, position) pairs, over the bits of
+ * the table's rows), the starts of the runs of equal indices (CUB's select
+ * of the positions where the sorted index changes), their count U and each
+ * run's index. The same order as the host's stable sort before session 7,
+ * so the same sums. Inside a pass scope the plan of a device-resident index
+ * array is kept for the next scatter of the same array (a micro-batch
+ * scatters its tokens into wte and every value-embedding table) until an op
+ * writes the array, its block is freed, the host synchronises or the scope
+ * ends. An index outside the table sets the pinned flag bad[1] (checked at
+ * the next synchronisation) and its run is skipped. */
+struct dplan {
+	const char *idx;     /* the indices it was made from */
+	int64_t N;
+	int bits, kept;      /* kept: for the next scatter of the same indices */
+	void *buf;           /* order N, ks N, start N + 1, keys N, U 1, flags N bytes */
 	size_t bytes;
-	int64_t N, U;
-	int32_t max;
-} g_splan;
+};
+static struct dplan g_dplan;
 
-static void splan_drop(void)
+static void dplan_drop(void)
 {
-	cuda_scratch_free(g_splan.dplan, g_splan.bytes);
-	free(g_splan.idx);
-	memset(&g_splan, 0, sizeof g_splan);
+	if (g_dplan.buf)
+		cuda_scratch_free(g_dplan.buf, g_dplan.bytes);
+	memset(&g_dplan, 0, sizeof g_dplan);
 }
 
-/* Make (or reuse) the plan of ih (N host-readable indices, each >= 0). */
-static void splan_get(const char *op, const int32_t *ih, int64_t N)
+/* Drop the kept plan if [p, p + bytes) overlaps its indices. */
+static void dplan_forget(const void *p, size_t bytes)
 {
-	if (g_splan.idx && g_splan.N == N && memcmp(g_splan.idx, ih, (size_t)N * sizeof(int32_t)) == 0)
-		return;
-	splan_drop();
-	size_t nb = (size_t)(3 * N + 2) * sizeof(int32_t);
-	int32_t *plan = (int32_t *)malloc(nb), *work = (int32_t *)malloc((size_t)(N + 1) * 4);
-	int32_t *copy = (int32_t *)malloc((size_t)(N ? N : 1) * sizeof(int32_t));
-	if (!plan || !work || !copy)
-		bk_fail(op, "out of host memory");
-	int32_t *ord = plan, *start = plan + N, *keys;
-	if (idx_sort(ih, N, ord, work) != 0)
-		bk_fail(op, "out of host memory");
-	int64_t U = 0;
-	int32_t mx = -1;
-	for (int64_t j = 0; j < N; j++)
-		if (j == 0 || ih[ord[j]] != ih[ord[j - 1]])
-			work[U++] = (int32_t)j;
-	work[U] = (int32_t)N;
-	memcpy(start, work, (size_t)(U + 1) * sizeof(int32_t));
-	keys = start + U + 1;
-	for (int64_t u = 0; u < U; u++)
-		keys[u] = ih[ord[start[u]]];
-	if (U > 0)
-		mx = keys[U - 1];
-	free(work);
-	memcpy(copy, ih, (size_t)N * sizeof(int32_t));
-	g_splan.bytes = (size_t)(N + 2 * U + 1) * sizeof(int32_t);
-	g_splan.dplan = (int32_t *)cuda_scratch_alloc(op, g_splan.bytes);
-	CUDA_CK(op, cudaMemcpyAsync(g_splan.dplan, plan, g_splan.bytes, cudaMemcpyHostToDevice, g_cu.st));
-	CUDA_CK(op, cudaStreamSynchronize(g_cu.st));   /* before plan is freed */
-	free(plan);
-	g_splan.idx = copy;
-	g_splan.N = N;
-	g_splan.U = U;
-	g_splan.max = mx;
+	const char *a = (const char *)p;
+	if (g_dplan.kept && a < g_dplan.idx + (size_t)g_dplan.N * 4 && g_dplan.idx < a + bytes)
+		dplan_drop();
+}
+
+__global__ static void k_plan_init(int32_t *pos, const int32_t *idx, int64_t N, int64_t Vt,
+				   int *bad)
+{
+	GSTRIDE(i, N) {
+		pos[i] = (int32_t)i;
+		if (idx[i] < 0 || idx[i] >= Vt)
+			*bad = 1;
+	}
+}
+
+__global__ static void k_plan_flags(char *f, const int32_t *ks, int64_t N)
+{
+	GSTRIDE(i, N)
+		f[i] = i == 0 || ks[i] != ks[i - 1];
+}
+
+__global__ static void k_plan_keys(int32_t *keys, int32_t *start, const int32_t *ks, const int *Up,
+				   int64_t N)
+{
+	int64_t U = *Up;
+	GSTRIDE(u, U)
+		keys[u] = ks[start[u]];
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		start[U] = (int32_t)N;
+}
+
+/* The plan's arrays in its buffer. */
+static void dplan_parts(void *buf, int64_t N, int32_t **order, int32_t **ks, int32_t **start,
+			int32_t **keys, int **Up, char **flags)
+{
+	int32_t *b = (int32_t *)buf;
+	*order = b;
+	*ks = b + N;
+	*start = b + 2 * N;
+	*keys = b + 3 * N + 1;
+	*Up = (int *)(b + 4 * N + 1);
+	*flags = (char *)(b + 4 * N + 2);
+}
+
+/* The plan of N indices at pi (device; idx: the caller's pointer, kept as
+ * the key when keep) for a table of Vt rows. */
+static const struct dplan *dplan_get(const char *op, const int32_t *idx, const int32_t *pi,
+				     int64_t N, int64_t Vt, int keep)
+{
+	int bits = 1;
+	while (bits < 31 && ((int64_t)1 << bits) < Vt)
+		bits++;
+	if (keep && g_dplan.kept && g_dplan.idx == (const char *)idx && g_dplan.N == N &&
+	    g_dplan.bits == bits)
+		return &g_dplan;
+	dplan_drop();
+	struct dplan p = { (const char *)idx, N, bits, keep, NULL, (size_t)(4 * N + 2) * 4 + (size_t)N };
+	p.buf = cuda_scratch_alloc(op, p.bytes);
+	int32_t *order, *ks, *start, *keys;
+	int *Up;
+	char *flags;
+	dplan_parts(p.buf, N, &order, &ks, &start, &keys, &Up, &flags);
+	int32_t *pos = keys;   /* the sort's values in; keys are made after */
+	k_plan_init<<<grid_for(N, NT), NT, 0, g_cu.st>>>(pos, pi, N, Vt, g_cu.bad + 1);
+	size_t t1 = 0, t2 = 0;
+	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(NULL, t1, pi, ks, pos, order, (int)N, 0, bits,
+						     g_cu.st));
+	CUDA_CK(op, cub::DeviceSelect::Flagged(NULL, t2, order, flags, start, Up, (int)N, g_cu.st));
+	size_t tb = t1 > t2 ? t1 : t2;
+	void *tmp = cuda_scratch_alloc(op, tb);
+	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(tmp, t1, pi, ks, pos, order, (int)N, 0, bits,
+						     g_cu.st));
+	k_plan_flags<<<grid_for(N, NT), NT, 0, g_cu.st>>>(flags, ks, N);
+	/* the positions j where the sorted index changes, selected from pos
+	 * (still 0..N-1: the sort reads its values in place) */
+	CUDA_CK(op, cub::DeviceSelect::Flagged(tmp, t2, pos, flags, start, Up, (int)N, g_cu.st));
+	k_plan_keys<<<grid_for(N, NT), NT, 0, g_cu.st>>>(keys, start, ks, Up, N);
+	cuda_scratch_free(tmp, tb);
+	g_dplan = p;
+	return &g_dplan;
 }
 
 static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout,
@@ -1713,27 +1785,27 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	ctx_init(&c, "embed_scatter_add");
 	int64_t N = tensor_rows(dout), C = tensor_cols(dout), k = tensor_cols(gtable);
 	int64_t Vt = tensor_rows(gtable);
-	bk_check(c0 >= 0 && c0 + k <= C && N < INT32_MAX, c.op);
-	int32_t *tmp;
-	const int32_t *ih = idx_host(c.op, idx, N, &tmp);
-	for (int64_t n = 0; n < N; n++)
-		bk_check(ih[n] >= 0, "embed_scatter_add index");
-	splan_get(c.op, ih, N);
-	free(tmp);
-	bk_check(g_splan.max < Vt, "embed_scatter_add index");
-	const int32_t *dplan = g_splan.dplan;
-	int64_t U = g_splan.U;
+	bk_check(c0 >= 0 && c0 + k <= C && N < INT32_MAX && Vt < INT32_MAX, c.op);
+	const int32_t *pi = iin(&c, idx, N);
 	const float *pd = fin(&c, dout);
-	if (gtable->dtype == TD_BF16) {
-		__nv_bfloat16 *pb = (__nv_bfloat16 *)ctx_map(&c, gtable->data, tbytes(gtable), 1);
-		if (U > 0)
-			k_scatter_bf16<<<grid_for(U, 1), 128, 0, g_cu.st>>>(
-				pb, pd, dplan, dplan + N, dplan + N + U + 1, U, k, C, c0);
-	} else {
-		float *pg = fout(&c, gtable);
-		if (U > 0)
-			k_scatter<<<grid_for(U, 1), 128, 0, g_cu.st>>>(pg, pd, dplan, dplan + N,
-								       dplan + N + U + 1, U, k, C, c0);
+	void *pg = ctx_map(&c, gtable->data, tbytes(gtable), 1);   /* drops a plan on gtable */
+	if (N > 0) {
+		/* keep the plan only for device-resident indices inside a pass scope */
+		int keep = g_cu.in_scope && pi == idx;
+		const struct dplan *p = dplan_get(c.op, idx, pi, N, Vt, keep);
+		int32_t *order, *ks, *start, *keys;
+		int *Up;
+		char *flags;
+		dplan_parts(p->buf, N, &order, &ks, &start, &keys, &Up, &flags);
+		unsigned gr = grid_for(N < Vt ? N : Vt, 1);   /* U <= min(N, Vt) runs */
+		if (gtable->dtype == TD_BF16)
+			k_scatter_bf16<<<gr, 128, 0, g_cu.st>>>((__nv_bfloat16 *)pg, pd, order, start, keys,
+								 Up, k, C, c0, Vt);
+		else
+			k_scatter<<<gr, 128, 0, g_cu.st>>>((float *)pg, pd, order, start, keys, Up, k, C,
+							   c0, Vt);
+		if (!keep)
+			dplan_drop();   /* made for this call only */
 	}
 	ctx_done(&c);
 }

@@ -828,8 +828,7 @@ TEST(embed_scatter_add)
 		GPU->embed_scatter_add(&gbt, &gd, idx, c0);
 	}
 	CHECK(memcmp(db, hb, Vt * k * 2) == 0);
-	/* the backend reuses its sort for the same indices (calls 2 and 3 above);
-	 * new contents at the same address must make a new one */
+	/* new contents at the same host address: a new sort */
 	for (int64_t n = 0; n < N; n += 7)
 		idx[n] = (int32_t)rng_below(&RG, (uint64_t)Vt);
 	CPU->embed_scatter_add(&hg, &hd, idx, c0);
@@ -840,6 +839,32 @@ TEST(embed_scatter_add)
 	for (int64_t i = 0; i < Vt * k; i++)
 		zero &= db[i] == 0;
 	CHECK(zero);
+	/* inside a pass scope the plan (sorted on the device) of device-resident
+	 * indices is kept for the next scatter of the same array (wte and the
+	 * value-embedding tables), until an op writes the array or the scope
+	 * ends; the host writes them between scopes */
+	int32_t *didx = dev(idx, N * 4);
+	float *g2 = rnd(Vt * k, 1), *dg2 = dev(g2, Vt * k * 4);
+	struct tensor hg2 = T2(g2, Vt, k), gg2 = T2(dg2, Vt, k), ti = T2((float *)didx, 1, N);
+	GPU->scope(1);
+	GPU->embed_scatter_add(&gg, &gd, didx, c0);
+	GPU->embed_scatter_add(&gg2, &gd, didx, c0);   /* the kept plan */
+	GPU->zero(&ti);                               /* an op writes the indices: all 0 */
+	GPU->embed_scatter_add(&gg2, &gd, didx, c0);
+	GPU->scope(0);
+	CPU->embed_scatter_add(&hg, &hd, idx, c0);
+	CPU->embed_scatter_add(&hg2, &hd, idx, c0);
+	int32_t *zi = xcalloc(N, 4);
+	CPU->embed_scatter_add(&hg2, &hd, zi, c0);
+	CHECK(memcmp(dg, g, Vt * k * 4) == 0 && memcmp(dg2, g2, Vt * k * 4) == 0);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = didx[n] = (int32_t)((n * 7919) % Vt);
+	GPU->scope(1);
+	GPU->embed_scatter_add(&gg, &gd, didx, c0);
+	GPU->scope(0);
+	CPU->embed_scatter_add(&hg, &hd, idx, c0);
+	CHECK(memcmp(dg, g, Vt * k * 4) == 0);
+	free(zi), free(g2), cuda_mem_free(dg2), cuda_mem_free(didx);
 	free(hb), cuda_mem_free(db);
 	free(g), free(d), free(idx), cuda_mem_free(dg), cuda_mem_free(dd);
 }
@@ -1403,20 +1428,52 @@ static int gather_abort_child(void)
 	return 0;
 }
 
+/* An embed_scatter_add index outside its table (its plan is made on the
+ * device): the op aborts, naming itself, and writes no row out of bounds.
+ * Child process: this binary with the argument scatter-abort. */
+static int scatter_abort_child(void)
+{
+	int64_t N = 300, k = 8, Vt = 10;
+	float *g = cuda_mem_alloc(Vt * k * 4), *d = dev(rnd(N * k, 1), N * k * 4);
+	int32_t *idx = cuda_mem_alloc(N * 4);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = (int32_t)(n % Vt);
+	idx[123] = -1;
+	struct tensor gg = T2(g, Vt, k), gd = T2(d, N, k);
+	GPU->embed_scatter_add(&gg, &gd, idx, 0);
+	printf("scatter returned\n");   /* not reached: the op waits outside a scope */
+	return 0;
+}
+
 static const char *self_path;
+
+/* Run this binary with arg; its exit status and output into out (n). */
+static int run_child(const char *arg, char *out, size_t n)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", self_path, arg);
+	FILE *p = popen(cmd, "r");
+	if (!p) {
+		out[0] = 0;
+		return -1;
+	}
+	size_t got = fread(out, 1, n - 1, p);
+	out[got] = 0;
+	return pclose(p);
+}
+
+TEST(scatter_bad_index)
+{
+	char out[4096];
+	int st = run_child("scatter-abort", out, sizeof out);
+	CHECKF(st != 0 && strstr(out, "embed_scatter_add: an index is outside the table") &&
+	       !strstr(out, "scatter returned"), "exit status %d, output:\n%s", st, out);
+}
 
 TEST(async_gather_abort)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "'%s' gather-abort 2>&1", self_path);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	char out[4096] = "";
-	size_t n = fread(out, 1, sizeof out - 1, p);
-	out[n] = 0;
-	int st = pclose(p);
+	char out[4096];
+	int st = run_child("gather-abort", out, sizeof out);
 	CHECKF(st != 0 && strstr(out, "embed_gather: an index is outside the table") &&
 	       !strstr(out, "scope ended"), "exit status %d, output:\n%s", st, out);
 	int was = cuda_get_async();
@@ -1449,6 +1506,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "gather-abort") == 0) {
 		GPU = backend_cuda();
 		return gather_abort_child();
+	}
+	if (argc > 1 && strcmp(argv[1], "scatter-abort") == 0) {
+		GPU = backend_cuda();
+		return scatter_abort_child();
 	}
 	if (cuda_device_count() < 1) {
 		RUN(device);
@@ -1489,6 +1550,7 @@ int main(int argc, char **argv)
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
 	RUN(async_gather_abort);
+	RUN(scatter_bad_index);
 	RUN(curve_vs_torch);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);
