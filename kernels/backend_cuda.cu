@@ -69,7 +69,7 @@ static struct {
 	int managed_ok;  /* the device's concurrentManagedAccess */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
-	                    index outside its table */
+	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
 
 /* The pass scope's bf16 casts of fp32 matmul operands (backend.h scope):
@@ -218,8 +218,8 @@ static void cuda_init(void)
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
-	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 2 * sizeof(int), cudaHostAllocMapped));
-	g_cu.bad[0] = g_cu.bad[1] = 0;
+	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
+	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
 	dev_sample();
 }
@@ -423,11 +423,14 @@ extern "C" int cuda_mem_is_device(const void *p)
 /* After a stream synchronisation: the checks deferred to it. */
 static void synced(void)
 {
-	static const char *const op[2] = { "embed_gather", "embed_scatter_add" };
-	for (int i = 0; i < 2; i++)
+	static const char *const op[3] = { "embed_gather", "embed_scatter_add", "softcap_ce" };
+	static const char *const what[3] = { "an index is outside the table",
+					     "an index is outside the table",
+					     "a target is not below the vocabulary size" };
+	for (int i = 0; i < 3; i++)
 		if (((volatile int *)g_cu.bad)[i]) {
 			g_cu.bad[i] = 0;
-			bk_fail(op[i], "an index is outside the table");
+			bk_fail(op[i], what[i]);
 		}
 }
 
@@ -958,7 +961,7 @@ __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float 
  * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
  * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.) */
 __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *loss,
-				    const int32_t *tg, int64_t V, double cap, double dscale)
+				    const int32_t *tg, int64_t V, double cap, double dscale, int *bad)
 {
 	int64_t row = blockIdx.x;
 	float *z = logits + row * V;
@@ -977,6 +980,11 @@ __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *los
 	s = block_sum(s);
 	double lse = mx + log(s);
 	int32_t t = tg[row];
+	if (t >= V) {   /* flagged (the op aborts at the next synchronisation); no read past the row */
+		if (threadIdx.x == 0)
+			*bad = 1;
+		t = -1;
+	}
 	if (t < 0) {
 		if (threadIdx.x == 0)
 			loss[row] = 0;
@@ -1619,29 +1627,31 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	ctx_done(&c);
 }
 
-static int64_t c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			    double cap, double dscale)
+static void c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			 double cap, double dscale, int64_t *valid)
 {
 	struct opctx c;
 	ctx_init(&c, "softcap_ce");
 	int64_t R = tensor_rows(logits), V = tensor_cols(logits);
 	bk_check(tensor_numel(loss) == R && R < INT32_MAX, c.op);
-	int32_t *tmp;
-	const int32_t *th = idx_host(c.op, targets, R, &tmp);
-	int64_t valid = 0;
-	for (int64_t r = 0; r < R; r++) {
-		bk_check(th[r] < V, "softcap_ce target");
-		valid += th[r] >= 0;
+	if (valid) {   /* the count needs the targets on the host (a wait) */
+		int32_t *tmp;
+		const int32_t *th = idx_host(c.op, targets, R, &tmp);
+		*valid = 0;
+		for (int64_t r = 0; r < R; r++) {
+			bk_check(th[r] < V, "softcap_ce target");
+			*valid += th[r] >= 0;
+		}
+		free(tmp);
 	}
-	free(tmp);
 	const int32_t *pt = iin(&c, targets, R);
 	float *pl = fout(&c, logits), *po = fout(&c, loss);
 	/* the gradient's cast, for the two GEMMs that read it */
 	__nv_bfloat16 *ob = dscale != 0 ? cc_fresh(&c, logits, pl) : NULL;
 	if (R > 0)
-		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, ob, po, pt, V, cap, dscale);
+		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, ob, po, pt, V, cap, dscale,
+							       g_cu.bad + 2);
 	ctx_done(&c);
-	return valid;
 }
 
 static void c_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,

@@ -161,10 +161,11 @@ struct backend_ops {
 	/* Softcapped cross-entropy on a chunk of rows. logits (R,V) in: z =
 	 * cap * tanh(l / cap); loss (R) = logsumexp(z) - z[target] (0 where
 	 * target < 0). When dscale != 0, logits is overwritten with the gradient
-	 * of dscale * sum(loss) with respect to the raw logits l. Returns the
-	 * number of rows with target >= 0. */
-	int64_t (*softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			      double cap, double dscale);
+	 * of dscale * sum(loss) with respect to the raw logits l. *valid (when
+	 * valid is not NULL) gets the number of rows with target >= 0 (NULL
+	 * lets a backend skip reading the targets on the host). */
+	void (*softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			   double cap, double dscale, int64_t *valid);
 
 	/* ---- embeddings ---- */
 	/* out[:, c0:c0+k] (+)= table[idx[n]] for n < N; table (Vt,k) of dtype

@@ -318,15 +318,15 @@ static void d_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	pick(dq, "attn_bwd")->attn_bwd(dq, dk, dv, dy, q, k, v, y, lse, window, scale);
 }
 
-static int64_t d_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			    double cap, double dscale)
+static void d_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			 double cap, double dscale, int64_t *valid)
 {
 	same("softcap_ce", logits, loss, NULL, NULL);
 	bk_check(tensor_numel(loss) == tensor_rows(logits), "softcap_ce");
 	int64_t V = tensor_cols(logits), R = tensor_rows(logits);
 	for (int64_t r = 0; r < R; r++)
 		bk_check(targets[r] < V, "softcap_ce target");
-	return pick(logits, "softcap_ce")->softcap_ce(logits, loss, targets, cap, dscale);
+	pick(logits, "softcap_ce")->softcap_ce(logits, loss, targets, cap, dscale, valid);
 }
 
 static void d_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,

@@ -474,11 +474,13 @@ static void FN(softcap_rows)(void *arg, int64_t r0, int64_t r1, int64_t *valid_o
 	*valid_out = valid;
 }
 
-static int64_t FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			      double cap, double dscale)
+static void FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			   double cap, double dscale, int64_t *valid)
 {
 	struct softcap_job j = { logits->data, loss->data, targets, tensor_cols(logits), cap, dscale };
-	return rows_parallel(FN(softcap_rows), &j, tensor_rows(logits), 16);
+	int64_t n = rows_parallel(FN(softcap_rows), &j, tensor_rows(logits), 16);
+	if (valid)
+		*valid = n;
 }
 
 static void FN(embed_gather)(struct tensor *out, const struct tensor *table, const int32_t *idx,

@@ -957,7 +957,7 @@ static void head(struct model *m, const int32_t *tg, int64_t N, double dscale)
 		struct tensor lg = mat(m, m->logits, R, V);
 		struct tensor ls = tensor_1d((char *)m->closs + (size_t)r0 * m->es, m->dt, R);
 		bk->matmul(&lg, &hc, &Wlm, 0, 1, 1, 0);   // logits is (R,V)
-		bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale);
+		bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale, NULL);
 		if (dscale != 0) {
 			struct tensor dh = mat(m, (char *)m->dy + (size_t)(r0 * C) * m->es, R, C);
 			bk->matmul(&dh, &lg, &Wlm, 0, 0, 1, 0);   // dhN is (R,C)

@@ -753,9 +753,10 @@ static void softcap_case(int64_t R, int64_t V)
 		float *hl = xcalloc(R, 4);
 		int32_t *dt = dev(tg, R * 4);
 		struct tensor th = T2(h, R, V), tl = T2(hl, 1, R), td = T2(d, R, V), tdl = T2(dl, 1, R);
-		int64_t a = CPU->softcap_ce(&th, &tl, tg, 15, dscale);
-		int64_t b = GPU->softcap_ce(&td, &tdl, dt, 15, dscale);
-		CHECK(a == b);
+		int64_t a = -1, b = -2;
+		CPU->softcap_ce(&th, &tl, tg, 15, dscale, &a);
+		GPU->softcap_ce(&td, &tdl, dt, 15, dscale, pass ? &b : NULL);   /* NULL: no host read */
+		CHECK(a == (pass ? b : a) && a >= 0);
 		CLOSE(dl, hl, R, 2e-6);    /* the CPU's tanh/exp run in fp32 */
 		CLOSE(d, h, R * V, 2e-6);
 		free(h), free(hl), cuda_mem_free(d), cuda_mem_free(dl), cuda_mem_free(dt);
@@ -1445,6 +1446,23 @@ static int scatter_abort_child(void)
 	return 0;
 }
 
+/* A cross-entropy target not below V with no count asked (valid NULL: the
+ * targets are checked on the device): the op aborts, naming itself. Child
+ * process: this binary with the argument softcap-abort. */
+static int softcap_abort_child(void)
+{
+	int64_t R = 8, V = 50;
+	float *lg = dev(rnd(R * V, 1), R * V * 4), *ls = cuda_mem_alloc(R * 4);
+	int32_t *tg = cuda_mem_alloc(R * 4);
+	for (int64_t r = 0; r < R; r++)
+		tg[r] = (int32_t)r;
+	tg[5] = (int32_t)V;
+	struct tensor tl = T2(lg, R, V), tls = T2(ls, 1, R);
+	GPU->softcap_ce(&tl, &tls, tg, 15, 0.5, NULL);
+	printf("softcap returned\n");
+	return 0;
+}
+
 static const char *self_path;
 
 /* Run this binary with arg; its exit status and output into out (n). */
@@ -1462,12 +1480,16 @@ static int run_child(const char *arg, char *out, size_t n)
 	return pclose(p);
 }
 
-TEST(scatter_bad_index)
+/* bad indices and targets checked on the device abort with the op's name */
+TEST(bad_inputs_checked_on_device)
 {
 	char out[4096];
 	int st = run_child("scatter-abort", out, sizeof out);
 	CHECKF(st != 0 && strstr(out, "embed_scatter_add: an index is outside the table") &&
 	       !strstr(out, "scatter returned"), "exit status %d, output:\n%s", st, out);
+	st = run_child("softcap-abort", out, sizeof out);
+	CHECKF(st != 0 && strstr(out, "softcap_ce: a target is not below the vocabulary size") &&
+	       !strstr(out, "softcap returned"), "exit status %d, output:\n%s", st, out);
 }
 
 TEST(async_gather_abort)
@@ -1511,6 +1533,10 @@ int main(int argc, char **argv)
 		GPU = backend_cuda();
 		return scatter_abort_child();
 	}
+	if (argc > 1 && strcmp(argv[1], "softcap-abort") == 0) {
+		GPU = backend_cuda();
+		return softcap_abort_child();
+	}
 	if (cuda_device_count() < 1) {
 		RUN(device);
 		return t_done();
@@ -1550,7 +1576,7 @@ int main(int argc, char **argv)
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
 	RUN(async_gather_abort);
-	RUN(scatter_bad_index);
+	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);

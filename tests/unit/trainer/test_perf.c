@@ -227,7 +227,7 @@ static void softcap_threads(enum tdtype d)
 		memcpy(lg, src, (size_t)R * V * es);
 		ls[k] = malloc(R * es);
 		struct tensor tl = tensor_2d(lg, d, R, V), tls = tensor_1d(ls[k], d, R);
-		valid[k] = bk->softcap_ce(&tl, &tls, tg, 15.0, 0.5);
+		bk->softcap_ce(&tl, &tls, tg, 15.0, 0.5, &valid[k]);
 		out[k] = malloc((size_t)R * V * es);
 		memcpy(out[k], lg, (size_t)R * V * es);
 	}
