@@ -18,7 +18,8 @@
  * GPU) so do RMSNorm and its gradient, the fused RoPE/QK-norm gradient, the
  * cross-entropy's logit gradient and the mma attention's y and dv (the
  * other GEMM operands but the weights and the backward's dx after its
- * axpby). Every op is
+ * axpby), and relu2_fwd_gemm writes the model's u as its cast alone (u is
+ * read by GEMMs only: 4 bytes an element less, twice a layer). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (since
@@ -80,9 +81,11 @@ struct ccast {
 	const char *p;   /* the fp32 operand */
 	int64_t n;       /* its elements */
 	void *bf;        /* n bf16 values (device scratch) */
+	int stale;       /* the fp32 values were never written (relu2_fwd_gemm) */
 };
 static struct {
 	int on, off;     /* on: in a scope; off: cuda_set_cast_reuse(0) */
+	int nstale;      /* entries with stale set */
 	int n, cap;
 	struct ccast *e;
 	uint64_t made, reused;   /* while cuda_profile counts */
@@ -249,6 +252,7 @@ void cuda_scratch_free(void *p, size_t n)
 
 static void cc_drop(int i)
 {
+	g_cc.nstale -= g_cc.e[i].stale;
 	cuda_scratch_free(g_cc.e[i].bf, (size_t)g_cc.e[i].n * 2);
 	g_cc.e[i] = g_cc.e[--g_cc.n];
 }
@@ -277,7 +281,19 @@ static void cc_put(const char *op, const void *p, int64_t n, void *bf)
 	g_cc.e[g_cc.n].p = (const char *)p;
 	g_cc.e[g_cc.n].n = n;
 	g_cc.e[g_cc.n].bf = bf;
+	g_cc.e[g_cc.n].stale = 0;
 	g_cc.n++;
+}
+
+/* Abort when [p, p + bytes) overlaps an output of relu2_fwd_gemm whose
+ * fp32 values were never written and that is about to be read as fp32. */
+static void cc_stale_check(const char *op, const void *p, size_t bytes)
+{
+	const char *a = (const char *)p;
+	for (int i = 0; i < g_cc.n && g_cc.nstale > 0; i++)
+		if (g_cc.e[i].stale && a < g_cc.e[i].p + (size_t)g_cc.e[i].n * 4 &&
+		    g_cc.e[i].p < a + bytes)
+			bk_fail(op, "reads the output of relu2_fwd_gemm, which only GEMMs may read");
 }
 
 static void cc_clear(void)
@@ -561,6 +577,8 @@ static size_t tbytes(const struct tensor *t)
 static const float *fin(struct opctx *c, const struct tensor *t)
 {
 	bk_check(t->dtype == TD_F32, c->op);
+	if (g_cc.nstale > 0)
+		cc_stale_check(c->op, t->data, tbytes(t));
 	return (const float *)ctx_map(c, t->data, tbytes(t), 0);
 }
 
@@ -1090,18 +1108,20 @@ __device__ static inline float relu2_b(float h, float d)
 	return h > 0 ? 2 * h * d : 0;
 }
 
-/* The output o as float4 and, when ob is set, rounded to bf16 into ob too
- * (cc_fresh: the GEMMs' operand). */
+/* The output o (when set) as float4 and, when ob is set, rounded to bf16
+ * into ob too (cc_fresh: the GEMMs' operand). */
 __device__ static inline void put4(float *o, __nv_bfloat16 *ob, int64_t i, float4 v)
 {
-	((float4 *)o)[i] = v;
+	if (o)
+		((float4 *)o)[i] = v;
 	if (ob)
 		bf4_store(ob + 4 * i, v);
 }
 
 __device__ static inline void put1(float *o, __nv_bfloat16 *ob, int64_t i, float v)
 {
-	o[i] = v;
+	if (o)
+		o[i] = v;
 	if (ob)
 		ob[i] = __float2bfloat16_rn(v);
 }
@@ -1327,6 +1347,8 @@ static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *
 				return (const __nv_bfloat16 *)e->bf + (a - e->p) / 4;
 			}
 		}
+	if (g_cc.nstale > 0)   /* a part of a cast-only output with no cast of its own */
+		cc_stale_check(c->op, t->data, (size_t)n * 4);
 	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
 	cuda_cast_bf16(bf, (const float *)p, n);
 	*cast = 1;
@@ -1863,6 +1885,28 @@ static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
 	ctx_done(&c);
 }
 
+/* relu2_fwd for the model's u, which only GEMMs read (backend.h
+ * relu2_fwd_gemm): in a pass scope with bf16 GEMMs only the bf16 cast is
+ * written (kept, marked stale: a later fp32 read of u aborts), else as
+ * relu2_fwd. */
+static void c_relu2_fwd_gemm(struct tensor *out, const struct tensor *h)
+{
+	struct opctx c;
+	ctx_init(&c, "relu2_fwd");
+	int64_t n = tensor_numel(h);
+	bk_check(tensor_numel(out) == n, c.op);
+	const float *ph = fin(&c, h);
+	float *po = fout(&c, out);
+	__nv_bfloat16 *ob = cc_fresh(&c, out, po);
+	if (ob) {
+		g_cc.e[g_cc.n - 1].stale = 1;   /* cc_fresh's entry, the last */
+		g_cc.nstale++;
+	}
+	int v4 = al16(po) && al16(ph);
+	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(ob ? NULL : po, ob, ph, n, v4);
+	ctx_done(&c);
+}
+
 static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const struct tensor *h)
 {
 	struct opctx c;
@@ -1966,6 +2010,7 @@ static const struct backend_ops cuda_ops = {
 	/* .mul_cols_bwd = */ c_mul_cols_bwd,
 	/* .scope = */ c_scope,
 	/* .sync = */ cuda_sync,
+	/* .relu2_fwd_gemm = */ c_relu2_fwd_gemm,
 };
 
 extern "C" void cuda_profile(int on)

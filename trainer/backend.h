@@ -228,6 +228,11 @@ struct backend_ops {
 	void (*scope)(int begin);
 	/* Wait until every op issued so far has finished. */
 	void (*sync)(void);
+	/* relu2_fwd for an output that, until an op overwrites it, is read
+	 * only as a matmul operand (not by any other op, nor accumulated into):
+	 * a backend may keep it in another form only (the CUDA backend, in a
+	 * pass scope with bf16 GEMMs: its bf16 cast alone, no fp32 values). */
+	void (*relu2_fwd_gemm)(struct tensor *out, const struct tensor *h);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

@@ -163,6 +163,15 @@ static void gdot(const struct model *m, struct param *p, size_t i, const struct 
 	m->bk->dot_acc(&g, (int64_t)i, x, y);
 }
 
+/* u = relu(h)^2, read only by the MLP's matmuls (backend.h relu2_fwd_gemm) */
+static void relu2_u(const struct model *m, struct tensor *u, const struct tensor *h)
+{
+	if (m->bk->relu2_fwd_gemm)
+		m->bk->relu2_fwd_gemm(u, h);
+	else
+		m->bk->relu2_fwd(u, h);
+}
+
 /* Before the host reads or writes backend memory inside a pass scope
  * (backend.h sync): the ops issued so far are done. */
 static void host_sync(const struct model *m)
@@ -930,7 +939,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor h = mat(m, l->hfc, N, 4 * C), u = mat(m, m->u, N, 4 * C);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		bk->matmul(&h, &mm, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
-		bk->relu2_fwd(&u, &h);
+		relu2_u(m, &u, &h);
 		bk->matmul(&x, &u, &Wmp, 0, 1, 1, 1);     // x += relu(h)^2 Wmproj^T
 	}
 	struct tensor xf = mat(m, m->xf, N, C);
@@ -1012,7 +1021,7 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		struct tensor gWfc = pg(m, l->fc), gWmp = pg(m, l->mproj);
 		if (i < m->L - 1)   /* the last layer's u is still the forward's */
-			bk->relu2_fwd(&u, &h);
+			relu2_u(m, &u, &h);
 		bk->matmul(&gWmp, &dx, &u, 1, 0, 1, 1);   // dWmp (C,4C) += dx^T u
 		bk->matmul(&dh, &dx, &Wmp, 0, 0, 1, 0);   // du (N,4C) = dx Wmp
 		bk->relu2_bwd(&dh, &dh, &h);

@@ -272,8 +272,9 @@ static char *profile_text(const char *title, int top)
 /* The pass scope's cast reuse: inside a scope a GEMM reuses the bf16 cast
  * of an operand (or of a tensor it is a part of) until an op writes any
  * byte of it, and the ops that write their output's cast as they go
- * (relu^2, RMSNorm and its gradient here) leave it kept; the result always
- * equals the GEMM of the current operands rounded on the host. */
+ * (relu^2, RMSNorm and its gradient here; relu2_fwd_gemm writes only the
+ * cast) leave it kept; the result always equals the GEMM of the current
+ * operands rounded on the host. */
 static void reuse_expect(struct tensor *o, struct tensor *a, struct tensor *b, const char *what)
 {
 	int64_t M = tensor_rows(a), K = tensor_cols(a), N = tensor_rows(b);
@@ -325,6 +326,22 @@ TEST(matmul_cast_reuse)
 	reuse_expect(&vo2, &va2, &gb, "rows 16..47 of rmsnorm_fwd's output (a part of its cast)");
 	GPU->rmsnorm_bwd(&ga2, &ga, &ga, &grs, 1);   /* and its gradient, accumulated */
 	reuse_expect(&go, &ga2, &gb, "rmsnorm_bwd's accumulated output");
+	/* relu2_fwd_gemm: only the cast is written (a2's fp32 values stay stale);
+	 * the GEMM equals the one of relu(a)^2 formed and rounded on the host */
+	GPU->relu2_fwd_gemm(&ga2, &ga);
+	GPU->matmul(&go, &ga2, &gb, 0, 1, 1, 0);
+	GPU->sync();
+	float *ru = xmalloc(M * K * 4), *rb = dupf(db, N * K), *want = xcalloc(M * N, 4);
+	for (int64_t i = 0; i < M * K; i++) {
+		float r = da[i] > 0 ? da[i] : 0;
+		ru[i] = bf16_round(r * r);
+	}
+	for (int64_t i = 0; i < N * K; i++)
+		rb[i] = bf16_round(rb[i]);
+	struct tensor hu = T2(ru, M, K), hb2 = T2(rb, N, K), hw = T2(want, M, N);
+	GPU->matmul(&hw, &hu, &hb2, 0, 1, 1, 0);
+	CHECKF(memcmp(want, o, (size_t)(M * N) * 4) == 0, "relu2_fwd_gemm's cast-only output");
+	free(ru), free(rb), free(want);
 	GPU->scope(0);
 	cuda_profile(0);
 	for (int64_t i = 0; i < M * K; i++)       /* the host writes a between scopes */
