@@ -221,6 +221,7 @@ static void cuda_init(void)
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
+	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -331,6 +332,7 @@ extern "C" int cuda_get_async(void)
 
 extern "C" void cuda_set_cast_reuse(int on)
 {
+	cuda_init();   /* SUPKIT_CUDA_CAST_REUSE is read there, before this call counts */
 	cc_clear();
 	g_cc.off = !on;
 	g_cc.on = 0;

@@ -70,7 +70,9 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
  * for its forward and backward GEMMs, a weight once a pass, and the ops
  * that make most activations (relu^2, RMSNorm, attention, ...) write the
  * cast as they write the output, so that no separate cast runs. On by
- * default; off casts every operand afresh (the same bits: for tests). */
+ * default; off casts every operand afresh (the same bits: for tests). The
+ * environment variable SUPKIT_CUDA_CAST_REUSE=0 turns it off at
+ * initialisation (to tell a fault in the kept casts from one elsewhere). */
 void cuda_set_cast_reuse(int on);
 
 /* Attention kernels for head width 128 (other widths always use the fp32
