@@ -1819,7 +1819,8 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 	ctx_init(&c, "embed_scatter_add");
 	int64_t N = tensor_rows(dout), C = tensor_cols(dout), k = tensor_cols(gtable);
 	int64_t Vt = tensor_rows(gtable);
-	bk_check(c0 >= 0 && c0 + k <= C && N < INT32_MAX && Vt < INT32_MAX, c.op);
+	bk_check(c0 >= 0 && c0 + k <= C && N < INT32_MAX && Vt < INT32_MAX &&
+		 (gtable->dtype == TD_F32 || gtable->dtype == TD_BF16), c.op);
 	const int32_t *pi = iin(&c, idx, N);
 	const float *pd = fin(&c, dout);
 	void *pg = ctx_map(&c, gtable->data, tbytes(gtable), 1);   /* drops a plan on gtable */
