@@ -47,12 +47,12 @@
  * the base-2 exponentials and the unmasked interior tiles (also run there:
  * the tests and the loss curve passed; a depth-8 training step's attention
  * forward went from 140 to 121 ms per two steps, the backward did not move).
- * 255 registers a thread in dK/dV, 235-244 in the others, no spills.
+ * 255 registers a thread in dK/dV, 234-236 in the others, no spills.
  * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run on
  * one; checked on the CPU by tests/emu): k_attn_fwd_mma2, the forward with
  * 32 rows a warp (FlashAttention-2's split for this head width), so that a
  * K or V fragment read from shared memory serves two mma row tiles; 255
- * registers and 36 bytes of spill stores (nvcc 13, sm_90a); the backward
+ * registers and 48 bytes of spill stores (nvcc 13, sm_90a); the backward
  * stays mma's. Session 7's changes to all these kernels (the split mask
  * paths, the fma softmax, bf16 copies of y and dv) are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
@@ -307,6 +307,31 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
 	}
 }
 
+/* ---- a block's place ---- */
+
+/* A block of `rows` queries (blockIdx.x) of one (b, h) (blockIdx.y): its
+ * first query q0, the (b, h) origin base of the (B,T,H,128) tensors (row
+ * stride ld), and the key tiles of 64 its queries see: from kfirst, ntile
+ * of them. */
+struct qblock {
+	int bh, q0, kfirst, ntile;
+	int64_t ld, base;
+};
+
+__device__ static inline qblock query_block(int rows, int T, int H, int64_t window)
+{
+	qblock r;
+	r.bh = blockIdx.y;
+	const int b = r.bh / H, h = r.bh % H;
+	r.q0 = blockIdx.x * rows;
+	r.ld = (int64_t)H * MM_D;
+	r.base = (int64_t)b * T * r.ld + (int64_t)h * MM_D;
+	const int qlast = min(r.q0 + rows, T) - 1;
+	r.kfirst = (int)((int64_t)r.q0 - window > 0 ? (int64_t)r.q0 - window : 0);
+	r.ntile = (qlast - r.kfirst) / MM_R + 1;
+	return r;
+}
+
 /* ---- forward ---- */
 
 /* One key tile's step of the online softmax for a warp's 16 query rows
@@ -403,12 +428,10 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Qs = (bf *)smraw, *Ks = Qs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
-	const int bh = blockIdx.y, b = bh / H, h = bh % H;
-	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5;
-	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int qlast = min(q0 + MM_R, T) - 1;
-	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
-	const int ntile = (qlast - kfirst) / MM_R + 1;
+	const qblock qb = query_block(MM_R, T, H, window);
+	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
+	const int64_t ld = qb.ld, base = qb.base;
+	const int w = threadIdx.x >> 5;
 	const float sl2 = scale * LOG2E;
 
 	tile_load(Qs, q + base, ld, q0, T);
@@ -468,12 +491,10 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Qs = (bf *)smraw, *Ks = Qs + 2 * MM_TILE, *Vs = Ks + 2 * MM_TILE;
-	const int bh = blockIdx.y, b = bh / H, h = bh % H;
-	const int q0 = blockIdx.x * M2_R, w = threadIdx.x >> 5;
-	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int qlast = min(q0 + M2_R, T) - 1;
-	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
-	const int ntile = (qlast - kfirst) / MM_R + 1;
+	const qblock qb = query_block(M2_R, T, H, window);
+	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
+	const int64_t ld = qb.ld, base = qb.base;
+	const int w = threadIdx.x >> 5;
 	const float sl2 = scale * LOG2E;
 	const int wr = q0 + w * 32;   /* this warp's first row; Qs rows w * 32 .. */
 
@@ -664,13 +685,11 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 {
 	extern __shared__ __align__(128) unsigned char smraw[];
 	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
-	const int bh = blockIdx.y, b = bh / H, h = bh % H;
-	const int q0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const qblock qb = query_block(MM_R, T, H, window);
+	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
+	const int64_t ld = qb.ld, base = qb.base;
+	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int c = lane & 3, g = lane >> 2;
-	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int qlast = min(q0 + MM_R, T) - 1;
-	const int kfirst = (int)((int64_t)q0 - window > 0 ? (int64_t)q0 - window : 0);
-	const int ntile = (qlast - kfirst) / MM_R + 1;
 
 	tile_load(Qs, q + base, ld, q0, T);
 	tile_load(Gs, dy + base, ld, q0, T);

@@ -1874,7 +1874,10 @@ static void c_count_rows(uint32_t *counts, int64_t nrows, const int32_t *rows, i
 	ctx_done(&c);
 }
 
-static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
+/* relu^2 into out and, inside a pass scope with bf16 GEMMs, its bf16 cast
+ * (kept for the GEMMs); cast_only: the cast alone, marked stale, so that a
+ * later fp32 read of out aborts (relu2_fwd_gemm). */
+static void relu2_run(struct tensor *out, const struct tensor *h, int cast_only)
 {
 	struct opctx c;
 	ctx_init(&c, "relu2_fwd");
@@ -1883,31 +1886,25 @@ static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
 	const float *ph = fin(&c, h);
 	float *po = fout(&c, out);
 	__nv_bfloat16 *ob = cc_fresh(&c, out, po);   /* the model's u: read by GEMMs only */
-	int v4 = al16(po) && al16(ph);
-	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(po, ob, ph, n, v4);
-	ctx_done(&c);
-}
-
-/* relu2_fwd for the model's u, which only GEMMs read (backend.h
- * relu2_fwd_gemm): in a pass scope with bf16 GEMMs only the bf16 cast is
- * written (kept, marked stale: a later fp32 read of u aborts), else as
- * relu2_fwd. */
-static void c_relu2_fwd_gemm(struct tensor *out, const struct tensor *h)
-{
-	struct opctx c;
-	ctx_init(&c, "relu2_fwd");
-	int64_t n = tensor_numel(h);
-	bk_check(tensor_numel(out) == n, c.op);
-	const float *ph = fin(&c, h);
-	float *po = fout(&c, out);
-	__nv_bfloat16 *ob = cc_fresh(&c, out, po);
-	if (ob) {
+	if (ob && cast_only) {
 		g_cc.e[g_cc.n - 1].stale = 1;   /* cc_fresh's entry, the last */
 		g_cc.nstale++;
 	}
 	int v4 = al16(po) && al16(ph);
-	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(ob ? NULL : po, ob, ph, n, v4);
+	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(ob && cast_only ? NULL : po,
+									ob, ph, n, v4);
 	ctx_done(&c);
+}
+
+static void c_relu2_fwd(struct tensor *out, const struct tensor *h)
+{
+	relu2_run(out, h, 0);
+}
+
+/* backend.h relu2_fwd_gemm: the model's u, which only GEMMs read */
+static void c_relu2_fwd_gemm(struct tensor *out, const struct tensor *h)
+{
+	relu2_run(out, h, 1);
 }
 
 static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const struct tensor *h)
