@@ -93,18 +93,18 @@ $(BUILD)/libkernels.a: $(CU_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# The mma.sync attention kernels on the CPU: kernels/attention_mma.cu built as
-# host C++ for the SIMT emulator of tests/emu (no nvcc, no GPU needed).
-CXXFLAGS := -std=c++17 -Wall -Wextra -Wno-unknown-pragmas -fno-strict-aliasing $(WERROR) $(OPT) -g \
-	$(SANFLAGS)
-EMU_TESTS := $(BUILD)/tests/emu/test_mma_emu
-$(BUILD)/tests/emu/test_mma_emu: tests/emu/test_mma_emu.cc tests/emu/simt.cc tests/emu/simt.h \
-		$(wildcard tests/emu/shim/*.h) kernels/attention_mma.cu kernels/cuda_internal.h \
+# The CUDA kernels on the CPU: kernels/attention_mma.cu and
+# kernels/backend_kernels.cuh built as host C++ for the SIMT emulator of
+# tests/emu (no nvcc, no GPU needed); tests/emu/test_*.cc.
+CXXFLAGS := -std=c++17 -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-function \
+	-fno-strict-aliasing $(WERROR) $(OPT) -g $(SANFLAGS)
+EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu/test_*.cc))
+$(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/simt.h $(wildcard tests/emu/shim/*.h) \
+		kernels/attention_mma.cu kernels/backend_kernels.cuh kernels/cuda_internal.h \
 		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
-		tests/emu/test_mma_emu.cc tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/liblib.a \
-		$(LDFLAGS) $(LIBS)
+		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)

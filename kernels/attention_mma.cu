@@ -426,7 +426,7 @@ __global__ void __launch_bounds__(MM_THREADS)
 k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
 	       int64_t window, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Qs = (bf *)smraw, *Ks = Qs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
 	const qblock qb = query_block(MM_R, T, H, window);
 	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
@@ -489,7 +489,7 @@ __global__ void __launch_bounds__(MM_THREADS)
 k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
 		int64_t window, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Qs = (bf *)smraw, *Ks = Qs + 2 * MM_TILE, *Vs = Ks + 2 * MM_TILE;
 	const qblock qb = query_block(M2_R, T, H, window);
 	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
@@ -600,7 +600,7 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const 
 		const bf *v, const float *lse, const float *Dd, int T, int H, int64_t window,
 		float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Ks = (bf *)smraw, *Vs = Ks + MM_TILE, *Qs = Vs + MM_TILE, *Gs = Qs + 2 * MM_TILE;
 	float *Ls = (float *)(Gs + 2 * MM_TILE), *Ds = Ls + 2 * MM_R;   /* 2 x 64 each */
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
@@ -683,7 +683,7 @@ __global__ void __launch_bounds__(MM_THREADS)
 k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, const float *lse,
 	      const float *Dd, int T, int H, int64_t window, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
 	const qblock qb = query_block(MM_R, T, H, window);
 	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;

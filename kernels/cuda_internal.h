@@ -17,6 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* A kernel's dynamic shared memory (the launch's size), 128-byte aligned;
+ * the SIMT emulator of tests/emu gives its one buffer. */
+#ifdef SUPKIT_EMU
+#define DYN_SMEM(name) unsigned char *name = emu_smem
+#else
+#define DYN_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
+#endif
+
 /* Abort with the op's name and the CUDA message (ops have no error return). */
 #define CUDA_CK(op, call)                                                              \
 	do {                                                                           \

@@ -8,7 +8,7 @@
 
 uint3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
-alignas(128) unsigned char smraw[EMU_SMEM];
+alignas(128) unsigned char emu_smem[EMU_SMEM];
 uint64_t emu_collectives;
 
 namespace {
@@ -116,6 +116,24 @@ void __syncthreads(void)
 	emu_collectives++;
 }
 
+double __shfl_xor_sync(unsigned mask, double v, int lane_mask)
+{
+	/* two 32-bit halves, as the hardware moves a double */
+	uint64_t u;
+	memcpy(&u, &v, 8);
+	float lo, hi;
+	uint32_t a = (uint32_t)u, b = (uint32_t)(u >> 32);
+	memcpy(&lo, &a, 4);
+	memcpy(&hi, &b, 4);
+	lo = __shfl_xor_sync(mask, lo, lane_mask);
+	hi = __shfl_xor_sync(mask, hi, lane_mask);
+	memcpy(&a, &lo, 4);
+	memcpy(&b, &hi, 4);
+	u = (uint64_t)a | (uint64_t)b << 32;
+	memcpy(&v, &u, 8);
+	return v;
+}
+
 float __shfl_xor_sync(unsigned mask, float v, int lane_mask)
 {
 	if (mask != 0xffffffffu)
@@ -157,7 +175,7 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 					int row = trans ? 2 * (i & 3) + h : i >> 2;
 					int col = trans ? i >> 2 : 2 * (i & 3) + h;
 					const unsigned char *a = (const unsigned char *)w.addr[8 * j + row];
-					if (a < smraw || a + 16 > smraw + EMU_SMEM)
+					if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM)
 						die("ldmatrix row address outside shared memory");
 					memcpy(&e[h], a + 2 * col, 2);
 				}
@@ -235,7 +253,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 	for (unsigned by = 0; by < grid.y; by++)
 		for (unsigned bx = 0; bx < grid.x; bx++) {
 			blockIdx.x = bx, blockIdx.y = by, blockIdx.z = 0;
-			memset(smraw, 0xA5, smem);   /* stale bytes, not zeros: a missing load shows */
+			memset(emu_smem, 0xA5, smem);   /* stale bytes, not zeros: a missing load shows */
 			g_bar = 0;
 			for (warp &w : g_w)
 				w.arrived = 0;

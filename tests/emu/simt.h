@@ -1,17 +1,19 @@
-/* simt.h: a small SIMT emulator on the CPU for the tensor-core kernels of
- * kernels/attention_mma.cu, so that their indexing, tiling, masking and
- * fragment layouts are tested without a GPU (tests/emu/test_mma_emu.cc, in
- * make test). The kernel source is compiled as host C++ with SUPKIT_EMU
- * defined: its PTX wrappers (cp.async, ldmatrix, mma.sync) call the emu_*
- * functions here, and tests/emu/shim/ stands in for cuda_runtime.h and
- * cuda_bf16.h.
+/* simt.h: a small SIMT emulator on the CPU for the CUDA backend's kernels:
+ * the tensor-core attention of kernels/attention_mma.cu and the row and
+ * element kernels of kernels/backend_kernels.cuh, so that their indexing,
+ * tiling, masking, reductions and fragment layouts are tested without a GPU
+ * (tests/emu/test_*.cc, in make test). The kernel source is compiled as
+ * host C++ with SUPKIT_EMU defined: the PTX wrappers (cp.async, ldmatrix,
+ * mma.sync) call the emu_* functions here, and tests/emu/shim/ stands in
+ * for cuda_runtime.h and cuda_bf16.h.
  *
  * A block's threads run as fibers (ucontext) on one OS thread, one at a
  * time: a fiber runs until it reaches a collective (a warp's ldmatrix, mma
  * or shuffle; the block's __syncthreads), waits there until every thread
  * that takes part has arrived, and the last to arrive computes every
  * lane's result. Blocks run one after another over one shared-memory
- * buffer (smraw, the name the kernels declare). The collectives check that
+ * buffer (emu_smem: kernels/cuda_internal.h's DYN_SMEM; a kernel's static
+ * __shared__ variables are static). The collectives check that
  * all lanes call the same one (divergence aborts), and a block whose
  * threads all wait with none runnable aborts as a deadlock.
  *
@@ -21,7 +23,9 @@
  * hardware's, so it cannot show a missing wait); mma's sum of 16 exact
  * bf16 products and the accumulator is formed in fp64 and rounded once
  * (the hardware's internal order and precision are not specified, so
- * results can differ from a GPU's in the last bits of fp32). Left out:
+ * results can differ from a GPU's in the last bits of fp32); __shfl_xor_sync
+ * of floats and doubles; atomicAdd on unsigned (fibers do not interleave
+ * inside it); math functions are the host's libm, not CUDA's. Left out:
  * every other CUDA feature (the kernels use no other).
  * Reference: PTX ISA 8.x, "Warp-level matrix instructions" (mma.m16n8k16,
  * ldmatrix), "Data movement" (cp.async), shfl.sync.
@@ -43,7 +47,8 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
-#define __shared__
+/* a block's shared variables: one instance (blocks run one after another) */
+#define __shared__ static
 
 struct uint3 {
 	unsigned x, y, z;
@@ -71,6 +76,25 @@ inline float2 make_float2(float x, float y)
 {
 	float2 v = { x, y };
 	return v;
+}
+struct __attribute__((aligned(16))) float4 {
+	float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w)
+{
+	float4 v = { x, y, z, w };
+	return v;
+}
+/* correctly rounded fp32 arithmetic (the host's, with no contraction) */
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+/* fibers run one at a time, so a read-modify-write is atomic */
+inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+	unsigned o = *p;
+	*p = o + v;
+	return o;
 }
 
 /* ---- bf16 (cuda_bf16.h's names) ---- */
@@ -109,6 +133,7 @@ inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi)
 /* ---- collectives and the PTX the kernels use ---- */
 void __syncthreads(void);
 float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+double __shfl_xor_sync(unsigned mask, double v, int lane_mask);
 /* cp.async of 16 bytes (zeros when !valid), done at once */
 void emu_cp16(void *dst, const void *src, bool valid);
 /* ldmatrix .m8n8 .b16 of n (2 or 4) matrices, row addresses from lanes
@@ -119,9 +144,9 @@ void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
 
 /* Run body on every block of grid (x, y) with `threads` threads a block
  * (a multiple of 32), blocks in order; smem bytes of shared memory must
- * fit smraw (EMU_SMEM). */
+ * fit emu_smem (EMU_SMEM). */
 #define EMU_SMEM (232 * 1024)
-extern unsigned char smraw[EMU_SMEM];
+extern unsigned char emu_smem[EMU_SMEM];
 void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body);
 /* collectives run by the last launch (a test's sanity figure) */
 extern uint64_t emu_collectives;

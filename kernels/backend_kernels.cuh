@@ -1,0 +1,610 @@
+/* backend_kernels.cuh: the CUDA backend's own kernels but attention and the
+ * scatter's plan (kernels/backend_cuda.cu includes this once; the launch
+ * shapes and host code are there). A header of its own so that
+ * tests/emu/test_elem_emu.cc runs the same kernels on the CPU through the
+ * SIMT emulator of tests/emu (SUPKIT_EMU), against the CPU backend.
+ * Reference: kernels/backend_cuda.cu, trainer/backend_cpu_ops.h.
+ */
+#ifndef SUPKIT_BACKEND_KERNELS_CUH
+#define SUPKIT_BACKEND_KERNELS_CUH
+
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+
+#define NT 256   /* threads a block of the element-wise and row kernels */
+
+#define GSTRIDE(i, n) \
+	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+	     i += (int64_t)gridDim.x * blockDim.x)
+
+__device__ static double warp_sum(double v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+/* Sum over the block (blockDim.x a multiple of 32), the same in every thread. */
+__device__ static double block_sum(double v)
+{
+	__shared__ double sh[32];
+	__shared__ double res;
+	int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+	v = warp_sum(v);
+	__syncthreads();
+	if (l == 0)
+		sh[w] = v;
+	__syncthreads();
+	if (w == 0) {
+		double t = l < nw ? sh[l] : 0.0;
+		t = warp_sum(t);
+		if (l == 0)
+			res = t;
+	}
+	__syncthreads();
+	return res;
+}
+
+__device__ static float block_max(float v)
+{
+	__shared__ float sh[32];
+	__shared__ float res;
+	int w = threadIdx.x >> 5, l = threadIdx.x & 31, nw = blockDim.x >> 5;
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	__syncthreads();
+	if (l == 0)
+		sh[w] = v;
+	__syncthreads();
+	if (w == 0) {
+		float t = l < nw ? sh[l] : -INFINITY;
+		for (int o = 16; o > 0; o >>= 1)
+			t = fmaxf(t, __shfl_xor_sync(0xffffffffu, t, o));
+		if (l == 0)
+			res = t;
+	}
+	__syncthreads();
+	return res;
+}
+
+#define WARP_ROW(row, N)                                                             \
+	int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+	int lane = threadIdx.x & 31;                                                 \
+	if (row >= (N))                                                              \
+		return;
+
+/* ---- elementwise kernels ---- */
+
+__global__ static void k_axpby(float *y, const float *x, float a, float b, int mode, int64_t n)
+{
+	GSTRIDE(i, n) {
+		if (mode == 0)
+			y[i] = a * x[i];
+		else if (mode == 1)
+			y[i] += a * x[i];
+		else
+			y[i] = a * x[i] + b * y[i];
+	}
+}
+
+#define DOT_BLOCKS 256
+
+__global__ static void k_dot_part(const float *x, const float *y, int64_t n, double *part)
+{
+	double s = 0;
+	GSTRIDE(i, n)
+		s += (double)x[i] * (double)y[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+}
+
+/* *out = the sum of part (np); with acc, *acc += (float)sum instead */
+__global__ static void k_dot_final(const double *part, int np, double *out, float *acc)
+{
+	double s = 0;
+	for (int i = threadIdx.x; i < np; i += blockDim.x)
+		s += part[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0) {
+		if (acc)
+			*acc += (float)s;
+		else
+			*out = s;
+	}
+}
+
+__global__ static void k_cols_get(float *o, const float *x, int64_t N, int64_t C, int64_t k,
+				  int64_t c0, int accum)
+{
+	GSTRIDE(i, N * k) {
+		int64_t n = i / k, c = i % k;
+		float v = x[n * C + c0 + c];
+		o[i] = accum ? o[i] + v : v;
+	}
+}
+
+__global__ static void k_cols_add(float *o, const float *x, int64_t N, int64_t C, int64_t k,
+				  int64_t c0)
+{
+	GSTRIDE(i, N * k) {
+		int64_t n = i / k, c = i % k;
+		o[n * C + c0 + c] += x[i];
+	}
+}
+
+/* four values rounded to bf16, nearest even, at o (8-byte aligned) */
+__device__ static inline void bf4_store(__nv_bfloat16 *o, float4 v)
+{
+	__nv_bfloat162 *d = (__nv_bfloat162 *)o;
+	d[0] = __floats2bfloat162_rn(v.x, v.y);
+	d[1] = __floats2bfloat162_rn(v.z, v.w);
+}
+
+/* Round to bf16, nearest even. v4 = 1: x 16-byte and o 8-byte aligned,
+ * four values a thread (one float4 in, two bf16 pairs out), then the tail. */
+__global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n, int v4)
+{
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4)
+		bf4_store(o + 4 * i, ((const float4 *)x)[i]);
+	GSTRIDE(j, n - 4 * n4)
+		o[4 * n4 + j] = __float2bfloat16_rn(x[4 * n4 + j]);
+}
+
+/* ---- normalisation ---- */
+
+/* ob (may be NULL): the output's bf16 cast (cc_fresh), for every kernel
+ * below that takes one */
+__global__ static void k_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, const float *x,
+				 int64_t N, int64_t C, double eps)
+{
+	WARP_ROW(row, N)
+	const float *r = x + row * C;
+	double ss = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		ss += (double)r[c] * r[c];
+	ss = warp_sum(ss);
+	float s = (float)(1.0 / sqrt(ss / (double)C + eps));
+	if (lane == 0)
+		rstd[row] = s;
+	float *o = out + row * C;
+	for (int64_t c = lane; c < C; c += 32) {
+		float v = r[c] * s;
+		o[c] = v;
+		if (ob)
+			ob[row * C + c] = __float2bfloat16_rn(v);
+	}
+}
+
+__global__ static void k_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
+				 const float *out, const float *rstd, int64_t N, int64_t C, int accum)
+{
+	WARP_ROW(row, N)
+	const float *a = dout + row * C, *b = out + row * C;
+	double s = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		s += (double)a[c] * b[c];
+	s = warp_sum(s);
+	float m = (float)(s / (double)C), r = rstd[row];
+	float *d = dx + row * C;
+	for (int64_t c = lane; c < C; c += 32) {
+		float v = r * (a[c] - b[c] * m);
+		v = accum ? d[c] + v : v;
+		d[c] = v;
+		if (ob)
+			ob[row * C + c] = __float2bfloat16_rn(v);
+	}
+}
+
+__global__ static void k_rms_ref_fwd(float *out, float *rr, const float *x, const float *s,
+				     int64_t N, int64_t C, double eps)
+{
+	WARP_ROW(row, N)
+	double ss = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		ss += (double)s[row * C + c] * s[row * C + c];
+	ss = warp_sum(ss);
+	float q = (float)(1.0 / sqrt(ss / (double)C + eps));
+	if (lane == 0)
+		rr[row] = q;
+	for (int64_t c = lane; c < C; c += 32)
+		out[row * C + c] = x[row * C + c] * q;
+}
+
+__global__ static void k_rms_ref_bwd(float *dx, float *ds, const float *dy, const float *x,
+				     const float *s, const float *rr, int64_t N, int64_t C, int accum)
+{
+	WARP_ROW(row, N)
+	double t = 0;
+	for (int64_t c = lane; c < C; c += 32)
+		t += (double)dy[row * C + c] * x[row * C + c];
+	t = warp_sum(t);
+	float q = rr[row];
+	float f = (float)(-(double)q * q * q * t / (double)C);
+	for (int64_t c = lane; c < C; c += 32) {
+		int64_t i = row * C + c;
+		float a = q * dy[i], b = f * s[i];
+		dx[i] = accum ? dx[i] + a : a;
+		ds[i] = accum ? ds[i] + b : b;
+	}
+}
+
+/* ---- rotary embedding ---- */
+
+__global__ static void k_rope(float *x, const float *cs, const float *sn, int64_t N, int64_t H,
+			      int64_t D, int64_t T, float sgn)
+{
+	int64_t h2 = D / 2;
+	GSTRIDE(i, N * H * h2) {
+		int64_t n = i / (H * h2), rem = i % (H * h2), h = rem / h2, c = rem % h2;
+		int64_t t = n % T;
+		float co = cs[t * h2 + c], si = sgn * sn[t * h2 + c];
+		float *r = x + (n * H + h) * D;
+		float x1 = r[c], x2 = r[c + h2];
+		r[c] = x1 * co + x2 * si;
+		r[c + h2] = -x1 * si + x2 * co;
+	}
+}
+
+/* ---- rotary embedding then QK-norm (then q_tau's column scale), fused: one warp
+ * per (token, head) ---- */
+
+/* Lane l holds the pairs c = l + 32 j (c < D/2, D <= 128: j < 2) in
+ * registers; the sums run over the first halves, then the second halves,
+ * which for D = 128 is k_rms_fwd's order (c = l, l+32, l+64, l+96). */
+#define ROPE_RMS_J 2
+__global__ static void k_rope_rms_fwd(float *out, float *rstd, float *xn, const float *x,
+				      const float *sc, const float *cs, const float *sn, int64_t rows,
+				      int64_t H, int64_t D, int64_t T, double eps)
+{
+	WARP_ROW(row, rows)
+	int64_t h2 = D / 2, t = (row / H) % T;
+	const float *r = x + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	float v1[ROPE_RMS_J], v2[ROPE_RMS_J];
+	double ss = 0;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			float x1 = r[c], x2 = r[c + h2], co = cr[c], si = sr[c];
+			v1[j] = x1 * co + x2 * si;
+			v2[j] = -x1 * si + x2 * co;
+			ss += (double)v1[j] * v1[j];
+		}
+	}
+	for (int j = 0; j < ROPE_RMS_J; j++)
+		if (lane + 32 * j < h2)
+			ss += (double)v2[j] * v2[j];
+	ss = warp_sum(ss);   /* every lane has read its x before any writes out */
+	float s = (float)(1.0 / sqrt(ss / (double)D + eps));
+	if (lane == 0)
+		rstd[row] = s;
+	float *o = out + row * D, *on = sc ? xn + row * D : NULL;
+	const float *k = sc ? sc + (row % H) * D : NULL;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			float y1 = v1[j] * s, y2 = v2[j] * s;
+			if (k) {   /* q_tau: xn keeps the normalised values */
+				on[c] = y1;
+				on[c + h2] = y2;
+				y1 *= k[c];
+				y2 *= k[c + h2];
+			}
+			o[c] = y1;
+			o[c + h2] = y2;
+		}
+	}
+}
+
+__global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
+				      const float *out,
+				      const float *rstd, const float *sc, const float *cs,
+				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
+{
+	WARP_ROW(row, rows)
+	int64_t h2 = D / 2, t = (row / H) % T;
+	const float *a = dout + row * D, *b = out + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const float *k = sc ? sc + (row % H) * D : NULL;
+	float a1[ROPE_RMS_J], a2[ROPE_RMS_J];
+	double s = 0;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			a1[j] = k ? a[c] * k[c] : a[c];   /* q_tau: mul_cols_bwd's dx */
+			a2[j] = k ? a[c + h2] * k[c + h2] : a[c + h2];
+			s += (double)a1[j] * b[c];
+		}
+	}
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2)
+			s += (double)a2[j] * b[c + h2];
+	}
+	s = warp_sum(s);   /* every lane has read its dout before any writes dx */
+	float m = (float)(s / (double)D), r = rstd[row];
+	float *d = dx + row * D;
+	for (int j = 0; j < ROPE_RMS_J; j++) {
+		int64_t c = lane + 32 * j;
+		if (c < h2) {
+			float g1 = r * (a1[j] - b[c] * m), g2 = r * (a2[j] - b[c + h2] * m);
+			float co = cr[c], si = -sr[c];
+			float v1 = g1 * co + g2 * si, v2 = -g1 * si + g2 * co;
+			d[c] = v1;
+			d[c + h2] = v2;
+			if (ob) {
+				ob[row * D + c] = __float2bfloat16_rn(v1);
+				ob[row * D + c + h2] = __float2bfloat16_rn(v2);
+			}
+		}
+	}
+}
+
+/* ---- loss: one block per row ----
+ * The CPU reference's fp32 arithmetic (trainer/backend_cpu_ops.h
+ * softcap_rows), step for step: z = cap tanh(l / cap) with fp32 tanhf and
+ * the reciprocal of cap, exp(z - max) in fp32 summed in fp64, the loss
+ * lse - z[t] in fp64, the gradient (exp f)(1 - th^2) with f = dscale / sum
+ * and the target's dscale (1 - ht^2) taken off after; fp32 exponentials are
+ * recomputed in the gradient pass instead of kept. (Until session 7 this
+ * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
+ * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.) */
+__global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *loss,
+				    const int32_t *tg, int64_t V, double cap, double dscale, int *bad)
+{
+	int64_t row = blockIdx.x;
+	float *z = logits + row * V;
+	__nv_bfloat16 *zb = ob ? ob + row * V : NULL;   /* the gradient's cast (dscale != 0) */
+	const float rcap = (float)cap, icap = (float)(1.0 / cap);
+	float mx = -INFINITY;
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+		float v = __fmul_rn(rcap, tanhf(__fmul_rn(z[j], icap)));
+		z[j] = v;
+		mx = fmaxf(mx, v);
+	}
+	mx = block_max(mx);
+	double s = 0;
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
+		s += (double)expf(__fsub_rn(z[j], mx));
+	s = block_sum(s);
+	double lse = mx + log(s);
+	int32_t t = tg[row];
+	if (t >= V) {   /* flagged (the op aborts at the next synchronisation); no read past the row */
+		if (threadIdx.x == 0)
+			*bad = 1;
+		t = -1;
+	}
+	if (t < 0) {
+		if (threadIdx.x == 0)
+			loss[row] = 0;
+		if (dscale != 0)
+			for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+				z[j] = 0;
+				if (zb)
+					zb[j] = __float2bfloat16_rn(0.f);
+			}
+		return;
+	}
+	float zt = z[t];
+	__syncthreads();   /* every thread has read z[t] before the gradient overwrites it */
+	if (threadIdx.x == 0)
+		loss[row] = (float)(lse - (double)zt);
+	if (dscale == 0)
+		return;
+	const float f = (float)(dscale / s), ht = __fmul_rn(zt, icap);
+	const float dt = __fmul_rn((float)dscale, __fsub_rn(1.f, __fmul_rn(ht, ht)));
+	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+		float zz = z[j], th = __fmul_rn(zz, icap);
+		float g = __fmul_rn(__fmul_rn(expf(__fsub_rn(zz, mx)), f),
+				    __fsub_rn(1.f, __fmul_rn(th, th)));
+		g = j == t ? __fsub_rn(g, dt) : g;
+		z[j] = g;
+		if (zb)
+			zb[j] = __float2bfloat16_rn(g);
+	}
+}
+
+/* ---- embeddings ---- */
+
+/* One warp per output row n, its lanes along the k columns (no division
+ * per element); an index outside [0, Vt) sets *bad and the row is skipped
+ * (the op then aborts). */
+__global__ static void k_gather(float *out, const void *table, int bf, const int32_t *idx,
+				int64_t N, int64_t C, int64_t k, int64_t c0, int rnd, int accum,
+				int64_t Vt, int *bad)
+{
+	WARP_ROW(n, N)
+	int64_t r = idx[n];
+	if (r < 0 || r >= Vt) {
+		if (lane == 0)
+			*bad = 1;
+		return;
+	}
+	float *o = out + n * C + c0;
+	for (int64_t c = lane; c < k; c += 32) {
+		float v = bf ? __bfloat162float(((const __nv_bfloat16 *)table)[r * k + c])
+			     : ((const float *)table)[r * k + c];
+		if (rnd)
+			v = __bfloat162float(__float2bfloat16_rn(v));
+		o[c] = accum ? o[c] + v : v;
+	}
+}
+
+/* Rows keys[u] of g get the rows order[start[u] .. start[u+1]) of d, in
+ * order, for u < *Up; a key outside [0, Vt) is skipped (its plan flagged
+ * it). */
+__global__ static void k_scatter(float *g, const float *d, const int32_t *order,
+				 const int32_t *start, const int32_t *keys, const int *Up, int64_t k,
+				 int64_t C, int64_t c0, int64_t Vt)
+{
+	const int64_t U = *Up;   /* the plan's run count, made on the device */
+	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
+		for (int64_t c = threadIdx.x; c < k && keys[u] >= 0 && keys[u] < Vt; c += blockDim.x) {
+			float *gp = g + (int64_t)keys[u] * k + c;
+			float acc = *gp;
+			for (int32_t j = start[u]; j < start[u + 1]; j++)
+				acc += d[(int64_t)order[j] * C + c0 + c];
+			*gp = acc;
+		}
+}
+
+/* k_scatter into a bf16 table: each run summed in fp32 from zero, rounded
+ * to bf16, added to the row in fp32 and rounded again (backend.h). */
+__global__ static void k_scatter_bf16(__nv_bfloat16 *g, const float *d, const int32_t *order,
+				      const int32_t *start, const int32_t *keys, const int *Up,
+				      int64_t k, int64_t C, int64_t c0, int64_t Vt)
+{
+	const int64_t U = *Up;
+	for (int64_t u = blockIdx.x; u < U; u += gridDim.x)
+		for (int64_t c = threadIdx.x; c < k && keys[u] >= 0 && keys[u] < Vt; c += blockDim.x) {
+			__nv_bfloat16 *gp = g + (int64_t)keys[u] * k + c;
+			float acc = 0.f;
+			for (int32_t j = start[u]; j < start[u + 1]; j++)
+				acc += d[(int64_t)order[j] * C + c0 + c];
+			float s = __bfloat162float(*gp) + __bfloat162float(__float2bfloat16_rn(acc));
+			*gp = __float2bfloat16_rn(s);
+		}
+}
+
+/* ---- activations and gates ---- */
+
+__device__ static inline float relu2_f(float h)
+{
+	float r = h > 0 ? h : 0;
+	return r * r;
+}
+
+__device__ static inline float relu2_b(float h, float d)
+{
+	return h > 0 ? 2 * h * d : 0;
+}
+
+/* The output o (when set) as float4 and, when ob is set, rounded to bf16
+ * into ob too (cc_fresh: the GEMMs' operand). */
+__device__ static inline void put4(float *o, __nv_bfloat16 *ob, int64_t i, float4 v)
+{
+	if (o)
+		((float4 *)o)[i] = v;
+	if (ob)
+		bf4_store(ob + 4 * i, v);
+}
+
+__device__ static inline void put1(float *o, __nv_bfloat16 *ob, int64_t i, float v)
+{
+	if (o)
+		o[i] = v;
+	if (ob)
+		ob[i] = __float2bfloat16_rn(v);
+}
+
+/* v4 = 1: every operand 16-byte aligned, a float4 a thread, then the tail */
+__global__ static void k_relu2_fwd(float *o, __nv_bfloat16 *ob, const float *h, int64_t n, int v4)
+{
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4) {
+		float4 a = ((const float4 *)h)[i];
+		put4(o, ob, i, make_float4(relu2_f(a.x), relu2_f(a.y), relu2_f(a.z), relu2_f(a.w)));
+	}
+	GSTRIDE(j, n - 4 * n4)
+		put1(o, ob, 4 * n4 + j, relu2_f(h[4 * n4 + j]));
+}
+
+__global__ static void k_relu2_bwd(float *dh, __nv_bfloat16 *ob, const float *d, const float *h,
+				   int64_t n, int v4)
+{
+	int64_t n4 = v4 ? n / 4 : 0;
+	GSTRIDE(i, n4) {
+		float4 a = ((const float4 *)h)[i], b = ((const float4 *)d)[i];
+		put4(dh, ob, i, make_float4(relu2_b(a.x, b.x), relu2_b(a.y, b.y), relu2_b(a.z, b.z),
+					    relu2_b(a.w, b.w)));
+	}
+	GSTRIDE(j, n - 4 * n4)
+		put1(dh, ob, 4 * n4 + j, relu2_b(h[4 * n4 + j], d[4 * n4 + j]));
+}
+
+/* one warp per (n, h): the gate once, then its D values */
+__global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t NH,
+				     int64_t D)
+{
+	WARP_ROW(row, NH)
+	float g = (float)(2.0 / (1.0 + exp(-(double)gl[row])));
+	for (int64_t c = lane; c < D; c += 32) {
+		int64_t i = row * D + c;
+		v[i] += g * ve[i];
+	}
+}
+
+/* one warp per (n, h) */
+__global__ static void k_ve_gate_bwd(float *dgl, float *dve, const float *dv, const float *gl,
+				     const float *ve, int64_t NH, int64_t D)
+{
+	WARP_ROW(row, NH)
+	double s = 1.0 / (1.0 + exp(-(double)gl[row]));
+	float g = (float)(2 * s);
+	double acc = 0;
+	for (int64_t c = lane; c < D; c += 32) {
+		int64_t i = row * D + c;
+		acc += (double)dv[i] * ve[i];
+		dve[i] = g * dv[i];
+	}
+	acc = warp_sum(acc);
+	if (lane == 0)
+		dgl[row] = (float)(acc * 2 * s * (1 - s));
+}
+
+__global__ static void k_mul_cols(float *o, const float *x, const float *s, int64_t n, int64_t K)
+{
+	GSTRIDE(i, n)
+		o[i] = x[i] * s[i % K];
+}
+
+#define MC_ROWS 256   /* rows per partial column sum */
+
+__global__ static void k_mul_cols_part(double *part, const float *d, const float *x, int64_t N,
+				       int64_t K)
+{
+	int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= K)
+		return;
+	int64_t n0 = (int64_t)blockIdx.y * MC_ROWS, n1 = n0 + MC_ROWS < N ? n0 + MC_ROWS : N;
+	double s = 0;
+	for (int64_t n = n0; n < n1; n++)
+		s += (double)d[n * K + k] * x[n * K + k];
+	part[(int64_t)blockIdx.y * K + k] = s;
+}
+
+__global__ static void k_mul_cols_sum(float *ds, const double *part, int64_t nchunk, int64_t K)
+{
+	GSTRIDE(k, K) {
+		double s = 0;
+		for (int64_t j = 0; j < nchunk; j++)
+			s += part[j * K + k];
+		ds[k] = (float)(ds[k] + s);
+	}
+}
+
+/* ---- OE rows and visit counts ---- */
+
+__global__ static void k_ngram_rows(int32_t *rows, const int32_t *idx, int64_t n, int64_t T,
+				    uint64_t V, int order, uint64_t nrows)
+{
+	GSTRIDE(i, n) {
+		int64_t t = i % T;
+		uint64_t id = (uint64_t)idx[i], f = 1;
+		for (int r = 1; r < order; r++) {
+			f *= V + 1;
+			id += f * (t - r >= 0 ? (uint64_t)idx[i - r] : V);
+		}
+		rows[i] = (int32_t)(id % nrows);
+	}
+}
+
+/* integer atomics: the counts are the same in any order */
+__global__ static void k_count_rows(unsigned int *counts, const int32_t *rows, int64_t N)
+{
+	GSTRIDE(i, N)
+		atomicAdd(&counts[rows[i]], 1u);
+}
+
+#endif

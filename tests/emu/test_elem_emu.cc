@@ -1,0 +1,316 @@
+/* test_elem_emu.cc: the CUDA backend's own row and element kernels
+ * (kernels/backend_kernels.cuh) run on the CPU through the SIMT emulator of
+ * tests/emu, against the CPU backend, with the launch shapes of
+ * kernels/backend_cuda.cu: the kernels this repository changed without a
+ * GPU (session 7) first. For each: the cross-entropy's fp32 arithmetic and
+ * its bf16 gradient copy; RMSNorm forward and backward and the fused
+ * RoPE/QK-norm backward with their bf16 output copies; the embedding gather
+ * (one warp a row, bf16 and fp32 tables, accumulate, rounding) and its bad
+ * index flag; the value-embedding gate; relu^2 writing its cast alone; the
+ * embedding scatter on a plan made as the device's CUB sort makes it.
+ * Tolerances as tests/gpu/test_cuda_ops.c's for the same ops (relative to
+ * the largest reference value): 2e-6 for the cross-entropy (the CPU's fp32
+ * tanh/exp: here the same libm, so the rest is summation order), 1e-6 for
+ * the fp64-accumulated rows, exact for gathers, scatters and bf16 copies
+ * (each copy equals its fp32 value rounded to nearest even). Not shown
+ * here: CUDA's own tanhf/expf (the host's libm runs instead), speed.
+ * Reference: kernels/backend_kernels.cuh, trainer/backend_cpu_ops.h.
+ */
+extern "C" {
+#include "lib/rng.h"
+#include "trainer/backend.h"
+}
+#include "kernels/backend_kernels.cuh"
+#include "t.h"
+
+#include <vector>
+
+namespace {
+
+struct rng RG;
+const struct backend_ops *CPU;
+int bad[3];   /* the kernels' error flags (pinned host memory on a GPU) */
+
+typedef std::vector<float> fv;
+typedef std::vector<__nv_bfloat16> bv;
+
+fv rnd(size_t n, double s)
+{
+	fv x(n);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)(s * rng_normal(&RG));
+	return x;
+}
+
+struct tensor T2(fv &x, int64_t r, int64_t c)
+{
+	return tensor_2d(x.data(), TD_F32, r, c);
+}
+
+/* max |a - b| / max |b| */
+double rel(const fv &a, const fv &b)
+{
+	double mx = 0, d = 0;
+	for (size_t i = 0; i < a.size(); i++) {
+		mx = std::max(mx, (double)fabsf(b[i]));
+		double e = fabs((double)a[i] - b[i]);
+		d = e == e ? std::max(d, e) : INFINITY;
+	}
+	return mx > 0 ? d / mx : d;
+}
+
+/* entries of c that are not a rounded to bf16 */
+size_t misses(const fv &a, const bv &c)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < a.size(); i++)
+		m += __float2bfloat16_rn(a[i]).x != c[i].x;
+	return m;
+}
+
+/* the launch shapes of backend_cuda.cu */
+dim3 rows_grid(int64_t rows)
+{
+	return dim3((unsigned)std::max<int64_t>(1, (rows + NT / 32 - 1) / (NT / 32)));
+}
+
+dim3 stride_grid(int64_t n)
+{
+	return dim3((unsigned)std::min<int64_t>(std::max<int64_t>(1, (n + NT - 1) / NT), 1 << 20));
+}
+
+} // namespace
+
+TEST(softcap_ce_fp32)
+{
+	const int64_t R = 13, V = 1000;
+	std::vector<int32_t> tg(R);
+	for (int64_t r = 0; r < R; r++)
+		tg[r] = r % 5 == 2 ? -1 : (int32_t)rng_below(&RG, V);
+	fv lg = rnd(R * V, 10);
+	for (int pass = 0; pass < 2; pass++) {
+		double dscale = pass ? 0.37 : 0;
+		fv h = lg, hl(R), d = lg, dl(R, NAN);
+		bv db(R * V);
+		struct tensor th = T2(h, R, V), tl = T2(hl, 1, R);
+		CPU->softcap_ce(&th, &tl, tg.data(), 15, dscale, NULL);
+		float *pd = d.data(), *pl = dl.data();
+		__nv_bfloat16 *pb = pass ? db.data() : NULL;
+		const int32_t *pt = tg.data();
+		emu_launch(dim3((unsigned)R), NT, 0, [&] {
+			k_softcap_ce(pd, pb, pl, pt, V, 15, dscale, &bad[2]);
+		});
+		CHECKF(rel(dl, hl) <= 2e-6, "loss: %.3g", rel(dl, hl));
+		CHECKF(rel(d, h) <= 2e-6, "logits / gradient: %.3g", rel(d, h));
+		if (pass)
+			CHECKF(misses(d, db) == 0, "gradient's bf16 copy: %zu", misses(d, db));
+	}
+	CHECK(bad[2] == 0);
+	/* a target not below V: flagged, the row ignored, nothing read past it */
+	std::vector<int32_t> t2 = tg;
+	t2[3] = (int32_t)V;
+	fv d = lg, dl(R);
+	float *pd = d.data(), *pl = dl.data();
+	const int32_t *pt = t2.data();
+	emu_launch(dim3((unsigned)R), NT, 0, [&] { k_softcap_ce(pd, NULL, pl, pt, V, 15, 0.5, &bad[2]); });
+	CHECK(bad[2] == 1 && dl[3] == 0);
+	bad[2] = 0;
+}
+
+TEST(rmsnorm_with_casts)
+{
+	const int64_t N = 37, C = 96;
+	fv x = rnd(N * C, 1), dout = rnd(N * C, 1);
+	fv ho(N * C), hr(N), go(N * C), gr(N);
+	bv ob(N * C);
+	struct tensor tx = T2(x, N, C), to = T2(ho, N, C), tr = T2(hr, 1, N);
+	CPU->rmsnorm_fwd(&to, &tr, &tx, 1e-6);
+	float *po = go.data(), *pr = gr.data();
+	const float *px = x.data();
+	__nv_bfloat16 *pb = ob.data();
+	emu_launch(rows_grid(N), NT, 0, [&] { k_rms_fwd(po, pb, pr, px, N, C, 1e-6); });
+	CHECKF(rel(go, ho) <= 1e-6 && rel(gr, hr) <= 1e-6, "forward: %.3g, rstd %.3g", rel(go, ho),
+	       rel(gr, hr));
+	CHECKF(misses(go, ob) == 0, "forward's bf16 copy: %zu", misses(go, ob));
+	for (int accum = 0; accum < 2; accum++) {
+		fv hdx = rnd(N * C, 1), gdx = hdx;
+		struct tensor tdx = T2(hdx, N, C), tdo = T2(dout, N, C);
+		CPU->rmsnorm_bwd(&tdx, &tdo, &to, &tr, accum);
+		float *pdx = gdx.data();
+		const float *pdo = dout.data(), *pout = ho.data(), *prs = hr.data();
+		emu_launch(rows_grid(N), NT, 0,
+			   [&] { k_rms_bwd(pdx, pb, pdo, pout, prs, N, C, accum); });
+		CHECKF(rel(gdx, hdx) <= 1e-6, "backward (accum %d): %.3g", accum, rel(gdx, hdx));
+		CHECKF(misses(gdx, ob) == 0, "backward's bf16 copy: %zu", misses(gdx, ob));
+	}
+}
+
+TEST(rope_rmsnorm_bwd_with_cast)
+{
+	const int64_t B = 2, T = 9, H = 3, D = 128, N = B * T, h2 = D / 2;
+	fv x = rnd(N * H * D, 1), cs(T * h2), sn(T * h2);
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t c = 0; c < h2; c++) {
+			double a = t / pow(10000.0, (double)c / h2);
+			cs[t * h2 + c] = (float)cos(a), sn[t * h2 + c] = (float)sin(a);
+		}
+	fv xn(N * H * D), rs(N * H), dout = rnd(N * H * D, 1);
+	struct tensor tx = { x.data(), TD_F32, 3, { N, H, D, 1 } };
+	struct tensor txn = { xn.data(), TD_F32, 3, { N, H, D, 1 } }, trs = T2(rs, 1, N * H);
+	struct tensor tcs = T2(cs, T, h2), tsn = T2(sn, T, h2);
+	CPU->rope_rmsnorm_fwd(&txn, &trs, NULL, &tx, NULL, &tcs, &tsn, T, 1e-6);
+	fv hdx(N * H * D), gdx(N * H * D);
+	bv ob(N * H * D);
+	struct tensor tdx = { hdx.data(), TD_F32, 3, { N, H, D, 1 } };
+	struct tensor tdo = { dout.data(), TD_F32, 3, { N, H, D, 1 } };
+	CPU->rope_rmsnorm_bwd(&tdx, NULL, &tdo, &txn, &trs, NULL, &tcs, &tsn, T);
+	float *pdx = gdx.data();
+	__nv_bfloat16 *pb = ob.data();
+	const float *pdo = dout.data(), *pxn = xn.data(), *prs = rs.data(), *pc = cs.data(),
+		    *ps = sn.data();
+	emu_launch(rows_grid(N * H), NT, 0, [&] {
+		k_rope_rms_bwd(pdx, pb, pdo, pxn, prs, NULL, pc, ps, N * H, H, D, T);
+	});
+	CHECKF(rel(gdx, hdx) <= 1e-6, "dx: %.3g", rel(gdx, hdx));
+	CHECKF(misses(gdx, ob) == 0, "dx's bf16 copy: %zu", misses(gdx, ob));
+}
+
+/* one warp a row: k below and above 32 lanes; bf16 and fp32 tables */
+TEST(embed_gather_warp_rows)
+{
+	static const int64_t cs[][4] = { { 300, 40, 24, 8 }, { 257, 160, 100, 28 } };   /* N C k c0 */
+	for (const auto &s : cs) {
+		int64_t N = s[0], C = s[1], k = s[2], c0 = s[3], Vt = 70;
+		fv tab = rnd(Vt * k, 1), o = rnd(N * C, 1);
+		bv tb(Vt * k);
+		for (int64_t i = 0; i < Vt * k; i++)
+			tb[i] = __float2bfloat16_rn(tab[i]);
+		std::vector<int32_t> idx(N);
+		for (int64_t n = 0; n < N; n++)
+			idx[n] = (int32_t)rng_below(&RG, Vt);
+		for (int bf = 0; bf < 2; bf++)
+			for (int acc = 0; acc < 2; acc++)
+				for (int rb = 0; rb < 2; rb++) {
+					fv h = o, g = o;
+					struct tensor th = T2(h, N, C), tt = T2(tab, Vt, k);
+					struct tensor tbt = { tb.data(), TD_BF16, 2, { Vt, k, 1, 1 } };
+					CPU->embed_gather(&th, bf ? &tbt : &tt, idx.data(), c0, rb, acc);
+					float *pg = g.data();
+					const void *pt = bf ? (const void *)tb.data() : (const void *)tab.data();
+					const int32_t *pi = idx.data();
+					emu_launch(rows_grid(N), NT, 0, [&] {
+						k_gather(pg, pt, bf, pi, N, C, k, c0, rb, acc, Vt, &bad[0]);
+					});
+					CHECKF(rel(g, h) == 0, "N %lld k %lld bf16 %d accum %d round %d: %.3g",
+					       (long long)N, (long long)k, bf, acc, rb, rel(g, h));
+				}
+		CHECK(bad[0] == 0);
+		idx[N / 2] = (int32_t)Vt;   /* one past the table: flagged, the row left alone */
+		fv g = o;
+		float *pg = g.data();
+		const int32_t *pi = idx.data();
+		const float *pt = tab.data();
+		emu_launch(rows_grid(N), NT, 0,
+			   [&] { k_gather(pg, pt, 0, pi, N, C, k, c0, 0, 0, Vt, &bad[0]); });
+		CHECK(bad[0] == 1 && g[(N / 2) * C + c0] == o[(N / 2) * C + c0]);
+		bad[0] = 0;
+	}
+}
+
+TEST(ve_gate_rows)
+{
+	static const int64_t cs[][3] = { { 30, 3, 16 }, { 37, 4, 128 } };   /* N H D */
+	for (const auto &s : cs) {
+		int64_t N = s[0], H = s[1], D = s[2], C = H * D;
+		fv v = rnd(N * C, 1), gl = rnd(N * H, 2), ve = rnd(N * C, 1), h = v, g = v;
+		struct tensor th = T2(h, N, C), tgl = T2(gl, N, H), tve = T2(ve, N, C);
+		CPU->ve_gate_fwd(&th, &tgl, &tve);
+		float *pg = g.data();
+		const float *pgl = gl.data(), *pve = ve.data();
+		emu_launch(rows_grid(N * H), NT, 0, [&] { k_ve_gate_fwd(pg, pgl, pve, N * H, D); });
+		CHECKF(rel(g, h) <= 1e-6, "N %lld H %lld D %lld: %.3g", (long long)N, (long long)H,
+		       (long long)D, rel(g, h));
+	}
+}
+
+/* relu^2 with and without its fp32 output (relu2_fwd_gemm: the cast alone) */
+TEST(relu2_cast_only)
+{
+	const int64_t n = 1037;
+	fv hv = rnd(n, 1), ref(n), out(n, 7.f);
+	bv ob(n);
+	struct tensor th = T2(hv, 1, n), tr = T2(ref, 1, n);
+	CPU->relu2_fwd(&tr, &th);
+	for (int v4 = 0; v4 < 2; v4++) {
+		const float *ph = hv.data();
+		__nv_bfloat16 *pb = ob.data();
+		int64_t m = v4 ? n / 4 : n;
+		emu_launch(stride_grid(m), NT, 0, [&] { k_relu2_fwd(NULL, pb, ph, n, v4); });
+		CHECKF(misses(ref, ob) == 0, "v4 %d: %zu entries of the cast", v4, misses(ref, ob));
+		float *po = out.data();
+		emu_launch(stride_grid(m), NT, 0, [&] { k_relu2_fwd(po, pb, ph, n, v4); });
+		CHECKF(rel(out, ref) == 0 && misses(ref, ob) == 0, "v4 %d with the fp32 output", v4);
+	}
+}
+
+/* the scatter on the plan the device's CUB sort makes: positions stably
+ * sorted by index, run starts, run keys, the run count in device memory */
+TEST(embed_scatter_plan)
+{
+	const int64_t N = 900, C = 40, Vt = 700, k = 24, c0 = 8;
+	std::vector<int32_t> idx(N);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = n % 3 ? (int32_t)rng_below(&RG, 20) : (int32_t)(Vt - 1 - rng_below(&RG, 300));
+	std::vector<int32_t> order(N);
+	for (int64_t n = 0; n < N; n++)
+		order[n] = (int32_t)n;
+	std::stable_sort(order.begin(), order.end(),
+			 [&](int32_t a, int32_t b) { return idx[(size_t)a] < idx[(size_t)b]; });
+	std::vector<int32_t> start, keys;
+	for (int64_t j = 0; j < N; j++)
+		if (j == 0 || idx[(size_t)order[j]] != idx[(size_t)order[j - 1]]) {
+			start.push_back((int32_t)j);
+			keys.push_back(idx[(size_t)order[j]]);
+		}
+	int U = (int)keys.size();
+	start.push_back((int32_t)N);
+	fv g = rnd(Vt * k, 1), d = rnd(N * C, 1), h = g;
+	struct tensor th = T2(h, Vt, k), td = T2(d, N, C);
+	CPU->embed_scatter_add(&th, &td, idx.data(), c0);
+	float *pg = g.data();
+	const float *pd = d.data();
+	const int32_t *po = order.data(), *ps = start.data(), *pk = keys.data();
+	const int *pu = &U;
+	emu_launch(dim3((unsigned)std::min(N, Vt)), 128, 0,
+		   [&] { k_scatter(pg, pd, po, ps, pk, pu, k, C, c0, Vt); });
+	CHECKF(rel(g, h) == 0, "fp32 table: %.3g", rel(g, h));
+	/* a bf16 table, twice */
+	bv gb(Vt * k), hb(Vt * k);
+	for (int64_t i = 0; i < Vt * k; i++)
+		gb[i] = hb[i] = __float2bfloat16_rn(g[i] * 0.01f);
+	struct tensor thb = { hb.data(), TD_BF16, 2, { Vt, k, 1, 1 } };
+	__nv_bfloat16 *pb = gb.data();
+	for (int r = 0; r < 2; r++) {
+		CPU->embed_scatter_add(&thb, &td, idx.data(), c0);
+		emu_launch(dim3((unsigned)std::min(N, Vt)), 128, 0,
+			   [&] { k_scatter_bf16(pb, pd, po, ps, pk, pu, k, C, c0, Vt); });
+	}
+	size_t diff = 0;
+	for (int64_t i = 0; i < Vt * k; i++)
+		diff += gb[i].x != hb[i].x;
+	CHECKF(diff == 0, "bf16 table: %zu entries differ", diff);
+}
+
+int main(void)
+{
+	rng_seed(&RG, 2028);
+	CPU = backend_cpu();
+	RUN(softcap_ce_fp32);
+	RUN(rmsnorm_with_casts);
+	RUN(rope_rmsnorm_bwd_with_cast);
+	RUN(embed_gather_warp_rows);
+	RUN(ve_gate_rows);
+	RUN(relu2_cast_only);
+	RUN(embed_scatter_plan);
+	return t_done();
+}
