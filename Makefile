@@ -99,7 +99,7 @@ $(BUILD)/libkernels.a: $(CU_OBJS)
 CXXFLAGS := -std=c++17 -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-function \
 	-fno-strict-aliasing $(WERROR) $(OPT) -g $(SANFLAGS)
 EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu/test_*.cc))
-$(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/simt.h $(wildcard tests/emu/shim/*.h) \
+$(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc $(wildcard tests/emu/*.h tests/emu/shim/*.h) \
 		kernels/attention_mma.cu kernels/backend_kernels.cuh kernels/cuda_internal.h \
 		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)

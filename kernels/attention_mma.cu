@@ -223,17 +223,23 @@ __device__ static inline void frag_b(uint32_t *b, const bf *tile, int k, int n)
 	ldsm4t(b, tile + (k + (lane & 7) + ((lane >> 3) & 1) * 8) * MM_LD + n + (lane >> 4) * 8);
 }
 
+/* n accumulator fragments (C fragments of mma, 4 values each) set to 0 */
+template <int N> __device__ static inline void zero_frags(float (*a)[4])
+{
+#pragma unroll
+	for (int j = 0; j < N; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			a[j][e] = 0.f;
+}
+
 /* acc (16 x 64, 8 blocks) = A B^T with A's 16 rows (fragments from
  * shared, rows ra of ta) or aq (eight k steps in registers) and the 64
  * rows of tb as B^T, over the 128 columns. */
 __device__ static inline void prod_abt(float (*acc)[4], const uint32_t (*aq)[4], const bf *ta,
 				       int ra, const bf *tb)
 {
-#pragma unroll
-	for (int j = 0; j < 8; j++)
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			acc[j][e] = 0.f;
+	zero_frags<8>(acc);
 #pragma unroll
 	for (int kk = 0; kk < 8; kk += 2) {
 		uint32_t a0[4], a1[4];
@@ -446,11 +452,7 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 		frag_a(qf[kk], Qs, w * 16, kk * 16);
 
 	float o[16][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f };
-#pragma unroll
-	for (int nb = 0; nb < 16; nb++)
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			o[nb][e] = 0.f;
+	zero_frags<16>(o);
 	const int t0 = q0 + w * 16;   /* this warp's first row */
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
@@ -507,11 +509,7 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 	float o[2][16][4], m[2][2], l[2][2];
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++) {
-#pragma unroll
-		for (int nb = 0; nb < 16; nb++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				o[mt][nb][e] = 0.f;
+		zero_frags<16>(o[mt]);
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			m[mt][i] = -INFINITY;
@@ -531,13 +529,8 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 			/* S = Q K^T, both m-tiles per K fragment, one k step at a
 			 * time (the k steps of each product in k_attn_fwd_mma's order) */
 			float s[2][8][4];
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-				for (int j = 0; j < 8; j++)
-#pragma unroll
-					for (int e = 0; e < 4; e++)
-						s[mt][j][e] = 0.f;
+			zero_frags<8>(s[0]);
+			zero_frags<8>(s[1]);
 #pragma unroll
 			for (int kk = 0; kk < 8; kk++) {
 				uint32_t a[2][4];
@@ -623,11 +616,8 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const 
 		Ds[threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
 	}
 	float gk[16][4], gv[16][4];
-#pragma unroll
-	for (int nb = 0; nb < 16; nb++)
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			gk[nb][e] = gv[nb][e] = 0.f;
+	zero_frags<16>(gk);
+	zero_frags<16>(gv);
 	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	for (int it = 0; it < ntile; it++) {
 		const int t0 = k0 + it * MM_R, cur = it & 1;
@@ -705,11 +695,7 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 		Dr[i] = tr[i] < T ? Dd[(int64_t)bh * T + tr[i]] : 0.f;
 	}
 	float gq[16][4];
-#pragma unroll
-	for (int nb = 0; nb < 16; nb++)
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			gq[nb][e] = 0.f;
+	zero_frags<16>(gq);
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
 		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;

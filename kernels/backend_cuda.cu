@@ -66,7 +66,8 @@ static struct {
 	size_t in_use, peak;
 	size_t dev_peak, dev_total;
 	uint64_t ops;
-	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC (needs concurrent managed access) */
+	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC, and the device's concurrent
+	                    managed access */
 	int managed_ok;  /* the device's concurrentManagedAccess */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
@@ -220,7 +221,7 @@ static void cuda_init(void)
 	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 4, CUDA_ATTN_MMA);
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
-	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0);
+	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
@@ -269,7 +270,9 @@ static void cc_forget(const void *p, size_t bytes)
 	}
 }
 
-static void cc_put(const char *op, const void *p, int64_t n, void *bf)
+/* Keep bf as the cast of the n fp32 values at p; stale: those values were
+ * never written (relu2_fwd_gemm), so a later fp32 read of them aborts. */
+static void cc_put(const char *op, const void *p, int64_t n, void *bf, int stale)
 {
 	if (g_cc.n == g_cc.cap) {
 		int cap = g_cc.cap ? 2 * g_cc.cap : 64;
@@ -282,7 +285,8 @@ static void cc_put(const char *op, const void *p, int64_t n, void *bf)
 	g_cc.e[g_cc.n].p = (const char *)p;
 	g_cc.e[g_cc.n].n = n;
 	g_cc.e[g_cc.n].bf = bf;
-	g_cc.e[g_cc.n].stale = 0;
+	g_cc.e[g_cc.n].stale = stale;
+	g_cc.nstale += stale;
 	g_cc.n++;
 }
 
@@ -321,13 +325,13 @@ extern "C" void cuda_set_async(int on)
 {
 	cuda_init();
 	cuda_sync();
-	g_cu.async = on != 0;
+	g_cu.async = on && g_cu.managed_ok;
 }
 
 extern "C" int cuda_get_async(void)
 {
 	cuda_init();
-	return g_cu.async && g_cu.managed_ok;
+	return g_cu.async;
 }
 
 extern "C" void cuda_set_cast_reuse(int on)
@@ -561,7 +565,7 @@ static void ctx_done(struct opctx *c)
 						       cudaMemcpyDeviceToHost, g_cu.st));
 	for (int i = 0; i < c->n; i++)
 		cuda_scratch_free(c->s[i].dev, c->s[i].bytes);
-	if (c->wait || !g_cu.in_scope || !g_cu.async || !g_cu.managed_ok || g_prof.on) {
+	if (c->wait || !g_cu.in_scope || !g_cu.async || g_prof.on) {
 		CUDA_CK(c->op, cudaStreamSynchronize(g_cu.st));
 		synced();
 	}
@@ -763,7 +767,7 @@ static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *
 	*cast = 1;
 	g_cc.made += g_prof.on;
 	if (keep) {
-		cc_put(c->op, t->data, n, bf);
+		cc_put(c->op, t->data, n, bf, 0);
 		return bf;
 	}
 	*tmp = bf;
@@ -772,18 +776,24 @@ static const void *as_bf16(struct opctx *c, const struct tensor *t, const void *
 }
 
 /* For an op whose fp32 output t (mapped at p, after ctx_map has dropped
- * its old casts) only GEMMs read: inside a pass scope with bf16 GEMMs, a
- * bf16 buffer kept as t's cast, for the op to fill with its output
- * rounded to nearest even (the GEMMs then find it); NULL otherwise. */
-static __nv_bfloat16 *cc_fresh(struct opctx *c, const struct tensor *t, const void *p)
+ * its old casts) GEMMs read: inside a pass scope with bf16 GEMMs, a bf16
+ * buffer kept as t's cast, for the op to fill with its output rounded to
+ * nearest even (the GEMMs then find it); NULL otherwise. stale: the op
+ * writes the cast alone (cc_put). */
+static __nv_bfloat16 *cc_make(struct opctx *c, const struct tensor *t, const void *p, int stale)
 {
 	if (!g_cc.on || g_cu.mm != CUDA_MM_BF16 || t->dtype != TD_F32 || p != t->data)
 		return NULL;
 	int64_t n = tensor_numel(t);
 	void *bf = cuda_scratch_alloc(c->op, (size_t)n * 2);
-	cc_put(c->op, t->data, n, bf);
+	cc_put(c->op, t->data, n, bf, stale);
 	g_cc.made += g_prof.on;
 	return (__nv_bfloat16 *)bf;
+}
+
+static __nv_bfloat16 *cc_fresh(struct opctx *c, const struct tensor *t, const void *p)
+{
+	return cc_make(c, t, p, 0);
 }
 
 /* Row-major out (M,N) = alpha op(a) op(b) + beta out, as the column-major
@@ -1124,6 +1134,8 @@ struct dplan {
 	int bits, kept;      /* kept: for the next scatter of the same indices */
 	void *buf;           /* order N, ks N, start N + 1, keys N, U 1, flags N bytes */
 	size_t bytes;
+	int32_t *order, *start, *keys;   /* in buf: what the scatter reads */
+	int *Up;                         /* the run count U */
 };
 static struct dplan g_dplan;
 
@@ -1168,19 +1180,6 @@ __global__ static void k_plan_keys(int32_t *keys, int32_t *start, const int32_t 
 		start[U] = (int32_t)N;
 }
 
-/* The plan's arrays in its buffer. */
-static void dplan_parts(void *buf, int64_t N, int32_t **order, int32_t **ks, int32_t **start,
-			int32_t **keys, int **Up, char **flags)
-{
-	int32_t *b = (int32_t *)buf;
-	*order = b;
-	*ks = b + N;
-	*start = b + 2 * N;
-	*keys = b + 3 * N + 1;
-	*Up = (int *)(b + 4 * N + 1);
-	*flags = (char *)(b + 4 * N + 2);
-}
-
 /* The plan of N indices at pi (device; idx: the caller's pointer, kept as
  * the key when keep) for a table of Vt rows. */
 static const struct dplan *dplan_get(const char *op, const int32_t *idx, const int32_t *pi,
@@ -1193,27 +1192,30 @@ static const struct dplan *dplan_get(const char *op, const int32_t *idx, const i
 	    g_dplan.bits == bits)
 		return &g_dplan;
 	dplan_drop();
-	struct dplan p = { (const char *)idx, N, bits, keep, NULL, (size_t)(4 * N + 2) * 4 + (size_t)N };
+	struct dplan p = { (const char *)idx, N, bits, keep, NULL, (size_t)(4 * N + 2) * 4 + (size_t)N,
+			   NULL, NULL, NULL, NULL };
 	p.buf = cuda_scratch_alloc(op, p.bytes);
-	int32_t *order, *ks, *start, *keys;
-	int *Up;
-	char *flags;
-	dplan_parts(p.buf, N, &order, &ks, &start, &keys, &Up, &flags);
-	int32_t *pos = keys;   /* the sort's values in; keys are made after */
+	int32_t *b = (int32_t *)p.buf, *ks = b + N;   /* ks: the sorted indices */
+	p.order = b;
+	p.start = b + 2 * N;
+	p.keys = b + 3 * N + 1;
+	p.Up = (int *)(b + 4 * N + 1);
+	char *flags = (char *)(b + 4 * N + 2);
+	int32_t *pos = p.keys;   /* the sort's values in (0..N-1); the keys are made last */
 	k_plan_init<<<grid_for(N, NT), NT, 0, g_cu.st>>>(pos, pi, N, Vt, g_cu.bad + 1);
 	size_t t1 = 0, t2 = 0;
-	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(NULL, t1, pi, ks, pos, order, (int)N, 0, bits,
+	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(NULL, t1, pi, ks, pos, p.order, (int)N, 0, bits,
 						     g_cu.st));
-	CUDA_CK(op, cub::DeviceSelect::Flagged(NULL, t2, order, flags, start, Up, (int)N, g_cu.st));
+	CUDA_CK(op, cub::DeviceSelect::Flagged(NULL, t2, pos, flags, p.start, p.Up, (int)N, g_cu.st));
 	size_t tb = t1 > t2 ? t1 : t2;
 	void *tmp = cuda_scratch_alloc(op, tb);
-	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(tmp, t1, pi, ks, pos, order, (int)N, 0, bits,
+	CUDA_CK(op, cub::DeviceRadixSort::SortPairs(tmp, t1, pi, ks, pos, p.order, (int)N, 0, bits,
 						     g_cu.st));
 	k_plan_flags<<<grid_for(N, NT), NT, 0, g_cu.st>>>(flags, ks, N);
 	/* the positions j where the sorted index changes, selected from pos
 	 * (still 0..N-1: the sort reads its values in place) */
-	CUDA_CK(op, cub::DeviceSelect::Flagged(tmp, t2, pos, flags, start, Up, (int)N, g_cu.st));
-	k_plan_keys<<<grid_for(N, NT), NT, 0, g_cu.st>>>(keys, start, ks, Up, N);
+	CUDA_CK(op, cub::DeviceSelect::Flagged(tmp, t2, pos, flags, p.start, p.Up, (int)N, g_cu.st));
+	k_plan_keys<<<grid_for(N, NT), NT, 0, g_cu.st>>>(p.keys, p.start, ks, p.Up, N);
 	cuda_scratch_free(tmp, tb);
 	g_dplan = p;
 	return &g_dplan;
@@ -1235,17 +1237,13 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 		/* keep the plan only for device-resident indices inside a pass scope */
 		int keep = g_cu.in_scope && pi == idx;
 		const struct dplan *p = dplan_get(c.op, idx, pi, N, Vt, keep);
-		int32_t *order, *ks, *start, *keys;
-		int *Up;
-		char *flags;
-		dplan_parts(p->buf, N, &order, &ks, &start, &keys, &Up, &flags);
 		unsigned gr = grid_for(N < Vt ? N : Vt, 1);   /* U <= min(N, Vt) runs */
 		if (gtable->dtype == TD_BF16)
-			k_scatter_bf16<<<gr, 128, 0, g_cu.st>>>((__nv_bfloat16 *)pg, pd, order, start, keys,
-								 Up, k, C, c0, Vt);
+			k_scatter_bf16<<<gr, 128, 0, g_cu.st>>>((__nv_bfloat16 *)pg, pd, p->order, p->start,
+								 p->keys, p->Up, k, C, c0, Vt);
 		else
-			k_scatter<<<gr, 128, 0, g_cu.st>>>((float *)pg, pd, order, start, keys, Up, k, C,
-							   c0, Vt);
+			k_scatter<<<gr, 128, 0, g_cu.st>>>((float *)pg, pd, p->order, p->start, p->keys,
+							   p->Up, k, C, c0, Vt);
 		if (!keep)
 			dplan_drop();   /* made for this call only */
 	}
@@ -1292,11 +1290,7 @@ static void relu2_run(struct tensor *out, const struct tensor *h, int cast_only)
 	bk_check(tensor_numel(out) == n, c.op);
 	const float *ph = fin(&c, h);
 	float *po = fout(&c, out);
-	__nv_bfloat16 *ob = cc_fresh(&c, out, po);   /* the model's u: read by GEMMs only */
-	if (ob && cast_only) {
-		g_cc.e[g_cc.n - 1].stale = 1;   /* cc_fresh's entry, the last */
-		g_cc.nstale++;
-	}
+	__nv_bfloat16 *ob = cc_make(&c, out, po, cast_only);   /* the model's u: read by GEMMs only */
 	int v4 = al16(po) && al16(ph);
 	k_relu2_fwd<<<grid_for(v4 ? n / 4 : n, NT), NT, 0, g_cu.st>>>(ob && cast_only ? NULL : po,
 									ob, ph, n, v4);

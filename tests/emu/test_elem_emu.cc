@@ -22,6 +22,7 @@ extern "C" {
 }
 #include "kernels/backend_kernels.cuh"
 #include "t.h"
+#include "tests/emu/emu_test.h"
 
 #include <vector>
 
@@ -33,14 +34,6 @@ int bad[3];   /* the kernels' error flags (pinned host memory on a GPU) */
 
 typedef std::vector<float> fv;
 typedef std::vector<__nv_bfloat16> bv;
-
-fv rnd(size_t n, double s)
-{
-	fv x(n);
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)(s * rng_normal(&RG));
-	return x;
-}
 
 struct tensor T2(fv &x, int64_t r, int64_t c)
 {
@@ -57,15 +50,6 @@ double rel(const fv &a, const fv &b)
 		d = e == e ? std::max(d, e) : INFINITY;
 	}
 	return mx > 0 ? d / mx : d;
-}
-
-/* entries of c that are not a rounded to bf16 */
-size_t misses(const fv &a, const bv &c)
-{
-	size_t m = 0;
-	for (size_t i = 0; i < a.size(); i++)
-		m += __float2bfloat16_rn(a[i]).x != c[i].x;
-	return m;
 }
 
 /* the launch shapes of backend_cuda.cu */
@@ -87,7 +71,7 @@ TEST(softcap_ce_fp32)
 	std::vector<int32_t> tg(R);
 	for (int64_t r = 0; r < R; r++)
 		tg[r] = r % 5 == 2 ? -1 : (int32_t)rng_below(&RG, V);
-	fv lg = rnd(R * V, 10);
+	fv lg = normals(&RG, R * V, 10);
 	for (int pass = 0; pass < 2; pass++) {
 		double dscale = pass ? 0.37 : 0;
 		fv h = lg, hl(R), d = lg, dl(R, NAN);
@@ -103,7 +87,7 @@ TEST(softcap_ce_fp32)
 		CHECKF(rel(dl, hl) <= 2e-6, "loss: %.3g", rel(dl, hl));
 		CHECKF(rel(d, h) <= 2e-6, "logits / gradient: %.3g", rel(d, h));
 		if (pass)
-			CHECKF(misses(d, db) == 0, "gradient's bf16 copy: %zu", misses(d, db));
+			CHECKF(cast_misses(d, db) == 0, "gradient's bf16 copy: %zu", cast_misses(d, db));
 	}
 	CHECK(bad[2] == 0);
 	/* a target not below V: flagged, the row ignored, nothing read past it */
@@ -120,7 +104,7 @@ TEST(softcap_ce_fp32)
 TEST(rmsnorm_with_casts)
 {
 	const int64_t N = 37, C = 96;
-	fv x = rnd(N * C, 1), dout = rnd(N * C, 1);
+	fv x = normals(&RG, N * C, 1), dout = normals(&RG, N * C, 1);
 	fv ho(N * C), hr(N), go(N * C), gr(N);
 	bv ob(N * C);
 	struct tensor tx = T2(x, N, C), to = T2(ho, N, C), tr = T2(hr, 1, N);
@@ -131,9 +115,9 @@ TEST(rmsnorm_with_casts)
 	emu_launch(rows_grid(N), NT, 0, [&] { k_rms_fwd(po, pb, pr, px, N, C, 1e-6); });
 	CHECKF(rel(go, ho) <= 1e-6 && rel(gr, hr) <= 1e-6, "forward: %.3g, rstd %.3g", rel(go, ho),
 	       rel(gr, hr));
-	CHECKF(misses(go, ob) == 0, "forward's bf16 copy: %zu", misses(go, ob));
+	CHECKF(cast_misses(go, ob) == 0, "forward's bf16 copy: %zu", cast_misses(go, ob));
 	for (int accum = 0; accum < 2; accum++) {
-		fv hdx = rnd(N * C, 1), gdx = hdx;
+		fv hdx = normals(&RG, N * C, 1), gdx = hdx;
 		struct tensor tdx = T2(hdx, N, C), tdo = T2(dout, N, C);
 		CPU->rmsnorm_bwd(&tdx, &tdo, &to, &tr, accum);
 		float *pdx = gdx.data();
@@ -141,20 +125,20 @@ TEST(rmsnorm_with_casts)
 		emu_launch(rows_grid(N), NT, 0,
 			   [&] { k_rms_bwd(pdx, pb, pdo, pout, prs, N, C, accum); });
 		CHECKF(rel(gdx, hdx) <= 1e-6, "backward (accum %d): %.3g", accum, rel(gdx, hdx));
-		CHECKF(misses(gdx, ob) == 0, "backward's bf16 copy: %zu", misses(gdx, ob));
+		CHECKF(cast_misses(gdx, ob) == 0, "backward's bf16 copy: %zu", cast_misses(gdx, ob));
 	}
 }
 
 TEST(rope_rmsnorm_bwd_with_cast)
 {
 	const int64_t B = 2, T = 9, H = 3, D = 128, N = B * T, h2 = D / 2;
-	fv x = rnd(N * H * D, 1), cs(T * h2), sn(T * h2);
+	fv x = normals(&RG, N * H * D, 1), cs(T * h2), sn(T * h2);
 	for (int64_t t = 0; t < T; t++)
 		for (int64_t c = 0; c < h2; c++) {
 			double a = t / pow(10000.0, (double)c / h2);
 			cs[t * h2 + c] = (float)cos(a), sn[t * h2 + c] = (float)sin(a);
 		}
-	fv xn(N * H * D), rs(N * H), dout = rnd(N * H * D, 1);
+	fv xn(N * H * D), rs(N * H), dout = normals(&RG, N * H * D, 1);
 	struct tensor tx = { x.data(), TD_F32, 3, { N, H, D, 1 } };
 	struct tensor txn = { xn.data(), TD_F32, 3, { N, H, D, 1 } }, trs = T2(rs, 1, N * H);
 	struct tensor tcs = T2(cs, T, h2), tsn = T2(sn, T, h2);
@@ -172,7 +156,7 @@ TEST(rope_rmsnorm_bwd_with_cast)
 		k_rope_rms_bwd(pdx, pb, pdo, pxn, prs, NULL, pc, ps, N * H, H, D, T);
 	});
 	CHECKF(rel(gdx, hdx) <= 1e-6, "dx: %.3g", rel(gdx, hdx));
-	CHECKF(misses(gdx, ob) == 0, "dx's bf16 copy: %zu", misses(gdx, ob));
+	CHECKF(cast_misses(gdx, ob) == 0, "dx's bf16 copy: %zu", cast_misses(gdx, ob));
 }
 
 /* one warp a row: k below and above 32 lanes; bf16 and fp32 tables */
@@ -181,7 +165,7 @@ TEST(embed_gather_warp_rows)
 	static const int64_t cs[][4] = { { 300, 40, 24, 8 }, { 257, 160, 100, 28 } };   /* N C k c0 */
 	for (const auto &s : cs) {
 		int64_t N = s[0], C = s[1], k = s[2], c0 = s[3], Vt = 70;
-		fv tab = rnd(Vt * k, 1), o = rnd(N * C, 1);
+		fv tab = normals(&RG, Vt * k, 1), o = normals(&RG, N * C, 1);
 		bv tb(Vt * k);
 		for (int64_t i = 0; i < Vt * k; i++)
 			tb[i] = __float2bfloat16_rn(tab[i]);
@@ -222,7 +206,8 @@ TEST(ve_gate_rows)
 	static const int64_t cs[][3] = { { 30, 3, 16 }, { 37, 4, 128 } };   /* N H D */
 	for (const auto &s : cs) {
 		int64_t N = s[0], H = s[1], D = s[2], C = H * D;
-		fv v = rnd(N * C, 1), gl = rnd(N * H, 2), ve = rnd(N * C, 1), h = v, g = v;
+		fv v = normals(&RG, N * C, 1), gl = normals(&RG, N * H, 2), ve = normals(&RG, N * C, 1);
+		fv h = v, g = v;
 		struct tensor th = T2(h, N, C), tgl = T2(gl, N, H), tve = T2(ve, N, C);
 		CPU->ve_gate_fwd(&th, &tgl, &tve);
 		float *pg = g.data();
@@ -237,7 +222,7 @@ TEST(ve_gate_rows)
 TEST(relu2_cast_only)
 {
 	const int64_t n = 1037;
-	fv hv = rnd(n, 1), ref(n), out(n, 7.f);
+	fv hv = normals(&RG, n, 1), ref(n), out(n, 7.f);
 	bv ob(n);
 	struct tensor th = T2(hv, 1, n), tr = T2(ref, 1, n);
 	CPU->relu2_fwd(&tr, &th);
@@ -246,10 +231,10 @@ TEST(relu2_cast_only)
 		__nv_bfloat16 *pb = ob.data();
 		int64_t m = v4 ? n / 4 : n;
 		emu_launch(stride_grid(m), NT, 0, [&] { k_relu2_fwd(NULL, pb, ph, n, v4); });
-		CHECKF(misses(ref, ob) == 0, "v4 %d: %zu entries of the cast", v4, misses(ref, ob));
+		CHECKF(cast_misses(ref, ob) == 0, "v4 %d: %zu entries of the cast", v4, cast_misses(ref, ob));
 		float *po = out.data();
 		emu_launch(stride_grid(m), NT, 0, [&] { k_relu2_fwd(po, pb, ph, n, v4); });
-		CHECKF(rel(out, ref) == 0 && misses(ref, ob) == 0, "v4 %d with the fp32 output", v4);
+		CHECKF(rel(out, ref) == 0 && cast_misses(ref, ob) == 0, "v4 %d with the fp32 output", v4);
 	}
 }
 
@@ -274,7 +259,7 @@ TEST(embed_scatter_plan)
 		}
 	int U = (int)keys.size();
 	start.push_back((int32_t)N);
-	fv g = rnd(Vt * k, 1), d = rnd(N * C, 1), h = g;
+	fv g = normals(&RG, Vt * k, 1), d = normals(&RG, N * C, 1), h = g;
 	struct tensor th = T2(h, Vt, k), td = T2(d, N, C);
 	CPU->embed_scatter_add(&th, &td, idx.data(), c0);
 	float *pg = g.data();

@@ -28,6 +28,7 @@ extern "C" {
 }
 #include "kernels/attention_mma.cu"
 #include "t.h"
+#include "tests/emu/emu_test.h"
 
 #include <vector>
 
@@ -111,15 +112,6 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	return r;
 }
 
-/* entries of b that are not a's values rounded to bf16 (nearest even) */
-size_t cast_misses(const std::vector<float> &a, const std::vector<bf> &b)
-{
-	size_t bad = 0;
-	for (size_t i = 0; i < a.size(); i++)
-		bad += __float2bfloat16_rn(a[i]).x != b[i].x;
-	return bad;
-}
-
 double rel_fro(const std::vector<float> &a, const std::vector<double> &b)
 {
 	double num = 0, den = 0;
@@ -136,21 +128,14 @@ std::vector<double> widen(const std::vector<float> &x)
 	return std::vector<double>(x.begin(), x.end());
 }
 
-std::vector<float> rnd(size_t n)
-{
-	std::vector<float> x(n);
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)rng_normal(&RG);
-	return x;
-}
-
 /* One shape: the emulated kernels against the CPU backend in fp64 on the
  * same bf16-rounded inputs. */
 void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 {
 	const int D = MM_D;
 	size_t n = (size_t)B * T * H * D, nl = (size_t)B * H * T;
-	std::vector<float> q = rnd(n), k = rnd(n), v = rnd(n), dy = rnd(n);
+	std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
+	std::vector<float> dy = normals(&RG, n, 1);
 	double sc = 1.0 / sqrt((double)D);
 	run g = emulate(mma2, !mma2, q, k, v, dy, B, T, H, window, (float)sc);
 	/* fp64 CPU reference on the rounded values */
@@ -244,7 +229,7 @@ TEST(mma2_forward_vs_mma)
 		int T = (int)cs[ci][0];
 		int64_t window = cs[ci][1];
 		size_t n = (size_t)B * T * H * MM_D;
-		std::vector<float> q = rnd(n), k = rnd(n), v = rnd(n);
+		std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 		float sc = (float)(1.0 / sqrt((double)MM_D));
 		run a = emulate(false, false, q, k, v, q, B, T, H, window, sc);
 		run b = emulate(true, false, q, k, v, q, B, T, H, window, sc);

@@ -1384,8 +1384,8 @@ TEST(train_cast_reuse_bitwise)
  * host code runs inside the pass: q_tau (the host writes the scale vector
  * and reads its gradient after a sync), the x0 anchor's and the output's
  * lambdas and the shared anchor (their gradients summed by dot_acc on the
- * device). A
- * missed synchronisation shows as a different loss or weight hash. */
+ * device). A missed synchronisation shows as a different loss or weight
+ * hash. */
 TEST(train_async_bitwise)
 {
 	static const char *const arms[][7] = {
@@ -1424,6 +1424,17 @@ TEST(train_async_bitwise)
 	cuda_set_async(was);
 }
 
+/* The child processes' bad inputs: n managed indices 0, 1, .., m - 1, 0,
+ * .. with bad at position at. */
+static int32_t *cycled_with(int64_t n, int64_t m, int64_t at, int32_t bad)
+{
+	int32_t *idx = cuda_mem_alloc(n * 4);
+	for (int64_t i = 0; i < n; i++)
+		idx[i] = (int32_t)(i % m);
+	idx[at] = bad;
+	return idx;
+}
+
 /* An embed_gather index outside its table, with the op left running in a
  * pass scope: the abort comes at the scope's end, naming the op. Run in a
  * child process (this binary with the argument gather-abort). */
@@ -1432,10 +1443,7 @@ static int gather_abort_child(void)
 	cuda_set_async(1);
 	int64_t N = 64, k = 8, Vt = 10;
 	float *tab = dev(rnd(Vt * k, 1), Vt * k * 4), *o = cuda_mem_alloc(N * k * 4);
-	int32_t *idx = cuda_mem_alloc(N * 4);
-	for (int64_t n = 0; n < N; n++)
-		idx[n] = (int32_t)(n % Vt);
-	idx[37] = (int32_t)Vt;   /* one past the table */
+	int32_t *idx = cycled_with(N, Vt, 37, (int32_t)Vt);   /* one past the table */
 	struct tensor gt = T2(tab, Vt, k), go = T2(o, N, k);
 	GPU->scope(1);
 	GPU->embed_gather(&go, &gt, idx, 0, 0, 0);
@@ -1453,10 +1461,7 @@ static int scatter_abort_child(void)
 {
 	int64_t N = 300, k = 8, Vt = 10;
 	float *g = cuda_mem_alloc(Vt * k * 4), *d = dev(rnd(N * k, 1), N * k * 4);
-	int32_t *idx = cuda_mem_alloc(N * 4);
-	for (int64_t n = 0; n < N; n++)
-		idx[n] = (int32_t)(n % Vt);
-	idx[123] = -1;
+	int32_t *idx = cycled_with(N, Vt, 123, -1);
 	struct tensor gg = T2(g, Vt, k), gd = T2(d, N, k);
 	GPU->embed_scatter_add(&gg, &gd, idx, 0);
 	printf("scatter returned\n");   /* not reached: the op waits outside a scope */
@@ -1470,10 +1475,7 @@ static int softcap_abort_child(void)
 {
 	int64_t R = 8, V = 50;
 	float *lg = dev(rnd(R * V, 1), R * V * 4), *ls = cuda_mem_alloc(R * 4);
-	int32_t *tg = cuda_mem_alloc(R * 4);
-	for (int64_t r = 0; r < R; r++)
-		tg[r] = (int32_t)r;
-	tg[5] = (int32_t)V;
+	int32_t *tg = cycled_with(R, V, 5, (int32_t)V);
 	struct tensor tl = T2(lg, R, V), tls = T2(ls, 1, R);
 	GPU->softcap_ce(&tl, &tls, tg, 15, 0.5, NULL);
 	printf("softcap returned\n");
@@ -1542,18 +1544,17 @@ TEST(device)
 int main(int argc, char **argv)
 {
 	self_path = argv[0];
-	if (argc > 1 && strcmp(argv[1], "gather-abort") == 0) {
-		GPU = backend_cuda();
-		return gather_abort_child();
-	}
-	if (argc > 1 && strcmp(argv[1], "scatter-abort") == 0) {
-		GPU = backend_cuda();
-		return scatter_abort_child();
-	}
-	if (argc > 1 && strcmp(argv[1], "softcap-abort") == 0) {
-		GPU = backend_cuda();
-		return softcap_abort_child();
-	}
+	static const struct {
+		const char *arg;
+		int (*run)(void);
+	} children[] = { { "gather-abort", gather_abort_child },
+			 { "scatter-abort", scatter_abort_child },
+			 { "softcap-abort", softcap_abort_child } };
+	for (size_t i = 0; argc > 1 && i < sizeof children / sizeof *children; i++)
+		if (strcmp(argv[1], children[i].arg) == 0) {
+			GPU = backend_cuda();
+			return children[i].run();
+		}
 	if (cuda_device_count() < 1) {
 		RUN(device);
 		return t_done();
