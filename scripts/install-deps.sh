@@ -11,7 +11,8 @@
 #                                       (python3-torch, python3-regex, node/npm, clang)
 set -euo pipefail
 
-# g++: nvcc's host compiler and libstdc++ for the GPU=1 build that
+# g++: the compiler of the CUDA kernels' CPU emulator tests (tests/emu, in
+# make test), nvcc's host compiler and libstdc++ for the GPU=1 build that
 # tests/gpu/link.sh makes where nvcc (the CUDA toolkit) is installed
 build_pkgs=(gcc g++ binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
 	libopenblas-dev libpcre2-dev libgsl-dev)
