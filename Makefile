@@ -106,6 +106,47 @@ $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc $(wildcard tests/emu/*.h 
 	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
 		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
+# The whole CUDA backend on the CPU (tests/emu/cudart.h): kernels/*.cu with
+# their launches rewritten by tests/emu/launch.sed, built as host C++ against
+# the emulated CUDA runtime, cuBLAS and CUB, and tests/gpu/test_cuda_ops.c
+# linked with it (and backend_select.c built with SUPKIT_CUDA) as
+# build/tests/emu/test_cuda_ops_emu: the GPU op and training tests in make test.
+EMU_HDRS := $(wildcard tests/emu/*.h tests/emu/shim/*.h tests/emu/shim/cub/device/*.cuh) \
+	$(wildcard kernels/*.h kernels/*.cuh) trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h
+EMU_RT_OBJS := $(patsubst kernels/%.cu,$(BUILD)/emu/%.o,$(CU_SRCS)) $(BUILD)/emu/simt.o \
+	$(BUILD)/emu/cudart.o $(BUILD)/emu/backend_select.o
+EMU_CXX = $(CXX) $(CPPFLAGS) -DSUPKIT_EMU -DSUPKIT_EMU_RT -Itests/emu/shim $(CXXFLAGS) $(PKG_CFLAGS) \
+	-Wno-sign-compare
+$(BUILD)/emu/%.cc: kernels/%.cu tests/emu/launch.sed
+	@mkdir -p $(@D)
+	{ echo '#line 1 "$<"'; sed -f tests/emu/launch.sed $<; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/emu/%.o: $(BUILD)/emu/%.cc $(EMU_HDRS)
+	$(EMU_CXX) -c -o $@ $<
+$(BUILD)/emu/optim.o: CXXFLAGS += -ffp-contract=off
+$(BUILD)/emu/%.o: tests/emu/%.cc $(EMU_HDRS)
+	@mkdir -p $(@D)
+	$(EMU_CXX) -c -o $@ $<
+$(BUILD)/emu/backend_select.o: trainer/backend_select.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
+$(BUILD)/emu/test_cuda_ops.o: tests/gpu/test_cuda_ops.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
+$(BUILD)/tests/emu/test_cuda_ops_emu: $(BUILD)/emu/test_cuda_ops.o $(EMU_RT_OBJS) \
+		$(BUILD)/libtrainer.a $(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+EMU_TESTS += $(BUILD)/tests/emu/test_cuda_ops_emu
+# supkit-train on the emulated device, for tests/cli/train_cuda_emu.sh
+$(BUILD)/emu/cmd_train.o: trainer/cmd_train.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
+$(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
+		$(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+EMU_TOOLS := $(BUILD)/emu/bin/supkit-train
+
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)
 ALL_OBJS := $(foreach m,$(MODULES),$($(m)_OBJS))
@@ -142,7 +183,7 @@ all: deps
 build: tools tests cuda $(FUZZ_REPLAY)
 
 tools: $(TOOLS)
-tests: $(UNIT_TESTS)
+tests: $(UNIT_TESTS) $(EMU_TOOLS)
 
 # CUDA sources compile wherever nvcc exists (CI cannot run them).
 cuda:

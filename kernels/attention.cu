@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(AT_THREADS)
 k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v, int T, int H,
 	   int D, int64_t window, float scale)
 {
-	extern __shared__ float sm[];
+	DYN_SMEM(smraw);
+	float *sm = (float *)smraw;
 	const int Dp = D + 1;
 	float *Qs = sm;                      /* AT_ROWS x D */
 	float *Ks = Qs + AT_ROWS * D;        /* AT_COLS x Dp */
@@ -166,7 +167,8 @@ k_attn_dkdv(float *dk, float *dv, const float *dy, const float *q, const float *
 	    const float *v, const float *lse, const float *Dd, int T, int H, int D,
 	    int64_t window, float scale)
 {
-	extern __shared__ float sm[];
+	DYN_SMEM(smraw);
+	float *sm = (float *)smraw;
 	const int Dp = D + 1;
 	float *Ks = sm;                      /* AT_ROWS x D */
 	float *Vs = Ks + AT_ROWS * D;        /* AT_ROWS x D */
@@ -252,7 +254,8 @@ __global__ void __launch_bounds__(AT_THREADS)
 k_attn_dq(float *dq, const float *dy, const float *q, const float *k, const float *v,
 	  const float *lse, const float *Dd, int T, int H, int D, int64_t window, float scale)
 {
-	extern __shared__ float sm[];
+	DYN_SMEM(smraw);
+	float *sm = (float *)smraw;
 	const int Dp = D + 1;
 	float *Qs = sm;                      /* AT_ROWS x D */
 	float *Gs = Qs + AT_ROWS * D;        /* AT_ROWS x D (dY) */

@@ -743,7 +743,7 @@ static size_t mm_smem_dq(void)
 	return (size_t)6 * MM_TILE * sizeof(bf);
 }
 
-#ifndef SUPKIT_EMU   /* the emulator's test launches the kernels itself */
+#if !defined(SUPKIT_EMU) || defined(SUPKIT_EMU_RT)   /* test_mma_emu launches the kernels itself */
 /* bf16 copies (nearest even) of n-element fp32 tensors, one scratch block */
 static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, size_t *bytes)
 {
@@ -813,4 +813,4 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float
 	CUDA_CK("attn_bwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
 }
-#endif /* SUPKIT_EMU */
+#endif /* !SUPKIT_EMU || SUPKIT_EMU_RT */

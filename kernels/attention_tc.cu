@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(TC_THREADS)
 k_attn_fwd_tc(float *y, float *lse, const float *q, const float *k, const float *v, int T, int H,
 	      int64_t window, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Qb = (bf *)smraw, *Kb = Qb + TC_R * TC_LH, *Vb = Kb + TC_R * TC_LH;
 	bf *Pb = Vb + TC_R * TC_LH;                          /* 64 x TC_LP */
 	float *S = (float *)(Pb + TC_R * TC_LP);             /* 64 x TC_LS */
@@ -226,7 +226,7 @@ k_attn_dkdv_tc(float *dk, float *dv, const float *dy, const float *q, const floa
 	       const float *v, const float *lse, const float *Dd, int T, int H, int64_t window,
 	       float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Kb = (bf *)smraw, *Vb = Kb + TC_R * TC_LH, *Qb = Vb + TC_R * TC_LH, *Gb = Qb + TC_R * TC_LH;
 	bf *Pt = Gb + TC_R * TC_LH, *dSt = Pt + TC_R * TC_LP;   /* 64 keys x 64 queries */
 	float *St = (float *)(dSt + TC_R * TC_LP);             /* 64 x TC_LS */
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(TC_THREADS)
 k_attn_dq_tc(float *dq, const float *dy, const float *q, const float *k, const float *v,
 	     const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smraw[];
+	DYN_SMEM(smraw);
 	bf *Qb = (bf *)smraw, *Gb = Qb + TC_R * TC_LH, *Kb = Gb + TC_R * TC_LH, *Vb = Kb + TC_R * TC_LH;
 	bf *dS = Vb + TC_R * TC_LH;                            /* 64 x TC_LP */
 	float *S = (float *)(dS + TC_R * TC_LP);               /* 64 x TC_LS */

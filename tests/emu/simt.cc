@@ -2,8 +2,19 @@
  * the PTX instructions the tensor-core kernels use). */
 #include "tests/emu/simt.h"
 
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+#define EMU_ASM_SWITCH 1   /* own context switch: swapcontext makes two syscalls a switch */
+#else
 #include <ucontext.h>
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+#endif
 
+#include <sys/mman.h>
+
+#include <unordered_map>
 #include <vector>
 
 uint3 threadIdx, blockIdx;
@@ -14,13 +25,18 @@ uint64_t emu_collectives;
 namespace {
 
 enum { RUN, WAIT, DONE };
-enum { C_NONE, C_SYNC, C_SHFL, C_LDSM, C_MMA };
+enum { C_NONE, C_SYNC, C_SHFL, C_LDSM, C_MMA, C_WMMA };
 
 const size_t STACK = 64 * 1024;   /* 4x what the kernels ran in under ASan (16 KiB) */
 
 struct fiber {
+#ifdef EMU_ASM_SWITCH
+	void *sp;   /* saved stack pointer (emu_switch's frame) */
+#else
 	ucontext_t ctx;
-	std::vector<char> stack;
+	bool init;   /* ctx made by getcontext once (a syscall); makecontext per block */
+#endif
+	char *stack;   /* STACK bytes of the arena (stack_arena) */
 	int state;
 };
 
@@ -33,12 +49,28 @@ struct warp {
 	float c[32][4];
 	uint32_t out[32][4];
 	float fout[32][4];
+	const void *frag[32][4];   /* C_WMMA: each lane's d, a, b, c fragments */
 };
 
+#ifdef EMU_ASM_SWITCH
+void *g_main_sp;
+#else
 ucontext_t g_main;
+#endif
+#ifdef EMU_ASAN
+const void *g_main_bottom;   /* the scheduler's stack, for ASan's fiber switches */
+size_t g_main_size;
+#define EMU_MAIN_BOTTOM g_main_bottom
+#define EMU_MAIN_SIZE g_main_size
+#else
+#define EMU_MAIN_BOTTOM NULL
+#define EMU_MAIN_SIZE 0
+#endif
 std::vector<fiber> g_f;
 std::vector<warp> g_w;
 int g_cur, g_nthr, g_bar;
+bool g_direct;   /* emu_run_kernel's direct mode: threads one after another, no fibers */
+const void *g_key;   /* the kernel running (emu_run_kernel) */
 const std::function<void()> *g_body;
 
 void die(const char *what)
@@ -47,24 +79,155 @@ void die(const char *what)
 	abort();
 }
 
+#ifdef EMU_ASM_SWITCH
+/* Save the callee-saved registers (the System V x86-64 ABI's) on this
+ * stack, store its pointer in *save, switch to the stack `to` and restore
+ * its registers. MXCSR and the x87 control word are not switched: no
+ * kernel changes them, so every fiber runs in the scheduler's. */
+extern "C" void emu_switch(void **save, void *to);
+asm(".text\n"
+    ".globl emu_switch\n"
+    ".type emu_switch,@function\n"
+    "emu_switch:\n"
+    "	pushq %rbp\n"
+    "	pushq %rbx\n"
+    "	pushq %r12\n"
+    "	pushq %r13\n"
+    "	pushq %r14\n"
+    "	pushq %r15\n"
+    "	movq %rsp, (%rdi)\n"
+    "	movq %rsi, %rsp\n"
+    "	popq %r15\n"
+    "	popq %r14\n"
+    "	popq %r13\n"
+    "	popq %r12\n"
+    "	popq %rbx\n"
+    "	popq %rbp\n"
+    "	ret\n"
+    ".size emu_switch,.-emu_switch\n");
+#endif
+
+/* ASan's view of the stack switches (nothing without ASan): leave for the
+ * stack [bottom, bottom + size) ... */
+void asan_leave(void **fake, const void *bottom, size_t size)
+{
+#ifdef EMU_ASAN
+	__sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+	(void)fake, (void)bottom, (void)size;
+#endif
+}
+
+/* ... and arrive on it (from_main: keep the scheduler's stack) */
+void asan_arrived(void *fake, bool from_main)
+{
+#ifdef EMU_ASAN
+	if (from_main)
+		__sanitizer_finish_switch_fiber(fake, &g_main_bottom, &g_main_size);
+	else
+		__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+	(void)fake, (void)from_main;
+#endif
+}
+
+/* fiber -> scheduler; done: the fiber has finished (its stack is left for
+ * good: the block's fibers are made anew) */
+void to_main(bool done)
+{
+	void *fake = NULL;
+	asan_leave(done ? NULL : &fake, EMU_MAIN_BOTTOM, EMU_MAIN_SIZE);
+#ifdef EMU_ASM_SWITCH
+	emu_switch(&g_f[g_cur].sp, g_main_sp);
+#else
+	if (swapcontext(&g_f[g_cur].ctx, &g_main) != 0)
+		die("swapcontext failed");
+#endif
+	asan_arrived(fake, true);
+}
+
 void entry()
 {
+	asan_arrived(NULL, true);
 	(*g_body)();
-	g_f[g_cur].state = DONE;   /* back to g_main through uc_link */
+	g_f[g_cur].state = DONE;
+	to_main(true);
+	die("a finished fiber resumed");
+}
+
+/* scheduler -> fiber i */
+void to_fiber(int i)
+{
+	void *fake = NULL;
+	fiber &f = g_f[(size_t)i];
+	asan_leave(&fake, f.stack, STACK);
+#ifdef EMU_ASM_SWITCH
+	emu_switch(&g_main_sp, f.sp);
+#else
+	swapcontext(&g_main, &f.ctx);
+#endif
+	asan_arrived(fake, false);
+}
+
+/* fiber f starts at entry() when next switched to */
+void fiber_make(fiber &f)
+{
+#ifdef EMU_ASM_SWITCH
+	/* emu_switch's frame, read upwards from sp: r15, r14, r13, r12, rbx,
+	 * rbp (zeros), then the return address (entry) on a 16-byte boundary,
+	 * so that entry starts 8 below one as a called function does, and a
+	 * zero return address above it */
+	uintptr_t top = ((uintptr_t)f.stack + STACK) & ~(uintptr_t)15;
+	uint64_t *q = (uint64_t *)(top - 32);
+	q[0] = (uint64_t)(uintptr_t)&entry;
+	q[1] = 0;
+	uint64_t *sp = q - 6;
+	for (int k = 0; k < 6; k++)
+		sp[k] = 0;
+	f.sp = sp;
+#else
+	if (!f.init) {
+		getcontext(&f.ctx);
+		f.init = true;
+	}
+	f.ctx.uc_stack.ss_sp = f.stack;
+	f.ctx.uc_stack.ss_size = STACK;
+	f.ctx.uc_link = &g_main;
+	makecontext(&f.ctx, entry, 0);
+#endif
+}
+
+/* The fibers' stacks, 1024 x STACK bytes in one mapping on transparent
+ * huge pages where the kernel offers them: a switch touches another
+ * fiber's stack, and with 4 KiB pages that was a TLB miss each time. */
+char *stack_arena()
+{
+	static char *a;
+	if (!a) {
+		size_t n = 1024 * STACK, huge = (size_t)2 << 20;
+		void *p = mmap(NULL, n + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (p == MAP_FAILED)
+			die("cannot map the fibers' stacks");
+		a = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+		madvise(a, n, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+	}
+	return a;
 }
 
 /* Wait here until released (the scheduler runs the others meanwhile). */
 void park()
 {
 	g_f[g_cur].state = WAIT;
-	if (swapcontext(&g_f[g_cur].ctx, &g_main) != 0)
-		die("swapcontext failed");
+	to_main(false);
 }
 
 /* Arrive at the warp's collective `kind`; returns true for the last lane
  * (which then computes every lane's result and calls release). */
 bool arrive(int kind)
 {
+	if (g_direct)
+		die("a collective in a kernel whose first launch used none (set EMU_FIBERS=1)");
 	warp &w = g_w[g_cur / 32];
 	if (w.arrived == 0)
 		w.kind = kind;
@@ -105,6 +268,8 @@ float bf_hi(uint32_t v)
 
 void __syncthreads(void)
 {
+	if (g_direct)
+		die("__syncthreads in a kernel whose first launch used none (set EMU_FIBERS=1)");
 	if (++g_bar < g_nthr) {
 		park();
 		return;
@@ -144,6 +309,27 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask)
 	if (arrive(C_SHFL)) {
 		for (int i = 0; i < 32; i++)
 			w.out[i][0] = w.in[i ^ (lane_mask & 31)][0];
+		release();
+	}
+	float r;
+	memcpy(&r, &w.out[lane][0], 4);
+	return r;
+}
+
+float __shfl_sync(unsigned mask, float v, int src)
+{
+	if (mask != 0xffffffffu)
+		die("shfl with a partial mask");
+	int lane = g_cur & 31;
+	warp &w = g_w[g_cur / 32];
+	memcpy(&w.in[lane][0], &v, 4);
+	memcpy(&w.in[lane][1], &src, 4);
+	if (arrive(C_SHFL)) {
+		for (int i = 0; i < 32; i++) {
+			int s;
+			memcpy(&s, &w.in[i][1], 4);
+			w.out[i][0] = w.in[s & 31][0];
+		}
 		release();
 	}
 	float r;
@@ -234,6 +420,32 @@ void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 		c[k] = w.fout[lane][k];
 }
 
+void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const float *c)
+{
+	int lane = g_cur & 31;
+	warp &w = g_w[g_cur / 32];
+	w.frag[lane][0] = d, w.frag[lane][1] = a, w.frag[lane][2] = b, w.frag[lane][3] = c;
+	if (arrive(C_WMMA)) {
+		/* element i of a 16 x 16 tile (row-major) is lane i / 8's entry i % 8 */
+		float A[256], B[256], C[256], D[256];
+		for (int i = 0; i < 256; i++) {
+			A[i] = __bfloat162float(((const __nv_bfloat16 *)w.frag[i / 8][1])[i % 8]);
+			B[i] = __bfloat162float(((const __nv_bfloat16 *)w.frag[i / 8][2])[i % 8]);
+			C[i] = ((const float *)w.frag[i / 8][3])[i % 8];
+		}
+		for (int r = 0; r < 16; r++)
+			for (int n = 0; n < 16; n++) {
+				double s = C[r * 16 + n];
+				for (int k = 0; k < 16; k++)
+					s += (double)A[r * 16 + k] * B[k * 16 + n];
+				D[r * 16 + n] = (float)s;
+			}
+		for (int i = 0; i < 256; i++)
+			((float *)w.frag[i / 8][0])[i % 8] = D[i];
+		release();
+	}
+}
+
 void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body)
 {
 	if (threads % 32 != 0 || threads > 1024 || smem > EMU_SMEM) {
@@ -246,8 +458,8 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 	g_f.resize((size_t)threads);
 	g_w.assign((size_t)threads / 32, warp());
 	for (fiber &f : g_f)
-		if (f.stack.empty())
-			f.stack.resize(STACK);
+		if (!f.stack)
+			f.stack = stack_arena() + (&f - g_f.data()) * STACK;
 	blockDim = dim3((unsigned)threads);
 	gridDim = grid;
 	for (unsigned by = 0; by < grid.y; by++)
@@ -259,11 +471,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 				w.arrived = 0;
 			for (int i = 0; i < threads; i++) {
 				fiber &f = g_f[(size_t)i];
-				getcontext(&f.ctx);
-				f.ctx.uc_stack.ss_sp = f.stack.data();
-				f.ctx.uc_stack.ss_size = STACK;
-				f.ctx.uc_link = &g_main;
-				makecontext(&f.ctx, entry, 0);
+				fiber_make(f);
 				f.state = RUN;
 			}
 			for (;;) {
@@ -277,7 +485,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 						continue;
 					g_cur = i;
 					threadIdx.x = (unsigned)i, threadIdx.y = 0, threadIdx.z = 0;
-					swapcontext(&g_main, &g_f[(size_t)i].ctx);
+					to_fiber(i);
 					ran++;
 				}
 				if (done == threads)
@@ -289,4 +497,42 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 				}
 			}
 		}
+}
+
+void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
+		    const std::function<void()> &body)
+{
+	static std::unordered_map<const void *, int> seen;   /* 1: direct, 2: fibers */
+	static const bool fibers = getenv("EMU_FIBERS") && strcmp(getenv("EMU_FIBERS"), "0");
+	if (block.y != 1 || block.z != 1 || grid.z != 1) {
+		fprintf(stderr, "simt: a launch with a 3-D grid or a 2-D block\n");
+		abort();
+	}
+	g_key = key;
+	int &m = seen[key];
+	if (m != 1 || fibers) {
+		emu_launch(grid, (int)block.x, smem, body);
+		if (m == 0)
+			m = emu_collectives == 0 ? 1 : 2;
+		return;
+	}
+	if (block.x > 1024 || smem > EMU_SMEM) {
+		fprintf(stderr, "simt: launch of %u threads, %zu bytes of shared memory\n", block.x,
+			smem);
+		abort();
+	}
+	blockDim = block;
+	gridDim = grid;
+	g_direct = true;
+	for (unsigned by = 0; by < grid.y; by++)
+		for (unsigned bx = 0; bx < grid.x; bx++) {
+			blockIdx.x = bx, blockIdx.y = by, blockIdx.z = 0;
+			memset(emu_smem, 0xA5, smem);
+			for (unsigned i = 0; i < block.x; i++) {
+				g_cur = (int)i;
+				threadIdx.x = i, threadIdx.y = 0, threadIdx.z = 0;
+				body();
+			}
+		}
+	g_direct = false;
 }

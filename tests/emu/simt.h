@@ -1,21 +1,29 @@
-/* simt.h: a small SIMT emulator on the CPU for the CUDA backend's kernels:
- * the tensor-core attention of kernels/attention_mma.cu and the row and
- * element kernels of kernels/backend_kernels.cuh, so that their indexing,
- * tiling, masking, reductions and fragment layouts are tested without a GPU
- * (tests/emu/test_*.cc, in make test). The kernel source is compiled as
- * host C++ with SUPKIT_EMU defined: the PTX wrappers (cp.async, ldmatrix,
- * mma.sync) call the emu_* functions here, and tests/emu/shim/ stands in
- * for cuda_runtime.h and cuda_bf16.h.
+/* simt.h: a small SIMT emulator on the CPU for the CUDA backend's kernels,
+ * so that their indexing, tiling, masking, reductions and fragment layouts
+ * are tested without a GPU: the tensor-core attention of
+ * kernels/attention_mma.cu and the row and element kernels of
+ * kernels/backend_kernels.cuh on their own (tests/emu/test_*.cc), and every
+ * kernel of the .cu files of kernels/ inside the whole emulated backend
+ * (tests/emu/cudart.h). The kernel source is compiled as host C++ with
+ * SUPKIT_EMU defined: the PTX wrappers (cp.async, ldmatrix, mma.sync) call
+ * the emu_* functions here, and tests/emu/shim/ stands in for
+ * cuda_runtime.h, cuda_bf16.h, mma.h (WMMA), cublas_v2.h and CUB.
  *
- * A block's threads run as fibers (ucontext) on one OS thread, one at a
- * time: a fiber runs until it reaches a collective (a warp's ldmatrix, mma
- * or shuffle; the block's __syncthreads), waits there until every thread
- * that takes part has arrived, and the last to arrive computes every
- * lane's result. Blocks run one after another over one shared-memory
- * buffer (emu_smem: kernels/cuda_internal.h's DYN_SMEM; a kernel's static
- * __shared__ variables are static). The collectives check that
- * all lanes call the same one (divergence aborts), and a block whose
- * threads all wait with none runnable aborts as a deadlock.
+ * A block's threads run as fibers on one OS thread, one at a time (on
+ * x86-64 an own context switch of the callee-saved registers: swapcontext
+ * makes two system calls a switch, which took most of the time; ucontext
+ * elsewhere; ASan is told of every switch): a fiber runs until it reaches
+ * a collective (a warp's ldmatrix, mma, wmma::mma_sync or shuffle; the
+ * block's __syncthreads), waits there until every thread that takes part
+ * has arrived, and the last to arrive computes every lane's result. Blocks
+ * run one after another over one shared-memory buffer (emu_smem:
+ * kernels/cuda_internal.h's DYN_SMEM; a kernel's static __shared__
+ * variables are static). The collectives check that all lanes call the
+ * same one (divergence aborts), and a block whose threads all wait with
+ * none runnable aborts as a deadlock. emu_run_kernel runs a kernel whose
+ * first launch used no collective without fibers from then on, each
+ * thread to its end in turn (a collective there aborts; EMU_FIBERS=1
+ * keeps fibers for every launch).
  *
  * Semantics kept: the PTX ISA's fragment layouts for ldmatrix (.x2, .x4,
  * .trans) and mma.m16n8k16 .row.col bf16 -> fp32 (the kernels' header
@@ -23,12 +31,16 @@
  * hardware's, so it cannot show a missing wait); mma's sum of 16 exact
  * bf16 products and the accumulator is formed in fp64 and rounded once
  * (the hardware's internal order and precision are not specified, so
- * results can differ from a GPU's in the last bits of fp32); __shfl_xor_sync
- * of floats and doubles; atomicAdd on unsigned (fibers do not interleave
+ * results can differ from a GPU's in the last bits of fp32), and so is
+ * wmma::mma_sync's (whose fragment layout is the emulator's own:
+ * tests/emu/shim/mma.h); __shfl_xor_sync of floats and doubles and
+ * __shfl_sync of floats; atomicAdd on unsigned (fibers do not interleave
  * inside it); math functions are the host's libm, not CUDA's. Left out:
- * every other CUDA feature (the kernels use no other).
+ * every other CUDA feature (the kernels use no other), and races between
+ * threads (they run in a fixed order).
  * Reference: PTX ISA 8.x, "Warp-level matrix instructions" (mma.m16n8k16,
- * ldmatrix), "Data movement" (cp.async), shfl.sync.
+ * ldmatrix), "Data movement" (cp.async), shfl.sync; CUDA C++ Programming
+ * Guide, "Warp Matrix Functions".
  */
 #ifndef SUPKIT_SIMT_H
 #define SUPKIT_SIMT_H
@@ -89,6 +101,7 @@ inline float4 make_float4(float x, float y, float z, float w)
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
 /* fibers run one at a time, so a read-modify-write is atomic */
 inline unsigned atomicAdd(unsigned *p, unsigned v)
 {
@@ -133,6 +146,8 @@ inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi)
 /* ---- collectives and the PTX the kernels use ---- */
 void __syncthreads(void);
 float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+/* lane src's v (src in 0..31) */
+float __shfl_sync(unsigned mask, float v, int src);
 double __shfl_xor_sync(unsigned mask, double v, int lane_mask);
 /* cp.async of 16 bytes (zeros when !valid), done at once */
 void emu_cp16(void *dst, const void *src, bool valid);
@@ -141,6 +156,11 @@ void emu_cp16(void *dst, const void *src, bool valid);
 void emu_ldsm(uint32_t *r, const void *p, int n, bool trans);
 /* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, c += a b */
 void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
+
+/* wmma::mma_sync on 16 x 16 x 16 tiles: each lane holds 8 entries of each
+ * tile (lane l: row-major entries 8l .. 8l + 7; tests/emu/shim/mma.h), d =
+ * a b + c (d may be c) */
+void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const float *c);
 
 /* Run body on every block of grid (x, y) with `threads` threads a block
  * (a multiple of 32), blocks in order; smem bytes of shared memory must

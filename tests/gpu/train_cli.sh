@@ -9,13 +9,16 @@
 #
 # Skips (one skip, nothing passed) without a CUDA device or without a GPU=1
 # build's supkit-train ($GPU_BIN, else build/gpu/bin, as scripts/gpu-check.sh
-# builds it).
+# builds it). With SUPKIT_EMU=1 it needs no device: $GPU_BIN's supkit-train
+# is the one built on the emulated CUDA device (tests/cli/train_cuda_emu.sh).
 set -u
 cd "$(dirname "$0")/../.."
 source tests/gpu/lib.sh
 
 skip_all() { echo "skipped: $1"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
-if command -v nvidia-smi >/dev/null 2>&1; then
+if [[ "${SUPKIT_EMU:-}" == 1 ]]; then
+	:
+elif command -v nvidia-smi >/dev/null 2>&1; then
 	nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || skip_all "no CUDA device"
 else
 	[[ -e /dev/nvidia0 ]] || skip_all "no CUDA device"

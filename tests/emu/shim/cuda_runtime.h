@@ -1,2 +1,3 @@
-/* tests/emu/shim/cuda_runtime.h: the emulator's stand-in (tests/emu/simt.h) */
-#include "tests/emu/simt.h"
+/* tests/emu/shim/cuda_runtime.h: the emulator's stand-in (tests/emu/simt.h,
+ * tests/emu/cudart.h) */
+#include "tests/emu/cudart.h"

@@ -1,0 +1,406 @@
+/* cudart.cc: the emulated CUDA runtime and cuBLAS of tests/emu/cudart.h
+ * (memory, the stream queue, copies, device queries, GEMMs). */
+#include "tests/emu/cudart.h"
+#include "tests/emu/shim/cublas_v2.h"
+
+#include <cblas.h>
+
+#include <deque>
+#include <map>
+#include <vector>
+
+namespace {
+
+struct block {
+	size_t n;
+	cudaMemoryType type;
+};
+std::map<uintptr_t, block> g_mem;   /* allocations by start address */
+size_t g_used;
+std::deque<std::function<void()>> g_q;
+bool g_draining;
+const size_t TOTAL = (size_t)80 << 30;
+
+bool eager()
+{
+	static const bool e = getenv("EMU_EAGER") && strcmp(getenv("EMU_EAGER"), "0") != 0;
+	return e;
+}
+
+[[noreturn]] void fail(const char *what, const void *p)
+{
+	fprintf(stderr, "emu cudart: %s (%p)\n", what, p);
+	abort();
+}
+
+/* The allocation holding p (NULL: none). */
+const block *find(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	auto it = g_mem.upper_bound(a);
+	if (it == g_mem.begin())
+		return NULL;
+	--it;
+	return a < it->first + (it->second.n ? it->second.n : 1) ? &it->second : NULL;
+}
+
+cudaMemoryType type_of(const void *p)
+{
+	const block *b = find(p);
+	return b ? b->type : cudaMemoryTypeUnregistered;
+}
+
+cudaError_t alloc(void **p, size_t n, cudaMemoryType t)
+{
+	size_t r = (n + 255) / 256 * 256;
+	void *q = aligned_alloc(256, r ? r : 256);
+	if (!q)
+		return cudaErrorMemoryAllocation;
+	memset(q, 0xff, r ? r : 256);   /* a read of memory nothing wrote shows (NaN, -1) */
+	g_mem[(uintptr_t)q] = block{ n, t };
+	g_used += n;
+	*p = q;
+	return cudaSuccess;
+}
+
+void release(void *p)
+{
+	auto it = g_mem.find((uintptr_t)p);
+	if (it == g_mem.end())
+		fail("free of a pointer that is no allocation's start", p);
+	g_used -= it->second.n;
+	g_mem.erase(it);
+	free(p);
+}
+
+void drain()
+{
+	if (g_draining)
+		fail("the queue drained from queued work", NULL);
+	g_draining = true;
+	while (!g_q.empty()) {
+		std::function<void()> w = std::move(g_q.front());
+		g_q.pop_front();
+		w();
+	}
+	g_draining = false;
+}
+
+/* bf16 or fp32 column-major operand (rows x cols, leading dimension ld)
+ * as dense fp32, rounded to bf16 first when round_bf */
+std::vector<float> widen(const void *p, cudaDataType_t t, int rows, int cols, int ld,
+			 bool round_bf)
+{
+	if (t != CUDA_R_16BF && t != CUDA_R_32F)
+		fail("GEMM operand type", p);
+	std::vector<float> o((size_t)rows * cols);
+	for (int c = 0; c < cols; c++) {
+		float *d = o.data() + (size_t)c * rows;
+		if (t == CUDA_R_16BF) {
+			const __nv_bfloat16 *s = (const __nv_bfloat16 *)p + (size_t)c * ld;
+			for (int r = 0; r < rows; r++)
+				d[r] = __bfloat162float(s[r]);
+		} else {
+			memcpy(d, (const float *)p + (size_t)c * ld, (size_t)rows * sizeof(float));
+			if (round_bf)
+				for (int r = 0; r < rows; r++)
+					d[r] = __bfloat162float(__float2bfloat16_rn(d[r]));
+		}
+	}
+	return o;
+}
+
+/* One column-major GEMM C = alpha op(A) op(B) + beta C (cublasGemmEx's
+ * arguments), run now: fp32 operands and outputs in place, the others
+ * through fp32 copies. */
+void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+	      const void *A, cudaDataType_t at, int lda, const void *B, cudaDataType_t bt, int ldb,
+	      float beta, void *C, cudaDataType_t ct, int ldc, cublasComputeType_t comp)
+{
+	if (!m || !n)
+		return;
+	bool rb = comp == CUBLAS_COMPUTE_32F_FAST_16BF;
+	int ar = ta == CUBLAS_OP_N ? m : k, ac = ta == CUBLAS_OP_N ? k : m;
+	int br = tb == CUBLAS_OP_N ? k : n, bc = tb == CUBLAS_OP_N ? n : k;
+	std::vector<float> a, b, c;
+	const float *pa = (const float *)A, *pb = (const float *)B;
+	if (at != CUDA_R_32F || rb) {
+		a = widen(A, at, ar, ac, lda, rb);
+		pa = a.data(), lda = ar ? ar : 1;
+	}
+	if (bt != CUDA_R_32F || rb) {
+		b = widen(B, bt, br, bc, ldb, rb);
+		pb = b.data(), ldb = br ? br : 1;
+	}
+	float *pc = (float *)C;
+	int ld = ldc;
+	if (ct == CUDA_R_16BF) {
+		c.assign((size_t)m * n, 0.0f);
+		if (beta != 0)
+			c = widen(C, ct, m, n, ldc, false);
+		pc = c.data(), ld = m;
+	}
+	cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+		    tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, pa, lda, pb, ldb,
+		    beta, pc, ld);
+	if (ct == CUDA_R_16BF)
+		for (int j = 0; j < n; j++)
+			for (int i = 0; i < m; i++)
+				((__nv_bfloat16 *)C)[(size_t)j * ldc + i] =
+					__float2bfloat16_rn(c[(size_t)j * m + i]);
+}
+
+CBLAS_TRANSPOSE tr(cublasOperation_t o)
+{
+	return o == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
+}
+
+/* One OpenBLAS thread: the emulator runs on one, and on this project's two
+ * cores OpenBLAS's waiting threads took a third of the time (sched_yield)
+ * for GEMMs this small. The CPU reference in the same process gets one
+ * thread too (its results do not depend on the count). */
+__attribute__((constructor)) void one_blas_thread(void)
+{
+	openblas_set_num_threads(1);
+}
+
+} // namespace
+
+void emu_enqueue(cudaStream_t, std::function<void()> work)
+{
+	if (eager() || g_draining) {
+		work();
+		return;
+	}
+	g_q.push_back(std::move(work));
+}
+
+/* ---- device ---- */
+
+cudaError_t cudaGetDeviceCount(int *n)
+{
+	*n = 1;
+	return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int d)
+{
+	return d == 0 ? (cudaError_t)cudaSuccess : (cudaError_t)cudaErrorInvalidValue;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int)
+{
+	memset(p, 0, sizeof *p);
+	snprintf(p->name, sizeof p->name, "SIMT emulator (tests/emu)");
+	p->totalGlobalMem = TOTAL;
+	p->sharedMemPerBlockOptin = EMU_SMEM;
+	p->multiProcessorCount = 4;
+	p->major = 9;
+	p->clockRate = 1000000;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int)
+{
+	*v = a == cudaDevAttrConcurrentManagedAccess;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
+{
+	static int one;
+	*s = &one;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t)
+{
+	drain();
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+	drain();
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *p, int)
+{
+	static int pool;
+	*p = &pool;
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *)
+{
+	return cudaSuccess;
+}
+
+/* ---- memory ---- */
+
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+	return alloc(p, n, cudaMemoryTypeDevice);
+}
+
+cudaError_t cudaMallocManaged(void **p, size_t n, unsigned)
+{
+	return alloc(p, n, cudaMemoryTypeManaged);
+}
+
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t)
+{
+	return alloc(p, n, cudaMemoryTypeDevice);   /* usable in stream order at once */
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t n, unsigned)
+{
+	return alloc(p, n, cudaMemoryTypeHost);
+}
+
+cudaError_t cudaFree(void *p)
+{
+	if (!p)
+		return cudaSuccess;
+	drain();   /* cudaFree synchronises the device */
+	release(p);
+	return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+	return cudaFree(p);
+}
+
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+	if (!find(p))
+		fail("cudaFreeAsync of memory that is no allocation", p);
+	emu_enqueue(s, [p]() { release(p); });
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b)
+{
+	*total_b = TOTAL;
+	*free_b = TOTAL - (g_used < TOTAL ? g_used : TOTAL);
+	return cudaSuccess;
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p)
+{
+	memset(a, 0, sizeof *a);
+	a->type = type_of(p);
+	if (a->type != cudaMemoryTypeUnregistered)
+		a->devicePointer = a->hostPointer = (void *)p;
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind)
+{
+	drain();
+	if (n)
+		memmove(dst, src, n);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind, cudaStream_t s)
+{
+	if (!n)
+		return cudaSuccess;
+	if (type_of(dst) == cudaMemoryTypeUnregistered) {
+		/* into pageable host memory: returns once the copy is done */
+		drain();
+		memmove(dst, src, n);
+	} else if (type_of(src) == cudaMemoryTypeUnregistered) {
+		/* from pageable host memory: staged when issued */
+		std::vector<unsigned char> st((const unsigned char *)src,
+					      (const unsigned char *)src + n);
+		emu_enqueue(s, [dst, st]() { memcpy(dst, st.data(), st.size()); });
+	} else {
+		emu_enqueue(s, [dst, src, n]() { memmove(dst, src, n); });
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+	if (n && !find(p))
+		fail("cudaMemsetAsync on memory that is no allocation", p);
+	emu_enqueue(s, [p, v, n]() { memset(p, v, n); });
+	return cudaSuccess;
+}
+
+/* ---- cuBLAS ---- */
+
+cublasStatus_t cublasCreate(cublasHandle_t *h)
+{
+	static int one;
+	*h = &one;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t)
+{
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetPointerMode(cublasHandle_t, cublasPointerMode_t m)
+{
+	return m == CUBLAS_POINTER_MODE_HOST ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+			    int n, int k, const void *alpha, const void *A, cudaDataType_t at,
+			    int lda, const void *B, cudaDataType_t bt, int ldb, const void *beta,
+			    void *C, cudaDataType_t ct, int ldc, cublasComputeType_t comp,
+			    cublasGemmAlgo_t)
+{
+	if (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	float al = *(const float *)alpha, be = *(const float *)beta;
+	emu_enqueue(NULL, [=]() {
+		gemm_now(ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp);
+	});
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
+					  cublasOperation_t tb, int m, int n, int k,
+					  const void *alpha, const void *A, cudaDataType_t at,
+					  int lda, long long sA, const void *B, cudaDataType_t bt,
+					  int ldb, long long sB, const void *beta, void *C,
+					  cudaDataType_t ct, int ldc, long long sC, int batch,
+					  cublasComputeType_t comp, cublasGemmAlgo_t)
+{
+	if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F ||
+	    (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF))
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	float al = *(const float *)alpha, be = *(const float *)beta;
+	emu_enqueue(NULL, [=]() {
+		for (int i = 0; i < batch; i++)
+			gemm_now(ta, tb, m, n, k, al, (const float *)A + i * sA, at, lda,
+				 (const float *)B + i * sB, bt, ldb, be, (float *)C + i * sC, ct, ldc,
+				 comp);
+	});
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+			   int n, int k, const double *alpha, const double *A, int lda,
+			   const double *B, int ldb, const double *beta, double *C, int ldc)
+{
+	double al = *alpha, be = *beta;
+	emu_enqueue(NULL, [=]() {
+		if (m && n)
+			cblas_dgemm(CblasColMajor, tr(ta), tr(tb), m, n, k, al, A, lda, B, ldb, be,
+				    C, ldc);
+	});
+	return CUBLAS_STATUS_SUCCESS;
+}
