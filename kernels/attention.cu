@@ -337,10 +337,10 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 }
 
 /* a bf16 copy of an output asked of kernels that make none */
-static void no_cast(const char *op, const void *ob, int mode, int D)
+static void no_cast(const char *op, const void *ob, const void *const *qkvb, int mode, int D)
 {
-	if (ob && !attn_has_cast(mode, D)) {
-		fprintf(stderr, "backend_cuda: %s: no bf16 output copy from attention mode %d, D %d\n",
+	if ((ob || qkvb) && !attn_has_cast(mode, D)) {
+		fprintf(stderr, "backend_cuda: %s: no bf16 copies in or out of attention mode %d, D %d\n",
 			op, mode, D);
 		abort();
 	}
@@ -348,9 +348,9 @@ static void no_cast(const char *op, const void *ob, int mode, int D)
 
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode)
+		     int mode, const void *const *qkvb)
 {
-	no_cast("attn_fwd", ob, mode, D);
+	no_cast("attn_fwd", ob, qkvb, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	if (mode == 1 && D == 128) {
@@ -358,11 +358,11 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 		return;
 	}
 	if (mode == 2 && D == 128) {
-		attn_fwd_mma_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale);
+		attn_fwd_mma_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
 	if (mode == 3 && D == 128) {
-		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale);
+		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
 	dim3 g;
@@ -376,9 +376,10 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode)
+		     int B, int T, int H, int D, int64_t window, float scale, int mode,
+		     const void *const *qkvb)
 {
-	no_cast("attn_bwd", ob, mode, D);
+	no_cast("attn_bwd", ob, qkvb, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	dim3 g;
@@ -394,7 +395,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
 			attn_bwd_mma_launch(dq, dk, dv, ob, dy, q, k, v, Dd, lse, B, T, H, D, window,
-					    scale);
+					    scale, qkvb);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

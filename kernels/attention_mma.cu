@@ -761,46 +761,52 @@ typedef void (*fwd_kernel)(float *, bf *, float *, const bf *, const bf *, const
 
 static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, void *yb, float *lse,
 		    const float *q, const float *k, const float *v, int B, int T, int H, int D,
-		    int64_t window, float scale)
+		    int64_t window, float scale, const void *const *qkvb)
 {
 	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
 	gr.x = (unsigned)((T + rows - 1) / rows);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[3] = { q, k, v };
-	size_t nb;
-	bf *cp = mm_cast("attn_fwd", src, 3, n, &nb);
+	size_t nb = 0;
+	bf *cp = qkvb ? NULL : mm_cast("attn_fwd", src, 3, n, &nb);   /* else the caller's */
+	const bf *gq = qkvb ? (const bf *)qkvb[0] : cp, *gk = qkvb ? (const bf *)qkvb[1] : cp + n,
+		 *gv = qkvb ? (const bf *)qkvb[2] : cp + 2 * n;
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						 (int)sm));
-	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, (bf *)yb, lse, cp, cp + n, cp + 2 * n, T, H,
-						      window, scale);
+	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, (bf *)yb, lse, gq, gk, gv, T, H, window, scale);
 	CUDA_CK("attn_fwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
 }
 
 void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			 const float *v, int B, int T, int H, int D, int64_t window, float scale)
+			 const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			 const void *const *qkvb)
 {
 	fwd_run(k_attn_fwd_mma, MM_R, (size_t)5 * MM_TILE * sizeof(bf), y, yb, lse, q, k, v, B, T,
-		H, D, window, scale);
+		H, D, window, scale, qkvb);
 }
 
 void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			  const float *v, int B, int T, int H, int D, int64_t window, float scale)
+			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			  const void *const *qkvb)
 {
 	fwd_run(k_attn_fwd_mma2, M2_R, (size_t)6 * MM_TILE * sizeof(bf), y, yb, lse, q, k, v, B, T,
-		H, D, window, scale);
+		H, D, window, scale, qkvb);
 }
 
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
 			 const float *q, const float *k, const float *v, const float *Dd,
-			 const float *lse, int B, int T, int H, int D, int64_t window, float scale)
+			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
+			 const void *const *qkvb)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[4] = { dy, q, k, v };
 	size_t nb;
-	bf *cp = mm_cast("attn_bwd", src, 4, n, &nb);
-	const bf *gdy = cp, *gq = cp + n, *gk = cp + 2 * n, *gv = cp + 3 * n;
+	bf *cp = mm_cast("attn_bwd", src, qkvb ? 1 : 4, n, &nb);   /* dy's alone: q, k, v given */
+	const bf *gdy = cp, *gq = qkvb ? (const bf *)qkvb[0] : cp + n,
+		 *gk = qkvb ? (const bf *)qkvb[1] : cp + 2 * n,
+		 *gv = qkvb ? (const bf *)qkvb[2] : cp + 3 * n;
 	cudaStream_t st = cuda_stream();
 	size_t s1 = mm_smem_dkdv(), s2 = mm_smem_dq();
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,

@@ -19,7 +19,11 @@
  * cross-entropy's logit gradient and the mma attention's y and dv (the
  * other GEMM operands but the weights and the backward's dx after its
  * axpby), and relu2_fwd_gemm writes the model's u as its cast alone (u is
- * read by GEMMs only: 4 bytes an element less, twice a layer). Every op is
+ * read by GEMMs only: 4 bytes an element less, twice a layer); since
+ * session 8 (not yet run on a GPU) the mma attention reads q, k and v
+ * through the same store, so the forward's casts serve the backward too
+ * (three casts a layer fewer, 6 bytes an element each; held for the pass:
+ * about 1.5 GiB more at depth 8 in passes of 32 rows). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (since
@@ -1028,6 +1032,38 @@ static void attn_dims(const char *op, const struct tensor *q, int *B, int *T, in
 		bk_fail(op, "head width above 128");
 }
 
+/* The bf16 copies of q, k, v that the mma attention reads (attn_has_cast
+ * modes), from the pass's cast store, into b: inside a pass scope with the
+ * cast reuse on, the forward makes and keeps them and the backward finds
+ * them (q, k, v are not written in between: about 6 bytes an element saved,
+ * three tensors, twice a layer, for 6 bytes an element kept); NULL
+ * otherwise, or when one of q, k, v overlaps one of the op's outputs
+ * (out[0..nout-1]), and the kernels cast q, k, v themselves. */
+static const void *const *attn_qkv_casts(struct opctx *c, const void **b,
+					  const struct tensor *const *in, const float *const *pin,
+					  const struct tensor *const *out, int nout)
+{
+	if (!g_cc.on || !attn_has_cast((int)g_cu.attn, (int)tensor_cols(in[0])))
+		return NULL;
+	for (int i = 0; i < 3; i++) {
+		if (pin[i] != in[i]->data)   /* staged host memory: no kept cast */
+			return NULL;
+		const char *a = (const char *)in[i]->data;
+		for (int j = 0; j < nout; j++) {
+			const char *o = (const char *)out[j]->data;
+			if (a < o + tbytes(out[j]) && o < a + tbytes(in[i]))
+				return NULL;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		void *tmp;   /* NULL: in a scope an unstaged operand's cast is kept */
+		size_t tn;
+		int cast = 0;
+		b[i] = as_bf16(c, in[i], pin[i], &tmp, &tn, &cast);
+	}
+	return b;
+}
+
 static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,
 		       const struct tensor *k, const struct tensor *v, int64_t window, double scale)
 {
@@ -1041,7 +1077,12 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y), *pl = fout(&c, lse);
 	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
-	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn);
+	const struct tensor *in[3] = { q, k, v }, *out[2] = { y, lse };
+	const float *pin[3] = { pq, pk, pv };
+	const void *b[3];
+	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 2);
+	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn,
+			qkvb);
 	ctx_done(&c);
 }
 
@@ -1063,8 +1104,12 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *py = fin(&c, y), *pl = fin(&c, lse);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, dv, pdv) : NULL;   /* dv: GEMMs' */
+	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
+	const float *pin[3] = { pq, pk, pv };
+	const void *b[3];
+	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
 	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
-			(int)g_cu.attn);
+			(int)g_cu.attn, qkvb);
 	ctx_done(&c);
 }
 

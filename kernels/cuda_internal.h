@@ -81,13 +81,17 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
 }
 /* ob: NULL, or (modes 2 and 3 at D = 128 only: attn_has_cast) a buffer that
- * gets y's (forward) or dv's (backward) values rounded to bf16 as well. */
+ * gets y's (forward) or dv's (backward) values rounded to bf16 as well.
+ * qkvb: NULL, or (attn_has_cast modes only) q, k and v rounded to bf16
+ * (nearest even) by the caller, which the kernels read instead of casting
+ * q, k, v themselves (the backend's kept casts: backend_cuda.cu). */
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode);
+		     int mode, const void *const *qkvb);
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode);
+		     int B, int T, int H, int D, int64_t window, float scale, int mode,
+		     const void *const *qkvb);
 static inline int attn_has_cast(int mode, int D)
 {
 	return (mode == 2 || mode == 3) && D == 128;
@@ -100,11 +104,14 @@ void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const 
 			const float *k, const float *v, const float *Dd, const float *lse,
 			int B, int T, int H, int D, int64_t window, float scale);
 void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			 const float *v, int B, int T, int H, int D, int64_t window, float scale);
+			 const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			 const void *const *qkvb);
 void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			  const float *v, int B, int T, int H, int D, int64_t window, float scale);
+			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			  const void *const *qkvb);
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
 			 const float *q, const float *k, const float *v, const float *Dd,
-			 const float *lse, int B, int T, int H, int D, int64_t window, float scale);
+			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
+			 const void *const *qkvb);
 
 #endif

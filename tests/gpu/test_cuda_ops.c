@@ -1348,35 +1348,45 @@ TEST(train_20_steps)
 
 /* The pass scope's cast reuse changes no bit of a run: 6 steps in two
  * passes a micro-batch (pass_rows 2 of 4 rows, gradients accumulated over
- * the passes) with and without it give the same losses and weights. */
+ * the passes) with and without it give the same losses and weights, with
+ * the fp32 attention and with the mma one (the default at head width 128,
+ * which reads q, k and v through the kept casts too). */
 TEST(train_cast_reuse_bitwise)
 {
-	double l1[6], l2[6];
 	static const char *const two_passes[] = { "pass_rows=2", NULL };
-	train_extra = two_passes;
-	cuda_profile(1);
-	int rc = train("cuda", 6, l1);
-	cuda_profile(0);
-	char *buf = profile_text("r", 0);   /* this run's counts */
-	uint64_t f1 = last_fnv;
-	cuda_set_cast_reuse(0);
-	int rc2 = train("cuda", 6, l2);
-	cuda_set_cast_reuse(1);
-	train_extra = NULL;
-	if (rc == 1) {
+	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_MMA };
+	for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+		double l1[6], l2[6];
+		train_extra = two_passes;
+		cuda_set_attn_mode(modes[m]);
+		cuda_profile(1);
+		int rc = train("cuda", 6, l1);
+		cuda_profile(0);
+		char *buf = profile_text("r", 0);   /* this run's counts */
+		uint64_t f1 = last_fnv;
+		cuda_set_cast_reuse(0);
+		int rc2 = train("cuda", 6, l2);
+		cuda_set_cast_reuse(1);
+		cuda_set_attn_mode(CUDA_ATTN_F32);
+		train_extra = NULL;
+		if (rc == 1) {
+			free(buf);
+			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+			return;
+		}
+		const char *mn = cuda_attn_mode_name(modes[m]);
+		CHECK(rc == 0 && rc2 == 0);
+		CHECKF(!memcmp(l1, l2, sizeof l1) && f1 == last_fnv,
+		       "attention %s, with and without cast reuse: losses %.9g / %.9g, weights "
+		       "%016llx / %016llx", mn, l1[5], l2[5], (unsigned long long)f1,
+		       (unsigned long long)last_fnv);
+		const char *l = buf ? strstr(buf, "bf16 operand casts: ") : NULL;
+		unsigned long long made = 0, reused = 0;
+		CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
+		       reused > made / 2, "training reuses casts: %s", buf ? buf : "");
+		printf("  attention %s, 6 steps: %llu casts made, %llu reused\n", mn, made, reused);
 		free(buf);
-		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
 	}
-	CHECK(rc == 0 && rc2 == 0);
-	CHECKF(!memcmp(l1, l2, sizeof l1) && f1 == last_fnv,
-	       "with and without cast reuse: losses %.9g / %.9g, weights %016llx / %016llx", l1[5],
-	       l2[5], (unsigned long long)f1, (unsigned long long)last_fnv);
-	const char *l = buf ? strstr(buf, "bf16 operand casts: ") : NULL;
-	unsigned long long made = 0, reused = 0;
-	CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
-	       reused > made / 2, "training reuses casts: %s", buf ? buf : "");
-	printf("  6 steps: %llu casts made, %llu reused\n", made, reused);
-	free(buf);
 }
 
 /* Asynchronous ops (cuda_set_async) change no bit of a run: 6 steps with
@@ -1401,14 +1411,19 @@ TEST(train_async_bitwise)
 	cuda_set_async(0);
 	if (!on)
 		printf("  note: the device has no concurrent managed access; ops stay synchronous\n");
-	for (size_t a = 0; a < sizeof arms / sizeof *arms; a++) {
+	/* then the first arm again with the mma attention (the default at head
+	 * width 128) */
+	size_t na = sizeof arms / sizeof *arms;
+	for (size_t a = 0; a <= na; a++) {
 		double l1[6], l2[6];
-		train_extra = arms[a];
+		train_extra = arms[a < na ? a : 0];
+		cuda_set_attn_mode(a < na ? CUDA_ATTN_F32 : CUDA_ATTN_MMA);
 		int rc = train("cuda", 6, l1);
 		uint64_t f1 = last_fnv;
 		cuda_set_async(1);
 		int rc2 = train("cuda", 6, l2);
 		cuda_set_async(0);
+		cuda_set_attn_mode(CUDA_ATTN_F32);
 		train_extra = NULL;
 		if (rc == 1) {
 			cuda_set_async(was);
@@ -1419,8 +1434,10 @@ TEST(train_async_bitwise)
 		       "arm %zu: synchronous / asynchronous ops: losses %.9g / %.9g, weights "
 		       "%016llx / %016llx", a, l1[5], l2[5], (unsigned long long)f1,
 		       (unsigned long long)last_fnv);
-		printf("  arm %zu (%s ...): loss %.6f, weights %016llx both ways\n", a, arms[a][1] ?
-		       arms[a][1] : arms[a][0], l2[5], (unsigned long long)last_fnv);
+		const char *const *kv = arms[a < na ? a : 0];
+		printf("  arm %zu (%s ..., attention %s): loss %.6f, weights %016llx both ways\n", a,
+		       kv[1] ? kv[1] : kv[0], a < na ? "f32" : "mma", l2[5],
+		       (unsigned long long)last_fnv);
 	}
 	cuda_set_async(was);
 }
