@@ -197,6 +197,21 @@ void fiber_make(fiber &f)
 #endif
 }
 
+/* EMU_ORDER=reverse: blocks and a block's threads run last to first (a
+ * kernel whose result depends on the order, as with a missing
+ * __syncthreads or a block reading another's output, differs) */
+bool reverse_order()
+{
+	static const bool r = getenv("EMU_ORDER") && strcmp(getenv("EMU_ORDER"), "reverse") == 0;
+	return r;
+}
+
+/* index k of n in the order in force */
+unsigned nth(unsigned k, unsigned n)
+{
+	return reverse_order() ? n - 1 - k : k;
+}
+
 /* The fibers' stacks, 1024 x STACK bytes in one mapping on transparent
  * huge pages where the kernel offers them: a switch touches another
  * fiber's stack, and with 4 KiB pages that was a TLB miss each time. */
@@ -464,7 +479,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 	gridDim = grid;
 	for (unsigned by = 0; by < grid.y; by++)
 		for (unsigned bx = 0; bx < grid.x; bx++) {
-			blockIdx.x = bx, blockIdx.y = by, blockIdx.z = 0;
+			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
 			memset(emu_smem, 0xA5, smem);   /* stale bytes, not zeros: a missing load shows */
 			g_bar = 0;
 			for (warp &w : g_w)
@@ -476,7 +491,8 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 			}
 			for (;;) {
 				int ran = 0, done = 0;
-				for (int i = 0; i < threads; i++) {
+				for (int k = 0; k < threads; k++) {
+					int i = (int)nth((unsigned)k, (unsigned)threads);
 					if (g_f[(size_t)i].state == DONE) {
 						done++;
 						continue;
@@ -526,9 +542,10 @@ void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
 	g_direct = true;
 	for (unsigned by = 0; by < grid.y; by++)
 		for (unsigned bx = 0; bx < grid.x; bx++) {
-			blockIdx.x = bx, blockIdx.y = by, blockIdx.z = 0;
+			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
 			memset(emu_smem, 0xA5, smem);
-			for (unsigned i = 0; i < block.x; i++) {
+			for (unsigned k = 0; k < block.x; k++) {
+				unsigned i = nth(k, block.x);
 				g_cur = (int)i;
 				threadIdx.x = i, threadIdx.y = 0, threadIdx.z = 0;
 				body();

@@ -7,9 +7,9 @@
  * expression are printed, the test goes on) or skipped (T_SKIP("why")).
  * t_done() prints "N passed, N failed, N skipped" and returns the exit status:
  * 0 only when nothing failed. The runner (tests/run.sh) sums these lines.
- * T_ONLY=word in the environment runs only the tests whose name contains
- * word (the others are not counted): a developer's shortcut, never set by
- * make test.
+ * T_ONLY=word[,word...] in the environment runs only the tests whose name
+ * contains one of the words, T_EXCEPT=word[,word...] all but those (the
+ * others are not counted).
  */
 #ifndef SUPKIT_T_H
 #define SUPKIT_T_H
@@ -25,9 +25,29 @@ static const char *t_cur_name;
 
 #define TEST(name) static void name(void)
 
+/* whether one of the comma-separated words of list is part of name */
+static inline int t_matches(const char *name, const char *list)
+{
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		for (const char *p = name; n && *p; p++)
+			if (strncmp(p, list, n) == 0)
+				return 1;
+		list += n + (list[n] == ',');
+	}
+	return 0;
+}
+
+/* whether T_ONLY and T_EXCEPT (unset or empty: every test) select `name` */
+static inline int t_selected(const char *name)
+{
+	const char *only = getenv("T_ONLY"), *except = getenv("T_EXCEPT");
+	return (!only || !*only || t_matches(name, only)) && !(except && t_matches(name, except));
+}
+
 #define RUN(name)                                                         \
 	do {                                                              \
-		if (getenv("T_ONLY") && !strstr(#name, getenv("T_ONLY"))) \
+		if (!t_selected(#name))                                   \
 			break;                                            \
 		t_cur_failed = 0;                                         \
 		t_cur_skipped = 0;                                        \
