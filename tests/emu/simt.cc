@@ -314,16 +314,18 @@ double __shfl_xor_sync(unsigned mask, double v, int lane_mask)
 	return v;
 }
 
-float __shfl_xor_sync(unsigned mask, float v, int lane_mask)
+/* The warp's shuffle: this lane gets lane src's v (src in 0..31). */
+static float shfl_from(unsigned mask, float v, int src)
 {
 	if (mask != 0xffffffffu)
 		die("shfl with a partial mask");
 	int lane = g_cur & 31;
 	warp &w = g_w[g_cur / 32];
 	memcpy(&w.in[lane][0], &v, 4);
+	w.in[lane][1] = (uint32_t)src & 31;
 	if (arrive(C_SHFL)) {
 		for (int i = 0; i < 32; i++)
-			w.out[i][0] = w.in[i ^ (lane_mask & 31)][0];
+			w.out[i][0] = w.in[w.in[i][1]][0];
 		release();
 	}
 	float r;
@@ -331,25 +333,14 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask)
 	return r;
 }
 
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask)
+{
+	return shfl_from(mask, v, (int)(g_cur & 31) ^ lane_mask);
+}
+
 float __shfl_sync(unsigned mask, float v, int src)
 {
-	if (mask != 0xffffffffu)
-		die("shfl with a partial mask");
-	int lane = g_cur & 31;
-	warp &w = g_w[g_cur / 32];
-	memcpy(&w.in[lane][0], &v, 4);
-	memcpy(&w.in[lane][1], &src, 4);
-	if (arrive(C_SHFL)) {
-		for (int i = 0; i < 32; i++) {
-			int s;
-			memcpy(&s, &w.in[i][1], 4);
-			w.out[i][0] = w.in[s & 31][0];
-		}
-		release();
-	}
-	float r;
-	memcpy(&r, &w.out[lane][0], 4);
-	return r;
+	return shfl_from(mask, v, src);
 }
 
 void emu_cp16(void *dst, const void *src, bool valid)
