@@ -23,7 +23,8 @@
  * session 8 (not yet run on a GPU) the mma attention reads q, k and v
  * through the same store, so the forward's casts serve the backward too
  * (three casts a layer fewer, 6 bytes an element each; held for the pass:
- * about 1.5 GiB more at depth 8 in passes of 32 rows). Every op is
+ * about 1.5 GiB more at depth 8 in passes of 32 rows), and the fused
+ * RoPE/QK-norm forward writes q's and k's casts as it goes. Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (since
@@ -990,8 +991,10 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	const float *px = fin(&c, x), *pc = fin(&c, cs), *ps = fin(&c, sn);
 	const float *pk = sc ? fin(&c, sc) : NULL;
 	float *po = fout(&c, out), *pr = fout(&c, rstd), *pn = sc ? fout(&c, xn) : NULL;
-	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, pr, pn, px, pk, pc, ps, rows, H, D,
-							    T, eps);
+	/* out is q or k: the mma attention's operand (attn_qkv_casts finds the copy) */
+	__nv_bfloat16 *ob = attn_has_cast((int)g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
+	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, ob, pr, pn, px, pk, pc, ps, rows, H,
+							    D, T, eps);
 	ctx_done(&c);
 }
 

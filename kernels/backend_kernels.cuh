@@ -255,9 +255,10 @@ __global__ static void k_rope(float *x, const float *cs, const float *sn, int64_
  * registers; the sums run over the first halves, then the second halves,
  * which for D = 128 is k_rms_fwd's order (c = l, l+32, l+64, l+96). */
 #define ROPE_RMS_J 2
-__global__ static void k_rope_rms_fwd(float *out, float *rstd, float *xn, const float *x,
-				      const float *sc, const float *cs, const float *sn, int64_t rows,
-				      int64_t H, int64_t D, int64_t T, double eps)
+__global__ static void k_rope_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, float *xn,
+				      const float *x, const float *sc, const float *cs,
+				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T,
+				      double eps)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
@@ -294,6 +295,10 @@ __global__ static void k_rope_rms_fwd(float *out, float *rstd, float *xn, const 
 			}
 			o[c] = y1;
 			o[c + h2] = y2;
+			if (ob) {   /* out's bf16 copy, which the mma attention reads */
+				ob[row * D + c] = __float2bfloat16_rn(y1);
+				ob[row * D + c + h2] = __float2bfloat16_rn(y2);
+			}
 		}
 	}
 }

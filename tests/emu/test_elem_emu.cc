@@ -159,6 +159,43 @@ TEST(rope_rmsnorm_bwd_with_cast)
 	CHECKF(cast_misses(gdx, ob) == 0, "dx's bf16 copy: %zu", cast_misses(gdx, ob));
 }
 
+/* the fused RoPE + QK-norm (+ q_tau) forward with its output's bf16 copy
+ * (read by the mma attention since session 8) */
+TEST(rope_rmsnorm_fwd_with_cast)
+{
+	const int64_t B = 2, T = 9, H = 3, D = 128, N = B * T, h2 = D / 2;
+	fv x = normals(&RG, N * H * D, 1), cs(T * h2), sn(T * h2), k = normals(&RG, H * D, 0.3);
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t c = 0; c < h2; c++) {
+			double a = t / pow(10000.0, (double)c / h2);
+			cs[t * h2 + c] = (float)cos(a), sn[t * h2 + c] = (float)sin(a);
+		}
+	for (float &v : k)
+		v = expf(v);
+	for (int tau = 0; tau < 2; tau++) {
+		fv ho(N * H * D), hn(N * H * D), hr(N * H), go(N * H * D), gn(N * H * D), gr(N * H);
+		bv ob(N * H * D);
+		struct tensor tx = { x.data(), TD_F32, 3, { N, H, D, 1 } };
+		struct tensor to = { ho.data(), TD_F32, 3, { N, H, D, 1 } };
+		struct tensor tn = { hn.data(), TD_F32, 3, { N, H, D, 1 } }, tr = T2(hr, 1, N * H);
+		struct tensor tk = T2(k, 1, H * D), tcs = T2(cs, T, h2), tsn = T2(sn, T, h2);
+		CPU->rope_rmsnorm_fwd(&to, &tr, tau ? &tn : NULL, &tx, tau ? &tk : NULL, &tcs, &tsn, T,
+				      1e-6);
+		float *po = go.data(), *pn = tau ? gn.data() : NULL, *pr = gr.data();
+		__nv_bfloat16 *pb = ob.data();
+		const float *px = x.data(), *pk = tau ? k.data() : NULL, *pc = cs.data(),
+			    *ps = sn.data();
+		emu_launch(rows_grid(N * H), NT, 0, [&] {
+			k_rope_rms_fwd(po, pb, pr, pn, px, pk, pc, ps, N * H, H, D, T, 1e-6);
+		});
+		CHECKF(rel(go, ho) <= 1e-6, "q_tau %d: out %.3g", tau, rel(go, ho));
+		CHECKF(rel(gr, hr) <= 1e-6, "q_tau %d: rstd %.3g", tau, rel(gr, hr));
+		CHECKF(!tau || rel(gn, hn) <= 1e-6, "xn %.3g", rel(gn, hn));
+		CHECKF(cast_misses(go, ob) == 0, "q_tau %d: out's bf16 copy: %zu", tau,
+		       cast_misses(go, ob));
+	}
+}
+
 /* one warp a row: k below and above 32 lanes; bf16 and fp32 tables */
 TEST(embed_gather_warp_rows)
 {
@@ -292,6 +329,7 @@ int main(void)
 	CPU = backend_cpu();
 	RUN(softcap_ce_fp32);
 	RUN(rmsnorm_with_casts);
+	RUN(rope_rmsnorm_fwd_with_cast);
 	RUN(rope_rmsnorm_bwd_with_cast);
 	RUN(embed_gather_warp_rows);
 	RUN(ve_gate_rows);
