@@ -754,6 +754,13 @@ static bf *mm_cast(const char *op, const float *const *src, int cnt, int64_t n, 
 	return p;
 }
 
+/* g = q's, k's and v's bf16 copies: the caller's (qkvb) or cp's, n apart */
+static void qkv_of(const bf **g, const void *const *qkvb, const bf *cp, int64_t n)
+{
+	for (int i = 0; i < 3; i++)
+		g[i] = qkvb ? (const bf *)qkvb[i] : cp + i * n;
+}
+
 /* A forward kernel over blocks of `rows` queries with sm bytes of shared
  * memory, on bf16 copies of q, k, v. */
 typedef void (*fwd_kernel)(float *, bf *, float *, const bf *, const bf *, const bf *, int, int,
@@ -769,11 +776,12 @@ static void fwd_run(fwd_kernel kern, int rows, size_t sm, float *y, void *yb, fl
 	const float *src[3] = { q, k, v };
 	size_t nb = 0;
 	bf *cp = qkvb ? NULL : mm_cast("attn_fwd", src, 3, n, &nb);   /* else the caller's */
-	const bf *gq = qkvb ? (const bf *)qkvb[0] : cp, *gk = qkvb ? (const bf *)qkvb[1] : cp + n,
-		 *gv = qkvb ? (const bf *)qkvb[2] : cp + 2 * n;
+	const bf *g[3];
+	qkv_of(g, qkvb, cp, n);
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						 (int)sm));
-	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, (bf *)yb, lse, gq, gk, gv, T, H, window, scale);
+	kern<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, (bf *)yb, lse, g[0], g[1], g[2], T, H, window,
+						      scale);
 	CUDA_CK("attn_fwd", cudaGetLastError());
 	cuda_scratch_free(cp, nb);
 }
@@ -804,9 +812,9 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float
 	const float *src[4] = { dy, q, k, v };
 	size_t nb;
 	bf *cp = mm_cast("attn_bwd", src, qkvb ? 1 : 4, n, &nb);   /* dy's alone: q, k, v given */
-	const bf *gdy = cp, *gq = qkvb ? (const bf *)qkvb[0] : cp + n,
-		 *gk = qkvb ? (const bf *)qkvb[1] : cp + 2 * n,
-		 *gv = qkvb ? (const bf *)qkvb[2] : cp + 3 * n;
+	const bf *gdy = cp, *g[3];
+	qkv_of(g, qkvb, cp + n, n);
+	const bf *gq = g[0], *gk = g[1], *gv = g[2];
 	cudaStream_t st = cuda_stream();
 	size_t s1 = mm_smem_dkdv(), s2 = mm_smem_dq();
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,

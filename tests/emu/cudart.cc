@@ -135,9 +135,7 @@ void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, f
 	float *pc = (float *)C;
 	int ld = ldc;
 	if (ct == CUDA_R_16BF) {
-		c.assign((size_t)m * n, 0.0f);
-		if (beta != 0)
-			c = widen(C, ct, m, n, ldc, false);
+		c = beta != 0 ? widen(C, ct, m, n, ldc, false) : std::vector<float>((size_t)m * n);
 		pc = c.data(), ld = m;
 	}
 	cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,

@@ -70,7 +70,6 @@ std::vector<fiber> g_f;
 std::vector<warp> g_w;
 int g_cur, g_nthr, g_bar;
 bool g_direct;   /* emu_run_kernel's direct mode: threads one after another, no fibers */
-const void *g_key;   /* the kernel running (emu_run_kernel) */
 const std::function<void()> *g_body;
 
 void die(const char *what)
@@ -452,12 +451,29 @@ void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const fl
 	}
 }
 
-void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body)
+static void check_launch(int threads, size_t smem)
 {
 	if (threads % 32 != 0 || threads > 1024 || smem > EMU_SMEM) {
 		fprintf(stderr, "simt: launch of %d threads, %zu bytes of shared memory\n", threads, smem);
 		abort();
 	}
+}
+
+/* run(), with blockIdx set, for every block of grid in the order in force,
+ * over smem bytes of stale shared memory (not zeros: a missing load shows) */
+template <class F> static void each_block(dim3 grid, size_t smem, F run)
+{
+	for (unsigned by = 0; by < grid.y; by++)
+		for (unsigned bx = 0; bx < grid.x; bx++) {
+			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
+			memset(emu_smem, 0xA5, smem);
+			run();
+		}
+}
+
+void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body)
+{
+	check_launch(threads, smem);
 	emu_collectives = 0;
 	g_body = &body;
 	g_nthr = threads;
@@ -468,10 +484,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 			f.stack = stack_arena() + (&f - g_f.data()) * STACK;
 	blockDim = dim3((unsigned)threads);
 	gridDim = grid;
-	for (unsigned by = 0; by < grid.y; by++)
-		for (unsigned bx = 0; bx < grid.x; bx++) {
-			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
-			memset(emu_smem, 0xA5, smem);   /* stale bytes, not zeros: a missing load shows */
+	each_block(grid, smem, [&] {
 			g_bar = 0;
 			for (warp &w : g_w)
 				w.arrived = 0;
@@ -503,7 +516,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 					    "collective or __syncthreads)");
 				}
 			}
-		}
+		});
 }
 
 void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
@@ -515,7 +528,6 @@ void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
 		fprintf(stderr, "simt: a launch with a 3-D grid or a 2-D block\n");
 		abort();
 	}
-	g_key = key;
 	int &m = seen[key];
 	if (m != 1 || fibers) {
 		emu_launch(grid, (int)block.x, smem, body);
@@ -523,24 +535,17 @@ void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
 			m = emu_collectives == 0 ? 1 : 2;
 		return;
 	}
-	if (block.x > 1024 || smem > EMU_SMEM) {
-		fprintf(stderr, "simt: launch of %u threads, %zu bytes of shared memory\n", block.x,
-			smem);
-		abort();
-	}
+	check_launch((int)block.x, smem);
 	blockDim = block;
 	gridDim = grid;
 	g_direct = true;
-	for (unsigned by = 0; by < grid.y; by++)
-		for (unsigned bx = 0; bx < grid.x; bx++) {
-			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
-			memset(emu_smem, 0xA5, smem);
-			for (unsigned k = 0; k < block.x; k++) {
-				unsigned i = nth(k, block.x);
-				g_cur = (int)i;
-				threadIdx.x = i, threadIdx.y = 0, threadIdx.z = 0;
-				body();
-			}
+	each_block(grid, smem, [&] {
+		for (unsigned k = 0; k < block.x; k++) {
+			unsigned i = nth(k, block.x);
+			g_cur = (int)i;
+			threadIdx.x = i, threadIdx.y = 0, threadIdx.z = 0;
+			body();
 		}
+	});
 	g_direct = false;
 }
