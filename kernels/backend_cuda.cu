@@ -24,7 +24,11 @@
  * through the same store, so the forward's casts serve the backward too
  * (three casts a layer fewer, 6 bytes an element each; held for the pass:
  * about 1.5 GiB more at depth 8 in passes of 32 rows), and the fused
- * RoPE/QK-norm forward writes q's and k's casts as it goes. Every op is
+ * RoPE/QK-norm forward writes q's and k's casts as it goes; since session 9
+ * (not yet run on a GPU) the model stores the MLP's h, u, du and dh in
+ * bf16 when this backend's GEMMs are bf16 (c_mlp_bf16, backend.h
+ * mlp_bf16): cuBLAS writes h and du in bf16 and relu^2 reads and writes
+ * bf16, so u and dh need no casts. Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (since
@@ -33,9 +37,9 @@
  * the value-embedding tables of one micro-batch share it; before, the host
  * sorted a copy of the indices, a synchronisation at every call).
  *
- * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 activation
- * storage (TD_BF16 is accepted for matmul inputs/outputs and embedding
- * tables only), asynchronous ops outside the pass scope and by default
+ * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 storage
+ * of activations but the MLP's (TD_BF16 is accepted for matmul
+ * inputs/outputs, relu^2 and embedding tables only), asynchronous ops outside the pass scope and by default
  * (cuda_set_async: inside the scope an op need not wait for its kernels;
  * not yet run on a GPU, so off), cuBLASLt epilogues,
  * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
@@ -75,6 +79,7 @@ static struct {
 	                    managed access */
 	int managed_ok;  /* the device's concurrentManagedAccess */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
+	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -228,6 +233,7 @@ static void cuda_init(void)
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
+	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -345,6 +351,12 @@ extern "C" void cuda_set_cast_reuse(int on)
 	cc_clear();
 	g_cc.off = !on;
 	g_cc.on = 0;
+}
+
+extern "C" void cuda_set_mlp_bf16(int on)
+{
+	cuda_init();   /* SUPKIT_CUDA_MLP_BF16 is read there, before this call counts */
+	g_cu.mlp16 = on;
 }
 
 /* ---- the C API ---- */
@@ -597,6 +609,19 @@ static float *fout(struct opctx *c, struct tensor *t)
 {
 	bk_check(t->dtype == TD_F32, c->op);
 	return (float *)ctx_map(c, t->data, tbytes(t), 1);
+}
+
+/* bf16 operands (backend.h mlp_bf16): no cast is kept of them */
+static const __nv_bfloat16 *bin(struct opctx *c, const struct tensor *t)
+{
+	bk_check(t->dtype == TD_BF16, c->op);
+	return (const __nv_bfloat16 *)ctx_map(c, t->data, tbytes(t), 0);
+}
+
+static __nv_bfloat16 *bout(struct opctx *c, struct tensor *t)
+{
+	bk_check(t->dtype == TD_BF16, c->op);
+	return (__nv_bfloat16 *)ctx_map(c, t->data, tbytes(t), 1);
 }
 
 static const int32_t *iin(struct opctx *c, const int32_t *idx, int64_t n)
@@ -1336,6 +1361,14 @@ static void relu2_run(struct tensor *out, const struct tensor *h, int cast_only)
 	ctx_init(&c, "relu2_fwd");
 	int64_t n = tensor_numel(h);
 	bk_check(tensor_numel(out) == n, c.op);
+	if (h->dtype == TD_BF16) {   /* backend.h mlp_bf16: bf16 storage, no cast to keep */
+		const __nv_bfloat16 *ph = bin(&c, h);
+		__nv_bfloat16 *po = bout(&c, out);
+		k_relu2_fwd_bf<<<grid_for(n, 8 * NT), NT, 0, g_cu.st>>>(po, ph, n,
+									  al16(po) && al16(ph));
+		ctx_done(&c);
+		return;
+	}
 	const float *ph = fin(&c, h);
 	float *po = fout(&c, out);
 	__nv_bfloat16 *ob = cc_make(&c, out, po, cast_only);   /* the model's u: read by GEMMs only */
@@ -1362,6 +1395,14 @@ static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const stru
 	ctx_init(&c, "relu2_bwd");
 	int64_t n = tensor_numel(h);
 	bk_check(tensor_numel(dh) == n && tensor_numel(dout) == n, c.op);
+	if (h->dtype == TD_BF16) {   /* backend.h mlp_bf16 */
+		const __nv_bfloat16 *ph = bin(&c, h), *pd = bin(&c, dout);
+		__nv_bfloat16 *po = bout(&c, dh);
+		int v8 = al16(po) && al16(pd) && al16(ph);
+		k_relu2_bwd_bf<<<grid_for(n, 8 * NT), NT, 0, g_cu.st>>>(po, pd, ph, n, v8);
+		ctx_done(&c);
+		return;
+	}
 	const float *ph = fin(&c, h), *pd = fin(&c, dout);
 	float *po = fout(&c, dh);
 	__nv_bfloat16 *ob = cc_fresh(&c, dh, po);    /* the model's dh: read by GEMMs only */
@@ -1427,6 +1468,13 @@ static void c_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct te
 	ctx_done(&c);
 }
 
+/* backend.h mlp_bf16: with bf16 GEMMs (their operands are rounded to bf16
+ * anyway), unless cuda_set_mlp_bf16(0) or SUPKIT_CUDA_MLP_BF16=0 */
+static int c_mlp_bf16(void)
+{
+	return g_cu.mm == CUDA_MM_BF16 && g_cu.mlp16;
+}
+
 static const struct backend_ops cuda_ops = {
 	/* .name = */ "cuda",
 	/* .zero = */ c_zero,
@@ -1460,6 +1508,7 @@ static const struct backend_ops cuda_ops = {
 	/* .scope = */ c_scope,
 	/* .sync = */ cuda_sync,
 	/* .relu2_fwd_gemm = */ c_relu2_fwd_gemm,
+	/* .mlp_bf16 = */ c_mlp_bf16,
 };
 
 extern "C" void cuda_profile(int on)

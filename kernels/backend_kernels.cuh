@@ -503,6 +503,29 @@ __device__ static inline void put1(float *o, __nv_bfloat16 *ob, int64_t i, float
 		ob[i] = __float2bfloat16_rn(v);
 }
 
+/* Eight bf16 values at p (16-byte aligned) widened to fp32 into f, and
+ * eight fp32 values rounded to nearest even into p: one 16-byte access. */
+__device__ static inline void bf8_load(float *f, const __nv_bfloat16 *p)
+{
+	uint4 r = *(const uint4 *)p;
+	unsigned w[4] = { r.x, r.y, r.z, r.w };
+	for (int k = 0; k < 4; k++) {
+		f[2 * k] = __uint_as_float(w[k] << 16);
+		f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+	}
+}
+
+__device__ static inline void bf8_store(__nv_bfloat16 *p, const float *f)
+{
+	unsigned w[4];
+	for (int k = 0; k < 4; k++)
+		w[k] = (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[2 * k])) |
+		       (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[2 * k + 1])) << 16;
+	uint4 r;
+	r.x = w[0], r.y = w[1], r.z = w[2], r.w = w[3];
+	*(uint4 *)p = r;
+}
+
 /* v4 = 1: every operand 16-byte aligned, a float4 a thread, then the tail */
 __global__ static void k_relu2_fwd(float *o, __nv_bfloat16 *ob, const float *h, int64_t n, int v4)
 {
@@ -526,6 +549,44 @@ __global__ static void k_relu2_bwd(float *dh, __nv_bfloat16 *ob, const float *d,
 	}
 	GSTRIDE(j, n - 4 * n4)
 		put1(dh, ob, 4 * n4 + j, relu2_b(h[4 * n4 + j], d[4 * n4 + j]));
+}
+
+/* The same on bf16 storage (backend.h mlp_bf16): h, d and the output
+ * bf16, the arithmetic the fp32 kernels' on the widened values, the result
+ * rounded once. v8 = 1: every operand 16-byte aligned, eight values a
+ * thread, then the tail. */
+__global__ static void k_relu2_fwd_bf(__nv_bfloat16 *o, const __nv_bfloat16 *h, int64_t n, int v8)
+{
+	int64_t n8 = v8 ? n / 8 : 0;
+	GSTRIDE(i, n8) {
+		float a[8];
+		bf8_load(a, h + 8 * i);
+		for (int k = 0; k < 8; k++)
+			a[k] = relu2_f(a[k]);
+		bf8_store(o + 8 * i, a);
+	}
+	GSTRIDE(j, n - 8 * n8) {
+		int64_t t = 8 * n8 + j;
+		o[t] = __float2bfloat16_rn(relu2_f(__bfloat162float(h[t])));
+	}
+}
+
+__global__ static void k_relu2_bwd_bf(__nv_bfloat16 *dh, const __nv_bfloat16 *d,
+				      const __nv_bfloat16 *h, int64_t n, int v8)
+{
+	int64_t n8 = v8 ? n / 8 : 0;
+	GSTRIDE(i, n8) {
+		float a[8], b[8];
+		bf8_load(a, h + 8 * i);
+		bf8_load(b, d + 8 * i);
+		for (int k = 0; k < 8; k++)
+			a[k] = relu2_b(a[k], b[k]);
+		bf8_store(dh + 8 * i, a);
+	}
+	GSTRIDE(j, n - 8 * n8) {
+		int64_t t = 8 * n8 + j;
+		dh[t] = __float2bfloat16_rn(relu2_b(__bfloat162float(h[t]), __bfloat162float(d[t])));
+	}
 }
 
 /* one warp per (n, h): the gate once, then its D values */

@@ -75,6 +75,14 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
  * initialisation (to tell a fault in the kept casts from one elsewhere). */
 void cuda_set_cast_reuse(int on);
 
+/* With bf16 GEMMs a model created from now on stores its MLP's hidden
+ * pre-activation h, relu^2 u and their gradients in bf16, as the
+ * benchmark's autocast does (backend.h mlp_bf16: half the bytes of the
+ * largest activations, and no casts of u and dh). On by default; off keeps
+ * them fp32. The environment variable SUPKIT_CUDA_MLP_BF16=0 turns it off
+ * at initialisation. */
+void cuda_set_mlp_bf16(int on);
+
 /* Attention kernels for head width 128 (other widths always use the fp32
  * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2 or f32)
  * sets the mode at initialisation. */

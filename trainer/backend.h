@@ -233,6 +233,13 @@ struct backend_ops {
 	 * a backend may keep it in another form only (the CUDA backend, in a
 	 * pass scope with bf16 GEMMs: its bf16 cast alone, no fp32 values). */
 	void (*relu2_fwd_gemm)(struct tensor *out, const struct tensor *h);
+	/* Nonzero: the model may store the MLP's hidden pre-activation h, its
+	 * relu^2 u and the gradients du and dh (N,4C each) as TD_BF16, as the
+	 * benchmark's autocast does. matmul then writes and reads them in bf16,
+	 * and relu2_fwd, relu2_fwd_gemm and relu2_bwd take TD_BF16 for every
+	 * operand: fp32 arithmetic on the widened values, each result rounded
+	 * once to nearest even. The model asks once, when it is created. */
+	int (*mlp_bf16)(void);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

@@ -16,7 +16,10 @@
  * the layer, the normalised inputs, q, k, v after their norms, attention
  * output and log-sum-exp, the MLP pre-activation); the MLP activation is
  * recomputed (but the last layer's, still in its buffer when the backward
- * starts). Logits exist only for a chunk of rows at a time (ce_rows:
+ * starts). Where the backend offers it (backend.h mlp_bf16: the CUDA backend
+ * with bf16 GEMMs) the MLP's h, u and their gradients are stored in bf16,
+ * as the benchmark's autocast stores them; elsewhere in the run dtype.
+ * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
  *
@@ -54,7 +57,9 @@
  * bytes (the benchmark's depth 8, B 64, T 2048: passes of 32 rows, 14 GiB,
  * an H200 device peak of 18.1 GiB with the backend's GEMM operand casts;
  * one pass would hold 28 GiB, above the original's 22.3 GiB in all; passes
- * of 16 ran 10% slower: twice the ops, smaller GEMMs) */
+ * of 16 ran 10% slower: twice the ops, smaller GEMMs; these figures with
+ * the MLP's activations in fp32: in bf16, backend.h mlp_bf16, 11.7 GiB in
+ * passes of 32 rows and 23 in one) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -73,7 +78,7 @@ struct layer {
 	void *lse;      /* (B,H,T) */
 	void *m;        /* (N,C) rms(x after attention) */
 	void *r2;       /* (N) */
-	void *hfc;      /* (N,4C) MLP pre-activation */
+	void *hfc;      /* (N,4C) MLP pre-activation (mdt) */
 };
 
 struct model {
@@ -81,6 +86,9 @@ struct model {
 	const struct backend_ops *bk;
 	enum tdtype dt;
 	size_t es;                     /* element size of dt */
+	enum tdtype mdt;               /* of the MLP's h, u, dh: dt, or TD_BF16 where the
+	                                  backend offers it (backend.h mlp_bf16) */
+	size_t mes;                    /* element size of mdt */
 	struct param_spec *spec;
 	size_t nspec;
 	struct param_table table;
@@ -108,7 +116,7 @@ struct model {
 	void *wrow, *x0w, *rw;         /* anchor: wte rows, x0_wte, its 1/rms (N) */
 	void *xf, *hN, *rN;            /* final state, rms(xf), (N) */
 	void *dx, *dx0, *dx0w, *da, *dq, *dk, *dv, *dy, *dm, *t1, *t2;  /* (N,C) */
-	void *dh, *u;                  /* (N,4C) */
+	void *dh, *u;                  /* (N,4C), mdt */
 	void *gs, *dgs, *dglog;        /* (N,Cg), (N,Cg), (N,H) */
 	int ce_rows;                   /* rows of logits made at a time */
 	void *logits;                  /* (ce_rows, V) */
@@ -140,6 +148,12 @@ static struct tensor pg(const struct model *m, const struct param *p)
 static struct tensor mat(const struct model *m, void *d, int64_t r, int64_t c)
 {
 	return tensor_2d(d, m->dt, r, c);
+}
+
+/* the MLP's (N,4C) h, u, dh (backend.h mlp_bf16) */
+static struct tensor mlp_mat(const struct model *m, void *d, int64_t r)
+{
+	return tensor_2d(d, m->mdt, r, 4 * (int64_t)m->C);
 }
 
 static double pval(const struct model *m, const struct param *p, size_t i)
@@ -313,6 +327,8 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->ce_rows = m->bk == backend_cpu() ? MODEL_CE_ROWS : MODEL_CE_ROWS_GPU;
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
+	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
+	m->mes = tdtype_size(m->mdt);
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
 		free(m);
 		return -1;
@@ -678,7 +694,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 		l->lse = carve(&cur, N * H, es);      /* (B,H,T) */
 		l->m = carve(&cur, N * C, es);
 		l->r2 = carve(&cur, N, es);
-		l->hfc = carve(&cur, N * 4 * C, es);
+		l->hfc = carve(&cur, N * 4 * C, m->mes);
 	}
 	m->xf = carve(&cur, N * C, es);
 	m->hN = carve(&cur, N * C, es);
@@ -687,8 +703,8 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 			&m->dm, &m->t1, &m->t2 };
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
 		*sc[i] = carve(&cur, N * C, es);
-	m->dh = carve(&cur, N * 4 * C, es);
-	m->u = carve(&cur, N * 4 * C, es);
+	m->dh = carve(&cur, N * 4 * C, m->mes);
+	m->u = carve(&cur, N * 4 * C, m->mes);
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);
@@ -936,7 +952,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->matmul(&x, &y, &Wp, 0, 1, 1, 1);      // x += y Wproj^T
 		struct tensor mm = mat(m, l->m, N, C), r2 = tensor_1d(l->r2, m->dt, N);
 		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
-		struct tensor h = mat(m, l->hfc, N, 4 * C), u = mat(m, m->u, N, 4 * C);
+		struct tensor h = mlp_mat(m, l->hfc, N), u = mlp_mat(m, m->u, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		bk->matmul(&h, &mm, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
 		relu2_u(m, &u, &h);
@@ -1011,12 +1027,12 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	}
 	struct tensor da = mat(m, m->da, N, C), dq = mat(m, m->dq, N, C), dk = mat(m, m->dk, N, C);
 	struct tensor dv = mat(m, m->dv, N, C), dy = mat(m, m->dy, N, C), dm = mat(m, m->dm, N, C);
-	struct tensor dh = mat(m, m->dh, N, 4 * C), u = mat(m, m->u, N, 4 * C);
+	struct tensor dh = mlp_mat(m, m->dh, N), u = mlp_mat(m, m->u, N);
 	struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
 	for (int i = m->L - 1; i >= 0; i--) {
 		struct layer *l = &m->lay[i];
 		/* MLP: x += relu(h)^2 Wmp^T with h = rms(x2) Wfc^T */
-		struct tensor h = mat(m, l->hfc, N, 4 * C), mm = mat(m, l->m, N, C);
+		struct tensor h = mlp_mat(m, l->hfc, N), mm = mat(m, l->m, N, C);
 		struct tensor r2 = tensor_1d(l->r2, m->dt, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		struct tensor gWfc = pg(m, l->fc), gWmp = pg(m, l->mproj);

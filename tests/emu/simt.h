@@ -97,6 +97,15 @@ inline float4 make_float4(float x, float y, float z, float w)
 	float4 v = { x, y, z, w };
 	return v;
 }
+struct __attribute__((aligned(16))) uint4 {
+	unsigned x, y, z, w;
+};
+inline float __uint_as_float(unsigned u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
 /* correctly rounded fp32 arithmetic (the host's, with no contraction) */
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
@@ -135,6 +144,7 @@ inline float __bfloat162float(__nv_bfloat16 b)
 	memcpy(&f, &u, 4);
 	return f;
 }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.x; }
 inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi)
 {
 	__nv_bfloat162 v;

@@ -951,6 +951,54 @@ TEST(relu2)
 	relu2_case(1003, 1);
 }
 
+/* bf16 storage (backend.h mlp_bf16): the fp32 op's result on the widened
+ * bf16 inputs, rounded once to nearest even, bit for bit; n = 5000 runs
+ * the eight-a-thread path, n = 1003 its tail, off = 1 (one bf16 past
+ * 16-byte alignment) the scalar path; h and du hold zeros and negatives
+ * (relu's edge) and bf16 values with all 8 mantissa bits */
+static void relu2_bf16_case(int64_t n, int off)
+{
+	float *h = rnd(n, 1), *d = rnd(n, 1), *o = xcalloc(n, 4), *dh = xcalloc(n, 4);
+	for (int64_t i = 0; i < n; i++) {
+		h[i] = i % 17 == 0 ? 0.0f : bf16_round(h[i]);
+		d[i] = bf16_round(d[i]);
+	}
+	bf16 *bh = cuda_mem_alloc((n + 8) * 2), *bo = cuda_mem_alloc((n + 8) * 2);
+	bf16 *bd = cuda_mem_alloc((n + 8) * 2), *bdh = cuda_mem_alloc((n + 8) * 2);
+	bf16 *gh = bh + off, *go = bo + off, *gd = bd + off, *gdh = bdh + off;
+	for (int64_t i = 0; i < n; i++) {
+		gh[i] = bf16_from_f32(h[i]);
+		gd[i] = bf16_from_f32(d[i]);
+	}
+	struct tensor th = T2(h, 1, n), to = T2(o, 1, n), td = T2(d, 1, n), tdh = T2(dh, 1, n);
+	struct tensor uh = tensor_2d(gh, TD_BF16, 1, n), uo = tensor_2d(go, TD_BF16, 1, n);
+	struct tensor ud = tensor_2d(gd, TD_BF16, 1, n), udh = tensor_2d(gdh, TD_BF16, 1, n);
+	CPU->relu2_fwd(&to, &th);
+	CPU->relu2_bwd(&tdh, &td, &th);
+	GPU->relu2_fwd(&uo, &uh);
+	int bad = 0;
+	for (int64_t i = 0; i < n; i++)
+		bad += go[i] != bf16_from_f32(o[i]);
+	CHECKF(bad == 0, "relu2_fwd bf16 n %lld off %d: %d entries differ", (long long)n, off, bad);
+	GPU->relu2_bwd(&udh, &ud, &uh);
+	bad = 0;
+	for (int64_t i = 0; i < n; i++)
+		bad += gdh[i] != bf16_from_f32(dh[i]);
+	CHECKF(bad == 0, "relu2_bwd bf16 n %lld off %d: %d entries differ", (long long)n, off, bad);
+	/* in place, as the model runs it (dh over du) */
+	GPU->relu2_bwd(&ud, &ud, &uh);
+	CHECKF(memcmp(gd, gdh, n * 2) == 0, "relu2_bwd bf16 in place n %lld off %d", (long long)n, off);
+	free(h), free(o), free(d), free(dh);
+	cuda_mem_free(bh), cuda_mem_free(bo), cuda_mem_free(bd), cuda_mem_free(bdh);
+}
+
+TEST(relu2_bf16)
+{
+	relu2_bf16_case(5000, 0);
+	relu2_bf16_case(1003, 0);
+	relu2_bf16_case(1003, 1);
+}
+
 /* one warp per (row, head): D below and above the warp's 32 lanes */
 static void ve_gate_case(int64_t N, int64_t H, int64_t D)
 {
@@ -1238,6 +1286,7 @@ static uint64_t params_fnv(struct model *m)
 }
 
 static uint64_t last_fnv;   /* of the last train() */
+static size_t last_bytes;   /* model_bytes of the last train()'s model */
 static const char *const *train_extra;   /* more config key=value for train() (NULL-ended) */
 
 static int train(const char *backend, int steps, double *loss)
@@ -1293,6 +1342,7 @@ static int train(const char *backend, int steps, double *loss)
 	}
 	free(in);
 	last_fnv = params_fnv(m);
+	last_bytes = model_bytes(m);
 	optim_free(o);
 	model_free(m);
 	return rc;
@@ -1344,6 +1394,43 @@ TEST(train_20_steps)
 		CHECK(fabs(lm[s] - lc[s]) <= 5e-2);
 	}
 	CHECK(lb[19] < lb[0] && lt[19] < lt[0] && lm[19] < lm[0]);
+}
+
+/* The MLP's h, u, du and dh in bf16 (backend.h mlp_bf16, the default with
+ * bf16 GEMMs) against the same run with them in fp32: both track the CPU
+ * run within train_20_steps's bf16 bound, the model holds exactly
+ * (depth + 2) x N x 4C x 2 bytes less (h of each layer, u and dh), and the
+ * extra roundings change the run (the switch is in force). */
+TEST(train_mlp_bf16)
+{
+	double lc[20], l16[20], l32[20];
+	if (train("cpu", 20, lc) != 0) {
+		CHECK(0);
+		return;
+	}
+	int rc = train("cuda", 20, l16);
+	size_t b16 = last_bytes;
+	uint64_t f16 = last_fnv;
+	cuda_set_mlp_bf16(0);
+	int rc2 = train("cuda", 20, l32);
+	cuda_set_mlp_bf16(1);
+	if (rc == 1)
+		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+	CHECK(rc == 0 && rc2 == 0);
+	if (rc != 0 || rc2 != 0)
+		return;
+	size_t N = 4 * 64, C = 256, L = 2;   /* small_cfg, B 4, T 64 */
+	CHECKF(last_bytes - b16 == (L + 2) * N * 4 * C * 2,
+	       "model bytes: %zu with the MLP in bf16, %zu in fp32 (expected %zu less)", b16,
+	       last_bytes, (L + 2) * N * 4 * C * 2);
+	CHECK(f16 != last_fnv);
+	for (int s = 0; s < 20; s++) {
+		CHECK(fabs(l16[s] - lc[s]) <= 5e-2);
+		CHECK(fabs(l32[s] - lc[s]) <= 5e-2);
+	}
+	CHECK(l16[19] < l16[0]);
+	printf("  step 19: cpu %.6f, cuda MLP bf16 %.6f, MLP fp32 %.6f; %zu bytes against %zu\n",
+	       lc[19], l16[19], l32[19], b16, last_bytes);
 }
 
 /* The pass scope's cast reuse changes no bit of a run: 6 steps in two
@@ -1607,11 +1694,13 @@ int main(int argc, char **argv)
 	RUN(embed_scatter_add);
 	RUN(ngram_rows_counts);
 	RUN(relu2);
+	RUN(relu2_bf16);
 	RUN(ve_gate);
 	RUN(mul_cols);
 	RUN(polar_express);
 	RUN(optimizer_passes);
 	RUN(train_20_steps);
+	RUN(train_mlp_bf16);
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
 	RUN(async_gather_abort);
