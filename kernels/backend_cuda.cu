@@ -3,6 +3,10 @@
  * allocations, staging of host operands, accounting), cuBLAS GEMMs and own
  * kernels for every other op but attention (kernels/attention.cu), the OE
  * tables' n-gram hashing and visit counts (integer atomics) included.
+ * An op tells its operands apart (managed, pinned, pageable to stage) from
+ * a registry of the backend's own managed blocks, and asks the driver only
+ * for other memory (since session 9; before, one cudaPointerGetAttributes
+ * an operand).
  *
  * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
  * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
@@ -418,6 +422,85 @@ extern "C" const char *cuda_matmul_mode_name(enum cuda_mm_mode m)
 /* Managed blocks carry their size in a 256-byte prefix (alignment kept). */
 #define MEM_PREFIX 256
 
+/* The blocks of cuda_mem_alloc, sorted by address, so that an op finds
+ * that an operand is managed memory without asking the driver
+ * (cudaPointerGetAttributes: a driver call per operand per op, some 25,000
+ * a depth-8 step, with the GPU idle meanwhile when ops wait); counted
+ * while cuda_profile counts. */
+static struct {
+	const char **lo;   /* block starts (the prefix's), ascending */
+	size_t *n;         /* their bytes, prefix included */
+	int cnt, cap;
+	uint64_t fast, driver;
+} g_reg;
+
+/* the registry index of the block holding p, or -1 */
+static int reg_find(const void *p)
+{
+	const char *c = (const char *)p;
+	int a = 0, b = g_reg.cnt - 1, hit = -1;
+	while (a <= b) {   /* the last block starting at or below p */
+		int m = (a + b) / 2;
+		if (g_reg.lo[m] <= c)
+			hit = m, a = m + 1;
+		else
+			b = m - 1;
+	}
+	return hit >= 0 && c < g_reg.lo[hit] + g_reg.n[hit] ? hit : -1;
+}
+
+static void reg_add(const char *lo, size_t n)
+{
+	if (g_reg.cnt == g_reg.cap) {
+		int cap = g_reg.cap ? 2 * g_reg.cap : 64;
+		const char **l = (const char **)realloc(g_reg.lo, (size_t)cap * sizeof *l);
+		size_t *nn = l ? (size_t *)realloc(g_reg.n, (size_t)cap * sizeof *nn) : NULL;
+		if (l)
+			g_reg.lo = l;
+		if (!l || !nn)
+			bk_fail("alloc", "out of host memory");
+		g_reg.n = nn;
+		g_reg.cap = cap;
+	}
+	int i = g_reg.cnt;
+	while (i > 0 && g_reg.lo[i - 1] > lo) {
+		g_reg.lo[i] = g_reg.lo[i - 1];
+		g_reg.n[i] = g_reg.n[i - 1];
+		i--;
+	}
+	g_reg.lo[i] = lo;
+	g_reg.n[i] = n;
+	g_reg.cnt++;
+}
+
+static void reg_drop(const char *lo)
+{
+	int i = reg_find(lo);
+	if (i < 0 || g_reg.lo[i] != lo)
+		bk_fail("free", "not a block of cuda_mem_alloc");
+	memmove(g_reg.lo + i, g_reg.lo + i + 1, (size_t)(g_reg.cnt - i - 1) * sizeof *g_reg.lo);
+	memmove(g_reg.n + i, g_reg.n + i + 1, (size_t)(g_reg.cnt - i - 1) * sizeof *g_reg.n);
+	g_reg.cnt--;
+}
+
+/* p's memory type and device address: the registry's managed blocks, else
+ * the driver's answer (Unregistered when it has none) */
+static void ptr_attr(const void *p, cudaPointerAttributes *a)
+{
+	if (reg_find(p) >= 0) {
+		g_reg.fast += g_prof.on;
+		a->type = cudaMemoryTypeManaged;
+		a->devicePointer = (void *)p;
+		return;
+	}
+	g_reg.driver += g_prof.on;
+	if (cudaPointerGetAttributes(a, p) != cudaSuccess) {
+		cudaGetLastError();
+		a->type = cudaMemoryTypeUnregistered;
+		a->devicePointer = NULL;
+	}
+}
+
 extern "C" void *cuda_mem_alloc(size_t n)
 {
 	cuda_init();
@@ -429,6 +512,7 @@ extern "C" void *cuda_mem_alloc(size_t n)
 	CUDA_CK("alloc", cudaMemsetAsync(p, 0, n + MEM_PREFIX, g_cu.st));
 	CUDA_CK("alloc", cudaStreamSynchronize(g_cu.st));
 	memcpy(p, &n, sizeof n);
+	reg_add(p, n + MEM_PREFIX);
 	g_cu.in_use += n;
 	mem_note();
 	dev_sample();
@@ -445,17 +529,17 @@ extern "C" void cuda_mem_free(void *q)
 	memcpy(&n, p, sizeof n);
 	cc_forget(q, n);
 	dplan_forget(q, n);
+	reg_drop(p);
 	CUDA_CK("free", cudaFree(p));
 	g_cu.in_use -= n;
 }
 
 extern "C" int cuda_mem_is_device(const void *p)
 {
-	cudaPointerAttributes a;
-	if (!p || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-		cudaGetLastError();
+	if (!p)
 		return 0;
-	}
+	cudaPointerAttributes a;
+	ptr_attr(p, &a);
 	return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
 }
 
@@ -531,11 +615,7 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 	if (!p || !bytes)
 		return (void *)p;
 	cudaPointerAttributes a;
-	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-		cudaGetLastError();
-		a.type = cudaMemoryTypeUnregistered;
-		a.devicePointer = NULL;
-	}
+	ptr_attr(p, &a);
 	if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) {
 		if (out && g_cc.n > 0)
 			cc_forget(p, bytes);
@@ -636,10 +716,7 @@ static const int32_t *idx_host(const char *op, const int32_t *idx, int64_t n, in
 {
 	*tmp = NULL;
 	cudaPointerAttributes a;
-	if (cudaPointerGetAttributes(&a, idx) != cudaSuccess) {
-		cudaGetLastError();
-		return idx;
-	}
+	ptr_attr(idx, &a);
 	if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
 		return idx;
 	*tmp = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
@@ -1516,6 +1593,7 @@ extern "C" void cuda_profile(int on)
 	if (on) {
 		memset(&g_prof, 0, sizeof g_prof);
 		g_cc.made = g_cc.reused = 0;
+		g_reg.fast = g_reg.driver = 0;
 	}
 	g_prof.on = on;
 }
@@ -1555,6 +1633,8 @@ extern "C" void cuda_profile_print(FILE *f, const char *title, int top)
 	fprintf(f, "profile %s %-22s calls %8s ms %10.2f\n", title, "(total)", "-", 1e3 * tot);
 	fprintf(f, "profile %s bf16 operand casts: %llu made, %llu reused (pass scope)\n", title,
 		(unsigned long long)g_cc.made, (unsigned long long)g_cc.reused);
+	fprintf(f, "profile %s operand lookups: %llu in the allocation registry, %llu by the driver\n",
+		title, (unsigned long long)g_reg.fast, (unsigned long long)g_reg.driver);
 }
 
 extern "C" const struct backend_ops *backend_cuda(void)

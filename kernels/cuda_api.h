@@ -188,7 +188,9 @@ void cuda_mem_stats(struct cuda_mem_stats *s);
  * largest first ("profile TITLE OP calls N ms X share P%"), at most `top`
  * of them and the rest as "(other)", then the host's line, the total, and
  * the bf16 operand casts made and reused (cuda_set_cast_reuse) while
- * counting. */
+ * counting, and how the ops' operands were told apart: found in the
+ * backend's registry of cuda_mem_alloc blocks, or asked of the driver
+ * (cudaPointerGetAttributes: host operands, other memory). */
 void cuda_profile(int on);
 void cuda_profile_print(FILE *f, const char *title, int top);
 

@@ -196,19 +196,62 @@ void fiber_make(fiber &f)
 #endif
 }
 
-/* EMU_ORDER=reverse: blocks and a block's threads run last to first (a
- * kernel whose result depends on the order, as with a missing
- * __syncthreads or a block reading another's output, differs) */
-bool reverse_order()
+/* EMU_ORDER: the order blocks and a block's threads run in: forward (the
+ * default), reverse (last to first) or shuffle (a fixed interleaving,
+ * k -> (a k + n/3) mod n with a near 0.618 n and prime to n: neighbours
+ * run far apart, neither first to last nor last to first). A kernel whose
+ * result depends on the order, as with a missing __syncthreads or a block
+ * reading another's output, gives different results in some of them. */
+enum run_order { ORDER_FORWARD, ORDER_REVERSE, ORDER_SHUFFLE };
+
+run_order order_in_force()
 {
-	static const bool r = getenv("EMU_ORDER") && strcmp(getenv("EMU_ORDER"), "reverse") == 0;
-	return r;
+	static int o = -1;
+	if (o < 0) {
+		const char *v = getenv("EMU_ORDER");
+		if (!v || !*v || strcmp(v, "forward") == 0)
+			o = ORDER_FORWARD;
+		else if (strcmp(v, "reverse") == 0)
+			o = ORDER_REVERSE;
+		else if (strcmp(v, "shuffle") == 0)
+			o = ORDER_SHUFFLE;
+		else {
+			fprintf(stderr, "simt: EMU_ORDER=%s: forward, reverse or shuffle\n", v);
+			exit(2);
+		}
+	}
+	return (run_order)o;
+}
+
+unsigned gcd(unsigned a, unsigned b)
+{
+	while (b) {
+		unsigned t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
 }
 
 /* index k of n in the order in force */
 unsigned nth(unsigned k, unsigned n)
 {
-	return reverse_order() ? n - 1 - k : k;
+	switch (order_in_force()) {
+	case ORDER_FORWARD:
+		return k;
+	case ORDER_REVERSE:
+		return n - 1 - k;
+	case ORDER_SHUFFLE:
+		break;
+	}
+	static unsigned last_n, a;   /* the stride for n (the scheduler asks for one n at a time) */
+	if (n != last_n) {
+		a = (unsigned)(0.618 * n) | 1;
+		while (gcd(a, n) != 1)
+			a += 2;
+		last_n = n;
+	}
+	return (unsigned)(((uint64_t)a * k + n / 3) % n);
 }
 
 /* The fibers' stacks, 1024 x STACK bytes in one mapping on transparent

@@ -37,7 +37,8 @@
  * __shfl_sync of floats; atomicAdd on unsigned (fibers do not interleave
  * inside it); math functions are the host's libm, not CUDA's. Left out:
  * every other CUDA feature (the kernels use no other), and races between
- * threads (they run in a fixed order).
+ * threads (they run in a fixed order: EMU_ORDER forward, reverse or
+ * shuffle, tests/emu/simt.cc).
  * Reference: PTX ISA 8.x, "Warp-level matrix instructions" (mma.m16n8k16,
  * ldmatrix), "Data movement" (cp.async), shfl.sync; CUDA C++ Programming
  * Guide, "Warp Matrix Functions".

@@ -386,6 +386,42 @@ TEST(profile)
 	cuda_mem_free(d);
 }
 
+/* Operands in cuda_mem_alloc blocks (at their start or inside) are found
+ * in the backend's allocation registry, without a driver call; host
+ * operands and freed blocks are not. */
+TEST(operand_lookup)
+{
+	float *a = cuda_mem_alloc(64 * 4), *b = cuda_mem_alloc(64 * 4), *h = rnd(32, 1);
+	float *ha = rnd(64, 1), *hb = rnd(64, 1);
+	memcpy(a, ha, 64 * 4);
+	memcpy(b, hb, 64 * 4);
+	struct tensor ya = T2(a + 8, 4, 8), xb = T2(b + 32, 4, 8), xh = T2(h, 4, 8);
+	cuda_profile(1);
+	GPU->axpby(&ya, 2.0, &xb, 0.5);   /* a[8..40) = 2 b[32..64) + a/2: two registry lookups */
+	char *buf = profile_text("l", 0);
+	GPU->axpby(&ya, 1.0, &xh, 1.0);   /* += h: h by the driver */
+	char *buf2 = profile_text("l", 0);
+	cuda_profile(0);
+	unsigned long long f1 = 9, d1 = 9, f2 = 9, d2 = 9;
+	const char *l1 = buf ? strstr(buf, "operand lookups: ") : NULL;
+	const char *l2 = buf2 ? strstr(buf2, "operand lookups: ") : NULL;
+	CHECKF(l1 && sscanf(l1, "operand lookups: %llu in the allocation registry, %llu by the driver",
+			    &f1, &d1) == 2 && f1 == 2 && d1 == 0, "managed operands: %s", l1 ? l1 : "");
+	CHECKF(l2 && sscanf(l2, "operand lookups: %llu in the allocation registry, %llu by the driver",
+			    &f2, &d2) == 2 && f2 == 3 && d2 == 1, "a host operand: %s", l2 ? l2 : "");
+	int bad = 0;
+	for (int i = 0; i < 64; i++) {
+		float want = i >= 8 && i < 40 ? (float)(2.0f * hb[i + 24] + 0.5f * ha[i]) + h[i - 8] : ha[i];
+		bad += fabsf(a[i] - want) > 1e-6f * (1 + fabsf(want));
+	}
+	CHECKF(bad == 0, "axpby on registry operands: %d of 64 entries wrong", bad);
+	CHECK(cuda_mem_is_device(b) && cuda_mem_is_device(b + 63) && !cuda_mem_is_device(h));
+	cuda_mem_free(b);
+	CHECK(!cuda_mem_is_device(b));   /* no longer in the registry; the driver does not know it */
+	free(buf), free(buf2), free(h), free(ha), free(hb);
+	cuda_mem_free(a);
+}
+
 /* ---- normalisation and rope ---- */
 
 TEST(rmsnorm)
@@ -944,12 +980,16 @@ static void relu2_case(int64_t n, int off)
 	cuda_mem_free(bh), cuda_mem_free(bo), cuda_mem_free(bd), cuda_mem_free(bdh);
 }
 
-TEST(relu2)
+/* the vector path, its tail, and (one element past 16-byte alignment) the
+ * scalar path */
+static void relu2_sizes(void (*run)(int64_t n, int off))
 {
-	relu2_case(5000, 0);
-	relu2_case(1003, 0);
-	relu2_case(1003, 1);
+	run(5000, 0);
+	run(1003, 0);
+	run(1003, 1);
 }
+
+TEST(relu2) { relu2_sizes(relu2_case); }
 
 /* bf16 storage (backend.h mlp_bf16): the fp32 op's result on the widened
  * bf16 inputs, rounded once to nearest even, bit for bit; n = 5000 runs
@@ -992,12 +1032,7 @@ static void relu2_bf16_case(int64_t n, int off)
 	cuda_mem_free(bh), cuda_mem_free(bo), cuda_mem_free(bd), cuda_mem_free(bdh);
 }
 
-TEST(relu2_bf16)
-{
-	relu2_bf16_case(5000, 0);
-	relu2_bf16_case(1003, 0);
-	relu2_bf16_case(1003, 1);
-}
+TEST(relu2_bf16) { relu2_sizes(relu2_bf16_case); }
 
 /* one warp per (row, head): D below and above the warp's 32 lanes */
 static void ve_gate_case(int64_t N, int64_t H, int64_t D)
@@ -1437,7 +1472,9 @@ TEST(train_mlp_bf16)
  * passes a micro-batch (pass_rows 2 of 4 rows, gradients accumulated over
  * the passes) with and without it give the same losses and weights, with
  * the fp32 attention and with the mma one (the default at head width 128,
- * which reads q, k and v through the kept casts too). */
+ * which reads q, k and v through the kept casts too). Every operand of
+ * training's ops is found in the backend's allocation registry (no driver
+ * lookup). */
 TEST(train_cast_reuse_bitwise)
 {
 	static const char *const two_passes[] = { "pass_rows=2", NULL };
@@ -1472,6 +1509,12 @@ TEST(train_cast_reuse_bitwise)
 		CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
 		       reused > made / 2, "training reuses casts: %s", buf ? buf : "");
 		printf("  attention %s, 6 steps: %llu casts made, %llu reused\n", mn, made, reused);
+		const char *lk = buf ? strstr(buf, "operand lookups: ") : NULL;
+		unsigned long long fast = 0, drv = 0;
+		CHECKF(lk && sscanf(lk, "operand lookups: %llu in the allocation registry, %llu by the driver",
+				    &fast, &drv) == 2 && fast > 0 && drv == 0,
+		       "training's operands all in the allocation registry: %s", lk ? lk : "");
+		printf("  operand lookups: %llu in the registry, %llu by the driver\n", fast, drv);
 		free(buf);
 	}
 }
@@ -1680,6 +1723,7 @@ int main(int argc, char **argv)
 	RUN(matmul_bf16);
 	RUN(matmul_cast_reuse);
 	RUN(profile);
+	RUN(operand_lookup);
 	RUN(rmsnorm);
 	RUN(rmsnorm_ref);
 	RUN(rope);
