@@ -1552,6 +1552,15 @@ static int c_mlp_bf16(void)
 	return g_cu.mm == CUDA_MM_BF16 && g_cu.mlp16;
 }
 
+/* backend.h modes */
+static const char *c_modes(void)
+{
+	static char buf[128];
+	snprintf(buf, sizeof buf, "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d",
+		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16);
+	return buf;
+}
+
 static const struct backend_ops cuda_ops = {
 	/* .name = */ "cuda",
 	/* .zero = */ c_zero,
@@ -1586,6 +1595,7 @@ static const struct backend_ops cuda_ops = {
 	/* .sync = */ cuda_sync,
 	/* .relu2_fwd_gemm = */ c_relu2_fwd_gemm,
 	/* .mlp_bf16 = */ c_mlp_bf16,
+	/* .modes = */ c_modes,
 };
 
 extern "C" void cuda_profile(int on)

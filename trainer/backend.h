@@ -240,6 +240,11 @@ struct backend_ops {
 	 * operand: fp32 arithmetic on the widened values, each result rounded
 	 * once to nearest even. The model asks once, when it is created. */
 	int (*mlp_bf16)(void);
+	/* The settings in force that change a run's numbers or speed, as
+	 * "key=value" words (the CUDA backend: its attention kernels, GEMM
+	 * mode, asynchronous ops, cast reuse, bf16 MLP storage), for the run's
+	 * record; NULL: none. */
+	const char *(*modes)(void);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

@@ -548,6 +548,7 @@ size_t model_bytes(const struct model *m)
 }
 
 size_t model_peak_bytes(const struct model *m) { return m->peak; }
+enum tdtype model_mlp_dtype(const struct model *m) { return m->mdt; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 

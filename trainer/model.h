@@ -54,6 +54,9 @@ struct param_table *model_params(struct model *m);
 const struct config *model_config(const struct model *m);
 const struct param_spec *model_spec(const struct model *m, size_t *n);
 const struct backend_ops *model_backend(const struct model *m);
+/* The dtype the MLP's activations (h, relu^2, their gradients) are stored
+ * in: the run's, or TD_BF16 where the backend offers it (backend.h mlp_bf16). */
+enum tdtype model_mlp_dtype(const struct model *m);
 size_t model_param_count(const struct model *m);     /* total numel */
 
 /* One micro-step: forward on inputs (B*T), cross-entropy against targets,

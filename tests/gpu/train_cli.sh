@@ -48,6 +48,18 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		bad "result.json names the cuda backend"
 	grep -q '"device_peak_memory_mib"' "$TMP/cuda1/result.json" && ok "result.json has the device's peak memory" ||
 		bad "result.json has the device's peak memory"
+	m=$(grep -o '"backend_modes": *"[^"]*"' "$TMP/cuda1/result.json")
+	[[ "$m" == *"attn=${SUPKIT_CUDA_ATTN:-mma} mm=${SUPKIT_CUDA_MM:-bf16} "* && "$m" == *mlp_bf16=* ]] &&
+		! grep -q '"backend_modes"' "$TMP/cpu/result.json" &&
+		ok "result.json: the CUDA backend's modes ($m)" || bad "result.json: the CUDA backend's modes" "'$m'"
+	# bf16 GEMMs (the default) store the MLP's activations in bf16; the CPU's are fp32
+	want=bf16
+	[[ "${SUPKIT_CUDA_MLP_BF16:-1}" == 0 || "${SUPKIT_CUDA_MM:-bf16}" != bf16 ]] && want=fp32
+	grep -q "\"mlp_activations\": *\"$want\"" "$TMP/cuda1/result.json" &&
+		grep -q '"mlp_activations": *"fp32"' "$TMP/cpu/result.json" &&
+		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
+		bad "result.json: MLP activations $want on cuda, fp32 on cpu" \
+			"$(grep -ho '"mlp_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
 fi
 if cmp -s "$TMP/cuda1/model.safetensors" "$TMP/cuda2/model.safetensors"; then ok "two identical CUDA runs: bit-identical weights"
 else bad "two identical CUDA runs: bit-identical weights"; fi
