@@ -419,17 +419,15 @@ extern "C" const char *cuda_matmul_mode_name(enum cuda_mm_mode m)
 	return (unsigned)m < 3 ? mm_names[m] : "?";
 }
 
-/* Managed blocks carry their size in a 256-byte prefix (alignment kept). */
-#define MEM_PREFIX 256
-
-/* The blocks of cuda_mem_alloc, sorted by address, so that an op finds
- * that an operand is managed memory without asking the driver
- * (cudaPointerGetAttributes: a driver call per operand per op, some 25,000
- * a depth-8 step, with the GPU idle meanwhile when ops wait); counted
- * while cuda_profile counts. */
+/* The blocks of cuda_mem_alloc and their sizes, sorted by address, so
+ * that an op finds that an operand is managed memory without asking the
+ * driver (cudaPointerGetAttributes: a driver call per operand per op, some
+ * 25,000 a depth-8 step, with the GPU idle meanwhile when ops wait), and
+ * cuda_mem_free finds the size without reading managed memory on the host;
+ * lookups counted while cuda_profile counts. */
 static struct {
-	const char **lo;   /* block starts (the prefix's), ascending */
-	size_t *n;         /* their bytes, prefix included */
+	const char **lo;   /* block starts, ascending */
+	size_t *n;         /* their bytes (as asked: a block of 0 holds 1) */
 	int cnt, cap;
 	uint64_t fast, driver;
 } g_reg;
@@ -446,7 +444,7 @@ static int reg_find(const void *p)
 		else
 			b = m - 1;
 	}
-	return hit >= 0 && c < g_reg.lo[hit] + g_reg.n[hit] ? hit : -1;
+	return hit >= 0 && c < g_reg.lo[hit] + (g_reg.n[hit] ? g_reg.n[hit] : 1) ? hit : -1;
 }
 
 static void reg_add(const char *lo, size_t n)
@@ -473,14 +471,17 @@ static void reg_add(const char *lo, size_t n)
 	g_reg.cnt++;
 }
 
-static void reg_drop(const char *lo)
+/* drops the block starting at lo; returns its size */
+static size_t reg_drop(const char *lo)
 {
 	int i = reg_find(lo);
 	if (i < 0 || g_reg.lo[i] != lo)
 		bk_fail("free", "not a block of cuda_mem_alloc");
+	size_t n = g_reg.n[i];
 	memmove(g_reg.lo + i, g_reg.lo + i + 1, (size_t)(g_reg.cnt - i - 1) * sizeof *g_reg.lo);
 	memmove(g_reg.n + i, g_reg.n + i + 1, (size_t)(g_reg.cnt - i - 1) * sizeof *g_reg.n);
 	g_reg.cnt--;
+	return n;
 }
 
 /* p's memory type and device address: the registry's managed blocks, else
@@ -505,32 +506,29 @@ extern "C" void *cuda_mem_alloc(size_t n)
 {
 	cuda_init();
 	char *p = NULL;
-	if (cudaMallocManaged((void **)&p, n + MEM_PREFIX, cudaMemAttachGlobal) != cudaSuccess) {
+	size_t s = n ? n : 1;
+	if (cudaMallocManaged((void **)&p, s, cudaMemAttachGlobal) != cudaSuccess) {
 		cudaGetLastError();
 		return NULL;
 	}
-	CUDA_CK("alloc", cudaMemsetAsync(p, 0, n + MEM_PREFIX, g_cu.st));
+	CUDA_CK("alloc", cudaMemsetAsync(p, 0, s, g_cu.st));
 	CUDA_CK("alloc", cudaStreamSynchronize(g_cu.st));
-	memcpy(p, &n, sizeof n);
-	reg_add(p, n + MEM_PREFIX);
+	reg_add(p, n);
 	g_cu.in_use += n;
 	mem_note();
 	dev_sample();
-	return p + MEM_PREFIX;
+	return p;
 }
 
 extern "C" void cuda_mem_free(void *q)
 {
 	if (!q)
 		return;
-	char *p = (char *)q - MEM_PREFIX;
-	size_t n;
-	cuda_sync();   /* the GPU is done with it before the host reads its size */
-	memcpy(&n, p, sizeof n);
+	cuda_sync();   /* the GPU is done with it */
+	size_t n = reg_drop((const char *)q);
 	cc_forget(q, n);
 	dplan_forget(q, n);
-	reg_drop(p);
-	CUDA_CK("free", cudaFree(p));
+	CUDA_CK("free", cudaFree(q));
 	g_cu.in_use -= n;
 }
 

@@ -88,7 +88,6 @@ struct model {
 	size_t es;                     /* element size of dt */
 	enum tdtype mdt;               /* of the MLP's h, u, dh: dt, or TD_BF16 where the
 	                                  backend offers it (backend.h mlp_bf16) */
-	size_t mes;                    /* element size of mdt */
 	struct param_spec *spec;
 	size_t nspec;
 	struct param_table table;
@@ -328,7 +327,6 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
 	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
-	m->mes = tdtype_size(m->mdt);
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
 		free(m);
 		return -1;
@@ -670,7 +668,7 @@ static void *carve_at(char *base, size_t *off, size_t n, size_t es)
 static size_t act_layout(struct model *m, char *base, size_t N)
 {
 	size_t cur = 0;
-	size_t C = (size_t)m->C, H = (size_t)m->H, es = m->es;
+	size_t C = (size_t)m->C, H = (size_t)m->H, es = m->es, mes = tdtype_size(m->mdt);
 	int anchor = m->wtel != NULL;
 	int shared = anchor && m->cfg.anchor == ANCHOR_SHARED;
 	m->x0 = carve(&cur, N * C, es);
@@ -695,7 +693,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 		l->lse = carve(&cur, N * H, es);      /* (B,H,T) */
 		l->m = carve(&cur, N * C, es);
 		l->r2 = carve(&cur, N, es);
-		l->hfc = carve(&cur, N * 4 * C, m->mes);
+		l->hfc = carve(&cur, N * 4 * C, mes);
 	}
 	m->xf = carve(&cur, N * C, es);
 	m->hN = carve(&cur, N * C, es);
@@ -704,8 +702,8 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 			&m->dm, &m->t1, &m->t2 };
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
 		*sc[i] = carve(&cur, N * C, es);
-	m->dh = carve(&cur, N * 4 * C, m->mes);
-	m->u = carve(&cur, N * 4 * C, m->mes);
+	m->dh = carve(&cur, N * 4 * C, mes);
+	m->u = carve(&cur, N * 4 * C, mes);
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);

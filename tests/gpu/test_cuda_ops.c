@@ -386,6 +386,21 @@ TEST(profile)
 	cuda_mem_free(d);
 }
 
+/* The profile's operand lookups (text of cuda_profile_print): ok when the
+ * line is there, with its two counts. */
+struct lookups {
+	int ok;
+	unsigned long long fast, drv;
+};
+static struct lookups lookups_in(const char *text)
+{
+	struct lookups k = { 0, 0, 0 };
+	const char *l = text ? strstr(text, "operand lookups: ") : NULL;
+	k.ok = l && sscanf(l, "operand lookups: %llu in the allocation registry, %llu by the driver",
+			   &k.fast, &k.drv) == 2;
+	return k;
+}
+
 /* Operands in cuda_mem_alloc blocks (at their start or inside) are found
  * in the backend's allocation registry, without a driver call; host
  * operands and freed blocks are not. */
@@ -402,13 +417,9 @@ TEST(operand_lookup)
 	GPU->axpby(&ya, 1.0, &xh, 1.0);   /* += h: h by the driver */
 	char *buf2 = profile_text("l", 0);
 	cuda_profile(0);
-	unsigned long long f1 = 9, d1 = 9, f2 = 9, d2 = 9;
-	const char *l1 = buf ? strstr(buf, "operand lookups: ") : NULL;
-	const char *l2 = buf2 ? strstr(buf2, "operand lookups: ") : NULL;
-	CHECKF(l1 && sscanf(l1, "operand lookups: %llu in the allocation registry, %llu by the driver",
-			    &f1, &d1) == 2 && f1 == 2 && d1 == 0, "managed operands: %s", l1 ? l1 : "");
-	CHECKF(l2 && sscanf(l2, "operand lookups: %llu in the allocation registry, %llu by the driver",
-			    &f2, &d2) == 2 && f2 == 3 && d2 == 1, "a host operand: %s", l2 ? l2 : "");
+	struct lookups k1 = lookups_in(buf), k2 = lookups_in(buf2);
+	CHECKF(k1.ok && k1.fast == 2 && k1.drv == 0, "managed operands: %s", buf ? buf : "");
+	CHECKF(k2.ok && k2.fast == 3 && k2.drv == 1, "a host operand: %s", buf2 ? buf2 : "");
 	int bad = 0;
 	for (int i = 0; i < 64; i++) {
 		float want = i >= 8 && i < 40 ? (float)(2.0f * hb[i + 24] + 0.5f * ha[i]) + h[i - 8] : ha[i];
@@ -1509,12 +1520,10 @@ TEST(train_cast_reuse_bitwise)
 		CHECKF(l && sscanf(l, "bf16 operand casts: %llu made, %llu reused", &made, &reused) == 2 &&
 		       reused > made / 2, "training reuses casts: %s", buf ? buf : "");
 		printf("  attention %s, 6 steps: %llu casts made, %llu reused\n", mn, made, reused);
-		const char *lk = buf ? strstr(buf, "operand lookups: ") : NULL;
-		unsigned long long fast = 0, drv = 0;
-		CHECKF(lk && sscanf(lk, "operand lookups: %llu in the allocation registry, %llu by the driver",
-				    &fast, &drv) == 2 && fast > 0 && drv == 0,
-		       "training's operands all in the allocation registry: %s", lk ? lk : "");
-		printf("  operand lookups: %llu in the registry, %llu by the driver\n", fast, drv);
+		struct lookups k = lookups_in(buf);
+		CHECKF(k.ok && k.fast > 0 && k.drv == 0,
+		       "training's operands all in the allocation registry: %s", buf ? buf : "");
+		printf("  operand lookups: %llu in the registry, %llu by the driver\n", k.fast, k.drv);
 		free(buf);
 	}
 }
