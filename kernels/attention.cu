@@ -23,6 +23,7 @@
  * FlashAttention-2 (2023) section 3 (work split over query and key blocks);
  * the CPU reference trainer/backend_cpu_ops.h attn_fwd / attn_bwd.
  */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -143,8 +144,16 @@ k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v,
 	}
 }
 
-/* Dd[(b*H + h)*T + t] = sum_d dy*y over row (b, t, h); one warp per row. */
-__global__ void k_attn_rowdot(float *Dd, const float *dy, const float *y, int64_t rows, int T,
+/* Dd[(b*H + h)*T + t] = sum_d dy*y over row (b, t, h); one warp per row;
+ * y fp32, or bf16 (backend.h attn_bf16) */
+__device__ static inline float y_at(const float *y, int64_t i) { return y[i]; }
+__device__ static inline float y_at(const __nv_bfloat16 *y, int64_t i)
+{
+	return __bfloat162float(y[i]);
+}
+
+template <typename E>
+__global__ void k_attn_rowdot(float *Dd, const float *dy, const E *y, int64_t rows, int T,
 			      int H, int D)
 {
 	int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -153,7 +162,7 @@ __global__ void k_attn_rowdot(float *Dd, const float *dy, const float *y, int64_
 		return;
 	double s = 0;
 	for (int c = lane; c < D; c += 32)
-		s += (double)dy[r * D + c] * y[r * D + c];
+		s += (double)dy[r * D + c] * y_at(y, r * D + c);
 	for (int o = 16; o > 0; o >>= 1)
 		s += __shfl_xor_sync(0xffffffffu, s, o);
 	if (lane == 0) {
@@ -346,11 +355,23 @@ static void no_cast(const char *op, const void *ob, const void *const *qkvb, int
 	}
 }
 
+/* bf16 storage alone (y NULL, or q NULL: backend.h attn_bf16) needs the
+ * kernels that read and write bf16 copies, and the copies given */
+static void no_fp32(const char *op, const void *yq, const void *const *qkvb, int mode, int D)
+{
+	if (!yq && (!qkvb || !attn_has_cast(mode, D))) {
+		fprintf(stderr, "backend_cuda: %s: bf16 attention tensors need the mma kernels "
+			"(mode %d, D %d)\n", op, mode, D);
+		abort();
+	}
+}
+
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb)
 {
 	no_cast("attn_fwd", ob, qkvb, mode, D);
+	no_fp32("attn_fwd", y && q ? y : NULL, qkvb, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	if (mode == 1 && D == 128) {
@@ -375,11 +396,12 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 }
 
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
-		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode,
-		     const void *const *qkvb)
+		     const float *k, const float *v, const float *y, const void *yb,
+		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
+		     int mode, const void *const *qkvb)
 {
 	no_cast("attn_bwd", ob, qkvb, mode, D);
+	no_fp32("attn_bwd", y ? q : NULL, qkvb, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	dim3 g;
@@ -389,7 +411,11 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 	size_t nd = (size_t)rows * sizeof(float);
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
 	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
-	k_attn_rowdot<<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
+	if (y)
+		k_attn_rowdot<float><<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
+	else
+		k_attn_rowdot<__nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
+			Dd, dy, (const __nv_bfloat16 *)yb, rows, T, H, D);
 	if ((mode == 1 || mode == 2 || mode == 3) && D == 128) {   /* mma2: mma's backward */
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);

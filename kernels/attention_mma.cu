@@ -290,7 +290,8 @@ __device__ static inline bool all_vis(int t_lo, int t_hi, int s_lo, int s_hi, in
 /* acc (16 x 128) times s into rows [r0, r0 + 16) of dst (fp32, stride ld),
  * rows < T: lane (g, c) writes (row g / g+8, columns 8 nb + 2c, +1); with
  * db, the same values rounded to bf16 (nearest even) at the same places of
- * db (the output's cast for the GEMMs that read it, kept by the backend). */
+ * db (the output's cast for the GEMMs that read it, kept by the backend);
+ * dst NULL: db alone (bf16 storage, backend.h attn_bf16). */
 __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[4], float s,
 					 int64_t ld, int r0, int T)
 {
@@ -301,12 +302,14 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
 		int col = nb * 8 + 2 * c;
 		float v[4] = { acc[nb][0] * s, acc[nb][1] * s, acc[nb][2] * s, acc[nb][3] * s };
 		if (ta < T) {
-			*(float2 *)(dst + (int64_t)ta * ld + col) = make_float2(v[0], v[1]);
+			if (dst)
+				*(float2 *)(dst + (int64_t)ta * ld + col) = make_float2(v[0], v[1]);
 			if (db)
 				*(__nv_bfloat162 *)(db + (int64_t)ta * ld + col) = __floats2bfloat162_rn(v[0], v[1]);
 		}
 		if (tb < T) {
-			*(float2 *)(dst + (int64_t)tb * ld + col) = make_float2(v[2], v[3]);
+			if (dst)
+				*(float2 *)(dst + (int64_t)tb * ld + col) = make_float2(v[2], v[3]);
 			if (db)
 				*(__nv_bfloat162 *)(db + (int64_t)tb * ld + col) = __floats2bfloat162_rn(v[2], v[3]);
 		}
@@ -467,7 +470,7 @@ k_attn_fwd_mma(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf 
 		__syncthreads();   /* every warp is done with this buffer before it is refilled */
 	}
 	softmax_end(lse + (int64_t)bh * T, o, m, l, t0, T, sl2);
-	store_rows(y + base, yb ? yb + base : NULL, o, 1.f, ld, t0, T);
+	store_rows(y ? y + base : NULL, yb ? yb + base : NULL, o, 1.f, ld, t0, T);
 }
 
 /* ---- forward, 32 rows a warp (SUPKIT_CUDA_ATTN=mma2) ----
@@ -582,7 +585,7 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++) {
 		softmax_end(lse + (int64_t)bh * T, o[mt], m[mt], l[mt], wr + mt * 16, T, sl2);
-		store_rows(y + base, yb ? yb + base : NULL, o[mt], 1.f, ld, wr + mt * 16, T);
+		store_rows(y ? y + base : NULL, yb ? yb + base : NULL, o[mt], 1.f, ld, wr + mt * 16, T);
 	}
 }
 

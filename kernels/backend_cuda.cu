@@ -32,7 +32,13 @@
  * (not yet run on a GPU) the model stores the MLP's h, u, du and dh in
  * bf16 when this backend's GEMMs are bf16 (c_mlp_bf16, backend.h
  * mlp_bf16): cuBLAS writes h and du in bf16 and relu^2 reads and writes
- * bf16, so u and dh need no casts. Every op is
+ * bf16, so u and dh need no casts; since session 10 (not yet run on a GPU)
+ * it stores the attention's q, k, v, q_tau's qn and y in bf16 too where
+ * the mma attention runs (c_attn_bf16, backend.h attn_bf16): cuBLAS writes
+ * q, k, v in bf16, RoPE/QK-norm and the value-embedding gate work in place
+ * on them, the mma kernels read them and write y as they are (no fp32
+ * copies held beside the kept casts: 4 bytes an element less for each, and
+ * 6 bytes an element less moved through each of their writes). Every op is
  * deterministic: fixed launch shapes, fixed reduction trees, no float
  * atomics; the embedding scatter-add sorts the indices (stable) and sums each
  * table row's contributions in token order, as the CPU loop does (since
@@ -42,8 +48,10 @@
  * sorted a copy of the indices, a synchronisation at every call).
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 storage
- * of activations but the MLP's (TD_BF16 is accepted for matmul
- * inputs/outputs, relu^2 and embedding tables only), asynchronous ops outside the pass scope and by default
+ * of activations but the MLP's and the attention's (TD_BF16 is accepted for
+ * matmul inputs/outputs, relu^2, the attention's ops and embedding tables
+ * only; the residual stream, the norms' outputs and every gradient but the
+ * MLP's stay fp32), asynchronous ops outside the pass scope and by default
  * (cuda_set_async: inside the scope an op need not wait for its kernels;
  * not yet run on a GPU, so off), cuBLASLt epilogues,
  * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
@@ -84,6 +92,7 @@ static struct {
 	int managed_ok;  /* the device's concurrentManagedAccess */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
 	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
+	int attn16;      /* cuda_set_attn_bf16 / SUPKIT_CUDA_ATTN_BF16 */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -238,6 +247,7 @@ static void cuda_init(void)
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
 	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
+	g_cu.attn16 = env_mode("SUPKIT_CUDA_ATTN_BF16", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -361,6 +371,12 @@ extern "C" void cuda_set_mlp_bf16(int on)
 {
 	cuda_init();   /* SUPKIT_CUDA_MLP_BF16 is read there, before this call counts */
 	g_cu.mlp16 = on;
+}
+
+extern "C" void cuda_set_attn_bf16(int on)
+{
+	cuda_init();   /* SUPKIT_CUDA_ATTN_BF16 is read there, before this call counts */
+	g_cu.attn16 = on;
 }
 
 /* ---- the C API ---- */
@@ -1045,7 +1061,8 @@ static void c_rope_bwd(struct tensor *dx, const struct tensor *cs, const struct 
 /* ds[k] += sum over the N rows of d[n][k] * x[n][k] (K columns): fp64
  * partial sums over fixed blocks of MC_ROWS rows, then added in block
  * order (deterministic). */
-static void colsum_dot(struct opctx *c, float *ds, const float *d, const float *x, int64_t N,
+template <typename E>   /* E: x's storage */
+static void colsum_dot(struct opctx *c, float *ds, const float *d, const E *x, int64_t N,
 		       int64_t K)
 {
 	if (N <= 0)
@@ -1055,7 +1072,7 @@ static void colsum_dot(struct opctx *c, float *ds, const float *d, const float *
 	size_t pb = (size_t)(nch * K) * sizeof(double);
 	double *part = (double *)cuda_scratch_alloc(c->op, pb);
 	dim3 gr((unsigned)((K + NT - 1) / NT), (unsigned)nch);
-	k_mul_cols_part<<<gr, NT, 0, g_cu.st>>>(part, d, x, N, K);
+	k_mul_cols_part<E><<<gr, NT, 0, g_cu.st>>>(part, d, x, N, K);
 	k_mul_cols_sum<<<grid_for(K, NT), NT, 0, g_cu.st>>>(ds, part, nch, K);
 	cuda_scratch_free(part, pb);
 }
@@ -1088,13 +1105,23 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_cols(out) == D && !sc == !xn &&
 		 (!sc || (tensor_numel(sc) == H * D && tensor_numel(xn) == tensor_numel(x) &&
 			  xn->data != out->data)), c.op);
-	const float *px = fin(&c, x), *pc = fin(&c, cs), *ps = fin(&c, sn);
-	const float *pk = sc ? fin(&c, sc) : NULL;
-	float *po = fout(&c, out), *pr = fout(&c, rstd), *pn = sc ? fout(&c, xn) : NULL;
+	const float *pc = fin(&c, cs), *ps = fin(&c, sn), *pk = sc ? fin(&c, sc) : NULL;
+	float *pr = fout(&c, rstd);
+	if (x->dtype == TD_BF16) {   /* backend.h attn_bf16: x, out, xn bf16 */
+		bk_check(out->dtype == TD_BF16 && (!xn || xn->dtype == TD_BF16), c.op);
+		const __nv_bfloat16 *px = bin(&c, x);
+		__nv_bfloat16 *po = bout(&c, out), *pn = sc ? bout(&c, xn) : NULL;
+		k_rope_rms_fwd<__nv_bfloat16><<<grid_rows(rows), NT, 0, g_cu.st>>>(
+			po, NULL, pr, pn, px, pk, pc, ps, rows, H, D, T, eps);
+		ctx_done(&c);
+		return;
+	}
+	const float *px = fin(&c, x);
+	float *po = fout(&c, out), *pn = sc ? fout(&c, xn) : NULL;
 	/* out is q or k: the mma attention's operand (attn_qkv_casts finds the copy) */
 	__nv_bfloat16 *ob = attn_has_cast((int)g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
-	k_rope_rms_fwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(po, ob, pr, pn, px, pk, pc, ps, rows, H,
-							    D, T, eps);
+	k_rope_rms_fwd<float><<<grid_rows(rows), NT, 0, g_cu.st>>>(po, ob, pr, pn, px, pk, pc, ps,
+								   rows, H, D, T, eps);
 	ctx_done(&c);
 }
 
@@ -1110,15 +1137,23 @@ static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struc
 	bk_check(tensor_numel(dx) == tensor_numel(xn) && tensor_numel(dout) == tensor_numel(xn) &&
 		 (!sc || tensor_numel(sc) == H * D) && (!ds || (sc && tensor_numel(ds) == H * D)),
 		 c.op);
-	const float *pd = fin(&c, dout), *py = fin(&c, xn), *pr = fin(&c, rstd);
+	const float *pd = fin(&c, dout), *pr = fin(&c, rstd);
 	const float *pc = fin(&c, cs), *ps = fin(&c, sn), *pk = sc ? fin(&c, sc) : NULL;
+	int b16 = xn->dtype == TD_BF16;   /* backend.h attn_bf16: the forward's bf16 out */
+	const void *py = b16 ? (const void *)bin(&c, xn) : (const void *)fin(&c, xn);
 	float *px = fout(&c, dx);
 	/* ds first: dx may alias dout (same stream, so in order) */
-	if (ds)
-		colsum_dot(&c, fout(&c, ds), pd, py, rows / H, H * D);
+	if (ds && b16)
+		colsum_dot(&c, fout(&c, ds), pd, (const __nv_bfloat16 *)py, rows / H, H * D);
+	else if (ds)
+		colsum_dot(&c, fout(&c, ds), pd, (const float *)py, rows / H, H * D);
 	__nv_bfloat16 *ob = cc_fresh(&c, dx, px);    /* dq, dk: GEMM operands */
-	k_rope_rms_bwd<<<grid_rows(rows), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, pk, pc, ps, rows, H,
-							    D, T);
+	if (b16)
+		k_rope_rms_bwd<__nv_bfloat16><<<grid_rows(rows), NT, 0, g_cu.st>>>(
+			px, ob, pd, (const __nv_bfloat16 *)py, pr, pk, pc, ps, rows, H, D, T);
+	else
+		k_rope_rms_bwd<float><<<grid_rows(rows), NT, 0, g_cu.st>>>(
+			px, ob, pd, (const float *)py, pr, pk, pc, ps, rows, H, D, T);
 	ctx_done(&c);
 }
 
@@ -1167,6 +1202,23 @@ static const void *const *attn_qkv_casts(struct opctx *c, const void **b,
 	return b;
 }
 
+/* q, k, v and y in bf16 (backend.h attn_bf16): all four or none, and only
+ * where the mma kernels run (they read and write bf16) */
+static int attn_b16(const char *op, const struct tensor *q, const struct tensor *k,
+		    const struct tensor *v, const struct tensor *y, int D)
+{
+	int n = (q->dtype == TD_BF16) + (k->dtype == TD_BF16) + (v->dtype == TD_BF16) +
+		(y->dtype == TD_BF16);
+	if (n == 0)
+		return 0;
+	if (n != 4)
+		bk_fail(op, "q, k, v and y must be all bf16 or all fp32");
+	if (!attn_has_cast((int)g_cu.attn, D))
+		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma or mma2) "
+			    "and head width 128");
+	return 1;
+}
+
 static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor *q,
 		       const struct tensor *k, const struct tensor *v, int64_t window, double scale)
 {
@@ -1177,8 +1229,16 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	int64_t n = tensor_numel(q);
 	bk_check(tensor_numel(k) == n && tensor_numel(v) == n && tensor_numel(y) == n &&
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	float *pl = fout(&c, lse);
+	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
+		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
+		attn_fwd_launch(NULL, bout(&c, y), pl, NULL, NULL, NULL, B, T, H, D, window,
+				(float)scale, (int)g_cu.attn, b);
+		ctx_done(&c);
+		return;
+	}
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
-	float *py = fout(&c, y), *pl = fout(&c, lse);
+	float *py = fout(&c, y);
 	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
 	const struct tensor *in[3] = { q, k, v }, *out[2] = { y, lse };
 	const float *pin[3] = { pq, pk, pv };
@@ -1203,16 +1263,26 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
 		 tensor_numel(y) == n, c.op);
 	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
-	const float *pdy = fin(&c, dy), *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
-	const float *py = fin(&c, y), *pl = fin(&c, lse);
+	const float *pdy = fin(&c, dy), *pl = fin(&c, lse);
+	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
+		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
+		const void *yb = bin(&c, y);
+		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
+		void *ob = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
+		attn_bwd_launch(pdq, pdk, pdv, ob, pdy, NULL, NULL, NULL, NULL, yb, pl, B, T, H, D,
+				window, (float)scale, (int)g_cu.attn, b);
+		ctx_done(&c);
+		return;
+	}
+	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v), *py = fin(&c, y);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, dv, pdv) : NULL;   /* dv: GEMMs' */
 	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
-	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, pl, B, T, H, D, window, (float)scale,
-			(int)g_cu.attn, qkvb);
+	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
+			(float)scale, (int)g_cu.attn, qkvb);
 	ctx_done(&c);
 }
 
@@ -1494,8 +1564,12 @@ static void c_ve_gate_fwd(struct tensor *v, const struct tensor *glog, const str
 	bk_check(tensor_numel(ve) == n && tensor_rows(glog) == tensor_rows(v) &&
 		 tensor_cols(v) % H == 0, c.op);
 	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
-	float *pv = fout(&c, v);
-	k_ve_gate_fwd<<<grid_rows(NH), NT, 0, g_cu.st>>>(pv, pg, pe, NH, tensor_cols(v) / H);
+	if (v->dtype == TD_BF16)   /* backend.h attn_bf16 */
+		k_ve_gate_fwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(bout(&c, v), pg, pe,
+										 NH, tensor_cols(v) / H);
+	else
+		k_ve_gate_fwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(fout(&c, v), pg, pe, NH,
+									tensor_cols(v) / H);
 	ctx_done(&c);
 }
 
@@ -1550,12 +1624,21 @@ static int c_mlp_bf16(void)
 	return g_cu.mm == CUDA_MM_BF16 && g_cu.mlp16;
 }
 
+/* backend.h attn_bf16: with bf16 GEMMs and the mma attention (which reads
+ * bf16 copies of q, k, v and writes one of y anyway), unless
+ * cuda_set_attn_bf16(0) or SUPKIT_CUDA_ATTN_BF16=0 */
+static int c_attn_bf16(int head_dim)
+{
+	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast((int)g_cu.attn, head_dim);
+}
+
 /* backend.h modes */
 static const char *c_modes(void)
 {
-	static char buf[128];
-	snprintf(buf, sizeof buf, "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d",
-		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16);
+	static char buf[160];
+	snprintf(buf, sizeof buf, "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d",
+		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
+		 g_cu.attn16);
 	return buf;
 }
 
@@ -1594,6 +1677,7 @@ static const struct backend_ops cuda_ops = {
 	/* .relu2_fwd_gemm = */ c_relu2_fwd_gemm,
 	/* .mlp_bf16 = */ c_mlp_bf16,
 	/* .modes = */ c_modes,
+	/* .attn_bf16 = */ c_attn_bf16,
 };
 
 extern "C" void cuda_profile(int on)

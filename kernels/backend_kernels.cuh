@@ -18,6 +18,21 @@
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
 	     i += (int64_t)gridDim.x * blockDim.x)
 
+/* An element of fp32 or bf16 storage as fp32, and an fp32 value stored
+ * (bf16: rounded to nearest even): the kernels templated on E below run
+ * the fp32 arithmetic on the widened values, so on bf16 storage each
+ * result is the fp32 kernel's on the same values, rounded once. */
+__device__ static inline float ldf(const float *p, int64_t i) { return p[i]; }
+__device__ static inline float ldf(const __nv_bfloat16 *p, int64_t i)
+{
+	return __bfloat162float(p[i]);
+}
+__device__ static inline void stf(float *p, int64_t i, float v) { p[i] = v; }
+__device__ static inline void stf(__nv_bfloat16 *p, int64_t i, float v)
+{
+	p[i] = __float2bfloat16_rn(v);
+}
+
 __device__ static double warp_sum(double v)
 {
 	for (int o = 16; o > 0; o >>= 1)
@@ -255,20 +270,23 @@ __global__ static void k_rope(float *x, const float *cs, const float *sn, int64_
  * registers; the sums run over the first halves, then the second halves,
  * which for D = 128 is k_rms_fwd's order (c = l, l+32, l+64, l+96). */
 #define ROPE_RMS_J 2
-__global__ static void k_rope_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, float *xn,
-				      const float *x, const float *sc, const float *cs,
+/* E: x's, out's and xn's storage (float, or bf16: backend.h attn_bf16) */
+template <typename E>
+__global__ static void k_rope_rms_fwd(E *out, __nv_bfloat16 *ob, float *rstd, E *xn,
+				      const E *x, const float *sc, const float *cs,
 				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T,
 				      double eps)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
-	const float *r = x + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const E *r = x + row * D;
+	const float *cr = cs + t * h2, *sr = sn + t * h2;
 	float v1[ROPE_RMS_J], v2[ROPE_RMS_J];
 	double ss = 0;
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
-			float x1 = r[c], x2 = r[c + h2], co = cr[c], si = sr[c];
+			float x1 = ldf(r, c), x2 = ldf(r, c + h2), co = cr[c], si = sr[c];
 			v1[j] = x1 * co + x2 * si;
 			v2[j] = -x1 * si + x2 * co;
 			ss += (double)v1[j] * v1[j];
@@ -281,20 +299,20 @@ __global__ static void k_rope_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd
 	float s = (float)(1.0 / sqrt(ss / (double)D + eps));
 	if (lane == 0)
 		rstd[row] = s;
-	float *o = out + row * D, *on = sc ? xn + row * D : NULL;
+	E *o = out + row * D, *on = sc ? xn + row * D : NULL;
 	const float *k = sc ? sc + (row % H) * D : NULL;
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
 			float y1 = v1[j] * s, y2 = v2[j] * s;
 			if (k) {   /* q_tau: xn keeps the normalised values */
-				on[c] = y1;
-				on[c + h2] = y2;
+				stf(on, c, y1);
+				stf(on, c + h2, y2);
 				y1 *= k[c];
 				y2 *= k[c + h2];
 			}
-			o[c] = y1;
-			o[c + h2] = y2;
+			stf(o, c, y1);
+			stf(o, c + h2, y2);
 			if (ob) {   /* out's bf16 copy, which the mma attention reads */
 				ob[row * D + c] = __float2bfloat16_rn(y1);
 				ob[row * D + c + h2] = __float2bfloat16_rn(y2);
@@ -303,14 +321,17 @@ __global__ static void k_rope_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd
 	}
 }
 
+/* E: out's storage (the forward's out or xn) */
+template <typename E>
 __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
-				      const float *out,
+				      const E *out,
 				      const float *rstd, const float *sc, const float *cs,
 				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
-	const float *a = dout + row * D, *b = out + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const float *a = dout + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const E *b = out + row * D;
 	const float *k = sc ? sc + (row % H) * D : NULL;
 	float a1[ROPE_RMS_J], a2[ROPE_RMS_J];
 	double s = 0;
@@ -319,13 +340,13 @@ __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float 
 		if (c < h2) {
 			a1[j] = k ? a[c] * k[c] : a[c];   /* q_tau: mul_cols_bwd's dx */
 			a2[j] = k ? a[c + h2] * k[c + h2] : a[c + h2];
-			s += (double)a1[j] * b[c];
+			s += (double)a1[j] * ldf(b, c);
 		}
 	}
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2)
-			s += (double)a2[j] * b[c + h2];
+			s += (double)a2[j] * ldf(b, c + h2);
 	}
 	s = warp_sum(s);   /* every lane has read its dout before any writes dx */
 	float m = (float)(s / (double)D), r = rstd[row];
@@ -333,7 +354,7 @@ __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float 
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
-			float g1 = r * (a1[j] - b[c] * m), g2 = r * (a2[j] - b[c + h2] * m);
+			float g1 = r * (a1[j] - ldf(b, c) * m), g2 = r * (a2[j] - ldf(b, c + h2) * m);
 			float co = cr[c], si = -sr[c];
 			float v1 = g1 * co + g2 * si, v2 = -g1 * si + g2 * co;
 			d[c] = v1;
@@ -590,14 +611,14 @@ __global__ static void k_relu2_bwd_bf(__nv_bfloat16 *dh, const __nv_bfloat16 *d,
 }
 
 /* one warp per (n, h): the gate once, then its D values */
-__global__ static void k_ve_gate_fwd(float *v, const float *gl, const float *ve, int64_t NH,
-				     int64_t D)
+template <typename E>   /* E: v's storage */
+__global__ static void k_ve_gate_fwd(E *v, const float *gl, const float *ve, int64_t NH, int64_t D)
 {
 	WARP_ROW(row, NH)
 	float g = (float)(2.0 / (1.0 + exp(-(double)gl[row])));
 	for (int64_t c = lane; c < D; c += 32) {
 		int64_t i = row * D + c;
-		v[i] += g * ve[i];
+		stf(v, i, ldf(v, i) + g * ve[i]);
 	}
 }
 
@@ -627,7 +648,8 @@ __global__ static void k_mul_cols(float *o, const float *x, const float *s, int6
 
 #define MC_ROWS 256   /* rows per partial column sum */
 
-__global__ static void k_mul_cols_part(double *part, const float *d, const float *x, int64_t N,
+template <typename E>   /* E: x's storage */
+__global__ static void k_mul_cols_part(double *part, const float *d, const E *x, int64_t N,
 				       int64_t K)
 {
 	int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -636,7 +658,7 @@ __global__ static void k_mul_cols_part(double *part, const float *d, const float
 	int64_t n0 = (int64_t)blockIdx.y * MC_ROWS, n1 = n0 + MC_ROWS < N ? n0 + MC_ROWS : N;
 	double s = 0;
 	for (int64_t n = n0; n < n1; n++)
-		s += (double)d[n * K + k] * x[n * K + k];
+		s += (double)d[n * K + k] * ldf(x, n * K + k);
 	part[(int64_t)blockIdx.y * K + k] = s;
 }
 

@@ -83,6 +83,13 @@ void cuda_set_cast_reuse(int on);
  * at initialisation. */
 void cuda_set_mlp_bf16(int on);
 
+/* With bf16 GEMMs and the mma attention (head width 128), a model created
+ * from now on stores the attention's q, k, v and y in bf16 (backend.h
+ * attn_bf16: the mma kernels read q, k, v and write y in bf16 anyway, so
+ * no fp32 copies and no casts of them). On by default; off keeps them
+ * fp32. SUPKIT_CUDA_ATTN_BF16=0 turns it off at initialisation. */
+void cuda_set_attn_bf16(int on);
+
 /* Attention kernels for head width 128 (other widths always use the fp32
  * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2 or f32)
  * sets the mode at initialisation. */

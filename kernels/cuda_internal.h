@@ -84,14 +84,18 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
  * gets y's (forward) or dv's (backward) values rounded to bf16 as well.
  * qkvb: NULL, or (attn_has_cast modes only) q, k and v rounded to bf16
  * (nearest even) by the caller, which the kernels read instead of casting
- * q, k, v themselves (the backend's kept casts: backend_cuda.cu). */
+ * q, k, v themselves (the backend's kept casts: backend_cuda.cu).
+ * bf16 storage (backend.h attn_bf16; attn_has_cast modes only, else abort):
+ * q, k, v NULL with qkvb the tensors themselves; the forward's y NULL with
+ * ob the bf16 y; the backward's y NULL with yb the bf16 y (yb is read only
+ * then). */
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb);
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
-		     const float *k, const float *v, const float *y, const float *lse,
-		     int B, int T, int H, int D, int64_t window, float scale, int mode,
-		     const void *const *qkvb);
+		     const float *k, const float *v, const float *y, const void *yb,
+		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
+		     int mode, const void *const *qkvb);
 static inline int attn_has_cast(int mode, int D)
 {
 	return (mode == 2 || mode == 3) && D == 128;

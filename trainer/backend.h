@@ -245,6 +245,16 @@ struct backend_ops {
 	 * mode, asynchronous ops, cast reuse, bf16 MLP storage), for the run's
 	 * record; NULL: none. */
 	const char *(*modes)(void);
+	/* Nonzero: the model may store the attention's q, k, v (and q_tau's
+	 * normalised q) and its output y, (N,C) each, as TD_BF16 for this head
+	 * width, as the benchmark's autocast does. matmul then writes q, k, v
+	 * and reads y in bf16; rope_rmsnorm_fwd takes x, out and xn in bf16
+	 * (in place as before), rope_rmsnorm_bwd a bf16 xn, ve_gate_fwd a bf16
+	 * v, attn_fwd and attn_bwd bf16 q, k, v and y (all four: dq, dk, dv,
+	 * dy and lse stay fp32): fp32 arithmetic on the widened values, each
+	 * stored result rounded once to nearest even. The model asks once,
+	 * when it is created. */
+	int (*attn_bf16)(int head_dim);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

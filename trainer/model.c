@@ -18,7 +18,9 @@
  * recomputed (but the last layer's, still in its buffer when the backward
  * starts). Where the backend offers it (backend.h mlp_bf16: the CUDA backend
  * with bf16 GEMMs) the MLP's h, u and their gradients are stored in bf16,
- * as the benchmark's autocast stores them; elsewhere in the run dtype.
+ * as the benchmark's autocast stores them, and so (backend.h attn_bf16: the
+ * CUDA backend with bf16 GEMMs and the mma attention) are the attention's
+ * q, k, v (q_tau's qn) and output y; elsewhere in the run dtype.
  * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
@@ -59,7 +61,8 @@
  * one pass would hold 28 GiB, above the original's 22.3 GiB in all; passes
  * of 16 ran 10% slower: twice the ops, smaller GEMMs; these figures with
  * the MLP's activations in fp32: in bf16, backend.h mlp_bf16, 11.7 GiB in
- * passes of 32 rows and 23 in one) */
+ * passes of 32 rows and 23 in one; with the attention's q, k, v, y in bf16
+ * too, backend.h attn_bf16, 9.7 and 19.0 GiB) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -88,6 +91,8 @@ struct model {
 	size_t es;                     /* element size of dt */
 	enum tdtype mdt;               /* of the MLP's h, u, dh: dt, or TD_BF16 where the
 	                                  backend offers it (backend.h mlp_bf16) */
+	enum tdtype adt;               /* of the attention's q, k, v, qn, y: dt, or TD_BF16
+	                                  (backend.h attn_bf16) */
 	struct param_spec *spec;
 	size_t nspec;
 	struct param_table table;
@@ -147,6 +152,12 @@ static struct tensor pg(const struct model *m, const struct param *p)
 static struct tensor mat(const struct model *m, void *d, int64_t r, int64_t c)
 {
 	return tensor_2d(d, m->dt, r, c);
+}
+
+/* the attention's (N,C) q, k, v, qn, y (backend.h attn_bf16) */
+static struct tensor att_mat(const struct model *m, void *d, int64_t r)
+{
+	return tensor_2d(d, m->adt, r, (int64_t)m->C);
 }
 
 /* the MLP's (N,4C) h, u, dh (backend.h mlp_bf16) */
@@ -335,6 +346,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->C = config_model_dim(cfg);
 	m->H = config_heads(cfg);
 	m->D = cfg->head_dim;
+	m->adt = m->dt == TD_F32 && m->bk->attn_bf16 && m->bk->attn_bf16(m->D) ? TD_BF16 : m->dt;
 	m->V = cfg->vocab_size;
 	m->Cg = cfg->ve_gate_channels;
 	m->T0 = cfg->seq_len;
@@ -547,6 +559,7 @@ size_t model_bytes(const struct model *m)
 
 size_t model_peak_bytes(const struct model *m) { return m->peak; }
 enum tdtype model_mlp_dtype(const struct model *m) { return m->mdt; }
+enum tdtype model_attn_dtype(const struct model *m) { return m->adt; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 
@@ -669,6 +682,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 {
 	size_t cur = 0;
 	size_t C = (size_t)m->C, H = (size_t)m->H, es = m->es, mes = tdtype_size(m->mdt);
+	size_t aes = tdtype_size(m->adt);
 	int anchor = m->wtel != NULL;
 	int shared = anchor && m->cfg.anchor == ANCHOR_SHARED;
 	m->x0 = carve(&cur, N * C, es);
@@ -682,14 +696,14 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 		l->xin = i == 0 ? m->x0 : carve(&cur, N * C, es);
 		l->a = carve(&cur, N * C, es);
 		l->r1 = carve(&cur, N, es);
-		l->qq = carve(&cur, N * C, es);
-		l->kk = carve(&cur, N * C, es);
-		l->vv = carve(&cur, N * C, es);
-		l->qn = m->qtau ? carve(&cur, N * C, es) : NULL;
+		l->qq = carve(&cur, N * C, aes);
+		l->kk = carve(&cur, N * C, aes);
+		l->vv = carve(&cur, N * C, aes);
+		l->qn = m->qtau ? carve(&cur, N * C, aes) : NULL;
 		l->rq = carve(&cur, N * H, es);
 		l->rk = carve(&cur, N * H, es);
 		l->glog = l->gate ? carve(&cur, N * H, es) : NULL;
-		l->y = carve(&cur, N * C, es);
+		l->y = carve(&cur, N * C, aes);
 		l->lse = carve(&cur, N * H, es);      /* (B,H,T) */
 		l->m = carve(&cur, N * C, es);
 		l->r2 = carve(&cur, N, es);
@@ -911,7 +925,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		}
 		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
 		bk->rmsnorm_fwd(&a, &r1, &x, eps);
-		struct tensor q = mat(m, l->qq, N, C), k = mat(m, l->kk, N, C), v = mat(m, l->vv, N, C);
+		struct tensor q = att_mat(m, l->qq, N), k = att_mat(m, l->kk, N), v = att_mat(m, l->vv, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		bk->matmul(&q, &a, &Wq, 0, 1, 1, 0);     // q is (N,C)
 		bk->matmul(&k, &a, &Wk, 0, 1, 1, 0);
@@ -928,12 +942,12 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
 		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
 		 * same pass */
-		struct tensor q4 = { l->qq, m->dt, 3, { N, H, D, 1 } };
-		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
+		struct tensor q4 = { l->qq, m->adt, 3, { N, H, D, 1 } };
+		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };
 		struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
 		if (m->qtau) {
-			struct tensor qn4 = { l->qn, m->dt, 3, { N, H, D, 1 } };
+			struct tensor qn4 = { l->qn, m->adt, 3, { N, H, D, 1 } };
 			struct tensor qs = tensor_1d(m->qs, m->dt, H * D);
 			qtau_scale(m, i);
 			bk->rope_rmsnorm_fwd(&q4, &rq, &qn4, &q4, &qs, &cs, &sn, T, eps);
@@ -941,13 +955,13 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			bk->rope_rmsnorm_fwd(&q4, &rq, NULL, &q4, NULL, &cs, &sn, T, eps);
 		}
 		bk->rope_rmsnorm_fwd(&k4, &rk, NULL, &k4, NULL, &cs, &sn, T, eps);
-		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
-		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
-		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
-		struct tensor ya = { l->y, m->dt, 4, { B, T, H, D } };
+		struct tensor qa = { l->qq, m->adt, 4, { B, T, H, D } };
+		struct tensor ka = { l->kk, m->adt, 4, { B, T, H, D } };
+		struct tensor va = { l->vv, m->adt, 4, { B, T, H, D } };
+		struct tensor ya = { l->y, m->adt, 4, { B, T, H, D } };
 		struct tensor lse = { l->lse, m->dt, 3, { B, H, T, 1 } };
 		bk->attn_fwd(&ya, &lse, &qa, &ka, &va, l->window, 1.0 / sqrt((double)D));
-		struct tensor y = mat(m, l->y, N, C), Wp = pw(m, l->proj);
+		struct tensor y = att_mat(m, l->y, N), Wp = pw(m, l->proj);
 		bk->matmul(&x, &y, &Wp, 0, 1, 1, 1);      // x += y Wproj^T
 		struct tensor mm = mat(m, l->m, N, C), r2 = tensor_1d(l->r2, m->dt, N);
 		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
@@ -1044,13 +1058,13 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dm (N,C) = dh Wfc
 		bk->rmsnorm_bwd(&dx, &dm, &mm, &r2, 1);
 		/* attention: x += y Wp^T */
-		struct tensor y = mat(m, l->y, N, C), Wp = pw(m, l->proj), gWp = pg(m, l->proj);
+		struct tensor y = att_mat(m, l->y, N), Wp = pw(m, l->proj), gWp = pg(m, l->proj);
 		bk->matmul(&gWp, &dx, &y, 1, 0, 1, 1);
 		bk->matmul(&dy, &dx, &Wp, 0, 0, 1, 0);
-		struct tensor qa = { l->qq, m->dt, 4, { B, T, H, D } };
-		struct tensor ka = { l->kk, m->dt, 4, { B, T, H, D } };
-		struct tensor va = { l->vv, m->dt, 4, { B, T, H, D } };
-		struct tensor ya = { l->y, m->dt, 4, { B, T, H, D } };
+		struct tensor qa = { l->qq, m->adt, 4, { B, T, H, D } };
+		struct tensor ka = { l->kk, m->adt, 4, { B, T, H, D } };
+		struct tensor va = { l->vv, m->adt, 4, { B, T, H, D } };
+		struct tensor ya = { l->y, m->adt, 4, { B, T, H, D } };
 		struct tensor dya = { m->dy, m->dt, 4, { B, T, H, D } };
 		struct tensor dqa = { m->dq, m->dt, 4, { B, T, H, D } };
 		struct tensor dka = { m->dk, m->dt, 4, { B, T, H, D } };
@@ -1062,8 +1076,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
 		struct tensor dq4 = { m->dq, m->dt, 3, { N, H, D, 1 } };
 		struct tensor dk4 = { m->dk, m->dt, 3, { N, H, D, 1 } };
-		struct tensor q4 = { m->qtau ? l->qn : l->qq, m->dt, 3, { N, H, D, 1 } };
-		struct tensor k4 = { l->kk, m->dt, 3, { N, H, D, 1 } };
+		struct tensor q4 = { m->qtau ? l->qn : l->qq, m->adt, 3, { N, H, D, 1 } };
+		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };
 		if (m->qtau) {
 			struct tensor qs = tensor_1d(m->qs, m->dt, H * D);
 			struct tensor dqs = tensor_1d(m->dqs, m->dt, H * D);

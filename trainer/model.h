@@ -57,6 +57,9 @@ const struct backend_ops *model_backend(const struct model *m);
 /* The dtype the MLP's activations (h, relu^2, their gradients) are stored
  * in: the run's, or TD_BF16 where the backend offers it (backend.h mlp_bf16). */
 enum tdtype model_mlp_dtype(const struct model *m);
+/* The dtype the attention's q, k, v and output y are stored in: the run's,
+ * or TD_BF16 where the backend offers it (backend.h attn_bf16). */
+enum tdtype model_attn_dtype(const struct model *m);
 size_t model_param_count(const struct model *m);     /* total numel */
 
 /* One micro-step: forward on inputs (B*T), cross-entropy against targets,

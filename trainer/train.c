@@ -395,8 +395,9 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	if (model_backend(R->m)->modes)
 		cJSON_AddStringToObject(j, "backend_modes", model_backend(R->m)->modes());
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
-	enum tdtype md = model_mlp_dtype(R->m);
+	enum tdtype md = model_mlp_dtype(R->m), ad = model_attn_dtype(R->m);
 	cJSON_AddStringToObject(j, "mlp_activations", md == TD_BF16 ? "bf16" : md == TD_F64 ? "fp64" : "fp32");
+	cJSON_AddStringToObject(j, "attn_activations", ad == TD_BF16 ? "bf16" : ad == TD_F64 ? "fp64" : "fp32");
 	char *p = path_join(R->o->run_dir, "result.json");
 	int r = json_write_file(p, j, e);
 	free(p);

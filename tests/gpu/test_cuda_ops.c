@@ -1045,6 +1045,192 @@ static void relu2_bf16_case(int64_t n, int off)
 
 TEST(relu2_bf16) { relu2_sizes(relu2_bf16_case); }
 
+/* ---- bf16 storage of the attention's tensors (backend.h attn_bf16) ----
+ * Each op on bf16 operands against the same op on fp32 operands holding
+ * the same (bf16) values: the fp32 result rounded once to nearest even
+ * where the output is bf16, the same bits where it is fp32. */
+
+/* x rounded to bf16 in place, and a managed bf16 copy of it */
+static bf16 *bf_dev(float *x, int64_t n)
+{
+	bf16 *b = cuda_mem_alloc((size_t)(n ? n : 1) * 2);
+	for (int64_t i = 0; i < n; i++) {
+		x[i] = bf16_round(x[i]);
+		b[i] = bf16_from_f32(x[i]);
+	}
+	return b;
+}
+
+/* entries where bf16 b is not f rounded to nearest even */
+static int64_t bf_misses(const bf16 *b, const float *f, int64_t n)
+{
+	int64_t bad = 0;
+	for (int64_t i = 0; i < n; i++)
+		bad += b[i] != bf16_from_f32(f[i]);
+	return bad;
+}
+
+#define B3(p, N, H, D) { p, TD_BF16, 3, { N, H, D, 1 } }
+#define F3(p, N, H, D) { p, TD_F32, 3, { N, H, D, 1 } }
+
+/* RoPE + QK-norm in place on bf16 q (then with q_tau: xn bf16 too) and its
+ * backward reading the bf16 out; D 16 (one lane pair) and 128 */
+TEST(rope_rmsnorm_bf16)
+{
+	for (int dd = 0; dd < 2; dd++) {
+		int64_t B = 2, T = 9, T0 = 11, H = 3, D = dd ? 128 : 16, N = B * T, n = N * H * D;
+		float *x = rnd(n, 2), *cs = rnd(T0 * D / 2, 1), *sn = rnd(T0 * D / 2, 1);
+		float *g = rnd(n, 1), *sv = rnd(H * D, 1), *ds0 = rnd(H * D, 1);
+		bf16 *bx = bf_dev(x, n), *bn = cuda_mem_alloc(n * 2);
+		float *fx = dev(x, n * 4), *fn = cuda_mem_alloc(n * 4);
+		float *dc = dev(cs, T0 * D / 2 * 4), *dsn = dev(sn, T0 * D / 2 * 4);
+		float *r1 = cuda_mem_alloc(N * H * 4), *r2 = cuda_mem_alloc(N * H * 4);
+		float *d1 = dev(g, n * 4), *d2 = dev(g, n * 4), *ksc = dev(sv, H * D * 4);
+		float *s1 = dev(ds0, H * D * 4), *s2 = dev(ds0, H * D * 4);
+		struct tensor tb = B3(bx, N, H, D), tbn = B3(bn, N, H, D);
+		struct tensor tf = F3(fx, N, H, D), tfn = F3(fn, N, H, D);
+		struct tensor tr1 = T2(r1, 1, N * H), tr2 = T2(r2, 1, N * H);
+		struct tensor tc = T2(dc, T0, D / 2), ts = T2(dsn, T0, D / 2), tk = T2(ksc, 1, H * D);
+		struct tensor td1 = F3(d1, N, H, D), td2 = F3(d2, N, H, D);
+		struct tensor ts1 = T2(s1, 1, H * D), ts2 = T2(s2, 1, H * D);
+		for (int tau = 0; tau < 2; tau++) {
+			const struct tensor *k = tau ? &tk : NULL;
+			GPU->rope_rmsnorm_fwd(&tf, &tr1, tau ? &tfn : NULL, &tf, k, &tc, &ts, T, 1e-6);
+			GPU->rope_rmsnorm_fwd(&tb, &tr2, tau ? &tbn : NULL, &tb, k, &tc, &ts, T, 1e-6);
+			int64_t bad = bf_misses(bx, fx, n) + (tau ? bf_misses(bn, fn, n) : 0);
+			CHECKF(bad == 0 && memcmp(r1, r2, N * H * 4) == 0,
+			       "rope_rmsnorm_fwd bf16 D %lld tau %d: %lld entries differ", (long long)D,
+			       tau, (long long)bad);
+			/* the fp32 side continues from the rounded values, as the bf16 side */
+			for (int64_t i = 0; i < n; i++) {
+				fx[i] = bf16_to_f32(bx[i]);
+				fn[i] = bf16_to_f32(bn[i]);
+			}
+			/* the backward in place on dout (as the model runs it), reading the
+			 * forward's out (q_tau: xn) */
+			struct tensor *o1 = tau ? &tfn : &tf, *o2 = tau ? &tbn : &tb;
+			GPU->rope_rmsnorm_bwd(&td1, tau ? &ts1 : NULL, &td1, o1, &tr1, k, &tc, &ts, T);
+			GPU->rope_rmsnorm_bwd(&td2, tau ? &ts2 : NULL, &td2, o2, &tr2, k, &tc, &ts, T);
+			CHECKF(memcmp(d1, d2, n * 4) == 0 && memcmp(s1, s2, H * D * 4) == 0,
+			       "rope_rmsnorm_bwd on a bf16 out, D %lld tau %d: not the same bits",
+			       (long long)D, tau);
+		}
+		/* and near the CPU op on the same values (its own fp64 sum order) */
+		float *hx = xmalloc(n * 4), *hr = xmalloc(N * H * 4);
+		for (int64_t i = 0; i < n; i++)
+			hx[i] = bf16_round(x[i]);
+		struct tensor thx = F3(hx, N, H, D), thr = T2(hr, 1, N * H);
+		struct tensor hc = T2(cs, T0, D / 2), hs = T2(sn, T0, D / 2);
+		bf16 *bx2 = bf_dev(x, n);
+		struct tensor tb2 = B3(bx2, N, H, D);
+		CPU->rope_rmsnorm_fwd(&thx, &thr, NULL, &thx, NULL, &hc, &hs, T, 1e-6);
+		GPU->rope_rmsnorm_fwd(&tb2, &tr2, NULL, &tb2, NULL, &tc, &ts, T, 1e-6);
+		float *w = xmalloc(n * 4);
+		for (int64_t i = 0; i < n; i++)
+			w[i] = bf16_to_f32(bx2[i]);
+		CLOSE(w, hx, n, 1.0 / 256);   /* one rounding: 2^-9 of each value, under 2^-8 of the max */
+		free(x), free(cs), free(sn), free(g), free(sv), free(ds0), free(hx), free(hr), free(w);
+		void *all[] = { bx, bn, fx, fn, dc, dsn, r1, r2, d1, d2, ksc, s1, s2, bx2 };
+		for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+			cuda_mem_free(all[i]);
+	}
+}
+
+/* The mma attention on bf16 q, k, v and y against the same kernels on fp32
+ * tensors holding the same values: y the fp32 y rounded once, lse, dq, dk
+ * and dv the same bits (the fp32 path rounds q, k, v to bf16 itself, which
+ * is exact here, and its rowsum(dy y) reads y's rounded values). Then the
+ * backend offers bf16 storage only where these kernels run. */
+static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
+			   int64_t window)
+{
+	int64_t D = 128, n = B * T * H * D, nl = B * H * T;
+	double sc = 1.0 / sqrt((double)D);
+	float *h[4];
+	for (int i = 0; i < 4; i++)
+		h[i] = rnd(n, 1);
+	bf16 *bq = bf_dev(h[0], n), *bk = bf_dev(h[1], n), *bv = bf_dev(h[2], n);
+	bf16 *by = cuda_mem_alloc(n * 2);
+	float *fq = dev(h[0], n * 4), *fk = dev(h[1], n * 4), *fv = dev(h[2], n * 4);
+	float *fy = cuda_mem_alloc(n * 4), *dy = dev(h[3], n * 4);
+	float *l1 = cuda_mem_alloc(nl * 4), *l2 = cuda_mem_alloc(nl * 4);
+	float *o[2][3];
+	for (int a = 0; a < 2; a++)
+		for (int j = 0; j < 3; j++)
+			o[a][j] = cuda_mem_alloc(n * 4);
+#define A4(p, t) { p, t, 4, { B, T, H, D } }
+	struct tensor tq = A4(fq, TD_F32), tk = A4(fk, TD_F32), tv = A4(fv, TD_F32), ty = A4(fy, TD_F32);
+	struct tensor uq = A4(bq, TD_BF16), uk = A4(bk, TD_BF16), uv = A4(bv, TD_BF16);
+	struct tensor uy = A4(by, TD_BF16), tdy = A4(dy, TD_F32);
+	struct tensor g1[3] = { A4(o[0][0], TD_F32), A4(o[0][1], TD_F32), A4(o[0][2], TD_F32) };
+	struct tensor g2[3] = { A4(o[1][0], TD_F32), A4(o[1][1], TD_F32), A4(o[1][2], TD_F32) };
+#undef A4
+	struct tensor tl1 = { l1, TD_F32, 3, { B, H, T, 1 } }, tl2 = { l2, TD_F32, 3, { B, H, T, 1 } };
+	cuda_set_attn_mode(mode);
+	GPU->attn_fwd(&ty, &tl1, &tq, &tk, &tv, window, sc);
+	GPU->attn_fwd(&uy, &tl2, &uq, &uk, &uv, window, sc);
+	int64_t bad = bf_misses(by, fy, n);
+	CHECKF(bad == 0 && memcmp(l1, l2, nl * 4) == 0,
+	       "attn_fwd %s bf16 T %lld w %lld: %lld entries of y differ, lse %s",
+	       cuda_attn_mode_name(mode), (long long)T, (long long)window, (long long)bad,
+	       memcmp(l1, l2, nl * 4) ? "differs" : "equal");
+	for (int64_t i = 0; i < n; i++)
+		fy[i] = bf16_to_f32(by[i]);
+	GPU->attn_bwd(&g1[0], &g1[1], &g1[2], &tdy, &tq, &tk, &tv, &ty, &tl1, window, sc);
+	GPU->attn_bwd(&g2[0], &g2[1], &g2[2], &tdy, &uq, &uk, &uv, &uy, &tl2, window, sc);
+	for (int j = 0; j < 3; j++)
+		CHECKF(memcmp(o[0][j], o[1][j], n * 4) == 0, "attn_bwd %s on bf16 tensors: d%c differs",
+		       cuda_attn_mode_name(mode), "qkv"[j]);
+	cuda_set_attn_mode(CUDA_ATTN_F32);
+	for (int i = 0; i < 4; i++)
+		free(h[i]);
+	void *all[] = { bq, bk, bv, by, fq, fk, fv, fy, dy, l1, l2, o[0][0], o[0][1], o[0][2],
+			o[1][0], o[1][1], o[1][2] };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		cuda_mem_free(all[i]);
+}
+
+TEST(attention_bf16)
+{
+	attn_bf16_case(CUDA_ATTN_MMA, 2, 100, 2, 1000);
+	attn_bf16_case(CUDA_ATTN_MMA, 1, 200, 2, 17);
+	attn_bf16_case(CUDA_ATTN_MMA2, 1, 300, 1, 150);
+	/* offered with the mma kernels and bf16 GEMMs at head width 128 only */
+	enum cuda_attn_mode was = cuda_get_attn_mode();
+	cuda_set_attn_mode(CUDA_ATTN_MMA);
+	CHECK(GPU->attn_bf16 && GPU->attn_bf16(128) && !GPU->attn_bf16(64));
+	cuda_set_attn_bf16(0);
+	CHECK(!GPU->attn_bf16(128));
+	cuda_set_attn_bf16(1);
+	cuda_set_matmul_mode(CUDA_MM_F32);
+	CHECK(!GPU->attn_bf16(128));
+	cuda_set_matmul_mode(CUDA_MM_BF16);
+	cuda_set_attn_mode(CUDA_ATTN_TC);
+	CHECK(!GPU->attn_bf16(128));
+	cuda_set_attn_mode(CUDA_ATTN_F32);
+	CHECK(!GPU->attn_bf16(128) && !CPU->attn_bf16);
+	cuda_set_attn_mode(was);
+}
+
+/* ve's gate added into a bf16 v in place: the fp32 op's v rounded once */
+TEST(ve_gate_bf16)
+{
+	int64_t N = 30, H = 3, D = 128, C = H * D;
+	float *v = rnd(N * C, 1), *gl = rnd(N * H, 2), *ve = rnd(N * C, 1);
+	bf16 *bv = bf_dev(v, N * C);
+	float *fv = dev(v, N * C * 4), *g = dev(gl, N * H * 4), *e = dev(ve, N * C * 4);
+	struct tensor tv = T2(fv, N, C), ub = tensor_2d(bv, TD_BF16, N, C);
+	struct tensor tg = T2(g, N, H), te = T2(e, N, C);
+	GPU->ve_gate_fwd(&tv, &tg, &te);
+	GPU->ve_gate_fwd(&ub, &tg, &te);
+	int64_t bad = bf_misses(bv, fv, N * C);
+	CHECKF(bad == 0, "ve_gate_fwd bf16: %lld entries differ", (long long)bad);
+	free(v), free(gl), free(ve);
+	cuda_mem_free(bv), cuda_mem_free(fv), cuda_mem_free(g), cuda_mem_free(e);
+}
+#undef B3
+#undef F3
+
 /* one warp per (row, head): D below and above the warp's 32 lanes */
 static void ve_gate_case(int64_t N, int64_t H, int64_t D)
 {
@@ -1479,6 +1665,52 @@ TEST(train_mlp_bf16)
 	       lc[19], l16[19], l32[19], b16, last_bytes);
 }
 
+/* The attention's q, k, v and y in bf16 (backend.h attn_bf16, the default
+ * with bf16 GEMMs and the mma attention at head width 128) against the
+ * same run with them in fp32: both track the CPU run within
+ * train_20_steps's bf16 bound, the model holds exactly depth x 4 x N x C x
+ * 2 bytes less (q, k, v and y of each layer), the extra roundings change
+ * the run (the switch is in force); and with q_tau (qn stored in bf16 too,
+ * the column sums of its gradient read it) the same bound holds over 8
+ * steps (emulated time), with depth x 5 x N x C x 2 bytes less. */
+TEST(train_attn_bf16)
+{
+	static const char *const qtau[] = { "qk_scale=pair", NULL };
+	for (int a = 0; a < 2; a++) {
+		double lc[20], l16[20], l32[20];
+		int ns = a ? 8 : 20;
+		train_extra = a ? qtau : NULL;
+		int rc0 = train("cpu", ns, lc);
+		cuda_set_attn_mode(CUDA_ATTN_MMA);
+		int rc = train("cuda", ns, l16);
+		size_t b16 = last_bytes;
+		uint64_t f16 = last_fnv;
+		cuda_set_attn_bf16(0);
+		int rc2 = train("cuda", ns, l32);
+		cuda_set_attn_bf16(1);
+		cuda_set_attn_mode(CUDA_ATTN_F32);
+		train_extra = NULL;
+		if (rc == 1)
+			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		CHECK(rc0 == 0 && rc == 0 && rc2 == 0);
+		if (rc0 != 0 || rc != 0 || rc2 != 0)
+			return;
+		size_t N = 4 * 64, C = 256, L = 2, k = a ? 5 : 4;   /* small_cfg, B 4, T 64 */
+		CHECKF(last_bytes - b16 == L * k * N * C * 2,
+		       "model bytes: %zu with attention tensors in bf16, %zu in fp32 (expected %zu less)",
+		       b16, last_bytes, L * k * N * C * 2);
+		CHECK(f16 != last_fnv);
+		for (int s = 0; s < ns; s++) {
+			CHECK(fabs(l16[s] - lc[s]) <= 5e-2);
+			CHECK(fabs(l32[s] - lc[s]) <= 5e-2);
+		}
+		CHECK(l16[ns - 1] < l16[0]);
+		printf("  %s step %d: cpu %.6f, cuda attention bf16 %.6f, fp32 %.6f; %zu bytes against %zu\n",
+		       a ? "q_tau pair" : "base", ns - 1, lc[ns - 1], l16[ns - 1], l32[ns - 1], b16,
+		       last_bytes);
+	}
+}
+
 /* The pass scope's cast reuse changes no bit of a run: 6 steps in two
  * passes a micro-batch (pass_rows 2 of 4 rows, gradients accumulated over
  * the passes) with and without it give the same losses and weights, with
@@ -1749,11 +1981,15 @@ int main(int argc, char **argv)
 	RUN(relu2);
 	RUN(relu2_bf16);
 	RUN(ve_gate);
+	RUN(ve_gate_bf16);
+	RUN(rope_rmsnorm_bf16);
+	RUN(attention_bf16);
 	RUN(mul_cols);
 	RUN(polar_express);
 	RUN(optimizer_passes);
 	RUN(train_20_steps);
 	RUN(train_mlp_bf16);
+	RUN(train_attn_bf16);
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
 	RUN(async_gather_abort);

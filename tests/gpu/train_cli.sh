@@ -60,6 +60,13 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
 		bad "result.json: MLP activations $want on cuda, fp32 on cpu" \
 			"$(grep -ho '"mlp_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
+	# the attention's q, k, v, y: bf16 only where the mma kernels run (head
+	# width 128; tiny.cfg's is 32), so fp32 here on both backends
+	grep -q '"attn_activations": *"fp32"' "$TMP/cuda1/result.json" &&
+		grep -q '"attn_activations": *"fp32"' "$TMP/cpu/result.json" && [[ "$m" == *attn_bf16=* ]] &&
+		ok "result.json: attention activations fp32 at head width 32 on cuda and cpu" ||
+		bad "result.json: attention activations fp32 at head width 32 on cuda and cpu" \
+			"$(grep -ho '"attn_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
 fi
 if cmp -s "$TMP/cuda1/model.safetensors" "$TMP/cuda2/model.safetensors"; then ok "two identical CUDA runs: bit-identical weights"
 else bad "two identical CUDA runs: bit-identical weights"; fi
