@@ -100,7 +100,7 @@ CXXFLAGS := -std=c++17 -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-function \
 	-fno-strict-aliasing $(WERROR) $(OPT) -g $(SANFLAGS)
 EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu/test_*.cc))
 $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc $(wildcard tests/emu/*.h tests/emu/shim/*.h) \
-		kernels/attention_mma.cu kernels/backend_kernels.cuh kernels/cuda_internal.h \
+		kernels/attention_mma.cu $(wildcard kernels/*.cuh) kernels/cuda_internal.h \
 		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
@@ -155,7 +155,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h)
+$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/bf16_io.cuh"
 #include "kernels/cuda_internal.h"
 
 #define AT_THREADS 256
@@ -146,12 +147,6 @@ k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v,
 
 /* Dd[(b*H + h)*T + t] = sum_d dy*y over row (b, t, h); one warp per row;
  * y fp32, or bf16 (backend.h attn_bf16) */
-__device__ static inline float y_at(const float *y, int64_t i) { return y[i]; }
-__device__ static inline float y_at(const __nv_bfloat16 *y, int64_t i)
-{
-	return __bfloat162float(y[i]);
-}
-
 template <typename E>
 __global__ void k_attn_rowdot(float *Dd, const float *dy, const E *y, int64_t rows, int T,
 			      int H, int D)
@@ -162,7 +157,7 @@ __global__ void k_attn_rowdot(float *Dd, const float *dy, const E *y, int64_t ro
 		return;
 	double s = 0;
 	for (int c = lane; c < D; c += 32)
-		s += (double)dy[r * D + c] * y_at(y, r * D + c);
+		s += (double)dy[r * D + c] * ldf(y, r * D + c);
 	for (int o = 16; o > 0; o >>= 1)
 		s += __shfl_xor_sync(0xffffffffu, s, o);
 	if (lane == 0) {
@@ -345,23 +340,15 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 	*g = dim3((unsigned)((T + AT_ROWS - 1) / AT_ROWS), (unsigned)(B * H));
 }
 
-/* a bf16 copy of an output asked of kernels that make none */
-static void no_cast(const char *op, const void *ob, const void *const *qkvb, int mode, int D)
+/* bf16 copies in or out (ob, qkvb), or bf16 storage alone (y or q NULL:
+ * backend.h attn_bf16, with qkvb the bf16 q, k, v), asked of kernels that
+ * read and write none */
+static void no_cast(const char *op, const void *ob, const void *const *qkvb, const void *y,
+		    const void *q, int mode, int D)
 {
-	if ((ob || qkvb) && !attn_has_cast(mode, D)) {
+	if ((ob || qkvb || !y || !q) && (!attn_has_cast(mode, D) || (!q && !qkvb))) {
 		fprintf(stderr, "backend_cuda: %s: no bf16 copies in or out of attention mode %d, D %d\n",
 			op, mode, D);
-		abort();
-	}
-}
-
-/* bf16 storage alone (y NULL, or q NULL: backend.h attn_bf16) needs the
- * kernels that read and write bf16 copies, and the copies given */
-static void no_fp32(const char *op, const void *yq, const void *const *qkvb, int mode, int D)
-{
-	if (!yq && (!qkvb || !attn_has_cast(mode, D))) {
-		fprintf(stderr, "backend_cuda: %s: bf16 attention tensors need the mma kernels "
-			"(mode %d, D %d)\n", op, mode, D);
 		abort();
 	}
 }
@@ -370,8 +357,7 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb)
 {
-	no_cast("attn_fwd", ob, qkvb, mode, D);
-	no_fp32("attn_fwd", y && q ? y : NULL, qkvb, mode, D);
+	no_cast("attn_fwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	if (mode == 1 && D == 128) {
@@ -400,8 +386,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb)
 {
-	no_cast("attn_bwd", ob, qkvb, mode, D);
-	no_fp32("attn_bwd", y ? q : NULL, qkvb, mode, D);
+	no_cast("attn_bwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	dim3 g;

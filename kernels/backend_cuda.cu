@@ -1125,6 +1125,24 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	ctx_done(&c);
 }
 
+/* rope_rmsnorm_bwd on xn's values (py, mapped; E: its storage) */
+template <typename E>
+static void rope_rms_bwd_run(struct opctx *c, struct tensor *dx, struct tensor *ds,
+			     const struct tensor *dout, const E *py, const struct tensor *rstd,
+			     const struct tensor *sc, const struct tensor *cs,
+			     const struct tensor *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
+{
+	const float *pd = fin(c, dout), *pr = fin(c, rstd);
+	const float *pc = fin(c, cs), *ps = fin(c, sn), *pk = sc ? fin(c, sc) : NULL;
+	float *px = fout(c, dx);
+	/* ds first: dx may alias dout (same stream, so in order) */
+	if (ds)
+		colsum_dot(c, fout(c, ds), pd, py, rows / H, H * D);
+	__nv_bfloat16 *ob = cc_fresh(c, dx, px);    /* dq, dk: GEMM operands */
+	k_rope_rms_bwd<E><<<grid_rows(rows), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, pk, pc, ps, rows,
+								H, D, T);
+}
+
 static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
 			       const struct tensor *xn, const struct tensor *rstd,
 			       const struct tensor *sc, const struct tensor *cs,
@@ -1137,23 +1155,10 @@ static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struc
 	bk_check(tensor_numel(dx) == tensor_numel(xn) && tensor_numel(dout) == tensor_numel(xn) &&
 		 (!sc || tensor_numel(sc) == H * D) && (!ds || (sc && tensor_numel(ds) == H * D)),
 		 c.op);
-	const float *pd = fin(&c, dout), *pr = fin(&c, rstd);
-	const float *pc = fin(&c, cs), *ps = fin(&c, sn), *pk = sc ? fin(&c, sc) : NULL;
-	int b16 = xn->dtype == TD_BF16;   /* backend.h attn_bf16: the forward's bf16 out */
-	const void *py = b16 ? (const void *)bin(&c, xn) : (const void *)fin(&c, xn);
-	float *px = fout(&c, dx);
-	/* ds first: dx may alias dout (same stream, so in order) */
-	if (ds && b16)
-		colsum_dot(&c, fout(&c, ds), pd, (const __nv_bfloat16 *)py, rows / H, H * D);
-	else if (ds)
-		colsum_dot(&c, fout(&c, ds), pd, (const float *)py, rows / H, H * D);
-	__nv_bfloat16 *ob = cc_fresh(&c, dx, px);    /* dq, dk: GEMM operands */
-	if (b16)
-		k_rope_rms_bwd<__nv_bfloat16><<<grid_rows(rows), NT, 0, g_cu.st>>>(
-			px, ob, pd, (const __nv_bfloat16 *)py, pr, pk, pc, ps, rows, H, D, T);
+	if (xn->dtype == TD_BF16)   /* backend.h attn_bf16: the forward's bf16 out */
+		rope_rms_bwd_run(&c, dx, ds, dout, bin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
 	else
-		k_rope_rms_bwd<float><<<grid_rows(rows), NT, 0, g_cu.st>>>(
-			px, ob, pd, (const float *)py, pr, pk, pc, ps, rows, H, D, T);
+		rope_rms_bwd_run(&c, dx, ds, dout, fin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
 	ctx_done(&c);
 }
 

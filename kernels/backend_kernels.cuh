@@ -12,26 +12,13 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/bf16_io.cuh"   /* ldf, stf: the kernels templated on E below */
+
 #define NT 256   /* threads a block of the element-wise and row kernels */
 
 #define GSTRIDE(i, n) \
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
 	     i += (int64_t)gridDim.x * blockDim.x)
-
-/* An element of fp32 or bf16 storage as fp32, and an fp32 value stored
- * (bf16: rounded to nearest even): the kernels templated on E below run
- * the fp32 arithmetic on the widened values, so on bf16 storage each
- * result is the fp32 kernel's on the same values, rounded once. */
-__device__ static inline float ldf(const float *p, int64_t i) { return p[i]; }
-__device__ static inline float ldf(const __nv_bfloat16 *p, int64_t i)
-{
-	return __bfloat162float(p[i]);
-}
-__device__ static inline void stf(float *p, int64_t i, float v) { p[i] = v; }
-__device__ static inline void stf(__nv_bfloat16 *p, int64_t i, float v)
-{
-	p[i] = __float2bfloat16_rn(v);
-}
 
 __device__ static double warp_sum(double v)
 {

@@ -352,6 +352,12 @@ out:
 	return r;
 }
 
+/* result.json's word for an activation dtype */
+static const char *dtype_word(enum tdtype t)
+{
+	return t == TD_BF16 ? "bf16" : t == TD_F64 ? "fp64" : "fp32";
+}
+
 static int write_result(struct run *R, double val_bpb, double held_bpb, double final_loss, double total_s,
 			struct err *e)
 {
@@ -395,9 +401,8 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	if (model_backend(R->m)->modes)
 		cJSON_AddStringToObject(j, "backend_modes", model_backend(R->m)->modes());
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
-	enum tdtype md = model_mlp_dtype(R->m), ad = model_attn_dtype(R->m);
-	cJSON_AddStringToObject(j, "mlp_activations", md == TD_BF16 ? "bf16" : md == TD_F64 ? "fp64" : "fp32");
-	cJSON_AddStringToObject(j, "attn_activations", ad == TD_BF16 ? "bf16" : ad == TD_F64 ? "fp64" : "fp32");
+	cJSON_AddStringToObject(j, "mlp_activations", dtype_word(model_mlp_dtype(R->m)));
+	cJSON_AddStringToObject(j, "attn_activations", dtype_word(model_attn_dtype(R->m)));
 	char *p = path_join(R->o->run_dir, "result.json");
 	int r = json_write_file(p, j, e);
 	free(p);
