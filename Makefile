@@ -50,7 +50,11 @@ CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 NVCCFLAGS ?= -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall
 CU_SRCS := $(wildcard kernels/*.cu)
-CU_OBJS := $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRCS))
+# nvcc's objects do not depend on BUILD's variant (SAN, GPU): one copy in
+# $(CU_BUILD)/kernels for all of them, each with its compile's output in
+# X.o.log (tests/cli/cuda_compile.sh: no warnings)
+CU_BUILD := build
+CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(CU_SRCS))
 
 MODULES := lib replay supplements trainer audit
 DEPS_lib := lib
@@ -155,12 +159,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h)
+$(CU_BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+	set -o pipefail; $(NVCC) $(NVCCFLAGS) -c -o $@ $< 2>&1 | tee $@.log
 
 # the optimizer's passes round as the host does: no contracted multiply-adds
-$(BUILD)/kernels/optim.o: NVCCFLAGS += -fmad=false
+$(CU_BUILD)/kernels/optim.o: NVCCFLAGS += -fmad=false
 
 $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front

@@ -12,6 +12,10 @@
  *   dK, dV   one block per (64 keys, b, h), query tiles of 32;
  *   dQ       one block per (64 queries, b, h), key tiles of 32;
  *   D_t = rowsum(dY * Y) first, one warp per row.
+ * A warp's probabilities (and dP) reach its lanes through its own 8 x 32
+ * tile of shared memory (warp_stage: one store a lane a row, one
+ * __syncwarp) rather than a shuffle a value: the same values, so the same
+ * sums, at 8 KiB more a block.
  * Every output element is written by one thread that sums in a fixed order:
  * no atomics, so results are bitwise reproducible run to run.
  *
@@ -50,6 +54,43 @@ __device__ static inline float warp_sum_f(float v)
 	return v;
 }
 
+#define AT_PS (AT_THREADS / 32 * 8 * AT_COLS)   /* the warps' staging tiles, floats */
+
+/* a warp's v[i] of each lane (rows i = 0..7 of its tile, lane = column)
+ * into its staging tile Pw: lane c's v[i] is Pw[i * AT_COLS + c] for every
+ * lane after this (what __shfl_sync(v[i], c) gives); Pw is reused only
+ * after the next __syncthreads or warp_stage */
+__device__ static inline void warp_stage(float *Pw, const float *v, int lane)
+{
+	__syncwarp();   /* every lane has read the tile's previous values */
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		Pw[i * AT_COLS + lane] = v[i];
+	__syncwarp();
+}
+
+/* acc[i][j] += sum over the tile's columns c (in order) of lane c's v[i]
+ * times M[c * sm + d], d = lane + 32 j (0 past D): a warp's rows of P M
+ * (or dS M), v staged through Pw first (warp_stage) */
+__device__ static __forceinline__ void warp_pm(float (*acc)[AT_NJ], float *Pw, const float *v,
+					       const float *M, int sm, int D, int lane)
+{
+	warp_stage(Pw, v, lane);
+	for (int c = 0; c < AT_COLS; c++) {
+		float mm[AT_NJ];
+		for (int j = 0; j < AT_NJ; j++) {
+			int d = lane + 32 * j;
+			mm[j] = d < D ? M[c * sm + d] : 0.0f;
+		}
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			float pc = Pw[i * AT_COLS + c];
+			for (int j = 0; j < AT_NJ; j++)
+				acc[i][j] += pc * mm[j];
+		}
+	}
+}
+
 /* rows [r0, r0+nr) of a (B,T,H,D) tensor at (b, h) into smem with stride sd;
  * rows past T read as 0 */
 __device__ static void tile_load(float *dst, int sd, const float *src, int64_t ld, int r0,
@@ -73,6 +114,7 @@ k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v,
 	float *Vs = Ks + AT_COLS * Dp;       /* AT_COLS x D */
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
 	const int q0 = blockIdx.x * AT_ROWS, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	float *Pw = Vs + AT_COLS * D + w * 8 * AT_COLS;   /* this warp's staging tile */
 	const int64_t ld = (int64_t)H * D, base = (int64_t)b * T * ld + (int64_t)h * D;
 
 	tile_load(Qs, D, q + base, ld, q0, AT_ROWS, T, D);
@@ -116,19 +158,7 @@ k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v,
 				acc[i][j] *= alpha;
 			sc[i] = p;
 		}
-		for (int c = 0; c < AT_COLS; c++) {
-			float vv[AT_NJ];
-			for (int j = 0; j < AT_NJ; j++) {
-				int d = lane + 32 * j;
-				vv[j] = d < D ? Vs[c * D + d] : 0.0f;
-			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				float pc = __shfl_sync(0xffffffffu, sc[i], c);
-				for (int j = 0; j < AT_NJ; j++)
-					acc[i][j] += pc * vv[j];
-			}
-		}
+		warp_pm(acc, Pw, sc, Vs, D, D, lane);
 	}
 	for (int i = 0; i < 8; i++) {
 		const int t = q0 + w + 8 * i;
@@ -182,6 +212,7 @@ k_attn_dkdv(float *dk, float *dv, const float *dy, const float *q, const float *
 	float *Ds = Ls + AT_COLS;            /* AT_COLS */
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
 	const int k0 = blockIdx.x * AT_ROWS, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	float *Pw = Ds + AT_COLS + w * 8 * AT_COLS;   /* this warp's staging tile */
 	const int64_t ld = (int64_t)H * D, base = (int64_t)b * T * ld + (int64_t)h * D;
 
 	tile_load(Ks, D, k + base, ld, k0, AT_ROWS, T, D);
@@ -222,23 +253,9 @@ k_attn_dkdv(float *dk, float *dv, const float *dy, const float *q, const float *
 			sc[i] = p;
 			dp[i] = p * (dp[i] - dt);
 		}
-		for (int c = 0; c < AT_COLS; c++) {
-			float qq[AT_NJ], gg[AT_NJ];
-			for (int j = 0; j < AT_NJ; j++) {
-				int d = lane + 32 * j;
-				qq[j] = d < D ? Qs[c * Dp + d] : 0.0f;
-				gg[j] = d < D ? Gs[c * Dp + d] : 0.0f;
-			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				float pc = __shfl_sync(0xffffffffu, sc[i], c);
-				float dc = __shfl_sync(0xffffffffu, dp[i], c);
-				for (int j = 0; j < AT_NJ; j++) {
-					gv[i][j] += pc * gg[j];
-					gk[i][j] += dc * qq[j];
-				}
-			}
-		}
+		/* dV += P^T dY, then dK += dS^T Q (each sum over c in order) */
+		warp_pm(gv, Pw, sc, Gs, Dp, D, lane);
+		warp_pm(gk, Pw, dp, Qs, Dp, D, lane);
 	}
 	for (int i = 0; i < 8; i++) {
 		const int s = k0 + w + 8 * i;
@@ -267,6 +284,7 @@ k_attn_dq(float *dq, const float *dy, const float *q, const float *k, const floa
 	float *Vs = Ks + AT_COLS * Dp;       /* AT_COLS x Dp */
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
 	const int q0 = blockIdx.x * AT_ROWS, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	float *Pw = Vs + AT_COLS * Dp + w * 8 * AT_COLS;   /* this warp's staging tile */
 	const int64_t ld = (int64_t)H * D, base = (int64_t)b * T * ld + (int64_t)h * D;
 
 	tile_load(Qs, D, q + base, ld, q0, AT_ROWS, T, D);
@@ -304,19 +322,7 @@ k_attn_dq(float *dq, const float *dy, const float *q, const float *k, const floa
 			float p = attn_visible(t, s, T, window) ? expf(sc[i] * scale - lt[i]) : 0.0f;
 			dp[i] = p * (dp[i] - dt[i]);
 		}
-		for (int c = 0; c < AT_COLS; c++) {
-			float kk[AT_NJ];
-			for (int j = 0; j < AT_NJ; j++) {
-				int d = lane + 32 * j;
-				kk[j] = d < D ? Ks[c * Dp + d] : 0.0f;
-			}
-#pragma unroll
-			for (int i = 0; i < 8; i++) {
-				float dc = __shfl_sync(0xffffffffu, dp[i], c);
-				for (int j = 0; j < AT_NJ; j++)
-					gq[i][j] += dc * kk[j];
-			}
-		}
+		warp_pm(gq, Pw, dp, Ks, Dp, D, lane);
 	}
 	for (int i = 0; i < 8; i++) {
 		const int t = q0 + w + 8 * i;
@@ -374,7 +380,7 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 	}
 	dim3 g;
 	attn_grid("attn_fwd", B, T, H, D, &g);
-	size_t sm = (size_t)(AT_ROWS * D + AT_COLS * (D + 1) + AT_COLS * D) * sizeof(float);
+	size_t sm = (size_t)(AT_ROWS * D + AT_COLS * (D + 1) + AT_COLS * D + AT_PS) * sizeof(float);
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
 	k_attn_fwd<<<g, AT_THREADS, sm, cuda_stream()>>>(y, lse, q, k, v, T, H, D, window, scale);
@@ -410,8 +416,9 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 		cuda_scratch_free(Dd, nd);
 		return;
 	}
-	size_t s1 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1) + 2 * AT_COLS) * sizeof(float);
-	size_t s2 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1)) * sizeof(float);
+	size_t s1 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1) + 2 * AT_COLS + AT_PS) *
+		    sizeof(float);
+	size_t s2 = (size_t)(2 * AT_ROWS * D + 2 * AT_COLS * (D + 1) + AT_PS) * sizeof(float);
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq,

@@ -793,6 +793,14 @@ static void c_axpby(struct tensor *y, double a, const struct tensor *x, double b
 	ctx_done(&c);
 }
 
+/* k_dot_part's blocks for n elements: DOT_PER_THREAD a thread or more, at
+ * most DOT_BLOCKS (a function of n alone, so a dot's sum order is fixed) */
+static int dot_blocks(int64_t n)
+{
+	int64_t b = (n + (int64_t)NT * DOT_PER_THREAD - 1) / ((int64_t)NT * DOT_PER_THREAD);
+	return b < 1 ? 1 : b > DOT_BLOCKS ? DOT_BLOCKS : (int)b;
+}
+
 static double c_dot(const struct tensor *x, const struct tensor *y)
 {
 	struct opctx c;
@@ -800,13 +808,13 @@ static double c_dot(const struct tensor *x, const struct tensor *y)
 	bk_check(tensor_numel(x) == tensor_numel(y), c.op);
 	int64_t n = tensor_numel(x);
 	const float *px = fin(&c, x), *py = fin(&c, y);
-	double *part = (double *)cuda_scratch_alloc(c.op, (DOT_BLOCKS + 1) * sizeof(double));
-	k_dot_part<<<DOT_BLOCKS, NT, 0, g_cu.st>>>(px, py, n, part);
-	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, part + DOT_BLOCKS, NULL);
+	int nb = dot_blocks(n);
+	double *part = (double *)cuda_scratch_alloc(c.op, (size_t)(nb + 1) * sizeof(double));
+	k_dot_part<<<nb, NT, 0, g_cu.st>>>(px, py, n, part);
+	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, nb, part + nb, NULL);
 	double r = 0;
-	CUDA_CK(c.op, cudaMemcpyAsync(&r, part + DOT_BLOCKS, sizeof r, cudaMemcpyDeviceToHost,
-				      g_cu.st));
-	cuda_scratch_free(part, (DOT_BLOCKS + 1) * sizeof(double));
+	CUDA_CK(c.op, cudaMemcpyAsync(&r, part + nb, sizeof r, cudaMemcpyDeviceToHost, g_cu.st));
+	cuda_scratch_free(part, (size_t)(nb + 1) * sizeof(double));
 	c.wait = 1;
 	ctx_done(&c);
 	return r;
@@ -821,10 +829,11 @@ static void c_dot_acc(struct tensor *acc, int64_t i, const struct tensor *x,
 	int64_t n = tensor_numel(x);
 	const float *px = fin(&c, x), *py = fin(&c, y);
 	float *pa = fout(&c, acc);
-	double *part = (double *)cuda_scratch_alloc(c.op, DOT_BLOCKS * sizeof(double));
-	k_dot_part<<<DOT_BLOCKS, NT, 0, g_cu.st>>>(px, py, n, part);
-	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, DOT_BLOCKS, NULL, pa + i);
-	cuda_scratch_free(part, DOT_BLOCKS * sizeof(double));
+	int nb = dot_blocks(n);
+	double *part = (double *)cuda_scratch_alloc(c.op, (size_t)nb * sizeof(double));
+	k_dot_part<<<nb, NT, 0, g_cu.st>>>(px, py, n, part);
+	k_dot_final<<<1, NT, 0, g_cu.st>>>(part, nb, NULL, pa + i);
+	cuda_scratch_free(part, (size_t)nb * sizeof(double));
 	ctx_done(&c);
 }
 

@@ -90,7 +90,8 @@ __global__ static void k_axpby(float *y, const float *x, float a, float b, int m
 	}
 }
 
-#define DOT_BLOCKS 256
+#define DOT_BLOCKS 256   /* at most, a dot's partial sums */
+#define DOT_PER_THREAD 16   /* at least, elements a thread of k_dot_part (small dots: fewer blocks) */
 
 __global__ static void k_dot_part(const float *x, const float *y, int64_t n, double *part)
 {

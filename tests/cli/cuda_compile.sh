@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # cuda_compile.sh: every kernels/*.cu compiles with nvcc (as CI does; no GPU
-# needed), with the Makefile's flags, and kernels/cuda_api.h is plain C11.
-# Skips when nvcc is not found. Reference: shared/DESIGN.md (Tests).
+# needed) with the Makefile's flags and no warning, and kernels/cuda_api.h is
+# plain C11. The objects are the build's own (make cuda: build/kernels, one
+# copy for every BUILD variant, each with its compile's output in X.o.log;
+# up to date after make test's build, else compiled here): a source without
+# a fresh object, or whose compile printed anything, fails. Skips when nvcc
+# is not found. Reference: shared/DESIGN.md (Tests), the Makefile's cuda
+# target.
 . "$(dirname "$0")/lib.sh"
 cd "$SUPKIT_ROOT"
 
@@ -17,28 +22,21 @@ srcs=(kernels/*.cu)
 if ((${#srcs[@]} == 0)); then
 	bad "kernels/*.cu" "no CUDA sources"
 fi
-# two at a time (the machine's cores are shared)
-pids=()
-for i in "${!srcs[@]}"; do
-	f=${srcs[$i]}
-	( "$NVCC" -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall,-Werror -c \
-		-o "$TMP/$i.o" "$f" >"$TMP/$i.log" 2>&1; echo $? >"$TMP/$i.rc" ) &
-	pids+=($!)
-	if (( ${#pids[@]} == 2 )); then wait "${pids[@]}"; pids=(); fi
-done
-wait
-for i in "${!srcs[@]}"; do
-	f=${srcs[$i]}
-	rc=$(cat "$TMP/$i.rc" 2>/dev/null || echo 1)
-	errout=$(cat "$TMP/$i.log" 2>/dev/null)
-	if [[ $rc == 0 && -z "$errout" ]]; then
-		ok "$f compiles with $(basename "$NVCC") for sm_90a, no warnings"
+run make -s --no-print-directory NVCC="$NVCC" cuda
+expect_rc 0 "make cuda (nvcc) succeeds"
+for f in "${srcs[@]}"; do
+	o=build/kernels/$(basename "$f" .cu).o
+	if [[ ! -f "$o" || ! "$o" -nt "$f" ]]; then
+		bad "$f compiles" "no object $o newer than the source"
+	elif [[ ! -f "$o.log" ]]; then
+		bad "$f compiles" "no compile log $o.log"
+	elif [[ -s "$o.log" ]]; then
+		bad "$f compiles with no warnings" "$(head -c 600 "$o.log")"
 	else
-		bad "$f compiles" "exit $rc"
+		ok "$f compiles with $(basename "$NVCC") for sm_90a, no warnings"
 	fi
 done
 
-# the C face: C11, no CUDA headers needed
 printf '#include "kernels/cuda_api.h"\nint main(void){struct cuda_mem_stats s; (void)s; return 0;}\n' >"$TMP/c.c"
 run ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$TMP/c.c"
 expect_rc 0 "kernels/cuda_api.h is plain C11"

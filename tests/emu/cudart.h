@@ -5,7 +5,7 @@
  * tests/gpu/test_cuda_ops.c against the CPU backend in make test
  * (build/tests/emu/test_cuda_ops_emu). The kernels run on the SIMT
  * emulator of tests/emu/simt.h; a launch `k<<<g, b, s, st>>>(args)` is
- * rewritten by tests/emu/launch.sed to `emu_kernel(g, b, s, st, k)(args)`.
+ * rewritten by tests/emu/launch.sed to `emu_kernel(g, b, s, st, k, "k")(args)`.
  *
  * The device is one emulated GPU whose memory is the host's:
  * - a stream is a queue: kernel launches, cuBLAS and CUB calls, memsets and
@@ -106,11 +106,6 @@ template <class F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) {
 
 /* Queue work on stream s (all streams are one queue). */
 void emu_enqueue(cudaStream_t s, std::function<void()> work);
-/* Run the kernel whose address is key on grid x block threads; kernels that
- * use no collective in their first launch run their threads one after
- * another without fibers from then on (a collective there aborts). */
-void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
-		    const std::function<void()> &body);
 
 /* `k<<<g, b, smem, st>>>(args)`, rewritten: the arguments are converted to
  * the kernel's parameter types and copied, the launch queued. */
@@ -119,21 +114,24 @@ template <class... P> struct emu_kcall {
 	size_t smem;
 	cudaStream_t st;
 	void (*k)(P...);
+	const char *name;
 	void operator()(P... a) const
 	{
 		void (*kk)(P...) = k;
+		const char *nm = name;
 		dim3 gg = g, bb = b;
 		size_t sm = smem;
 		std::tuple<P...> args(a...);
-		emu_enqueue(st, [kk, gg, bb, sm, args]() {
-			emu_run_kernel((const void *)kk, gg, bb, sm, [&]() { std::apply(kk, args); });
+		emu_enqueue(st, [kk, nm, gg, bb, sm, args]() {
+			emu_run_kernel((const void *)kk, nm, gg, bb, sm, [&]() { std::apply(kk, args); });
 		});
 	}
 };
 template <class... P>
-emu_kcall<P...> emu_kernel(dim3 g, dim3 b, size_t smem, cudaStream_t st, void (*k)(P...))
+emu_kcall<P...> emu_kernel(dim3 g, dim3 b, size_t smem, cudaStream_t st, void (*k)(P...),
+			   const char *name)
 {
-	return emu_kcall<P...>{ g, b, smem, st, k };
+	return emu_kcall<P...>{ g, b, smem, st, k, name };
 }
 
 #endif

@@ -14,6 +14,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <ctime>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +27,7 @@ uint64_t emu_collectives;
 namespace {
 
 enum { RUN, WAIT, DONE };
-enum { C_NONE, C_SYNC, C_SHFL, C_LDSM, C_MMA, C_WMMA };
+enum { C_NONE, C_SYNC, C_SHFL, C_SHFL64, C_SYNCWARP, C_LDSM, C_MMA, C_WMMA };
 
 const size_t STACK = 64 * 1024;   /* 4x what the kernels ran in under ASan (16 KiB) */
 
@@ -107,7 +109,7 @@ asm(".text\n"
 #endif
 
 /* ASan's view of the stack switches (nothing without ASan): leave for the
- * stack [bottom, bottom + size) ... */
+ * stack [bottom, bottom + size) (fake NULL: this stack is left for good) ... */
 void asan_leave(void **fake, const void *bottom, size_t size)
 {
 #ifdef EMU_ASAN
@@ -117,7 +119,8 @@ void asan_leave(void **fake, const void *bottom, size_t size)
 #endif
 }
 
-/* ... and arrive on it (from_main: keep the scheduler's stack) */
+/* ... and arrive on it (from_main: the stack left is the scheduler's, kept
+ * for the way back) */
 void asan_arrived(void *fake, bool from_main)
 {
 #ifdef EMU_ASAN
@@ -130,35 +133,82 @@ void asan_arrived(void *fake, bool from_main)
 #endif
 }
 
-/* fiber -> scheduler; done: the fiber has finished (its stack is left for
- * good: the block's fibers are made anew) */
-void to_main(bool done)
+/* The block's threads run in a cycle over the positions 0 .. g_nthr - 1 of
+ * the order in force (nth): a thread that waits or finishes hands over
+ * straight to the next runnable one after its position (one switch, not two
+ * through the scheduler: the same sequence as sweeping the positions again
+ * and again); the scheduler gets control back only when none can run. */
+int g_pos, g_done;
+bool g_from_main;   /* the switch in progress left the scheduler */
+
+unsigned nth(unsigned k, unsigned n);
+
+/* the runnable thread next after g_pos in the cycle (g_pos moves there), or -1 */
+int next_runnable()
 {
+	for (int s = 1; s <= g_nthr; s++) {
+		int k = g_pos + s >= g_nthr ? g_pos + s - g_nthr : g_pos + s;
+		int i = (int)nth((unsigned)k, (unsigned)g_nthr);
+		if (g_f[(size_t)i].state == RUN) {
+			g_pos = k;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* this fiber waits (done: has finished, its stack left for good: the
+ * block's fibers are made anew): on to the next runnable thread, else back
+ * to the scheduler; returns when this fiber is switched to again */
+void hand_over(bool done)
+{
+	int me = g_cur, nx = next_runnable();
 	void *fake = NULL;
-	asan_leave(done ? NULL : &fake, EMU_MAIN_BOTTOM, EMU_MAIN_SIZE);
+	fiber &f = g_f[(size_t)me];
+	g_from_main = false;
+	if (nx < 0) {
+		asan_leave(done ? NULL : &fake, EMU_MAIN_BOTTOM, EMU_MAIN_SIZE);
 #ifdef EMU_ASM_SWITCH
-	emu_switch(&g_f[g_cur].sp, g_main_sp);
+		emu_switch(&f.sp, g_main_sp);
 #else
-	if (swapcontext(&g_f[g_cur].ctx, &g_main) != 0)
-		die("swapcontext failed");
+		if (swapcontext(&f.ctx, &g_main) != 0)
+			die("swapcontext failed");
 #endif
-	asan_arrived(fake, true);
+	} else {
+		fiber &n = g_f[(size_t)nx];
+		g_cur = nx;
+		threadIdx.x = (unsigned)nx, threadIdx.y = 0, threadIdx.z = 0;
+		asan_leave(done ? NULL : &fake, n.stack, STACK);
+#ifdef EMU_ASM_SWITCH
+		emu_switch(&f.sp, n.sp);
+#else
+		if (swapcontext(&f.ctx, &n.ctx) != 0)
+			die("swapcontext failed");
+#endif
+	}
+	asan_arrived(fake, g_from_main);
 }
 
 void entry()
 {
-	asan_arrived(NULL, true);
+	asan_arrived(NULL, g_from_main);
 	(*g_body)();
-	g_f[g_cur].state = DONE;
-	to_main(true);
+	g_f[(size_t)g_cur].state = DONE;
+	g_done++;
+	hand_over(true);
 	die("a finished fiber resumed");
 }
 
-/* scheduler -> fiber i */
-void to_fiber(int i)
+/* scheduler -> the thread at position 0, back when none can run */
+void run_fibers()
 {
 	void *fake = NULL;
+	g_pos = 0;
+	int i = (int)nth(0, (unsigned)g_nthr);
 	fiber &f = g_f[(size_t)i];
+	g_cur = i;
+	threadIdx.x = (unsigned)i, threadIdx.y = 0, threadIdx.z = 0;
+	g_from_main = true;
 	asan_leave(&fake, f.stack, STACK);
 #ifdef EMU_ASM_SWITCH
 	emu_switch(&g_main_sp, f.sp);
@@ -275,8 +325,8 @@ char *stack_arena()
 /* Wait here until released (the scheduler runs the others meanwhile). */
 void park()
 {
-	g_f[g_cur].state = WAIT;
-	to_main(false);
+	g_f[(size_t)g_cur].state = WAIT;
+	hand_over(false);
 }
 
 /* Arrive at the warp's collective `kind`; returns true for the last lane
@@ -338,22 +388,35 @@ void __syncthreads(void)
 	emu_collectives++;
 }
 
+/* The warp's shuffle of 64 bits (the hardware moves a double as two
+ * 32-bit halves; here one collective carries both): lane src's v. */
 double __shfl_xor_sync(unsigned mask, double v, int lane_mask)
 {
-	/* two 32-bit halves, as the hardware moves a double */
-	uint64_t u;
-	memcpy(&u, &v, 8);
-	float lo, hi;
-	uint32_t a = (uint32_t)u, b = (uint32_t)(u >> 32);
-	memcpy(&lo, &a, 4);
-	memcpy(&hi, &b, 4);
-	lo = __shfl_xor_sync(mask, lo, lane_mask);
-	hi = __shfl_xor_sync(mask, hi, lane_mask);
-	memcpy(&a, &lo, 4);
-	memcpy(&b, &hi, 4);
-	u = (uint64_t)a | (uint64_t)b << 32;
-	memcpy(&v, &u, 8);
-	return v;
+	if (mask != 0xffffffffu)
+		die("shfl with a partial mask");
+	int lane = g_cur & 31;
+	warp &w = g_w[g_cur / 32];
+	memcpy(&w.in[lane][0], &v, 8);
+	w.in[lane][2] = (uint32_t)(lane ^ lane_mask) & 31;
+	if (arrive(C_SHFL64)) {
+		for (int i = 0; i < 32; i++) {
+			w.out[i][0] = w.in[w.in[i][2]][0];
+			w.out[i][1] = w.in[w.in[i][2]][1];
+		}
+		release();
+	}
+	double r;
+	memcpy(&r, &w.out[lane][0], 8);
+	return r;
+}
+
+/* The warp's barrier: every lane waits until all 32 have arrived. */
+void __syncwarp(unsigned mask)
+{
+	if (mask != 0xffffffffu)
+		die("__syncwarp with a partial mask");
+	if (arrive(C_SYNCWARP))
+		release();
 }
 
 /* The warp's shuffle: this lane gets lane src's v (src in 0..31). */
@@ -529,6 +592,7 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 	gridDim = grid;
 	each_block(grid, smem, [&] {
 			g_bar = 0;
+			g_done = 0;
 			for (warp &w : g_w)
 				w.arrived = 0;
 			for (int i = 0; i < threads; i++) {
@@ -536,34 +600,62 @@ void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()>
 				fiber_make(f);
 				f.state = RUN;
 			}
-			for (;;) {
-				int ran = 0, done = 0;
-				for (int k = 0; k < threads; k++) {
-					int i = (int)nth((unsigned)k, (unsigned)threads);
-					if (g_f[(size_t)i].state == DONE) {
-						done++;
-						continue;
-					}
-					if (g_f[(size_t)i].state != RUN)
-						continue;
-					g_cur = i;
-					threadIdx.x = (unsigned)i, threadIdx.y = 0, threadIdx.z = 0;
-					to_fiber(i);
-					ran++;
-				}
-				if (done == threads)
-					break;
-				if (!ran) {
-					g_cur = -1;
-					die("every thread waits and none can run (deadlock: a missed "
-					    "collective or __syncthreads)");
-				}
+			run_fibers();
+			if (g_done != threads) {
+				g_cur = -1;
+				die("every thread waits and none can run (deadlock: a missed "
+				    "collective or __syncthreads)");
 			}
 		});
 }
 
-void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
-		    const std::function<void()> &body)
+namespace {
+
+/* EMU_PROFILE's table: per kernel, its launches, collectives and seconds */
+struct kprof {
+	const char *name;
+	uint64_t launches, collectives;
+	double sec;
+};
+std::unordered_map<const void *, kprof> *g_prof;
+
+double now_sec()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void print_profile()
+{
+	std::vector<kprof> v;
+	double total = 0;
+	for (auto &e : *g_prof)
+		v.push_back(e.second), total += e.second.sec;
+	std::sort(v.begin(), v.end(), [](const kprof &a, const kprof &b) { return a.sec > b.sec; });
+	fprintf(stderr, "simt profile: %.2f s in kernels\n%10s %12s %14s  %s\n", total, "seconds",
+		"launches", "collectives", "kernel");
+	for (const kprof &k : v)
+		fprintf(stderr, "%10.3f %12llu %14llu  %s\n", k.sec, (unsigned long long)k.launches,
+			(unsigned long long)k.collectives, k.name);
+}
+
+bool profiling()
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *v = getenv("EMU_PROFILE");
+		on = v && *v && strcmp(v, "0") != 0;
+		if (on) {
+			g_prof = new std::unordered_map<const void *, kprof>;
+			atexit(print_profile);
+		}
+	}
+	return on;
+}
+
+void run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
+		const std::function<void()> &body)
 {
 	static std::unordered_map<const void *, int> seen;   /* 1: direct, 2: fibers */
 	static const bool fibers = getenv("EMU_FIBERS") && strcmp(getenv("EMU_FIBERS"), "0");
@@ -591,4 +683,23 @@ void emu_run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
 		}
 	});
 	g_direct = false;
+}
+
+} // namespace
+
+void emu_run_kernel(const void *key, const char *name, dim3 grid, dim3 block, size_t smem,
+		    const std::function<void()> &body)
+{
+	if (!profiling()) {
+		run_kernel(key, grid, block, smem, body);
+		return;
+	}
+	double t0 = now_sec();
+	emu_collectives = 0;
+	run_kernel(key, grid, block, smem, body);
+	kprof &k = (*g_prof)[key];
+	k.name = name;
+	k.launches++;
+	k.collectives += emu_collectives;
+	k.sec += now_sec() - t0;
 }

@@ -15,7 +15,9 @@
  * elsewhere; ASan is told of every switch): a fiber runs until it reaches
  * a collective (a warp's ldmatrix, mma, wmma::mma_sync or shuffle; the
  * block's __syncthreads), waits there until every thread that takes part
- * has arrived, and the last to arrive computes every lane's result. Blocks
+ * has arrived, and the last to arrive computes every lane's result; a
+ * thread that waits or ends switches straight to the next runnable one in
+ * the cycle of the block's threads (tests/emu/test_simt_emu.cc). Blocks
  * run one after another over one shared-memory buffer (emu_smem:
  * kernels/cuda_internal.h's DYN_SMEM; a kernel's static __shared__
  * variables are static). The collectives check that all lanes call the
@@ -33,9 +35,10 @@
  * (the hardware's internal order and precision are not specified, so
  * results can differ from a GPU's in the last bits of fp32), and so is
  * wmma::mma_sync's (whose fragment layout is the emulator's own:
- * tests/emu/shim/mma.h); __shfl_xor_sync of floats and doubles and
- * __shfl_sync of floats; atomicAdd on unsigned (fibers do not interleave
- * inside it); math functions are the host's libm, not CUDA's. Left out:
+ * tests/emu/shim/mma.h); __shfl_xor_sync of floats and doubles (one
+ * collective a double), __shfl_sync of floats and __syncwarp (full masks
+ * only); atomicAdd on unsigned (fibers do not interleave inside it); math
+ * functions are the host's libm, not CUDA's. Left out:
  * every other CUDA feature (the kernels use no other), and races between
  * threads (they run in a fixed order: EMU_ORDER forward, reverse or
  * shuffle, tests/emu/simt.cc).
@@ -159,6 +162,7 @@ void __syncthreads(void);
 float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
 /* lane src's v (src in 0..31) */
 float __shfl_sync(unsigned mask, float v, int src);
+void __syncwarp(unsigned mask = 0xffffffffu);
 double __shfl_xor_sync(unsigned mask, double v, int lane_mask);
 /* cp.async of 16 bytes (zeros when !valid), done at once */
 void emu_cp16(void *dst, const void *src, bool valid);
@@ -181,5 +185,12 @@ extern unsigned char emu_smem[EMU_SMEM];
 void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body);
 /* collectives run by the last launch (a test's sanity figure) */
 extern uint64_t emu_collectives;
+/* Run the kernel whose address is key (name: its source text) on grid x
+ * block threads; kernels that use no collective in their first launch run
+ * their threads one after another without fibers from then on (a
+ * collective there aborts). EMU_PROFILE=1: at exit, each kernel's
+ * launches, collectives and emulated seconds on stderr, slowest first. */
+void emu_run_kernel(const void *key, const char *name, dim3 grid, dim3 block, size_t smem,
+		    const std::function<void()> &body);
 
 #endif

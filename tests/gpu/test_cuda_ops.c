@@ -129,6 +129,26 @@ TEST(axpby_zero_dot)
 	free(x), free(y), cuda_mem_free(dx), cuda_mem_free(dy);
 }
 
+/* the dot at sizes that take one block, some (DOT_PER_THREAD elements a
+ * thread) and the most (DOT_BLOCKS, more elements a thread): equal to the
+ * CPU's within the fp64 rounding of either sum order */
+TEST(dot_sizes)
+{
+	static const size_t sizes[] = { 1, 4097, 65537, ((size_t)1 << 20) + 12345 };
+	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+		size_t n = sizes[k];
+		float *x = rnd(n, 2), *y = rnd(n, 3);
+		float *dx = dev(x, n * 4), *dy = dev(y, n * 4);
+		struct tensor hx = T2(x, 1, n), hy = T2(y, 1, n), gx = T2(dx, 1, n), gy = T2(dy, 1, n);
+		double s = 0;
+		for (size_t i = 0; i < n; i++)
+			s += fabs((double)x[i] * y[i]);
+		double c = CPU->dot(&hx, &hy), g = GPU->dot(&gx, &gy);
+		CHECKF(fabs(c - g) <= 1e-12 * s, "n %zu: dot %.17g vs %.17g", n, g, c);
+		free(x), free(y), cuda_mem_free(dx), cuda_mem_free(dy);
+	}
+}
+
 /* dot_acc: acc[i] += the fp64 dot rounded to fp32, on the device; the
  * other entries untouched. The CPU's dot sums in another order: the same
  * bound as the dot above, plus the fp32 rounding of the sum. */
@@ -1580,10 +1600,59 @@ static int train(const char *backend, int steps, double *loss)
 	return rc;
 }
 
+/* train()'s runs kept for reuse: a run is deterministic (train_20_steps
+ * checks that two give the same bits), so a later test asking for the same
+ * backend, modes in force, extra config and steps gets the kept losses,
+ * weight hash and model bytes instead of emulated minutes of the same run
+ * again. train_run(.., fresh 1) runs (and keeps) in any case: for a test
+ * that reads the run's profile. */
+static struct kept_run {
+	char key[400];
+	double loss[20];
+	uint64_t fnv;
+	size_t bytes;
+} kept[16];
+static int n_kept;
+
+static int train_run(const char *backend, int steps, double *loss, int fresh)
+{
+	char key[400];
+	int k = snprintf(key, sizeof key, "%s %d %s", backend, steps,
+			 strcmp(backend, "cuda") == 0 ? GPU->modes() : "");
+	for (int i = 0; train_extra && train_extra[i]; i++)
+		k += snprintf(key + k, sizeof key - (size_t)k, " %s", train_extra[i]);
+	for (int i = 0; i < n_kept && !fresh; i++)
+		if (strcmp(kept[i].key, key) == 0) {
+			memcpy(loss, kept[i].loss, (size_t)steps * sizeof *loss);
+			last_fnv = kept[i].fnv;
+			last_bytes = kept[i].bytes;
+			return 0;
+		}
+	int rc = train(backend, steps, loss);
+	int slot = 0;
+	while (slot < n_kept && strcmp(kept[slot].key, key) != 0)
+		slot++;
+	if (rc == 0 && steps <= 20 && slot < 16 && (size_t)k < sizeof key) {
+		struct kept_run *r = &kept[slot];
+		n_kept += slot == n_kept;
+		memcpy(r->key, key, sizeof key);
+		memcpy(r->loss, loss, (size_t)steps * sizeof *loss);
+		r->fnv = last_fnv;
+		r->bytes = last_bytes;
+	}
+	return rc;
+}
+
+/* a kept run if there is one, else train() (and keep it) */
+static int train_kept(const char *backend, int steps, double *loss)
+{
+	return train_run(backend, steps, loss, 0);
+}
+
 TEST(train_20_steps)
 {
 	double lc[20], lg[20], lb[20], lt[20], lm[20];
-	if (train("cpu", 20, lc) != 0) {
+	if (train_kept("cpu", 20, lc) != 0) {
 		CHECK(0);
 		return;
 	}
@@ -1595,9 +1664,10 @@ TEST(train_20_steps)
 	CHECK(rc == 0);
 	if (rc != 0)
 		return;
-	CHECK(train("cuda", 20, lb) == 0);
+	CHECK(train_kept("cuda", 20, lb) == 0);
 	/* deterministic: the same run again gives the same losses and weights,
-	 * bit for bit (no floating-point atomics, fixed reduction orders) */
+	 * bit for bit (no floating-point atomics, fixed reduction orders); so
+	 * later tests reuse the kept runs (train_kept) */
 	uint64_t fb = last_fnv;
 	double lb2[20];
 	CHECK(train("cuda", 20, lb2) == 0);
@@ -1607,7 +1677,7 @@ TEST(train_20_steps)
 	cuda_set_attn_mode(CUDA_ATTN_TC);
 	CHECK(train("cuda", 20, lt) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_MMA);
-	CHECK(train("cuda", 20, lm) == 0);
+	CHECK(train_kept("cuda", 20, lm) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	/* step 0 is a pure forward/backward on equal weights: fp32 GEMMs agree to
 	 * 1e-5 nats (fp32 rounding of a loss near 5.5). Later steps: 5e-3 nats,
@@ -1636,7 +1706,7 @@ TEST(train_20_steps)
 TEST(train_mlp_bf16)
 {
 	double lc[20], l16[20], l32[20];
-	if (train("cpu", 20, lc) != 0) {
+	if (train_kept("cpu", 20, lc) != 0) {
 		CHECK(0);
 		return;
 	}
@@ -1680,9 +1750,9 @@ TEST(train_attn_bf16)
 		double lc[20], l16[20], l32[20];
 		int ns = a ? 8 : 20;
 		train_extra = a ? qtau : NULL;
-		int rc0 = train("cpu", ns, lc);
+		int rc0 = train_kept("cpu", ns, lc);
 		cuda_set_attn_mode(CUDA_ATTN_MMA);
-		int rc = train("cuda", ns, l16);
+		int rc = train_kept("cuda", ns, l16);   /* base: train_20_steps's mma run */
 		size_t b16 = last_bytes;
 		uint64_t f16 = last_fnv;
 		cuda_set_attn_bf16(0);
@@ -1727,7 +1797,7 @@ TEST(train_cast_reuse_bitwise)
 		train_extra = two_passes;
 		cuda_set_attn_mode(modes[m]);
 		cuda_profile(1);
-		int rc = train("cuda", 6, l1);
+		int rc = train_run("cuda", 6, l1, 1);   /* run here: its profile is read */
 		cuda_profile(0);
 		char *buf = profile_text("r", 0);   /* this run's counts */
 		uint64_t f1 = last_fnv;
@@ -1789,7 +1859,7 @@ TEST(train_async_bitwise)
 		double l1[6], l2[6];
 		train_extra = arms[a < na ? a : 0];
 		cuda_set_attn_mode(a < na ? CUDA_ATTN_F32 : CUDA_ATTN_MMA);
-		int rc = train("cuda", 6, l1);
+		int rc = train_kept("cuda", 6, l1);   /* arms 0 and 3: train_cast_reuse_bitwise's runs */
 		uint64_t f1 = last_fnv;
 		cuda_set_async(1);
 		int rc2 = train("cuda", 6, l2);
@@ -1958,6 +2028,7 @@ int main(int argc, char **argv)
 	cuda_device_name(name, sizeof name);
 	printf("device: %s\n", name);
 	RUN(axpby_zero_dot);
+	RUN(dot_sizes);
 	RUN(dot_acc);
 	RUN(cols_get_add);
 	RUN(matmul_f32);

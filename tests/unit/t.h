@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int t_passed, t_failed, t_skipped;
 static int t_cur_failed, t_cur_skipped;
@@ -38,6 +39,14 @@ static inline int t_matches(const char *name, const char *list)
 	return 0;
 }
 
+/* seconds on the monotonic clock (each test's line shows its wall time) */
+static inline double t_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* whether T_ONLY and T_EXCEPT (unset or empty: every test) select `name` */
 static inline int t_selected(const char *name)
 {
@@ -52,16 +61,18 @@ static inline int t_selected(const char *name)
 		t_cur_failed = 0;                                         \
 		t_cur_skipped = 0;                                        \
 		t_cur_name = #name;                                       \
+		double t_t0 = t_now();                                    \
 		name();                                                   \
+		double t_dt = t_now() - t_t0;                             \
 		if (t_cur_failed) {                                       \
 			t_failed++;                                       \
-			printf("FAIL %s\n", #name);                       \
+			printf("FAIL %s (%.1f s)\n", #name, t_dt);        \
 		} else if (t_cur_skipped) {                               \
 			t_skipped++;                                      \
-			printf("skip %s\n", #name);                       \
+			printf("skip %s (%.1f s)\n", #name, t_dt);        \
 		} else {                                                  \
 			t_passed++;                                       \
-			printf("ok   %s\n", #name);                       \
+			printf("ok   %s (%.1f s)\n", #name, t_dt);        \
 		}                                                         \
 		fflush(stdout);                                           \
 	} while (0)

@@ -1,0 +1,205 @@
+/* test_simt_emu.cc: the SIMT emulator itself (tests/emu/simt.cc): the
+ * order its fibers run in, that __syncthreads and a warp's shuffles hold
+ * every thread until all have arrived, that each lane gets its partner's
+ * value, and that a deadlock (a thread that skips a __syncthreads) and a
+ * divergence (lanes at different collectives) abort with their message
+ * (child processes: this binary with the argument deadlock or diverge),
+ * and that EMU_PROFILE=1 counts each kernel's launches and collectives
+ * (a child with the argument profile).
+ * The emulator's hand-over from a waiting thread straight to the next
+ * runnable one must run the threads in the sequence of sweeping the block's
+ * positions again and again: the sequence is checked entry by entry.
+ */
+#include "t.h"
+#include "tests/emu/simt.h"
+
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+namespace {
+
+std::vector<int> g_log;   /* (phase << 16) | thread, in the order run */
+
+/* 64 threads (two warps): phase 0, __syncthreads, phase 1, a warp sum by
+ * shuffles, phase 2 */
+void k_phases(float *sum)
+{
+	int t = (int)threadIdx.x;
+	g_log.push_back(t);
+	__syncthreads();
+	g_log.push_back(1 << 16 | t);
+	float v = (float)(t + 1);
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	g_log.push_back(2 << 16 | t);
+	sum[t] = v;
+}
+
+} // namespace
+
+TEST(barrier_and_shuffle_order)
+{
+	const int n = 64;
+	std::vector<float> sum(n, 0);
+	g_log.clear();
+	emu_launch(dim3(1), n, 0, [&] { k_phases(sum.data()); });
+	/* the sweep's sequence: phase 0 by 0 .. 63; the last to arrive (63)
+	 * goes on through phase 1 to its shuffle, then 0 .. 62 in turn each to
+	 * theirs; warp 0's last lane (31) completes the first shuffle round,
+	 * and so on: every phase-k record of a thread after all phase-(k-1)
+	 * records of its barrier's threads (all 64 for phase 1, its warp's 32
+	 * for phase 2) */
+	std::vector<int> want;
+	for (int t = 0; t < n; t++)
+		want.push_back(t);
+	want.push_back(1 << 16 | 63);
+	for (int t = 0; t < 63; t++)
+		want.push_back(1 << 16 | t);
+	CHECK(g_log.size() == 3 * (size_t)n);
+	CHECKF(g_log.size() >= 2 * (size_t)n &&
+		       std::equal(want.begin(), want.end(), g_log.begin()),
+	       "phase 0 and 1 records out of the sweep's order");
+	for (int w = 0; w < 2; w++) {
+		size_t last1 = 0, first2 = g_log.size();
+		for (size_t i = 0; i < g_log.size(); i++) {
+			int ph = g_log[i] >> 16, t = g_log[i] & 0xffff;
+			if (t / 32 != w)
+				continue;
+			if (ph == 1)
+				last1 = std::max(last1, i);
+			if (ph == 2)
+				first2 = std::min(first2, i);
+		}
+		CHECKF(last1 < first2, "warp %d: a lane passed the shuffles before all arrived", w);
+	}
+	for (int t = 0; t < n; t++) {
+		float w = t < 32 ? 32 * 33 / 2.0f : (32 * 33 / 2.0f + 32 * 32);
+		CHECKF(sum[(size_t)t] == w, "thread %d: warp sum %g, not %g", t, sum[(size_t)t], w);
+	}
+}
+
+namespace {
+
+void k_skip_barrier()
+{
+	if (threadIdx.x != 5)
+		__syncthreads();
+}
+
+/* lane 3 at an ldmatrix while the others shuffle */
+void k_diverge(float *o)
+{
+	float v = 1;
+	if (threadIdx.x == 3) {
+		uint32_t r[1];
+		emu_ldsm(r, emu_smem + 16 * threadIdx.x, 1, false);
+		v = (float)r[0];
+	} else {
+		v = __shfl_xor_sync(0xffffffffu, v, 1);
+	}
+	o[threadIdx.x] = v;
+}
+
+std::string self;
+
+/* run this binary with arg (env: assignments before it): its stdout and
+ * stderr, and whether it died of a signal */
+std::string child(const char *arg, bool *signalled, const char *env = "")
+{
+	std::string cmd = std::string(env) + " '" + self + "' " + arg + " 2>&1", out;
+	FILE *p = popen(cmd.c_str(), "r");
+	char buf[512];
+	size_t got;
+	while (p && (got = fread(buf, 1, sizeof buf, p)) > 0)
+		out.append(buf, got);
+	int st = p ? pclose(p) : -1;
+	/* the shell reports a child killed by SIGABRT as exit status 128 + 6 */
+	*signalled = st != -1 && ((WIFSIGNALED(st)) || (WIFEXITED(st) && WEXITSTATUS(st) > 128));
+	return out;
+}
+
+} // namespace
+
+TEST(deadlock_and_divergence_abort)
+{
+	bool sig = false;
+	std::string out = child("deadlock", &sig);
+	CHECKF(sig && out.find("deadlock") != std::string::npos && out.find("returned") == std::string::npos,
+	       "a skipped __syncthreads: %s", out.c_str());
+	out = child("diverge", &sig);
+	CHECKF(sig && out.find("divergence") != std::string::npos &&
+		       out.find("returned") == std::string::npos,
+	       "lanes at different collectives: %s", out.c_str());
+}
+
+namespace {
+
+void k_plain(float *o)
+{
+	o[threadIdx.x] = (float)threadIdx.x;
+}
+
+/* the profile's row for kernel name: launches and collectives (false: none) */
+bool profile_row(const std::string &out, const char *name, unsigned long long *launches,
+		 unsigned long long *coll)
+{
+	size_t at = 0;
+	while (at < out.size()) {
+		size_t nl = out.find('\n', at);
+		std::string line = out.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+		at = nl == std::string::npos ? out.size() : nl + 1;
+		double sec;
+		char nm[64];
+		if (sscanf(line.c_str(), "%lf %llu %llu %63s", &sec, launches, coll, nm) == 4 &&
+		    !strcmp(nm, name))
+			return true;
+	}
+	return false;
+}
+
+} // namespace
+
+TEST(profile_counts)
+{
+	bool sig = true;
+	unsigned long long n = 0, c = 0;
+	std::string out = child("profile", &sig, "EMU_PROFILE=1");
+	CHECKF(!sig && out.find("simt profile:") != std::string::npos, "no profile table: %s",
+	       out.c_str());
+	/* a launch of k_phases: one __syncthreads and 5 shuffle rounds in each of 2 warps */
+	CHECKF(profile_row(out, "k_phases", &n, &c) && n == 3 && c == 3 * (1 + 2 * 5),
+	       "k_phases: %llu launches, %llu collectives (want 3, 33): %s", n, c, out.c_str());
+	CHECKF(profile_row(out, "k_plain", &n, &c) && n == 2 && c == 0,
+	       "k_plain: %llu launches, %llu collectives (want 2, 0): %s", n, c, out.c_str());
+	out = child("profile", &sig, "EMU_PROFILE=0");
+	CHECKF(!sig && out.find("simt profile") == std::string::npos, "EMU_PROFILE=0 printed: %s",
+	       out.c_str());
+}
+
+int main(int argc, char **argv)
+{
+	self = argv[0];
+	if (argc > 1) {
+		std::vector<float> o(64);
+		if (!strcmp(argv[1], "deadlock"))
+			emu_launch(dim3(2), 64, 0, [&] { k_skip_barrier(); });
+		else if (!strcmp(argv[1], "diverge"))
+			emu_launch(dim3(1), 32, 512, [&] { k_diverge(o.data()); });
+		else if (!strcmp(argv[1], "profile")) {
+			for (int i = 0; i < 3; i++)
+				emu_run_kernel((const void *)&k_phases, "k_phases", dim3(1), dim3(64), 0,
+					       [&] { k_phases(o.data()); });
+			for (int i = 0; i < 2; i++)
+				emu_run_kernel((const void *)&k_plain, "k_plain", dim3(1), dim3(64), 0,
+					       [&] { k_plain(o.data()); });
+		}
+		printf("returned\n");
+		return 0;
+	}
+	RUN(barrier_and_shuffle_order);
+	RUN(deadlock_and_divergence_abort);
+	RUN(profile_counts);
+	return t_done();
+}
