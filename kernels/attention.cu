@@ -13,7 +13,7 @@
  *   dQ       one block per (64 queries, b, h), key tiles of 32;
  *   D_t = rowsum(dY * Y) first, one warp per row.
  * A warp's probabilities (and dP) reach its lanes through its own 8 x 32
- * tile of shared memory (warp_stage: one store a lane a row, one
+ * tile of shared memory (warp_pm: one store a lane a row, one
  * __syncwarp) rather than a shuffle a value: the same values, so the same
  * sums, at 8 KiB more a block.
  * Every output element is written by one thread that sums in a fixed order:
@@ -56,26 +56,19 @@ __device__ static inline float warp_sum_f(float v)
 
 #define AT_PS (AT_THREADS / 32 * 8 * AT_COLS)   /* the warps' staging tiles, floats */
 
-/* a warp's v[i] of each lane (rows i = 0..7 of its tile, lane = column)
- * into its staging tile Pw: lane c's v[i] is Pw[i * AT_COLS + c] for every
- * lane after this (what __shfl_sync(v[i], c) gives); Pw is reused only
- * after the next __syncthreads or warp_stage */
-__device__ static inline void warp_stage(float *Pw, const float *v, int lane)
+/* acc[i][j] += sum over the tile's columns c (in order) of lane c's v[i]
+ * times M[c * sm + d], d = lane + 32 j (0 past D): a warp's rows of P M
+ * (or dS M). Each lane's v[i] goes first into the warp's staging tile Pw
+ * (row i, column lane), where every lane reads what __shfl_sync(v[i], c)
+ * would give it */
+__device__ static __forceinline__ void warp_pm(float (*acc)[AT_NJ], float *Pw, const float *v,
+					       const float *M, int sm, int D, int lane)
 {
 	__syncwarp();   /* every lane has read the tile's previous values */
 #pragma unroll
 	for (int i = 0; i < 8; i++)
 		Pw[i * AT_COLS + lane] = v[i];
 	__syncwarp();
-}
-
-/* acc[i][j] += sum over the tile's columns c (in order) of lane c's v[i]
- * times M[c * sm + d], d = lane + 32 j (0 past D): a warp's rows of P M
- * (or dS M), v staged through Pw first (warp_stage) */
-__device__ static __forceinline__ void warp_pm(float (*acc)[AT_NJ], float *Pw, const float *v,
-					       const float *M, int sm, int D, int lane)
-{
-	warp_stage(Pw, v, lane);
 	for (int c = 0; c < AT_COLS; c++) {
 		float mm[AT_NJ];
 		for (int j = 0; j < AT_NJ; j++) {

@@ -1,6 +1,9 @@
 /* simt.cc: the SIMT emulator of tests/emu/simt.h (fibers, collectives,
  * the PTX instructions the tensor-core kernels use). */
 #include "tests/emu/simt.h"
+extern "C" {
+#include "lib/progress.h"   /* now_seconds */
+}
 
 #if defined(__x86_64__) && !defined(EMU_UCONTEXT)
 #define EMU_ASM_SWITCH 1   /* own context switch: swapcontext makes two syscalls a switch */
@@ -15,7 +18,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <ctime>
 #include <unordered_map>
 #include <vector>
 
@@ -619,13 +621,6 @@ struct kprof {
 };
 std::unordered_map<const void *, kprof> *g_prof;
 
-double now_sec()
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void print_profile()
 {
 	std::vector<kprof> v;
@@ -694,12 +689,12 @@ void emu_run_kernel(const void *key, const char *name, dim3 grid, dim3 block, si
 		run_kernel(key, grid, block, smem, body);
 		return;
 	}
-	double t0 = now_sec();
+	double t0 = now_seconds();
 	emu_collectives = 0;
 	run_kernel(key, grid, block, smem, body);
 	kprof &k = (*g_prof)[key];
 	k.name = name;
 	k.launches++;
 	k.collectives += emu_collectives;
-	k.sec += now_sec() - t0;
+	k.sec += now_seconds() - t0;
 }

@@ -108,13 +108,8 @@ std::string self;
  * stderr, and whether it died of a signal */
 std::string child(const char *arg, bool *signalled, const char *env = "")
 {
-	std::string cmd = std::string(env) + " '" + self + "' " + arg + " 2>&1", out;
-	FILE *p = popen(cmd.c_str(), "r");
-	char buf[512];
-	size_t got;
-	while (p && (got = fread(buf, 1, sizeof buf, p)) > 0)
-		out.append(buf, got);
-	int st = p ? pclose(p) : -1;
+	char out[8192];
+	int st = t_run_self(self.c_str(), env, arg, out, sizeof out);
 	/* the shell reports a child killed by SIGABRT as exit status 128 + 6 */
 	*signalled = st != -1 && ((WIFSIGNALED(st)) || (WIFEXITED(st) && WEXITSTATUS(st) > 128));
 	return out;

@@ -1621,17 +1621,16 @@ static int train_run(const char *backend, int steps, double *loss, int fresh)
 			 strcmp(backend, "cuda") == 0 ? GPU->modes() : "");
 	for (int i = 0; train_extra && train_extra[i]; i++)
 		k += snprintf(key + k, sizeof key - (size_t)k, " %s", train_extra[i]);
-	for (int i = 0; i < n_kept && !fresh; i++)
-		if (strcmp(kept[i].key, key) == 0) {
-			memcpy(loss, kept[i].loss, (size_t)steps * sizeof *loss);
-			last_fnv = kept[i].fnv;
-			last_bytes = kept[i].bytes;
-			return 0;
-		}
-	int rc = train(backend, steps, loss);
 	int slot = 0;
 	while (slot < n_kept && strcmp(kept[slot].key, key) != 0)
 		slot++;
+	if (slot < n_kept && !fresh) {
+		memcpy(loss, kept[slot].loss, (size_t)steps * sizeof *loss);
+		last_fnv = kept[slot].fnv;
+		last_bytes = kept[slot].bytes;
+		return 0;
+	}
+	int rc = train(backend, steps, loss);
 	if (rc == 0 && steps <= 20 && slot < 16 && (size_t)k < sizeof key) {
 		struct kept_run *r = &kept[slot];
 		n_kept += slot == n_kept;
@@ -1946,16 +1945,7 @@ static const char *self_path;
 /* Run this binary with arg; its exit status and output into out (n). */
 static int run_child(const char *arg, char *out, size_t n)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", self_path, arg);
-	FILE *p = popen(cmd, "r");
-	if (!p) {
-		out[0] = 0;
-		return -1;
-	}
-	size_t got = fread(out, 1, n - 1, p);
-	out[got] = 0;
-	return pclose(p);
+	return t_run_self(self_path, "", arg, out, n);
 }
 
 /* bad indices and targets checked on the device abort with the op's name */

@@ -1,4 +1,5 @@
-/* t.h: the tiny unit-test harness (one header, no library).
+/* t.h: the tiny unit-test harness (one header; lib's now_seconds times
+ * each test).
  *
  *   TEST(name) { CHECK(x == 1); CHECK_NEAR(a, b, 1e-9); }
  *   int main(void) { RUN(name); return t_done(); }
@@ -9,7 +10,8 @@
  * 0 only when nothing failed. The runner (tests/run.sh) sums these lines.
  * T_ONLY=word[,word...] in the environment runs only the tests whose name
  * contains one of the words, T_EXCEPT=word[,word...] all but those (the
- * others are not counted).
+ * others are not counted). Each test's line shows its wall time.
+ * t_run_self runs the test binary again as a child (a test of an abort).
  */
 #ifndef SUPKIT_T_H
 #define SUPKIT_T_H
@@ -18,7 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "lib/progress.h"   /* now_seconds */
+#ifdef __cplusplus
+}
+#endif
 
 static int t_passed, t_failed, t_skipped;
 static int t_cur_failed, t_cur_skipped;
@@ -39,12 +48,23 @@ static inline int t_matches(const char *name, const char *list)
 	return 0;
 }
 
-/* seconds on the monotonic clock (each test's line shows its wall time) */
-static inline double t_now(void)
+/* Run `env 'self' arg` (env: shell assignments, or ""), its stdout and
+ * stderr into out (n bytes, the first n - 1 kept, the rest read and
+ * dropped); returns pclose's status (-1: no child). */
+static inline int t_run_self(const char *self, const char *env, const char *arg, char *out,
+			     size_t n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	char cmd[4200], rest[512];
+	snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env, self, arg);
+	FILE *p = popen(cmd, "r");
+	out[0] = 0;
+	if (!p)
+		return -1;
+	size_t got = fread(out, 1, n - 1, p);
+	out[got] = 0;
+	while (fread(rest, 1, sizeof rest, p) > 0)
+		;
+	return pclose(p);
 }
 
 /* whether T_ONLY and T_EXCEPT (unset or empty: every test) select `name` */
@@ -61,9 +81,9 @@ static inline int t_selected(const char *name)
 		t_cur_failed = 0;                                         \
 		t_cur_skipped = 0;                                        \
 		t_cur_name = #name;                                       \
-		double t_t0 = t_now();                                    \
+		double t_t0 = now_seconds();                             \
 		name();                                                   \
-		double t_dt = t_now() - t_t0;                             \
+		double t_dt = now_seconds() - t_t0;                      \
 		if (t_cur_failed) {                                       \
 			t_failed++;                                       \
 			printf("FAIL %s (%.1f s)\n", #name, t_dt);        \
