@@ -383,7 +383,7 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const void *yb,
 		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb)
+		     int mode, const void *const *qkvb, int keep_ds)
 {
 	no_cast("attn_bwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
@@ -405,7 +405,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
 			attn_bwd_mma_launch(dq, dk, dv, ob, dy, q, k, v, Dd, lse, B, T, H, D, window,
-					    scale, qkvb);
+					    scale, qkvb, keep_ds);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

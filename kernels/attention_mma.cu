@@ -17,8 +17,11 @@
  *   dK, dV   block per (64 keys, b, h), query tiles of 64: S^T = K Q^T,
  *            P^T, dV += P^T dY, dP^T = V dY^T, dS^T = P^T (dP^T - D),
  *            dK += dS^T Q, both accumulators in registers;
- *   dQ       block per (64 queries, b, h), key tiles of 64: S, P, dP = dY
- *            V^T, dS, dQ += dS K.
+ *   dQ       block per (64 queries, b, h), key tiles of 64: dQ += dS K
+ *            from the dS tiles the dK, dV kernel kept (the default since
+ *            session 12: 5 tile products a pair in the backward, not 7),
+ *            or (SUPKIT_CUDA_ATTN_DS=0) recomputing S, P, dP = dY V^T and
+ *            dS first.
  * Rounding points as in attention_tc.cu: q, k, v, dy, P and dS in bf16,
  * products accumulated in fp32, softmax statistics and lse in fp32 (a
  * lane's share of a row sum is kept apart and the four shares added at the
@@ -57,7 +60,9 @@
  * paths, the fma softmax, bf16 copies of y and dv) are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
  * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
- * summed by atomics (not reproducible; dQ recomputes S and dP instead).
+ * summed by atomics (not reproducible; dQ reads the kept dS instead, a
+ * second pass over 8 KiB a tile pair). The kept dS is written, not timed:
+ * session 12 had no GPU.
  * Reference: Dao, FlashAttention-2 (2023), Algorithms 1 and 2 and section
  * 3.3 (warp partitioning); PTX ISA, Warp-level matrix instructions
  * (mma.m16n8k16, ldmatrix) and cp.async.
@@ -77,6 +82,8 @@ typedef __nv_bfloat16 bf;
 			     fall in distinct 16-byte bank groups) */
 #define MM_THREADS 128
 #define MM_TILE (MM_R * MM_LD)
+#define DS_T 64           /* a kept dS tile: 64 keys x 64 queries, row-major (8 KiB) */
+#define DS_LD 72          /* its row stride in shared memory (144 bytes) */
 static_assert(MM_R == 64, "attn128_grid makes blocks of 64 rows");
 
 /* ---- PTX wrappers ----
@@ -257,22 +264,38 @@ __device__ static inline void prod_abt(float (*acc)[4], const uint32_t (*aq)[4],
 	}
 }
 
+/* out (16 x 128, 16 blocks) += A X over one 16-wide k step (kk) of the
+ * 64 x 128 tile tx, A's fragment given. */
+__device__ static inline void prod_ax(float (*out)[4], const uint32_t *a, const bf *tx, int kk)
+{
+#pragma unroll
+	for (int nb = 0; nb < 16; nb += 2) {
+		uint32_t b[4];
+		frag_b(b, tx, kk * 16, nb * 8);
+		mma(out[nb], a, b[0], b[1]);
+		mma(out[nb + 1], a, b[2], b[3]);
+	}
+}
+
 /* out (16 x 128, 16 blocks) += P X with P (16 x 64) given as fp32 C
- * fragments p[8][4] (rounded to bf16 here) and X the 64 x 128 tile tx. */
-__device__ static inline void prod_px(float (*out)[4], const float (*p)[4], const bf *tx)
+ * fragments p[8][4] (rounded to bf16 here) and X the 64 x 128 tile tx.
+ * keep: NULL, or where the rounded P goes as well, row-major 64 x 64
+ * (the kept dS): row g, column 2c of the warp's 16 rows (this lane's first
+ * element; g = lane / 4, c = lane % 4). */
+__device__ static inline void prod_px(float (*out)[4], const float (*p)[4], const bf *tx,
+				      bf *keep = NULL)
 {
 #pragma unroll
 	for (int kk = 0; kk < 4; kk++) {
 		uint32_t a[4] = { pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
 				  pack(p[2 * kk + 1][0], p[2 * kk + 1][1]),
 				  pack(p[2 * kk + 1][2], p[2 * kk + 1][3]) };
+		if (keep) {   /* A's regs: (row g | g + 8, cols 16 kk + 2c | + 8 + 2c) */
 #pragma unroll
-		for (int nb = 0; nb < 16; nb += 2) {
-			uint32_t b[4];
-			frag_b(b, tx, kk * 16, nb * 8);
-			mma(out[nb], a, b[0], b[1]);
-			mma(out[nb + 1], a, b[2], b[3]);
+			for (int r = 0; r < 4; r++)
+				*(uint32_t *)(keep + 8 * (r & 1) * DS_T + kk * 16 + 8 * (r >> 1)) = a[r];
 		}
+		prod_ax(out, a, tx, kk);
 	}
 }
 
@@ -589,10 +612,42 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 	}
 }
 
+/* ---- the backward's kept dS (SUPKIT_CUDA_ATTN_DS=1, the default) ----
+ * k_attn_dkdv_mma forms dS^T for every (key tile, query tile) pair it
+ * visits. Given a buffer (dsg), it also stores the bf16 dS^T it multiplies
+ * into dK, the same bits, and k_attn_dq_ds_mma then forms dQ = scale dS K
+ * from those tiles alone. That is one tile product per pair where
+ * k_attn_dq_mma first recomputes S, P and dP (three products and the
+ * exponentials): 5 products a pair in the backward, FlashAttention-2's
+ * count, instead of 7, for 8 KiB of dS a pair written once and read once.
+ * Tiles are 64-aligned on both sides. Query tile i needs key tiles
+ * jlo(i) = max(0, i - wt) .. i, wt = ceil(window / 64) (window clamped to T
+ * by the launcher), which are exactly the query tiles the dK/dV block of key
+ * tile j visits for j in that range. Per (b, h) the tiles lie query tile
+ * after query tile: pair (i, j) in slot ds_off(i) + j - jlo(i), and a
+ * (b, h) holds ds_off(nt) slots, nt = ceil(T / 64). Each slot is a 64 x 64
+ * row-major tile: row = key, column = query; rows or columns past T hold 0. */
+__host__ __device__ static inline int64_t ds_off(int64_t i, int64_t wt)
+{
+	int64_t m = i < wt + 1 ? i : wt + 1;   /* tiles i' < i with min(i', wt) = i' */
+	return i + m * (m - 1) / 2 + (i - m) * wt;
+}
+
+__host__ __device__ static inline int64_t ds_wt(int64_t window)
+{
+	return (window + MM_R - 1) / MM_R;
+}
+
+/* The slots of one (b, h). */
+__host__ __device__ static inline int64_t ds_slots(int T, int64_t window)
+{
+	return ds_off((T + MM_R - 1) / MM_R, ds_wt(window));
+}
+
 /* ---- backward: dK, dV ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const bf *k,
+k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, bf *dsg, const bf *dy, const bf *q, const bf *k,
 		const bf *v, const float *lse, const float *Dd, int T, int H, int64_t window,
 		float scale)
 {
@@ -622,6 +677,15 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const 
 	zero_frags<16>(gk);
 	zero_frags<16>(gv);
 	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
+	/* the kept dS (dsg): this lane's place in its warp's 16 rows of the
+	 * slot of pair (i, j), i = j + it (j = blockIdx.x): slot ds_off(i) +
+	 * j - jlo(i) of the (b, h), one step at a time */
+	bf *keep = NULL;
+	if (dsg) {
+		const int64_t wt = ds_wt(window), j = blockIdx.x;
+		keep = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(j, wt) + (j > wt ? wt : j)) *
+				     (DS_T * DS_T) + (w * 16 + g) * DS_T + 2 * c;
+	}
 	for (int it = 0; it < ntile; it++) {
 		const int t0 = k0 + it * MM_R, cur = it & 1;
 		const bf *Qc = Qs + cur * MM_TILE, *Gc = Gs + cur * MM_TILE;
@@ -663,7 +727,11 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, const bf *dy, const bf *q, const 
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				ds[j][e] = p[j][e] * (ds[j][e] - Dc[j * 8 + 2 * c + (e & 1)]);
-		prod_px(gk, ds, Qc);         /* dK += dS^T Q */
+		prod_px(gk, ds, Qc, keep);   /* dK += dS^T Q */
+		if (keep) {   /* to pair (i + 1, j): ds_off(i + 1) - ds_off(i) - (jlo(i + 1) - jlo(i)) */
+			const int i = blockIdx.x + it, wt = (int)ds_wt(window);
+			keep += (int64_t)(i < wt ? i + 1 : wt) * (DS_T * DS_T);
+		}
 		__syncthreads();
 	}
 	store_rows(dk + base, NULL, gk, scale, ld, k0 + w * 16, T);
@@ -734,6 +802,67 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 	store_rows(dq + base, NULL, gq, scale, ld, q0 + w * 16, T);
 }
 
+/* ---- backward: dQ from the kept dS ----
+ * A block per (64 queries: tile i, b, h), 4 warps of 16 rows: dQ = scale
+ * sum over key tiles j = jlo(i) .. i of dS_ij K_j, with dS_ij read from its
+ * slot (dS^T row-major: ldmatrix .trans gives dS's A fragments) and K_j, the
+ * next tile pair's loads in flight (two buffers each). The key tiles in
+ * k_attn_dq_mma's order where the window is a multiple of 64 or covers T
+ * (then its kfirst is aligned) with the same dS bits: dQ equal to its dQ
+ * element by element (test_mma_emu). */
+__device__ static void ds_tile_load(bf *dst, const bf *src)
+{
+#pragma unroll
+	for (int u = 0; u < DS_T * DS_T / 8 / MM_THREADS; u++) {
+		int e = threadIdx.x + u * MM_THREADS, r = e >> 3, c = (e & 7) * 8;
+		cp16(dst + r * DS_LD + c, src + r * DS_T + c, true);
+	}
+}
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dq_ds_mma(float *dq, const bf *dsg, const bf *k, int T, int H, int64_t window, float scale)
+{
+	DYN_SMEM(smraw);
+	bf *Ks = (bf *)smraw, *Ss = Ks + 2 * MM_TILE;   /* Ss: 2 x 64 x DS_LD */
+	const int bh = blockIdx.y, b = bh / H, h = bh % H, w = threadIdx.x >> 5;
+	const int lane = threadIdx.x & 31;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int64_t i = blockIdx.x, wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
+	const int ntile = (int)(i - jlo + 1);
+	const bf *S0 = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(i, wt)) * (DS_T * DS_T);
+	const bf *kb = k + base;
+
+	ds_tile_load(Ss, S0);
+	tile_load(Ks, kb, ld, (int)jlo * MM_R, T);
+	cp_commit();
+	float gq[16][4];
+	zero_frags<16>(gq);
+	for (int it = 0; it < ntile; it++) {
+		const int cur = it & 1;
+		const bf *Kc = Ks + cur * MM_TILE, *Sc = Ss + cur * DS_T * DS_LD;
+		if (it + 1 < ntile) {
+			ds_tile_load(Ss + (cur ^ 1) * DS_T * DS_LD, S0 + (int64_t)(it + 1) * DS_T * DS_T);
+			tile_load(Ks + (cur ^ 1) * MM_TILE, kb, ld, (int)(jlo + it + 1) * MM_R, T);
+			cp_commit();
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		__syncthreads();
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++) {
+			/* dS's A fragment (queries 16 w.., keys 16 kk..) from dS^T's
+			 * rows: matrix m = lane / 8 at keys + 8 (m >> 1), queries + 8 (m & 1) */
+			uint32_t a[4];
+			const int m = lane >> 3;
+			ldsm4t(a, Sc + (kk * 16 + (lane & 7) + (m >> 1) * 8) * DS_LD + w * 16 + (m & 1) * 8);
+			prod_ax(gq, a, Kc, kk);   /* dQ += dS K */
+		}
+		__syncthreads();
+	}
+	store_rows(dq + base, NULL, gq, scale, ld, (int)i * MM_R + w * 16, T);
+}
+
 /* ---- launchers ---- */
 
 static size_t mm_smem_dkdv(void)
@@ -744,6 +873,11 @@ static size_t mm_smem_dkdv(void)
 static size_t mm_smem_dq(void)
 {
 	return (size_t)6 * MM_TILE * sizeof(bf);
+}
+
+static size_t mm_smem_dq_ds(void)
+{
+	return (size_t)(2 * MM_TILE + 2 * DS_T * DS_LD) * sizeof(bf);
 }
 
 #if !defined(SUPKIT_EMU) || defined(SUPKIT_EMU_RT)   /* test_mma_emu launches the kernels itself */
@@ -808,7 +942,7 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
 			 const float *q, const float *k, const float *v, const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-			 const void *const *qkvb)
+			 const void *const *qkvb, int keep_ds)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
@@ -819,15 +953,29 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float
 	qkv_of(g, qkvb, cp + n, n);
 	const bf *gq = g[0], *gk = g[1], *gv = g[2];
 	cudaStream_t st = cuda_stream();
-	size_t s1 = mm_smem_dkdv(), s2 = mm_smem_dq();
+	size_t s1 = mm_smem_dkdv(), s2 = keep_ds ? mm_smem_dq_ds() : mm_smem_dq();
+	/* the kept dS tiles (keep_ds): B H ds_slots x 8 KiB, freed with the op */
+	size_t nds = keep_ds ? (size_t)B * H * (size_t)ds_slots(T, window) * DS_T * DS_T * sizeof(bf)
+			     : 0;
+	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
-	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
-						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s2));
-	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)dvb, gdy, gq, gk, gv, lse, Dd, T, H,
-						    window, scale);
-	k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, gdy, gq, gk, gv, lse, Dd, T, H, window, scale);
+	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)dvb, dsg, gdy, gq, gk, gv, lse, Dd,
+						    T, H, window, scale);
+	if (keep_ds) {
+		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
+							 cudaFuncAttributeMaxDynamicSharedMemorySize,
+							 (int)s2));
+		k_attn_dq_ds_mma<<<gr, MM_THREADS, s2, st>>>(dq, dsg, gk, T, H, window, scale);
+	} else {
+		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
+							 cudaFuncAttributeMaxDynamicSharedMemorySize,
+							 (int)s2));
+		k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, gdy, gq, gk, gv, lse, Dd, T, H, window,
+							  scale);
+	}
 	CUDA_CK("attn_bwd", cudaGetLastError());
+	cuda_scratch_free(dsg, nds);
 	cuda_scratch_free(cp, nb);
 }
 #endif /* !SUPKIT_EMU || SUPKIT_EMU_RT */

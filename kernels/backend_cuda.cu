@@ -93,6 +93,7 @@ static struct {
 	int in_scope;    /* between the model's scope(1) and scope(0) */
 	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
 	int attn16;      /* cuda_set_attn_bf16 / SUPKIT_CUDA_ATTN_BF16 */
+	int attn_ds;     /* cuda_set_attn_ds / SUPKIT_CUDA_ATTN_DS */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -248,6 +249,7 @@ static void cuda_init(void)
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
 	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
 	g_cu.attn16 = env_mode("SUPKIT_CUDA_ATTN_BF16", onoff_names, 2, 1);
+	g_cu.attn_ds = env_mode("SUPKIT_CUDA_ATTN_DS", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -377,6 +379,18 @@ extern "C" void cuda_set_attn_bf16(int on)
 {
 	cuda_init();   /* SUPKIT_CUDA_ATTN_BF16 is read there, before this call counts */
 	g_cu.attn16 = on;
+}
+
+extern "C" void cuda_set_attn_ds(int on)
+{
+	cuda_init();   /* SUPKIT_CUDA_ATTN_DS is read there, before this call counts */
+	g_cu.attn_ds = on;
+}
+
+extern "C" int cuda_get_attn_ds(void)
+{
+	cuda_init();
+	return g_cu.attn_ds;
 }
 
 /* ---- the C API ---- */
@@ -1284,7 +1298,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 		void *ob = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
 		attn_bwd_launch(pdq, pdk, pdv, ob, pdy, NULL, NULL, NULL, NULL, yb, pl, B, T, H, D,
-				window, (float)scale, (int)g_cu.attn, b);
+				window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
 		ctx_done(&c);
 		return;
 	}
@@ -1296,7 +1310,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
 	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
-			(float)scale, (int)g_cu.attn, qkvb);
+			(float)scale, (int)g_cu.attn, qkvb, g_cu.attn_ds);
 	ctx_done(&c);
 }
 
@@ -1650,9 +1664,10 @@ static int c_attn_bf16(int head_dim)
 static const char *c_modes(void)
 {
 	static char buf[160];
-	snprintf(buf, sizeof buf, "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d",
+	snprintf(buf, sizeof buf,
+		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d",
 		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
-		 g_cu.attn16);
+		 g_cu.attn16, g_cu.attn_ds);
 	return buf;
 }
 

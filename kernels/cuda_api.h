@@ -90,6 +90,16 @@ void cuda_set_mlp_bf16(int on);
  * fp32. SUPKIT_CUDA_ATTN_BF16=0 turns it off at initialisation. */
 void cuda_set_attn_bf16(int on);
 
+/* With the mma attention (head width 128; modes mma and mma2) the
+ * backward's dK/dV kernel keeps the bf16 dS tiles it forms (in a scratch
+ * buffer of about B H T (window + 64) x 2 bytes, freed with the op) and dQ
+ * is formed from them: one tile product a (query tile, key tile) pair
+ * where recomputing S, P and dP takes three. On by default; off recomputes
+ * them (the kernel before session 12). SUPKIT_CUDA_ATTN_DS=0 turns it off
+ * at initialisation; cuda_get_attn_ds says what is in force. */
+void cuda_set_attn_ds(int on);
+int cuda_get_attn_ds(void);
+
 /* Attention kernels for head width 128 (other widths always use the fp32
  * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2 or f32)
  * sets the mode at initialisation. */

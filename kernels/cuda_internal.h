@@ -95,7 +95,7 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
 		     const float *k, const float *v, const float *y, const void *yb,
 		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb);
+		     int mode, const void *const *qkvb, int keep_ds);
 static inline int attn_has_cast(int mode, int D)
 {
 	return (mode == 2 || mode == 3) && D == 128;
@@ -113,9 +113,12 @@ void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const f
 void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
 			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			  const void *const *qkvb);
+/* keep_ds: dQ from the dS tiles the dK/dV kernel keeps (one tile product
+ * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
+ * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds). */
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
 			 const float *q, const float *k, const float *v, const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-			 const void *const *qkvb);
+			 const void *const *qkvb, int keep_ds);
 
 #endif

@@ -39,7 +39,15 @@ struct rng RG;
 struct run {
 	std::vector<float> y, lse, dq, dk, dv;
 	std::vector<bf> yb, dvb;   /* the kernels' bf16 copies of y and dv */
+	/* the backward with the kept dS (keep_ds): dQ from k_attn_dq_ds_mma;
+	 * dk and dv of the dK/dV kernel that kept them differing from dk and
+	 * dv above (should be 0); slots the dK/dV kernel left unwritten and
+	 * guard entries past the buffer it wrote (both should be 0) */
+	std::vector<float> dqs;
+	size_t ds_kdiff = 0, ds_unwritten = 0, ds_guard = 0;
 };
+
+const uint16_t NAN_BF = 0x7fc1;   /* the dS buffer's fill: a NaN no kernel makes */
 
 std::vector<bf> to_bf(const std::vector<float> &x)
 {
@@ -105,10 +113,31 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	const float *pD = Dd.data();
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
 	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(dk, dv, dvb, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+		k_attn_dkdv_mma(dk, dv, dvb, NULL, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
 	});
 	emu_launch(g64, MM_THREADS, mm_smem_dq(),
 		   [&] { k_attn_dq_mma(dq, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
+	/* again keeping dS, then dQ from it (attn_bwd_mma_launch's keep_ds) */
+	size_t nds = (size_t)B * H * ds_slots(T, window) * DS_T * DS_T, guard = 4096;
+	std::vector<bf> ds(nds + guard);
+	for (bf &x : ds)
+		x.x = NAN_BF;
+	std::vector<float> dk2(n, NAN), dv2(n, NAN);
+	std::vector<bf> dvb2(n);
+	r.dqs.assign(n, NAN);
+	float *pk2 = dk2.data(), *pv2 = dv2.data(), *pqs = r.dqs.data();
+	bf *pds = ds.data(), *pvb2 = dvb2.data();
+	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
+		k_attn_dkdv_mma(pk2, pv2, pvb2, pds, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+	});
+	emu_launch(g64, MM_THREADS, mm_smem_dq_ds(),
+		   [&] { k_attn_dq_ds_mma(pqs, pds, pk, T, H, window, scale); });
+	r.ds_kdiff = (size_t)(memcmp(dk2.data(), dk, n * 4) != 0) +
+		     (memcmp(dv2.data(), dv, n * 4) != 0) +
+		     (memcmp(dvb2.data(), dvb, n * sizeof(bf)) != 0);
+	for (size_t i = 0; i < nds + guard; i++)
+		(i < nds ? r.ds_unwritten : r.ds_guard) += ds[i].x == NAN_BF;
+	r.ds_guard = guard - r.ds_guard;
 	return r;
 }
 
@@ -187,10 +216,41 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 		}
 		CHECKF(cast_misses(g.dv, g.dvb) == 0, "dv's bf16 copy: %zu entries are not dv rounded",
 		       cast_misses(g.dv, g.dvb));
+		/* dQ from the kept dS: against the CPU as dq; where every query
+		 * tile's first key tile is 64-aligned (the window a multiple of
+		 * 64, or reaching row 0 from every tile) the same tiles in the
+		 * same order as k_attn_dq_mma with the same dS bits, so equal to
+		 * its dq element by element; keeping dS leaves dk, dv alone; every
+		 * slot written, nothing past the buffer */
+		int64_t wc = window > T ? T : window;
+		bool aligned = wc % MM_R == 0 || (int64_t)((T - 1) / MM_R) * MM_R <= wc;
+		double eds = rel_fro(g.dqs, hdq);
+		size_t dsd = 0;
+		for (size_t i = 0; i < n; i++)
+			dsd += !(g.dqs[i] == g.dq[i]);
+		printf(", dq from kept dS %.2e (%zu differ from dq%s)", eds, dsd,
+		       aligned ? ", aligned: must be 0" : "");
+		if (window == 0) {
+			double ss = 0;
+			for (float f : g.dqs)
+				ss += (double)f * f;
+			CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: dq from kept dS rms %.3g",
+			       sqrt(ss / (double)n));
+		} else {
+			CHECKF(eds <= 1e-2, "T %d window %lld: dq from kept dS error %.3g", T,
+			       (long long)window, eds);
+		}
+		if (aligned)
+			CHECKF(dsd == 0, "T %d window %lld: dq from kept dS differs from dq in %zu", T,
+			       (long long)window, dsd);
+		CHECKF(g.ds_kdiff == 0 && g.ds_unwritten == 0 && g.ds_guard == 0,
+		       "keeping dS: %zu of dk/dv/dv's copy changed, %zu slot entries unwritten, %zu "
+		       "written past the buffer", g.ds_kdiff, g.ds_unwritten, g.ds_guard);
 		/* bitwise reproducible */
 		run g2 = emulate(false, true, q, k, v, dy, B, T, H, window, (float)sc);
 		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
 		      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
+		      memcmp(g.dqs.data(), g2.dqs.data(), n * 4) == 0 &&
 		      memcmp(g.y.data(), g2.y.data(), n * 4) == 0);
 	}
 	printf("\n");

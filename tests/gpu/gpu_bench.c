@@ -6,7 +6,9 @@
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
  *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
- *       forward)).
+ *       forward); mma's backward once more with the other
+ *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
+ *       recomputed for it).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
@@ -111,6 +113,19 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		       "%8.2f ms %6.1f TFLOP/s\n", cuda_attn_mode_name(modes[mi]), B, T, H, D, (long long)w,
 		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
 		       2.5 * ff / (t2 - t1) / 1e12);
+		if (modes[mi] == CUDA_ATTN_MMA) {   /* the backward with dQ's S, P, dP recomputed */
+			int ds = cuda_get_attn_ds();
+			cuda_set_attn_ds(!ds);
+			g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
+			double t3 = now_seconds();
+			g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
+			double t4 = now_seconds();
+			cuda_set_attn_ds(ds);
+			printf("attention %-4s B%d T%d H%d D%d window %-5lld bwd, dS %s: %8.2f ms %6.1f "
+			       "TFLOP/s (SUPKIT_CUDA_ATTN_DS=%d)\n", "mma", B, T, H, D, (long long)w,
+			       ds ? "recomputed for dQ" : "kept for dQ", (t4 - t3) * 1e3,
+			       2.5 * ff / (t4 - t3) / 1e12, !ds);
+		}
 	}
 	cuda_set_attn_mode(was);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };

@@ -807,6 +807,68 @@ TEST(attention_mma2)
 	}
 }
 
+/* The backward with the kept dS (cuda_set_attn_ds(1), the default: the
+ * dK/dV kernel stores the bf16 dS it forms, dQ is one product a tile
+ * pair) against the one that recomputes S, P and dP for dQ, on the same
+ * inputs and forward: dk and dv the same bits (the same kernel, storing
+ * on the side), dq within mma-vs-wmma's 2e-3 (relative Frobenius; the same
+ * dS and key tiles where the window is a multiple of 64, so equal there
+ * unless the tensor cores sum S^T = K Q^T in another order than S = Q K^T:
+ * the count of differing entries is printed; test_mma_emu checks equality
+ * on the emulator); both dq against the CPU by attention_mma. Shapes:
+ * windows aligned and not, rows past T, several tiles each way, window 0,
+ * no window, two batch rows and heads. */
+TEST(attention_mma_kept_ds)
+{
+	static const int64_t cs[][2] = { { 333, 128 }, { 300, 150 }, { 200, 17 }, { 70, 0 },
+					 { 260, INT64_MAX } };
+	int64_t B = 2, H = 2, D = 128;
+	double sc = 1.0 / sqrt((double)D);
+	int was = cuda_get_attn_ds();
+	cuda_set_attn_mode(CUDA_ATTN_MMA);
+	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
+		int64_t T = cs[ci][0], window = cs[ci][1], n = B * T * H * D, nl = B * H * T;
+		float *h[4];
+		for (int i = 0; i < 4; i++)
+			h[i] = rnd(n, 1);
+		float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
+		float *dy = dev(h[3], n * 4), *y = cuda_mem_alloc(n * 4), *l = cuda_mem_alloc(nl * 4);
+		for (int i = 0; i < 4; i++)
+			free(h[i]);
+		float *dq = cuda_mem_alloc(n * 4), *dk = cuda_mem_alloc(n * 4), *dv = cuda_mem_alloc(n * 4);
+#define A4(p) { p, TD_F32, 4, { B, T, H, D } }
+		struct tensor tq = A4(q), tk = A4(k), tv = A4(v), tdy = A4(dy), ty = A4(y);
+		struct tensor tdq = A4(dq), tdk = A4(dk), tdv = A4(dv);
+		struct tensor tl = { l, TD_F32, 3, { B, H, T, 1 } };
+#undef A4
+		GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
+		float *r[2][3];
+		for (int ds = 0; ds < 2; ds++) {
+			cuda_set_attn_ds(ds);
+			GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
+			r[ds][0] = dupf(dq, n), r[ds][1] = dupf(dk, n), r[ds][2] = dupf(dv, n);
+		}
+		int64_t nd = 0;
+		for (int64_t i = 0; i < n; i++)
+			nd += !(r[0][0][i] == r[1][0][i]);
+		double e = rel_fro(r[1][0], r[0][0], n);
+		printf("  T %lld window %lld: dq from kept dS vs recomputed: %.3g (relative Frobenius), "
+		       "%lld of %lld entries differ\n", (long long)T, (long long)window, e,
+		       (long long)nd, (long long)n);
+		CHECKF(e <= 2e-3, "T %lld window %lld: dq from kept dS differs by %.3g", (long long)T,
+		       (long long)window, e);
+		CHECKF(memcmp(r[0][1], r[1][1], n * 4) == 0 && memcmp(r[0][2], r[1][2], n * 4) == 0,
+		       "T %lld window %lld: keeping dS changed dk or dv", (long long)T, (long long)window);
+		for (int i = 0; i < 6; i++)
+			free(r[i / 3][i % 3]);
+		float *all[] = { q, k, v, dy, y, l, dq, dk, dv };
+		for (int i = 0; i < 9; i++)
+			cuda_mem_free(all[i]);
+	}
+	cuda_set_attn_ds(was);
+	cuda_set_attn_mode(CUDA_ATTN_F32);
+}
+
 TEST(attention_d128)
 {
 	attn_case(2, 100, 2, 128, 1000);
@@ -2035,6 +2097,7 @@ int main(int argc, char **argv)
 	RUN(attention_tensor_cores);
 	RUN(attention_mma);
 	RUN(attention_mma2);
+	RUN(attention_mma_kept_ds);
 	RUN(softcap_ce);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
