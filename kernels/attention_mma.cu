@@ -50,13 +50,15 @@
  * the base-2 exponentials and the unmasked interior tiles (also run there:
  * the tests and the loss curve passed; a depth-8 training step's attention
  * forward went from 140 to 121 ms per two steps, the backward did not move).
- * 255 registers a thread in dK/dV, 234-236 in the others, no spills.
+ * 255 registers a thread in dK/dV, 234-236 in the others, no spills
+ * (k_attn_dq_ds_mma: 128).
  * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run on
  * one; checked on the CPU by tests/emu): k_attn_fwd_mma2, the forward with
  * 32 rows a warp (FlashAttention-2's split for this head width), so that a
  * K or V fragment read from shared memory serves two mma row tiles; 255
- * registers and 48 bytes of spill stores (nvcc 13, sm_90a); the backward
- * stays mma's. Session 7's changes to all these kernels (the split mask
+ * registers and 8 bytes of spill stores (nvcc 13, sm_90a; 48 before session
+ * 12 rounded P to bf16 fragments before O += P V, so that the fp32 P dies
+ * first); the backward stays mma's. Session 7's changes to all these kernels (the split mask
  * paths, the fma softmax, bf16 copies of y and dv) are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
  * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
@@ -95,8 +97,8 @@ __device__ static inline void cp16(void *dst, const void *src, bool valid)
 {
 	emu_cp16(dst, src, valid);
 }
-__device__ static inline void cp_commit(void) {}
-template <int N> __device__ static inline void cp_wait(void) {}
+__device__ static inline void cp_commit(void) { emu_cp_commit(); }
+template <int N> __device__ static inline void cp_wait(void) { emu_cp_wait(N); }
 __device__ static inline void ldsm4(uint32_t *r, const bf *p) { emu_ldsm(r, p, 4, false); }
 __device__ static inline void ldsm2(uint32_t *r, const bf *p) { emu_ldsm(r, p, 2, false); }
 __device__ static inline void ldsm4t(uint32_t *r, const bf *p) { emu_ldsm(r, p, 4, true); }
@@ -580,25 +582,29 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 					     all_vis(r0, r0 + 15, s0, s0 + MM_R - 1, T, window), r0, s0, T,
 					     window, sl2);
 			}
-			/* O += P V, both m-tiles per V fragment */
+			/* P rounded to bf16 A fragments first (half the registers of
+			 * the fp32 P, which dies here), then O += P V, both m-tiles
+			 * per V fragment */
+			uint32_t pa[2][4][4];
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+				for (int kk = 0; kk < 4; kk++) {
+					pa[mt][kk][0] = pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+					pa[mt][kk][1] = pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+					pa[mt][kk][2] = pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+					pa[mt][kk][3] = pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+				}
 #pragma unroll
 			for (int kk = 0; kk < 4; kk++) {
-				uint32_t a[2][4];
-#pragma unroll
-				for (int mt = 0; mt < 2; mt++) {
-					a[mt][0] = pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-					a[mt][1] = pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-					a[mt][2] = pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-					a[mt][3] = pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-				}
 #pragma unroll
 				for (int nb = 0; nb < 16; nb += 2) {
 					uint32_t bb[4];
 					frag_b(bb, Vc, kk * 16, nb * 8);
 #pragma unroll
 					for (int mt = 0; mt < 2; mt++) {
-						mma(o[mt][nb], a[mt], bb[0], bb[1]);
-						mma(o[mt][nb + 1], a[mt], bb[2], bb[3]);
+						mma(o[mt][nb], pa[mt][kk], bb[0], bb[1]);
+						mma(o[mt][nb + 1], pa[mt][kk], bb[2], bb[3]);
 					}
 				}
 			}

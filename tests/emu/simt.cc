@@ -74,6 +74,46 @@ std::vector<fiber> g_f;
 std::vector<warp> g_w;
 int g_cur, g_nthr, g_bar;
 bool g_direct;   /* emu_run_kernel's direct mode: threads one after another, no fibers */
+
+/* cp.async in flight (EMU_CPASYNC=wait, the default): per thread of the
+ * block, the copies issued and not yet landed, in issue order, each with
+ * its commit group (0: not committed yet), and the groups committed. A
+ * copy lands (its 16 bytes reach shared memory) at the issuing thread's
+ * cp.async.wait_group that covers its group, the latest moment PTX
+ * allows, so that a kernel reading a tile before waiting for it, or
+ * before the barrier after the wait, reads the block's old bytes (shared
+ * memory starts 0xA5 in every block). EMU_CPASYNC=now lands each copy at
+ * issue (the emulator before session 12). */
+struct cpcopy {
+	unsigned char *dst;
+	unsigned char data[16];
+	unsigned group;
+};
+std::vector<std::vector<cpcopy>> g_cp;
+std::vector<unsigned> g_cp_groups;
+
+bool cp_now()
+{
+	static int now = -1;
+	if (now < 0) {
+		const char *v = getenv("EMU_CPASYNC");
+		now = v && strcmp(v, "now") == 0;
+		if (v && !now && strcmp(v, "wait") != 0) {
+			fprintf(stderr, "simt: EMU_CPASYNC=%s: not now or wait\n", v);
+			exit(2);
+		}
+	}
+	return now;
+}
+
+/* a new block: nothing in flight */
+void cp_reset(unsigned threads)
+{
+	g_cp.resize(threads);
+	g_cp_groups.assign(threads, 0);
+	for (auto &v : g_cp)
+		v.clear();
+}
 const std::function<void()> *g_body;
 
 void die(const char *what)
@@ -452,10 +492,46 @@ float __shfl_sync(unsigned mask, float v, int src)
 
 void emu_cp16(void *dst, const void *src, bool valid)
 {
+	unsigned char *d = (unsigned char *)dst;
+	if (d < emu_smem || d + 16 > emu_smem + EMU_SMEM || ((uintptr_t)d & 15))
+		die("cp.async destination outside shared memory or not 16-byte aligned");
+	cpcopy c;
+	c.dst = d;
+	c.group = 0;
 	if (valid)
-		memcpy(dst, src, 16);
+		memcpy(c.data, src, 16);   /* the source is read at issue */
 	else
-		memset(dst, 0, 16);
+		memset(c.data, 0, 16);
+	if (cp_now())
+		memcpy(d, c.data, 16);
+	else
+		g_cp[(size_t)g_cur].push_back(c);
+}
+
+void emu_cp_commit(void)
+{
+	if (cp_now())
+		return;
+	unsigned gr = ++g_cp_groups[(size_t)g_cur];
+	for (cpcopy &c : g_cp[(size_t)g_cur])
+		if (!c.group)
+			c.group = gr;
+}
+
+void emu_cp_wait(int n)
+{
+	if (cp_now())
+		return;
+	std::vector<cpcopy> &v = g_cp[(size_t)g_cur];
+	unsigned last = g_cp_groups[(size_t)g_cur];
+	size_t keep = 0;
+	for (size_t i = 0; i < v.size(); i++) {
+		if (v[i].group && v[i].group + (unsigned)n <= last)
+			memcpy(v[i].dst, v[i].data, 16);
+		else
+			v[keep++] = v[i];
+	}
+	v.resize(keep);
 }
 
 void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
@@ -575,6 +651,7 @@ template <class F> static void each_block(dim3 grid, size_t smem, F run)
 		for (unsigned bx = 0; bx < grid.x; bx++) {
 			blockIdx.x = nth(bx, grid.x), blockIdx.y = nth(by, grid.y), blockIdx.z = 0;
 			memset(emu_smem, 0xA5, smem);
+			cp_reset(blockDim.x);
 			run();
 		}
 }

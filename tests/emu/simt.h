@@ -29,8 +29,11 @@
  *
  * Semantics kept: the PTX ISA's fragment layouts for ldmatrix (.x2, .x4,
  * .trans) and mma.m16n8k16 .row.col bf16 -> fp32 (the kernels' header
- * documents them); cp.async is done at once (a stronger ordering than the
- * hardware's, so it cannot show a missing wait); mma's sum of 16 exact
+ * documents them); a cp.async copy lands in shared memory at its thread's
+ * cp.async.wait_group that covers its group, the latest moment the PTX
+ * ISA allows (since session 12; EMU_CPASYNC=now lands it at issue), so a
+ * missing or short wait, or a read before the barrier after the wait,
+ * reads the block's old bytes (0xA5 fill); mma's sum of 16 exact
  * bf16 products and the accumulator is formed in fp64 and rounded once
  * (the hardware's internal order and precision are not specified, so
  * results can differ from a GPU's in the last bits of fp32), and so is
@@ -164,8 +167,13 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
 float __shfl_sync(unsigned mask, float v, int src);
 void __syncwarp(unsigned mask = 0xffffffffu);
 double __shfl_xor_sync(unsigned mask, double v, int lane_mask);
-/* cp.async of 16 bytes (zeros when !valid), done at once */
+/* cp.async.cg of 16 bytes to shared memory (zeros when !valid; the source
+ * read at issue); cp.async.commit_group; cp.async.wait_group n: the copies
+ * land in shared memory at the issuing thread's wait that covers their
+ * group (EMU_CPASYNC=wait, the default), or at issue (EMU_CPASYNC=now) */
 void emu_cp16(void *dst, const void *src, bool valid);
+void emu_cp_commit(void);
+void emu_cp_wait(int n);
 /* ldmatrix .m8n8 .b16 of n (2 or 4) matrices, row addresses from lanes
  * 8j .. 8j + 7 for matrix j; trans: .trans */
 void emu_ldsm(uint32_t *r, const void *p, int n, bool trans);

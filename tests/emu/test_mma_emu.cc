@@ -19,7 +19,9 @@
  * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
  * twice gives the same bits. What the emulator cannot show: timing, the
  * hardware's own fp32 summation order inside mma, races between warps
- * (fibers run one at a time; cp.async completes at once).
+ * (fibers run one at a time). Each cp.async copy lands in shared memory
+ * at its thread's wait_group, not before (tests/emu/simt.h), so a wait
+ * dropped or shortened in any of these kernels fails them.
  * Reference: kernels/attention_mma.cu, tests/emu/simt.h, trainer/backend.h.
  */
 extern "C" {

@@ -5,7 +5,10 @@
  * divergence (lanes at different collectives) abort with their message
  * (child processes: this binary with the argument deadlock or diverge),
  * and that EMU_PROFILE=1 counts each kernel's launches and collectives
- * (a child with the argument profile).
+ * (a child with the argument profile); that a cp.async copy lands in
+ * shared memory at its thread's wait_group that covers its group, not
+ * before (EMU_CPASYNC=wait, the default) or at issue (EMU_CPASYNC=now, a
+ * child), and that one to memory outside shared memory aborts.
  * The emulator's hand-over from a waiting thread straight to the next
  * runnable one must run the threads in the sequence of sweeping the block's
  * positions again and again: the sequence is checked entry by entry.
@@ -173,6 +176,70 @@ TEST(profile_counts)
 	       out.c_str());
 }
 
+namespace {
+
+/* 32 threads, each with three 16-byte slots of shared memory: A (group 1),
+ * B (group 2; zeros for odd threads, !valid), C (never committed). obs[t]
+ * gets the first byte of A, B, C after the issues, after wait_group 1 and
+ * after wait_group 0, 9 values a thread. */
+void k_cp(const unsigned char *src, int *obs)
+{
+	int t = (int)threadIdx.x;
+	unsigned char *a = emu_smem + 16 * t, *b = a + 512, *c = a + 1024;
+	int *o = obs + 9 * t;
+	emu_cp16(a, src + 16 * t, true);
+	emu_cp_commit();
+	emu_cp16(b, src + 512 + 16 * t, t % 2 == 0);
+	emu_cp_commit();
+	emu_cp16(c, src + 16 * t, true);
+	for (int k = 0; k < 3; k++) {
+		if (k)
+			emu_cp_wait(2 - k);
+		o[3 * k] = a[0], o[3 * k + 1] = b[0], o[3 * k + 2] = c[0];
+	}
+}
+
+std::vector<int> cp_observe()
+{
+	std::vector<unsigned char> src(1024);
+	for (size_t i = 0; i < src.size(); i++)
+		src[i] = (unsigned char)(i / 16 + 1);   /* 1 .. 64: a slot's own byte */
+	std::vector<int> obs(32 * 9, -1);
+	emu_launch(dim3(1), 32, 2048, [&] { k_cp(src.data(), obs.data()); });
+	return obs;
+}
+
+/* the observations that mode now (every copy at issue) or wait (each at its
+ * group's wait; C never) must give: the number of threads that differ */
+int cp_misses(const std::vector<int> &obs, bool now)
+{
+	int bad = 0;
+	for (int t = 0; t < 32; t++) {
+		int A = t + 1, B = t % 2 ? 0 : 33 + t, C = t + 1, old = 0xA5;
+		int want[9] = { now ? A : old, now ? B : old, now ? C : old,   /* issued */
+				A,         now ? B : old, now ? C : old,   /* wait_group 1 */
+				A,         B,             now ? C : old }; /* wait_group 0 */
+		bad += !std::equal(want, want + 9, obs.begin() + 9 * t);
+	}
+	return bad;
+}
+
+} // namespace
+
+TEST(cp_async_lands_at_wait)
+{
+	int bad = cp_misses(cp_observe(), false);
+	CHECKF(bad == 0, "EMU_CPASYNC=wait: %d threads saw their copies land out of turn", bad);
+	bool sig = true;
+	std::string out = child("cpnow", &sig, "EMU_CPASYNC=now");
+	CHECKF(!sig && out.find("cpnow 0 threads off") != std::string::npos, "EMU_CPASYNC=now: %s",
+	       out.c_str());
+	out = child("cpbad", &sig);
+	CHECKF(sig && out.find("cp.async destination outside shared memory") != std::string::npos &&
+		       out.find("returned") == std::string::npos,
+	       "a cp.async to global memory: %s", out.c_str());
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -189,6 +256,11 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 2; i++)
 				emu_run_kernel((const void *)&k_plain, "k_plain", dim3(1), dim3(64), 0,
 					       [&] { k_plain(o.data()); });
+		} else if (!strcmp(argv[1], "cpnow")) {
+			printf("cpnow %d threads off\n", cp_misses(cp_observe(), true));
+		} else if (!strcmp(argv[1], "cpbad")) {
+			std::vector<unsigned char> g(64, 1), d(64, 0);
+			emu_launch(dim3(1), 32, 0, [&] { emu_cp16(d.data() + 16 * (threadIdx.x & 1), g.data(), true); });
 		}
 		printf("returned\n");
 		return 0;
@@ -196,5 +268,6 @@ int main(int argc, char **argv)
 	RUN(barrier_and_shuffle_order);
 	RUN(deadlock_and_divergence_abort);
 	RUN(profile_counts);
+	RUN(cp_async_lands_at_wait);
 	return t_done();
 }
