@@ -92,6 +92,50 @@ struct cpcopy {
 std::vector<std::vector<cpcopy>> g_cp;
 std::vector<unsigned> g_cp_groups;
 
+/* The tile pipelines' race check (EMU_RACECHECK=1, the default): per 16
+ * bytes of shared memory, which warps read them by ldmatrix in which
+ * barrier interval (epoch: __syncthreads passed in the block), the
+ * cp.async copies to them in flight, and the interval in which the last
+ * one landed. Aborts, whatever order the emulator runs threads in, on
+ *   a cp.async to bytes another warp read by ldmatrix in the same interval
+ *     (the refill of a buffer with no barrier after its last reads),
+ *   a cp.async to bytes another copy is still in flight to,
+ *   an ldmatrix of bytes a copy is in flight to (no wait), or whose copy
+ *     landed in the same interval (no barrier after the wait).
+ * Plain loads and stores of shared memory are not seen. Entries carry the
+ * block's serial number, so that a new block starts clean without a reset. */
+struct gran {
+	uint64_t blk;
+	int read_epoch, land_epoch, pending;
+	uint32_t read_warps;
+};
+std::vector<gran> g_gran(EMU_SMEM / 16);
+uint64_t g_blk;   /* blocks run so far */
+int g_epoch;      /* the running block's barrier intervals so far */
+
+bool racecheck()
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *v = getenv("EMU_RACECHECK");
+		on = !(v && strcmp(v, "0") == 0);
+	}
+	return on;
+}
+
+/* the entry of the 16 bytes at p (in emu_smem, 16-byte aligned) */
+gran &gran_at(const unsigned char *p)
+{
+	gran &g = g_gran[(size_t)(p - emu_smem) / 16];
+	if (g.blk != g_blk) {
+		g.blk = g_blk;
+		g.read_epoch = g.land_epoch = -1;
+		g.pending = 0;
+		g.read_warps = 0;
+	}
+	return g;
+}
+
 bool cp_now()
 {
 	static int now = -1;
@@ -109,6 +153,8 @@ bool cp_now()
 /* a new block: nothing in flight */
 void cp_reset(unsigned threads)
 {
+	g_blk++;
+	g_epoch = 0;
 	g_cp.resize(threads);
 	g_cp_groups.assign(threads, 0);
 	for (auto &v : g_cp)
@@ -424,6 +470,7 @@ void __syncthreads(void)
 		return;
 	}
 	g_bar = 0;
+	g_epoch++;
 	for (int i = 0; i < g_nthr; i++)
 		if (i != g_cur)
 			g_f[i].state = RUN;
@@ -502,6 +549,18 @@ void emu_cp16(void *dst, const void *src, bool valid)
 		memcpy(c.data, src, 16);   /* the source is read at issue */
 	else
 		memset(c.data, 0, 16);
+	if (racecheck()) {
+		gran &g = gran_at(d);
+		if (g.read_epoch == g_epoch && (g.read_warps & ~(1u << (g_cur / 32))))
+			die("cp.async race: overwrites shared memory another warp read by ldmatrix "
+			    "since the last __syncthreads");
+		if (g.pending)
+			die("cp.async race: another copy to the same shared memory is in flight");
+		if (cp_now())
+			g.land_epoch = g_epoch;
+		else
+			g.pending++;
+	}
 	if (cp_now())
 		memcpy(d, c.data, 16);
 	else
@@ -526,9 +585,14 @@ void emu_cp_wait(int n)
 	unsigned last = g_cp_groups[(size_t)g_cur];
 	size_t keep = 0;
 	for (size_t i = 0; i < v.size(); i++) {
-		if (v[i].group && v[i].group + (unsigned)n <= last)
+		if (v[i].group && v[i].group + (unsigned)n <= last) {
 			memcpy(v[i].dst, v[i].data, 16);
-		else
+			if (racecheck()) {
+				gran &g = gran_at(v[i].dst);
+				g.pending--;
+				g.land_epoch = g_epoch;
+			}
+		} else
 			v[keep++] = v[i];
 	}
 	v.resize(keep);
@@ -542,6 +606,22 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 	if (arrive(C_LDSM)) {
 		w.n = n;
 		w.trans = trans;
+		for (int i = 0; racecheck() && i < 8 * n; i++) {
+			const unsigned char *a = (const unsigned char *)w.addr[i];
+			if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM || ((uintptr_t)a & 15))
+				die("ldmatrix row address outside shared memory or not 16-byte aligned");
+			gran &g = gran_at(a);
+			if (g.pending)
+				die("cp.async race: ldmatrix reads shared memory a cp.async copy has "
+				    "not landed in (no cp.async.wait_group for it)");
+			if (g.land_epoch == g_epoch)
+				die("cp.async race: ldmatrix reads shared memory a cp.async copy "
+				    "landed in since the last __syncthreads (none after the wait)");
+			if (g.read_epoch != g_epoch)
+				g.read_warps = 0;
+			g.read_epoch = g_epoch;
+			g.read_warps |= 1u << (g_cur / 32);
+		}
 		for (int i = 0; i < 32; i++)
 			for (int j = 0; j < n; j++) {
 				/* matrix j: row q at addr[8 j + q], 8 bf16 values each */
@@ -550,8 +630,10 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 					int row = trans ? 2 * (i & 3) + h : i >> 2;
 					int col = trans ? i >> 2 : 2 * (i & 3) + h;
 					const unsigned char *a = (const unsigned char *)w.addr[8 * j + row];
-					if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM)
-						die("ldmatrix row address outside shared memory");
+					if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM ||
+					    ((uintptr_t)a & 15))
+						die("ldmatrix row address outside shared memory or not "
+						    "16-byte aligned");
 					memcpy(&e[h], a + 2 * col, 2);
 				}
 				w.out[i][j] = (uint32_t)e[0] | (uint32_t)e[1] << 16;

@@ -33,7 +33,13 @@
  * cp.async.wait_group that covers its group, the latest moment the PTX
  * ISA allows (since session 12; EMU_CPASYNC=now lands it at issue), so a
  * missing or short wait, or a read before the barrier after the wait,
- * reads the block's old bytes (0xA5 fill); mma's sum of 16 exact
+ * reads the block's old bytes (0xA5 fill); and (EMU_RACECHECK=1, the
+ * default; 0 turns it off) every cp.async copy and ldmatrix read is
+ * checked against the block's barrier intervals, whatever order threads
+ * run in: a refill of bytes another warp read since the last
+ * __syncthreads, two copies in flight to the same bytes, a read of bytes
+ * whose copy is in flight or landed since the last __syncthreads abort
+ * (plain shared-memory loads and stores are not seen); mma's sum of 16 exact
  * bf16 products and the accumulator is formed in fp64 and rounded once
  * (the hardware's internal order and precision are not specified, so
  * results can differ from a GPU's in the last bits of fp32), and so is

@@ -19,9 +19,11 @@
  * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
  * twice gives the same bits. What the emulator cannot show: timing, the
  * hardware's own fp32 summation order inside mma, races between warps
- * (fibers run one at a time). Each cp.async copy lands in shared memory
- * at its thread's wait_group, not before (tests/emu/simt.h), so a wait
- * dropped or shortened in any of these kernels fails them.
+ * through plain shared-memory loads and stores (fibers run one at a time).
+ * Each cp.async copy lands in shared memory at its thread's wait_group,
+ * not before, and the emulator's race check aborts on a tile refilled or
+ * read with a barrier missing (tests/emu/simt.h), so a wait or a loop
+ * barrier dropped from any of these kernels fails them.
  * Reference: kernels/attention_mma.cu, tests/emu/simt.h, trainer/backend.h.
  */
 extern "C" {

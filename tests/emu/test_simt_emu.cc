@@ -8,7 +8,11 @@
  * (a child with the argument profile); that a cp.async copy lands in
  * shared memory at its thread's wait_group that covers its group, not
  * before (EMU_CPASYNC=wait, the default) or at issue (EMU_CPASYNC=now, a
- * child), and that one to memory outside shared memory aborts.
+ * child), and that one to memory outside shared memory aborts; that the
+ * race check of the tile pipelines (EMU_RACECHECK) aborts on a refill of
+ * bytes another warp read since the last barrier and on a read of landed
+ * bytes with no barrier after the wait, passes the same kernels with
+ * their barriers, and is off with EMU_RACECHECK=0 (children).
  * The emulator's hand-over from a waiting thread straight to the next
  * runnable one must run the threads in the sequence of sweeping the block's
  * positions again and again: the sequence is checked entry by entry.
@@ -226,6 +230,61 @@ int cp_misses(const std::vector<int> &obs, bool now)
 
 } // namespace
 
+namespace {
+
+unsigned char g_src[512];
+
+/* warp 0 reads 512 bytes by ldmatrix while warp 1 refills them by
+ * cp.async, no barrier between (sync: with one) */
+void k_race_war(bool sync)
+{
+	int lane = threadIdx.x & 31;
+	uint32_t r[4];
+	if (threadIdx.x < 32)
+		emu_ldsm(r, emu_smem + 16 * lane, 4, false);
+	if (sync)
+		__syncthreads();
+	if (threadIdx.x >= 32) {
+		emu_cp16(emu_smem + 16 * lane, g_src + 16 * lane, true);
+		emu_cp_commit();
+		emu_cp_wait(0);
+	}
+	__syncthreads();
+}
+
+/* a warp loads 512 bytes by cp.async, waits, and reads them by ldmatrix,
+ * no barrier after the wait (sync: with one) */
+void k_race_raw(bool sync)
+{
+	int lane = threadIdx.x & 31;
+	uint32_t r[4];
+	emu_cp16(emu_smem + 16 * lane, g_src + 16 * lane, true);
+	emu_cp_commit();
+	emu_cp_wait(0);
+	if (sync)
+		__syncthreads();
+	emu_ldsm(r, emu_smem + 16 * lane, 4, false);
+}
+
+} // namespace
+
+TEST(racecheck_pipelines)
+{
+	bool sig = false;
+	std::string out = child("race_war", &sig);
+	CHECKF(sig && out.find("cp.async race") != std::string::npos && out.find("returned") == std::string::npos,
+	       "a refill with no barrier after another warp's reads: %s", out.c_str());
+	out = child("race_raw", &sig);
+	CHECKF(sig && out.find("since the last __syncthreads (none after the wait)") != std::string::npos &&
+		       out.find("returned") == std::string::npos,
+	       "a read with no barrier after the wait: %s", out.c_str());
+	out = child("race_ok", &sig);
+	CHECKF(!sig && out.find("returned") != std::string::npos, "the same with barriers: %s",
+	       out.c_str());
+	out = child("race_war", &sig, "EMU_RACECHECK=0");
+	CHECKF(!sig && out.find("returned") != std::string::npos, "EMU_RACECHECK=0: %s", out.c_str());
+}
+
 TEST(cp_async_lands_at_wait)
 {
 	int bad = cp_misses(cp_observe(), false);
@@ -258,6 +317,13 @@ int main(int argc, char **argv)
 					       [&] { k_plain(o.data()); });
 		} else if (!strcmp(argv[1], "cpnow")) {
 			printf("cpnow %d threads off\n", cp_misses(cp_observe(), true));
+		} else if (!strcmp(argv[1], "race_war")) {
+			emu_launch(dim3(2), 64, 512, [&] { k_race_war(false); });
+		} else if (!strcmp(argv[1], "race_raw")) {
+			emu_launch(dim3(2), 32, 512, [&] { k_race_raw(false); });
+		} else if (!strcmp(argv[1], "race_ok")) {
+			emu_launch(dim3(2), 64, 512, [&] { k_race_war(true); });
+			emu_launch(dim3(2), 32, 512, [&] { k_race_raw(true); });
 		} else if (!strcmp(argv[1], "cpbad")) {
 			std::vector<unsigned char> g(64, 1), d(64, 0);
 			emu_launch(dim3(1), 32, 0, [&] { emu_cp16(d.data() + 16 * (threadIdx.x & 1), g.data(), true); });
@@ -269,5 +335,6 @@ int main(int argc, char **argv)
 	RUN(deadlock_and_divergence_abort);
 	RUN(profile_counts);
 	RUN(cp_async_lands_at_wait);
+	RUN(racecheck_pipelines);
 	return t_done();
 }
