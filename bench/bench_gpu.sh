@@ -2,8 +2,11 @@
 # bench_gpu.sh: the CUDA backend at the benchmark's real size: tokens/s and
 # MFU of training steps at depth 6 and 8 (B 64, T 2048, grad_accum from the
 # config), side by side with a PyTorch rendering of the same model
-# (bench/gpu_torch_ref.py) when torch with CUDA is importable, a summary
-# table, then op timings (matmul, attention fwd/bwd). MFU = FLOPs/token (supkit audit compute, SPEC 5)
+# (bench/gpu_torch_ref.py) when torch with CUDA is importable, and a summary
+# table, after op timings (matmul, attention fwd/bwd: first since session
+# 12, when their buffers began to fill from a pool of draws instead of a
+# draw a value, which took half a minute; so that a time limit cutting the
+# training runs short keeps them). MFU = FLOPs/token (supkit audit compute, SPEC 5)
 # x tokens/s / the device's bf16 dense peak (table below).
 # Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
 # Figures only, nothing asserted.
@@ -131,6 +134,11 @@ row() {
 		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${3:--}" "$(mfu "${3:-}" "$ft")" "${4:--}")")
 }
 
+# op timings first (the kernels' own figures, kept when a time limit cuts
+# the training runs short)
+echo "== ops (managed buffers, each op synchronised)"
+"$exe" ops --batch 64 --seq 2048
+
 rows=()
 for depth in $depths; do
 	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows" "${SUPKIT_CUDA_ASYNC:-0}"
@@ -165,6 +173,3 @@ echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unk
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB
 printf '%s\n' "${rows[@]}"
 ((torch_ok)) || echo "PyTorch reference: not run (GPU_BENCH_TORCH=0, or torch >= 2 with CUDA not importable)"
-# op timings last: filling their buffers on the host takes half a minute
-echo "== ops (managed buffers, each op synchronised)"
-"$exe" ops --batch 64 --seq 2048
