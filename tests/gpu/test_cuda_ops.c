@@ -706,6 +706,34 @@ TEST(attention_tensor_cores)
 	attn_tc_cases(CUDA_ATTN_TC);
 }
 
+/* A (B,T,H,D) attention's managed buffers and their tensors: q, k, v, dy
+ * and y copied from h[0 .. nh) (the rest left as allocated), lse, dq, dk,
+ * dv. */
+struct attn_io {
+	float *p[9];   /* q k v dy y lse dq dk dv */
+	struct tensor q, k, v, dy, y, l, dq, dk, dv;
+};
+
+static void attn_io_make(struct attn_io *a, int64_t B, int64_t T, int64_t H, int64_t D,
+			 float *const *h, int nh)
+{
+	int64_t n = B * T * H * D, nl = B * H * T;
+	for (int i = 0; i < 9; i++) {
+		size_t bytes = (size_t)(i == 5 ? nl : n) * 4;
+		a->p[i] = i < nh ? dev(h[i], bytes) : cuda_mem_alloc(bytes);
+	}
+	struct tensor *t[9] = { &a->q, &a->k, &a->v, &a->dy, &a->y, &a->l, &a->dq, &a->dk, &a->dv };
+	for (int i = 0; i < 9; i++)
+		*t[i] = i == 5 ? (struct tensor){ a->p[i], TD_F32, 3, { B, H, T, 1 } }
+			       : (struct tensor){ a->p[i], TD_F32, 4, { B, T, H, D } };
+}
+
+static void attn_io_free(struct attn_io *a)
+{
+	for (int i = 0; i < 9; i++)
+		cuda_mem_free(a->p[i]);
+}
+
 /* The mma.sync kernels against the CPU, with the WMMA ones' tolerances, and
  * against the WMMA ones (the same rounding points: only the order of fp32
  * additions differs): relative Frobenius 2e-3 on every output. */
@@ -721,21 +749,13 @@ TEST(attention_mma)
 	float *g[2][6];
 	for (int m = 0; m < 2; m++) {
 		cuda_set_attn_mode(m ? CUDA_ATTN_MMA : CUDA_ATTN_TC);
-		float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
-		float *dy = dev(h[3], n * 4), *y = dev(h[4], n * 4), *l = cuda_mem_alloc(nl * 4);
-		float *dq = cuda_mem_alloc(n * 4), *dk = cuda_mem_alloc(n * 4), *dv = cuda_mem_alloc(n * 4);
-#define A4(p) { p, TD_F32, 4, { B, T, H, D } }
-		struct tensor tq = A4(q), tk = A4(k), tv = A4(v), tdy = A4(dy), ty = A4(y);
-		struct tensor tdq = A4(dq), tdk = A4(dk), tdv = A4(dv);
-		struct tensor tl = { l, TD_F32, 3, { B, H, T, 1 } };
-#undef A4
-		GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
-		GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
-		g[m][0] = dupf(y, n), g[m][1] = dupf(l, nl), g[m][2] = dupf(dq, n);
-		g[m][3] = dupf(dk, n), g[m][4] = dupf(dv, n);
-		float *all[] = { q, k, v, dy, y, l, dq, dk, dv };
-		for (int i = 0; i < 9; i++)
-			cuda_mem_free(all[i]);
+		struct attn_io a;
+		attn_io_make(&a, B, T, H, D, h, 5);
+		GPU->attn_fwd(&a.y, &a.l, &a.q, &a.k, &a.v, window, sc);
+		GPU->attn_bwd(&a.dq, &a.dk, &a.dv, &a.dy, &a.q, &a.k, &a.v, &a.y, &a.l, window, sc);
+		for (int i = 0; i < 5; i++)
+			g[m][i] = dupf(a.p[4 + i], i == 1 ? nl : n);   /* y lse dq dk dv */
+		attn_io_free(&a);
 	}
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	const char *nm[] = { "y", "lse", "dq", "dk", "dv" };
@@ -827,26 +847,21 @@ TEST(attention_mma_kept_ds)
 	int was = cuda_get_attn_ds();
 	cuda_set_attn_mode(CUDA_ATTN_MMA);
 	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
-		int64_t T = cs[ci][0], window = cs[ci][1], n = B * T * H * D, nl = B * H * T;
+		int64_t T = cs[ci][0], window = cs[ci][1], n = B * T * H * D;
 		float *h[4];
 		for (int i = 0; i < 4; i++)
 			h[i] = rnd(n, 1);
-		float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
-		float *dy = dev(h[3], n * 4), *y = cuda_mem_alloc(n * 4), *l = cuda_mem_alloc(nl * 4);
+		struct attn_io a;
+		attn_io_make(&a, B, T, H, D, h, 4);
 		for (int i = 0; i < 4; i++)
 			free(h[i]);
-		float *dq = cuda_mem_alloc(n * 4), *dk = cuda_mem_alloc(n * 4), *dv = cuda_mem_alloc(n * 4);
-#define A4(p) { p, TD_F32, 4, { B, T, H, D } }
-		struct tensor tq = A4(q), tk = A4(k), tv = A4(v), tdy = A4(dy), ty = A4(y);
-		struct tensor tdq = A4(dq), tdk = A4(dk), tdv = A4(dv);
-		struct tensor tl = { l, TD_F32, 3, { B, H, T, 1 } };
-#undef A4
-		GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
+		GPU->attn_fwd(&a.y, &a.l, &a.q, &a.k, &a.v, window, sc);
 		float *r[2][3];
 		for (int ds = 0; ds < 2; ds++) {
 			cuda_set_attn_ds(ds);
-			GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
-			r[ds][0] = dupf(dq, n), r[ds][1] = dupf(dk, n), r[ds][2] = dupf(dv, n);
+			GPU->attn_bwd(&a.dq, &a.dk, &a.dv, &a.dy, &a.q, &a.k, &a.v, &a.y, &a.l, window, sc);
+			for (int i = 0; i < 3; i++)
+				r[ds][i] = dupf(a.p[6 + i], n);   /* dq dk dv */
 		}
 		int64_t nd = 0;
 		for (int64_t i = 0; i < n; i++)
@@ -861,9 +876,7 @@ TEST(attention_mma_kept_ds)
 		       "T %lld window %lld: keeping dS changed dk or dv", (long long)T, (long long)window);
 		for (int i = 0; i < 6; i++)
 			free(r[i / 3][i % 3]);
-		float *all[] = { q, k, v, dy, y, l, dq, dk, dv };
-		for (int i = 0; i < 9; i++)
-			cuda_mem_free(all[i]);
+		attn_io_free(&a);
 	}
 	cuda_set_attn_ds(was);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
