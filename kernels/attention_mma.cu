@@ -58,8 +58,9 @@
  * K or V fragment read from shared memory serves two mma row tiles; 255
  * registers and 8 bytes of spill stores (nvcc 13, sm_90a; 48 before session
  * 12 rounded P to bf16 fragments before O += P V, so that the fp32 P dies
- * first); the backward stays mma's. Session 7's changes to all these kernels (the split mask
- * paths, the fma softmax, bf16 copies of y and dv) are untimed.
+ * first); the backward stays mma's. Session 7's changes to all these
+ * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
+ * are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
  * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ reads the kept dS instead, a
