@@ -89,8 +89,11 @@ struct cpcopy {
 	unsigned char data[16];
 	unsigned group;
 };
-std::vector<std::vector<cpcopy>> g_cp;
-std::vector<unsigned> g_cp_groups;
+struct cpthread {
+	std::vector<cpcopy> flying;
+	unsigned groups;   /* committed so far */
+};
+std::vector<cpthread> g_cp;
 
 /* The tile pipelines' race check (EMU_RACECHECK=1, the default): per 16
  * bytes of shared memory, which warps read them by ldmatrix in which
@@ -156,9 +159,34 @@ void cp_reset(unsigned threads)
 	g_blk++;
 	g_epoch = 0;
 	g_cp.resize(threads);
-	g_cp_groups.assign(threads, 0);
-	for (auto &v : g_cp)
-		v.clear();
+	for (cpthread &t : g_cp) {
+		t.flying.clear();
+		t.groups = 0;
+	}
+}
+
+void die(const char *what);
+
+/* p as 16 bytes of shared memory (a cp.async destination, an ldmatrix
+ * row): aborts with `what` when they lie outside it or p is not 16-byte
+ * aligned */
+const unsigned char *smem16(const void *p, const char *what)
+{
+	const unsigned char *a = (const unsigned char *)p;
+	if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM || ((uintptr_t)a & 15))
+		die(what);
+	return a;
+}
+
+/* copy c's 16 bytes reach shared memory (from_flight: it was in flight) */
+void land(const cpcopy &c, bool from_flight)
+{
+	memcpy(c.dst, c.data, 16);
+	if (racecheck()) {
+		gran &g = gran_at(c.dst);
+		g.pending -= from_flight;
+		g.land_epoch = g_epoch;
+	}
 }
 const std::function<void()> *g_body;
 
@@ -539,63 +567,54 @@ float __shfl_sync(unsigned mask, float v, int src)
 
 void emu_cp16(void *dst, const void *src, bool valid)
 {
-	unsigned char *d = (unsigned char *)dst;
-	if (d < emu_smem || d + 16 > emu_smem + EMU_SMEM || ((uintptr_t)d & 15))
-		die("cp.async destination outside shared memory or not 16-byte aligned");
+	smem16(dst, "cp.async destination outside shared memory or not 16-byte aligned");
 	cpcopy c;
-	c.dst = d;
+	c.dst = (unsigned char *)dst;
 	c.group = 0;
 	if (valid)
 		memcpy(c.data, src, 16);   /* the source is read at issue */
 	else
 		memset(c.data, 0, 16);
 	if (racecheck()) {
-		gran &g = gran_at(d);
+		gran &g = gran_at(c.dst);
 		if (g.read_epoch == g_epoch && (g.read_warps & ~(1u << (g_cur / 32))))
 			die("cp.async race: overwrites shared memory another warp read by ldmatrix "
 			    "since the last __syncthreads");
 		if (g.pending)
 			die("cp.async race: another copy to the same shared memory is in flight");
-		if (cp_now())
-			g.land_epoch = g_epoch;
-		else
-			g.pending++;
+		g.pending += !cp_now();
 	}
 	if (cp_now())
-		memcpy(d, c.data, 16);
+		land(c, false);
 	else
-		g_cp[(size_t)g_cur].push_back(c);
+		g_cp[(size_t)g_cur].flying.push_back(c);
 }
 
 void emu_cp_commit(void)
 {
 	if (cp_now())
 		return;
-	unsigned gr = ++g_cp_groups[(size_t)g_cur];
-	for (cpcopy &c : g_cp[(size_t)g_cur])
+	cpthread &t = g_cp[(size_t)g_cur];
+	t.groups++;
+	for (cpcopy &c : t.flying)
 		if (!c.group)
-			c.group = gr;
+			c.group = t.groups;
 }
 
 void emu_cp_wait(int n)
 {
 	if (cp_now())
 		return;
-	std::vector<cpcopy> &v = g_cp[(size_t)g_cur];
-	unsigned last = g_cp_groups[(size_t)g_cur];
+	cpthread &t = g_cp[(size_t)g_cur];
 	size_t keep = 0;
-	for (size_t i = 0; i < v.size(); i++) {
-		if (v[i].group && v[i].group + (unsigned)n <= last) {
-			memcpy(v[i].dst, v[i].data, 16);
-			if (racecheck()) {
-				gran &g = gran_at(v[i].dst);
-				g.pending--;
-				g.land_epoch = g_epoch;
-			}
-		} else
-			v[keep++] = v[i];
+	for (size_t i = 0; i < t.flying.size(); i++) {
+		const cpcopy &c = t.flying[i];
+		if (c.group && c.group + (unsigned)n <= t.groups)
+			land(c, true);
+		else
+			t.flying[keep++] = c;
 	}
-	v.resize(keep);
+	t.flying.resize(keep);
 }
 
 void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
@@ -606,10 +625,11 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 	if (arrive(C_LDSM)) {
 		w.n = n;
 		w.trans = trans;
-		for (int i = 0; racecheck() && i < 8 * n; i++) {
-			const unsigned char *a = (const unsigned char *)w.addr[i];
-			if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM || ((uintptr_t)a & 15))
-				die("ldmatrix row address outside shared memory or not 16-byte aligned");
+		for (int i = 0; i < 8 * n; i++) {
+			const unsigned char *a = smem16(w.addr[i], "ldmatrix row address outside "
+							       "shared memory or not 16-byte aligned");
+			if (!racecheck())
+				continue;
 			gran &g = gran_at(a);
 			if (g.pending)
 				die("cp.async race: ldmatrix reads shared memory a cp.async copy has "
@@ -630,11 +650,7 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 					int row = trans ? 2 * (i & 3) + h : i >> 2;
 					int col = trans ? i >> 2 : 2 * (i & 3) + h;
 					const unsigned char *a = (const unsigned char *)w.addr[8 * j + row];
-					if (a < emu_smem || a + 16 > emu_smem + EMU_SMEM ||
-					    ((uintptr_t)a & 15))
-						die("ldmatrix row address outside shared memory or not "
-						    "16-byte aligned");
-					memcpy(&e[h], a + 2 * col, 2);
+					memcpy(&e[h], a + 2 * col, 2);   /* checked above */
 				}
 				w.out[i][j] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
 			}

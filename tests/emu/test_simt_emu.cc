@@ -122,18 +122,29 @@ std::string child(const char *arg, bool *signalled, const char *env = "")
 	return out;
 }
 
+/* a child's output (sig: it died of a signal) says it aborted with `what`
+ * before it could return */
+bool aborted_with(const std::string &out, bool sig, const char *what)
+{
+	return sig && out.find(what) != std::string::npos && out.find("returned") == std::string::npos;
+}
+
+/* ... or that it returned */
+bool returned(const std::string &out, bool sig)
+{
+	return !sig && out.find("returned") != std::string::npos;
+}
+
 } // namespace
 
 TEST(deadlock_and_divergence_abort)
 {
 	bool sig = false;
 	std::string out = child("deadlock", &sig);
-	CHECKF(sig && out.find("deadlock") != std::string::npos && out.find("returned") == std::string::npos,
-	       "a skipped __syncthreads: %s", out.c_str());
+	CHECKF(aborted_with(out, sig, "deadlock"), "a skipped __syncthreads: %s", out.c_str());
 	out = child("diverge", &sig);
-	CHECKF(sig && out.find("divergence") != std::string::npos &&
-		       out.find("returned") == std::string::npos,
-	       "lanes at different collectives: %s", out.c_str());
+	CHECKF(aborted_with(out, sig, "divergence"), "lanes at different collectives: %s",
+	       out.c_str());
 }
 
 namespace {
@@ -272,17 +283,15 @@ TEST(racecheck_pipelines)
 {
 	bool sig = false;
 	std::string out = child("race_war", &sig);
-	CHECKF(sig && out.find("cp.async race") != std::string::npos && out.find("returned") == std::string::npos,
+	CHECKF(aborted_with(out, sig, "cp.async race"),
 	       "a refill with no barrier after another warp's reads: %s", out.c_str());
 	out = child("race_raw", &sig);
-	CHECKF(sig && out.find("since the last __syncthreads (none after the wait)") != std::string::npos &&
-		       out.find("returned") == std::string::npos,
+	CHECKF(aborted_with(out, sig, "since the last __syncthreads (none after the wait)"),
 	       "a read with no barrier after the wait: %s", out.c_str());
 	out = child("race_ok", &sig);
-	CHECKF(!sig && out.find("returned") != std::string::npos, "the same with barriers: %s",
-	       out.c_str());
+	CHECKF(returned(out, sig), "the same with barriers: %s", out.c_str());
 	out = child("race_war", &sig, "EMU_RACECHECK=0");
-	CHECKF(!sig && out.find("returned") != std::string::npos, "EMU_RACECHECK=0: %s", out.c_str());
+	CHECKF(returned(out, sig), "EMU_RACECHECK=0: %s", out.c_str());
 }
 
 TEST(cp_async_lands_at_wait)
@@ -294,8 +303,7 @@ TEST(cp_async_lands_at_wait)
 	CHECKF(!sig && out.find("cpnow 0 threads off") != std::string::npos, "EMU_CPASYNC=now: %s",
 	       out.c_str());
 	out = child("cpbad", &sig);
-	CHECKF(sig && out.find("cp.async destination outside shared memory") != std::string::npos &&
-		       out.find("returned") == std::string::npos,
+	CHECKF(aborted_with(out, sig, "cp.async destination outside shared memory"),
 	       "a cp.async to global memory: %s", out.c_str());
 }
 
