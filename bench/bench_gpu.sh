@@ -30,16 +30,22 @@
 #                         comparison with PyTorch's bf16 attention), mma2
 #                         (its forward with 32 rows a warp), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("mma+recompute mma+mlp32 mma+attn32 mma2 mma+async mma:64")
+#   GPU_BENCH_ALT ("mma+async mma2 mma+recompute mma:64 mma+mlp32 mma+attn32 mma+norm32 mma+unfused")
 #                         supkit-only runs at the first depth after the
-#                         side-by-side ones,
-#                         each ATTN or ATTN:PASS_ROWS, + async for
-#                         asynchronous ops (SUPKIT_CUDA_ASYNC=1), + mlp32 for
-#                         the MLP's activations in fp32 (SUPKIT_CUDA_MLP_BF16=0),
-#                         + attn32 for the attention's q, k, v, y in fp32
-#                         (SUPKIT_CUDA_ATTN_BF16=0), + recompute for the
-#                         attention backward's dQ recomputing S, P and dP
-#                         instead of reading the kept dS (SUPKIT_CUDA_ATTN_DS=0)
+#                         side-by-side ones (the likeliest gains first), each
+#                         ATTN or ATTN:PASS_ROWS, then +SWITCH for each of:
+#                         async   asynchronous ops (SUPKIT_CUDA_ASYNC=1),
+#                         recompute  the attention backward's dQ recomputing
+#                                 S, P and dP instead of reading the kept dS
+#                                 (SUPKIT_CUDA_ATTN_DS=0),
+#                         mlp32   the MLP's activations in fp32
+#                                 (SUPKIT_CUDA_MLP_BF16=0),
+#                         attn32  the attention's q, k, v, y in fp32
+#                                 (SUPKIT_CUDA_ATTN_BF16=0),
+#                         norm32  the layers' norm outputs in fp32
+#                                 (SUPKIT_CUDA_NORM_BF16=0),
+#                         unfused the input mixing and its norm as separate
+#                                 ops (SUPKIT_CUDA_FUSE_MIX=0)
 #                         (e.g. "tc mma:32+async"; a row "DEPTH/ITEM"; "" for
 #                         none)
 #   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
@@ -111,17 +117,22 @@ compile=()
 ((compile_on)) && compile=(--compile)
 ((torch_ok)) && echo "torch: $tpy, $("$tpy" -c 'import torch; print(torch.__version__)' 2>/dev/null); ${compile[*]:-eager (GPU_BENCH_COMPILE=0)}, budget $torch_budget s a depth (torch.compile's first step included)"
 
-# supkit_run DEPTH ATTN PASS_ROWS ASYNC [MLP_BF16 [ATTN_BF16 [ATTN_DS]]]: one
-# supkit training run, printed; sets s_tps and s_mem from its RESULT line
+# the switches of supkit's runs, as the environment sets them (the
+# backend's defaults where it does not)
+base_env=(SUPKIT_CUDA_ASYNC="${SUPKIT_CUDA_ASYNC:-0}" SUPKIT_CUDA_ATTN_DS="${SUPKIT_CUDA_ATTN_DS:-1}"
+	SUPKIT_CUDA_MLP_BF16="${SUPKIT_CUDA_MLP_BF16:-1}" SUPKIT_CUDA_ATTN_BF16="${SUPKIT_CUDA_ATTN_BF16:-1}"
+	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}")
+# supkit_run DEPTH ATTN PASS_ROWS [VAR=VALUE ...]: one supkit training run
+# with base_env and then the assignments given, printed; sets s_tps and
+# s_mem from its RESULT line
 supkit_run() {
-	local mlp=${5:-${SUPKIT_CUDA_MLP_BF16:-1}} att=${6:-${SUPKIT_CUDA_ATTN_BF16:-1}}
-	local ads=${7:-${SUPKIT_CUDA_ATTN_DS:-1}}
-	echo "== training, depth $1 (B 64, T 2048; supkit attention: $2, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $3, async ops $4, MLP activations in bf16 $mlp, attention tensors in bf16 $att, dS kept for dQ $ads)"
+	local d=$1 attn=$2 rows=$3
+	shift 3
+	local env=("${base_env[@]}" "$@")
+	echo "== training, depth $d (B 64, T 2048; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
 	local out
-	out=$(SUPKIT_CUDA_ATTN=$2 SUPKIT_CUDA_ASYNC=$4 SUPKIT_CUDA_MLP_BF16=$mlp SUPKIT_CUDA_ATTN_BF16=$att \
-		SUPKIT_CUDA_ATTN_DS=$ads \
-		"$exe" train --depth "$1" --batch 64 \
-		--seq 2048 --steps "$steps" --budget "$budget" --pass-rows "$3")
+	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch 64 \
+		--seq 2048 --steps "$steps" --budget "$budget" --pass-rows "$rows")
 	echo "$out"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
@@ -141,7 +152,7 @@ echo "== ops (managed buffers, each op synchronised)"
 
 rows=()
 for depth in $depths; do
-	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows" "${SUPKIT_CUDA_ASYNC:-0}"
+	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows"
 	t_tps="" t_mem=""
 	if ((torch_ok)); then
 		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
@@ -152,21 +163,24 @@ for depth in $depths; do
 	fi
 	row "$depth" "$depth" "$t_tps" "$t_mem"
 done
-# supkit alone again at the first depth: other attention kernels or pass sizes
-for alt in ${GPU_BENCH_ALT-mma+recompute mma+mlp32 mma+attn32 mma2 mma+async mma:64}; do
-	a_async=0 a_mlp=${SUPKIT_CUDA_MLP_BF16:-1} a_att=${SUPKIT_CUDA_ATTN_BF16:-1} item=$alt
-	a_ds=${SUPKIT_CUDA_ATTN_DS:-1}
-	[[ "$item" == *+recompute* ]] && { a_ds=0; item=${item/+recompute/}; }
-	[[ "$item" == *+mlp32* ]] && { a_mlp=0; item=${item/+mlp32/}; }
-	[[ "$item" == *+attn32* ]] && { a_att=0; item=${item/+attn32/}; }
-	[[ "$item" == *+async ]] && { a_async=1; item=${item%+async}; }
+# supkit alone again at the first depth: other attention kernels, pass sizes
+# or switches
+declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
+	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
+	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0)
+for alt in ${GPU_BENCH_ALT-mma+async mma2 mma+recompute mma:64 mma+mlp32 mma+attn32 mma+norm32 mma+unfused}; do
+	IFS=+ read -r -a parts <<<"$alt"
+	item=${parts[0]} a_env=() known=1
+	for sw in "${parts[@]:1}"; do
+		[[ -n "${switch[$sw]:-}" ]] || { echo "== $alt: unknown switch +$sw (skipped)"; known=0; }
+		a_env+=("${switch[$sw]:-}")
+	done
+	((known)) || continue
 	a_attn=${item%%:*} a_rows=$pass_rows
 	[[ "$item" == *:* ]] && a_rows=${item#*:}
-	[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" &&
-		"$a_async" == "${SUPKIT_CUDA_ASYNC:-0}" && "$a_mlp" == "${SUPKIT_CUDA_MLP_BF16:-1}" &&
-		"$a_att" == "${SUPKIT_CUDA_ATTN_BF16:-1}" && "$a_ds" == "${SUPKIT_CUDA_ATTN_DS:-1}" ]] &&
-		continue
-	supkit_run "${depths%% *}" "$a_attn" "$a_rows" "$a_async" "$a_mlp" "$a_att" "$a_ds"
+	[[ ${#a_env[@]} == 0 && "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] &&
+		continue   # the side-by-side run's own settings
+	supkit_run "${depths%% *}" "$a_attn" "$a_rows" "${a_env[@]}"
 	row "${depths%% *}/$alt" "${depths%% *}"
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"

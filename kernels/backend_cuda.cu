@@ -73,6 +73,7 @@
 
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
+#include "trainer/backend_mix.h"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -94,6 +95,8 @@ static struct {
 	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
 	int attn16;      /* cuda_set_attn_bf16 / SUPKIT_CUDA_ATTN_BF16 */
 	int attn_ds;     /* cuda_set_attn_ds / SUPKIT_CUDA_ATTN_DS */
+	int norm16;      /* cuda_set_norm_bf16 / SUPKIT_CUDA_NORM_BF16 */
+	int fuse_mix;    /* cuda_set_fuse_mix / SUPKIT_CUDA_FUSE_MIX */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -250,6 +253,8 @@ static void cuda_init(void)
 	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
 	g_cu.attn16 = env_mode("SUPKIT_CUDA_ATTN_BF16", onoff_names, 2, 1);
 	g_cu.attn_ds = env_mode("SUPKIT_CUDA_ATTN_DS", onoff_names, 2, 1);
+	g_cu.norm16 = env_mode("SUPKIT_CUDA_NORM_BF16", onoff_names, 2, 1);
+	g_cu.fuse_mix = env_mode("SUPKIT_CUDA_FUSE_MIX", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -385,6 +390,18 @@ extern "C" void cuda_set_attn_ds(int on)
 {
 	cuda_init();   /* SUPKIT_CUDA_ATTN_DS is read there, before this call counts */
 	g_cu.attn_ds = on;
+}
+
+extern "C" void cuda_set_norm_bf16(int on)
+{
+	cuda_init();   /* SUPKIT_CUDA_NORM_BF16 is read there, before this call counts */
+	g_cu.norm16 = on;
+}
+
+extern "C" void cuda_set_fuse_mix(int on)
+{
+	cuda_init();   /* SUPKIT_CUDA_FUSE_MIX is read there, before this call counts */
+	g_cu.fuse_mix = on;
 }
 
 extern "C" int cuda_get_attn_ds(void)
@@ -857,9 +874,13 @@ static void c_cols_get(struct tensor *out, const struct tensor *x, int64_t c0, i
 	ctx_init(&c, "cols_get");
 	int64_t N = tensor_rows(x), C = tensor_cols(x), k = tensor_cols(out);
 	bk_check(tensor_rows(out) == N && c0 >= 0 && c0 + k <= C, c.op);
-	const float *px = fin(&c, x);
 	float *po = fout(&c, out);
-	k_cols_get<<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, px, N, C, k, c0, accum);
+	if (x->dtype == TD_BF16)   /* backend.h norm_bf16 */
+		k_cols_get<__nv_bfloat16><<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(
+			po, bin(&c, x), N, C, k, c0, accum);
+	else
+		k_cols_get<float><<<grid_for(N * k, NT), NT, 0, g_cu.st>>>(po, fin(&c, x), N, C, k,
+									   c0, accum);
 	ctx_done(&c);
 }
 
@@ -993,6 +1014,21 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 	ctx_done(&c);
 }
 
+static const struct backend_ops *ops_table(void);   /* cuda_ops, below */
+
+/* An RMSNorm's output: bf16 alone (backend.h norm_bf16: *po NULL), or
+ * fp32 at *po and (a GEMM operand: a, m, hN) its kept cast in *ob */
+static void norm_out(struct opctx *c, struct tensor *out, float **po, __nv_bfloat16 **ob)
+{
+	*po = NULL;
+	if (out->dtype == TD_BF16) {
+		*ob = bout(c, out);
+	} else {
+		*po = fout(c, out);
+		*ob = cc_fresh(c, out, *po);
+	}
+}
+
 static void c_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct tensor *x,
 			  double eps)
 {
@@ -1001,9 +1037,35 @@ static void c_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct 
 	int64_t N = tensor_rows(x), C = tensor_cols(x);
 	bk_check(tensor_numel(out) == tensor_numel(x) && tensor_numel(rstd) == N, c.op);
 	const float *px = fin(&c, x);
-	float *po = fout(&c, out), *pr = fout(&c, rstd);
-	__nv_bfloat16 *ob = cc_fresh(&c, out, po);   /* a, m, hN: GEMM operands */
+	float *pr = fout(&c, rstd), *po;
+	__nv_bfloat16 *ob;
+	norm_out(&c, out, &po, &ob);
 	k_rms_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(po, ob, pr, px, N, C, eps);
+	ctx_done(&c);
+}
+
+/* backend.h mix_rmsnorm_fwd: one kernel (k_mix_rms_fwd), or with
+ * cuda_set_fuse_mix(0) the ops it stands for */
+static void c_mix_rmsnorm_fwd(struct tensor *x, struct tensor *out, struct tensor *rstd,
+			      const struct tensor *xin, const struct tensor *x0,
+			      const struct tensor *x0w, const double *cf, double eps)
+{
+	if (!g_cu.fuse_mix) {
+		backend_mix_fwd_ops(ops_table(), x, out, rstd, xin, x0, x0w, cf, eps);
+		return;
+	}
+	struct opctx c;
+	ctx_init(&c, "mix_rmsnorm_fwd");
+	int64_t N = tensor_rows(x), C = tensor_cols(x), n = tensor_numel(x);
+	bk_check(tensor_numel(xin) == n && tensor_numel(x0) == n && (!x0w || tensor_numel(x0w) == n) &&
+		 tensor_numel(out) == n && tensor_numel(rstd) == N, c.op);
+	const float *pi = fin(&c, xin), *p0 = fin(&c, x0), *pw = x0w ? fin(&c, x0w) : NULL;
+	float *px = fout(&c, x), *pr = fout(&c, rstd), *po;
+	__nv_bfloat16 *ob;
+	norm_out(&c, out, &po, &ob);
+	k_mix_rms_fwd<<<grid_rows(N), NT, 0, g_cu.st>>>(px, po, ob, pr, pi, p0, pw, (float)cf[0],
+							 (float)cf[1], x0w ? (float)cf[2] : 0.0f,
+							 N, C, eps);
 	ctx_done(&c);
 }
 
@@ -1015,10 +1077,52 @@ static void c_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout, const st
 	int64_t N = tensor_rows(out), C = tensor_cols(out);
 	bk_check(tensor_numel(dx) == tensor_numel(out) && tensor_numel(dout) == tensor_numel(out) &&
 		 tensor_numel(rstd) == N, c.op);
-	const float *pd = fin(&c, dout), *py = fin(&c, out), *pr = fin(&c, rstd);
+	const float *pd = fin(&c, dout), *pr = fin(&c, rstd);
 	float *px = fout(&c, dx);
 	__nv_bfloat16 *ob = cc_fresh(&c, dx, px);    /* dx: the next GEMMs' operand */
-	k_rms_bwd<<<grid_rows(N), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, N, C, accum);
+	if (out->dtype == TD_BF16)   /* backend.h norm_bf16 */
+		k_rms_bwd<__nv_bfloat16><<<grid_rows(N), NT, 0, g_cu.st>>>(px, ob, pd, bin(&c, out),
+									    pr, N, C, accum);
+	else
+		k_rms_bwd<float><<<grid_rows(N), NT, 0, g_cu.st>>>(px, ob, pd, fin(&c, out), pr, N,
+								    C, accum);
+	ctx_done(&c);
+}
+
+/* backend.h mix_bwd: one pass over the elements (k_mix_bwd, on k_dot_part's
+ * grid) and a k_dot_final a gradient entry, or with cuda_set_fuse_mix(0)
+ * the ops it stands for. The new dx's bf16 cast is kept (the next layer's
+ * GEMMs read dx first). */
+static void c_mix_bwd(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w,
+		      struct tensor *g, int64_t gi, const struct tensor *xin,
+		      const struct tensor *x0, const struct tensor *x0w, const double *cf)
+{
+	int nk = x0w ? 3 : 2;
+	if (!g_cu.fuse_mix) {
+		backend_mix_bwd_ops(ops_table(), dx, dx0, dx0w, g, gi, xin, x0, x0w, cf);
+		return;
+	}
+	struct opctx c;
+	ctx_init(&c, "mix_bwd");
+	int64_t n = tensor_numel(dx);
+	bk_check(tensor_numel(xin) == n && tensor_numel(x0) == n && tensor_numel(dx0) == n &&
+		 (!x0w || (tensor_numel(x0w) == n && tensor_numel(dx0w) == n)), c.op);
+	float *pg[3] = { NULL, NULL, NULL };
+	for (int k = 0; k < nk; k++) {
+		bk_check(gi >= 0 && gi < tensor_numel(&g[k]), c.op);
+		pg[k] = fout(&c, &g[k]);
+	}
+	const float *pi = fin(&c, xin), *p0 = fin(&c, x0), *pw = x0w ? fin(&c, x0w) : NULL;
+	float *pd0 = fout(&c, dx0), *pdw = x0w ? fout(&c, dx0w) : NULL;
+	float *pdx = fout(&c, dx);
+	__nv_bfloat16 *ob = cc_fresh(&c, dx, pdx);
+	int nb = dot_blocks(n);
+	double *part = (double *)cuda_scratch_alloc(c.op, (size_t)(3 * nb) * sizeof(double));
+	k_mix_bwd<<<nb, NT, 0, g_cu.st>>>(pdx, ob, pd0, pdw, pi, p0, pw, (float)cf[0], (float)cf[1],
+					   x0w ? (float)cf[2] : 0.0f, n, part);
+	for (int k = 0; k < nk; k++)
+		k_dot_final<<<1, NT, 0, g_cu.st>>>(part + (size_t)k * nb, nb, NULL, pg[k] + gi);
+	cuda_scratch_free(part, (size_t)(3 * nb) * sizeof(double));
 	ctx_done(&c);
 }
 
@@ -1660,14 +1764,23 @@ static int c_attn_bf16(int head_dim)
 	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast((int)g_cu.attn, head_dim);
 }
 
+/* backend.h norm_bf16: with bf16 GEMMs (which read the norms' outputs
+ * rounded to bf16 anyway), unless cuda_set_norm_bf16(0) or
+ * SUPKIT_CUDA_NORM_BF16=0 */
+static int c_norm_bf16(void)
+{
+	return g_cu.mm == CUDA_MM_BF16 && g_cu.norm16;
+}
+
 /* backend.h modes */
 static const char *c_modes(void)
 {
-	static char buf[160];
+	static char buf[192];
 	snprintf(buf, sizeof buf,
-		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d",
+		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
+		 "norm_bf16=%d fuse_mix=%d",
 		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
-		 g_cu.attn16, g_cu.attn_ds);
+		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix);
 	return buf;
 }
 
@@ -1707,7 +1820,15 @@ static const struct backend_ops cuda_ops = {
 	/* .mlp_bf16 = */ c_mlp_bf16,
 	/* .modes = */ c_modes,
 	/* .attn_bf16 = */ c_attn_bf16,
+	/* .norm_bf16 = */ c_norm_bf16,
+	/* .mix_rmsnorm_fwd = */ c_mix_rmsnorm_fwd,
+	/* .mix_bwd = */ c_mix_bwd,
 };
+
+static const struct backend_ops *ops_table(void)
+{
+	return &cuda_ops;
+}
 
 extern "C" void cuda_profile(int on)
 {

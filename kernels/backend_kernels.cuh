@@ -90,7 +90,8 @@ __global__ static void k_axpby(float *y, const float *x, float a, float b, int m
 	}
 }
 
-#define DOT_BLOCKS 256   /* at most, a dot's partial sums */
+#define DOT_BLOCKS 1024   /* at most, a dot's partial sums (4 blocks of NT an SM on
+			     a 132-SM H100 at the cap, a full one at 8) */
 #define DOT_PER_THREAD 16   /* at least, elements a thread of k_dot_part (small dots: fewer blocks) */
 
 __global__ static void k_dot_part(const float *x, const float *y, int64_t n, double *part)
@@ -118,12 +119,50 @@ __global__ static void k_dot_final(const double *part, int np, double *out, floa
 	}
 }
 
-__global__ static void k_cols_get(float *o, const float *x, int64_t N, int64_t C, int64_t k,
+/* backend.h mix_bwd: k_dot_part's partial sums of dx . xin, dx . x0 (and
+ * dx . x0w) over the same elements in the same order (the same grid), at
+ * part[0..nb), [nb..2nb) (, [2nb..3nb)); then k_axpby's dx0 += c1 dx (dx0w
+ * += c2 dx) and dx = 0 dx + c0 dx, the same expressions; ob (may be NULL):
+ * the new dx's bf16 cast. */
+__global__ static void k_mix_bwd(float *dx, __nv_bfloat16 *ob, float *dx0, float *dx0w,
+				 const float *xin, const float *x0, const float *x0w, float c0,
+				 float c1, float c2, int64_t n, double *part)
+{
+	double s0 = 0, s1 = 0, s2 = 0;
+	GSTRIDE(i, n) {
+		float d = dx[i];
+		s0 += (double)d * (double)xin[i];
+		s1 += (double)d * (double)x0[i];
+		dx0[i] += c1 * d;
+		if (x0w) {
+			s2 += (double)d * (double)x0w[i];
+			dx0w[i] += c2 * d;
+		}
+		float v = 0.0f * d + c0 * d;
+		dx[i] = v;
+		if (ob)
+			ob[i] = __float2bfloat16_rn(v);
+	}
+	s0 = block_sum(s0);
+	s1 = block_sum(s1);
+	if (x0w)
+		s2 = block_sum(s2);
+	if (threadIdx.x == 0) {
+		part[blockIdx.x] = s0;
+		part[gridDim.x + blockIdx.x] = s1;
+		if (x0w)
+			part[2 * gridDim.x + blockIdx.x] = s2;
+	}
+}
+
+/* E: x's storage (float, or bf16: backend.h norm_bf16) */
+template <typename E>
+__global__ static void k_cols_get(float *o, const E *x, int64_t N, int64_t C, int64_t k,
 				  int64_t c0, int accum)
 {
 	GSTRIDE(i, N * k) {
 		int64_t n = i / k, c = i % k;
-		float v = x[n * C + c0 + c];
+		float v = ldf(x, n * C + c0 + c);
 		o[i] = accum ? o[i] + v : v;
 	}
 }
@@ -159,7 +198,28 @@ __global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n
 /* ---- normalisation ---- */
 
 /* ob (may be NULL): the output's bf16 cast (cc_fresh), for every kernel
- * below that takes one */
+ * below that takes one; k_rms_fwd's out may be NULL where ob is the output
+ * (backend.h norm_bf16) */
+/* The end of a row's RMSNorm (a warp a row): from this lane's share ss of
+ * the row's sum of squares, rstd[row] and the row r (C values) normalised
+ * into out and/or ob */
+__device__ static inline void rms_row_out(float *out, __nv_bfloat16 *ob, float *rstd,
+					  const float *r, int64_t row, int64_t C, double ss,
+					  double eps, int lane)
+{
+	ss = warp_sum(ss);
+	float s = (float)(1.0 / sqrt(ss / (double)C + eps));
+	if (lane == 0)
+		rstd[row] = s;
+	for (int64_t c = lane; c < C; c += 32) {
+		float v = r[c] * s;
+		if (out)
+			out[row * C + c] = v;
+		if (ob)
+			ob[row * C + c] = __float2bfloat16_rn(v);
+	}
+}
+
 __global__ static void k_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, const float *x,
 				 int64_t N, int64_t C, double eps)
 {
@@ -168,37 +228,52 @@ __global__ static void k_rms_fwd(float *out, __nv_bfloat16 *ob, float *rstd, con
 	double ss = 0;
 	for (int64_t c = lane; c < C; c += 32)
 		ss += (double)r[c] * r[c];
-	ss = warp_sum(ss);
-	float s = (float)(1.0 / sqrt(ss / (double)C + eps));
-	if (lane == 0)
-		rstd[row] = s;
-	float *o = out + row * C;
-	for (int64_t c = lane; c < C; c += 32) {
-		float v = r[c] * s;
-		o[c] = v;
-		if (ob)
-			ob[row * C + c] = __float2bfloat16_rn(v);
-	}
+	rms_row_out(out, ob, rstd, r, row, C, ss, eps, lane);
 }
 
-__global__ static void k_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
-				 const float *out, const float *rstd, int64_t N, int64_t C, int accum)
+/* E: out's storage (float, or bf16: backend.h norm_bf16) */
+template <typename E>
+__global__ static void k_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout, const E *out,
+				 const float *rstd, int64_t N, int64_t C, int accum)
 {
 	WARP_ROW(row, N)
-	const float *a = dout + row * C, *b = out + row * C;
+	const float *a = dout + row * C;
+	const E *b = out + row * C;
 	double s = 0;
 	for (int64_t c = lane; c < C; c += 32)
-		s += (double)a[c] * b[c];
+		s += (double)a[c] * ldf(b, c);
 	s = warp_sum(s);
 	float m = (float)(s / (double)C), r = rstd[row];
 	float *d = dx + row * C;
 	for (int64_t c = lane; c < C; c += 32) {
-		float v = r * (a[c] - b[c] * m);
+		float v = r * (a[c] - ldf(b, c) * m);
 		v = accum ? d[c] + v : v;
 		d[c] = v;
 		if (ob)
 			ob[row * C + c] = __float2bfloat16_rn(v);
 	}
+}
+
+/* backend.h mix_rmsnorm_fwd: a row of x = c0 xin + c1 x0 (+ c2 x0w) with
+ * k_axpby's expressions, then k_rms_fwd on it (out may be NULL, ob the
+ * output) */
+__global__ static void k_mix_rms_fwd(float *x, float *out, __nv_bfloat16 *ob, float *rstd,
+				     const float *xin, const float *x0, const float *x0w, float c0,
+				     float c1, float c2, int64_t N, int64_t C, double eps)
+{
+	WARP_ROW(row, N)
+	float *r = x + row * C;
+	double ss = 0;
+	for (int64_t c = lane; c < C; c += 32) {
+		int64_t i = row * C + c;
+		float v = c0 * xin[i];
+		v += c1 * x0[i];
+		if (x0w)
+			v += c2 * x0w[i];
+		r[c] = v;
+		ss += (double)v * v;
+	}
+	rms_row_out(out, ob, rstd, r, row, C, ss, eps, lane);
 }
 
 __global__ static void k_rms_ref_fwd(float *out, float *rr, const float *x, const float *s,

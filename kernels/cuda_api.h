@@ -98,6 +98,24 @@ void cuda_set_attn_bf16(int on);
  * them (the kernel before session 12). SUPKIT_CUDA_ATTN_DS=0 turns it off
  * at initialisation; cuda_get_attn_ds says what is in force. */
 void cuda_set_attn_ds(int on);
+
+/* With bf16 GEMMs a model created from now on stores each layer's
+ * normalised attention and MLP inputs in bf16 only, as the benchmark's
+ * autocast does (backend.h norm_bf16): the forward's values are the bf16
+ * casts the GEMMs read before, with no fp32 copies beside them; the norms'
+ * backward reads them rounded. (The final norm's output stays fp32: see
+ * trainer/model.c.) On by default; off keeps them fp32.
+ * SUPKIT_CUDA_NORM_BF16=0 turns it off at initialisation. */
+void cuda_set_norm_bf16(int on);
+
+/* A layer's input mixing (x = resid xin + x0_lambda x0 (+ wte_lambda
+ * x0_wte)) runs in one kernel with the RMSNorm after it, and its backward
+ * (the lambdas' gradient dots, the x0 gradients' updates, dx's scaling) in
+ * one pass over the elements (backend.h mix_rmsnorm_fwd, mix_bwd): the same
+ * values as the separate ops, fewer passes over memory and launches. On by
+ * default; off runs the separate ops. SUPKIT_CUDA_FUSE_MIX=0 turns it off
+ * at initialisation. */
+void cuda_set_fuse_mix(int on);
 int cuda_get_attn_ds(void);
 
 /* Attention kernels for head width 128 (other widths always use the fp32

@@ -255,6 +255,35 @@ struct backend_ops {
 	 * stored result rounded once to nearest even. The model asks once,
 	 * when it is created. */
 	int (*attn_bf16)(int head_dim);
+	/* Nonzero: the model may store the outputs of rmsnorm_fwd that only
+	 * matmul, rmsnorm_bwd and cols_get read (each layer's normalised
+	 * attention and MLP inputs, (N,C) each) as TD_BF16, as the benchmark's
+	 * autocast stores them. rmsnorm_fwd then
+	 * writes out in bf16 (x and rstd stay fp32: the fp32 result rounded
+	 * once to nearest even, the values a bf16 GEMM would have read),
+	 * rmsnorm_bwd reads a bf16 out (dx, dout, rstd fp32) and cols_get a
+	 * bf16 x (out fp32, the widened values), and matmul reads them as they
+	 * are. The model asks once, when it is created. */
+	int (*norm_bf16)(void);
+	/* ---- a layer's input mixing (required, after the optional ones
+	 * above so that the table's order stays) ----
+	 * x = c[0] xin + c[1] x0 (+ c[2] x0w where x0w is not NULL), then out,
+	 * rstd as rmsnorm_fwd(out, rstd, x, eps) (out TD_BF16 under
+	 * norm_bf16): the same values as axpby(x, c[0], xin, 0), axpby(x,
+	 * c[1], x0, 1) (, axpby(x, c[2], x0w, 1)) and rmsnorm_fwd
+	 * (trainer/backend_mix.h runs those; a backend may fuse them). x
+	 * aliases none of xin, x0, x0w. */
+	void (*mix_rmsnorm_fwd)(struct tensor *x, struct tensor *out, struct tensor *rstd,
+				const struct tensor *xin, const struct tensor *x0,
+				const struct tensor *x0w, const double *c, double eps);
+	/* Its backward, from dx (the gradient into x): dot_acc(g[0], i, dx,
+	 * xin), dot_acc(g[1], i, dx, x0), axpby(dx0, c[1], dx, 1) (with x0w:
+	 * dot_acc(g[2], i, dx, x0w), axpby(dx0w, c[2], dx, 1)), then axpby(dx,
+	 * 0, dx, c[0]): the same values as those ops in that order (g[2] and
+	 * dx0w are read only with x0w). */
+	void (*mix_bwd)(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w,
+			struct tensor *g, int64_t i, const struct tensor *xin,
+			const struct tensor *x0, const struct tensor *x0w, const double *c);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

@@ -31,6 +31,7 @@
 #include "lib/bf16.h"
 #include "lib/err.h"
 #include "trainer/backend.h"
+#include "trainer/backend_mix.h"
 #include "trainer/idx_sort.h"
 
 /* Programming errors (shape or dtype mismatches) abort with the op's name. */
@@ -473,6 +474,22 @@ static void d_dot_acc(struct tensor *acc, int64_t i, const struct tensor *x,
 		((float *)acc->data)[i] += (float)v;
 }
 
+static const struct backend_ops cpu_ops;
+
+static void d_mix_rmsnorm_fwd(struct tensor *x, struct tensor *out, struct tensor *rstd,
+			      const struct tensor *xin, const struct tensor *x0,
+			      const struct tensor *x0w, const double *c, double eps)
+{
+	backend_mix_fwd_ops(&cpu_ops, x, out, rstd, xin, x0, x0w, c, eps);
+}
+
+static void d_mix_bwd(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w,
+		      struct tensor *g, int64_t i, const struct tensor *xin,
+		      const struct tensor *x0, const struct tensor *x0w, const double *c)
+{
+	backend_mix_bwd_ops(&cpu_ops, dx, dx0, dx0w, g, i, xin, x0, x0w, c);
+}
+
 static const struct backend_ops cpu_ops = {
 	.name = "cpu",
 	.zero = d_zero,
@@ -503,6 +520,8 @@ static const struct backend_ops cpu_ops = {
 	.ve_gate_bwd = d_ve_gate_bwd,
 	.mul_cols_fwd = d_mul_cols_fwd,
 	.mul_cols_bwd = d_mul_cols_bwd,
+	.mix_rmsnorm_fwd = d_mix_rmsnorm_fwd,
+	.mix_bwd = d_mix_bwd,
 };
 
 const struct backend_ops *backend_cpu(void)

@@ -20,7 +20,15 @@
  * with bf16 GEMMs) the MLP's h, u and their gradients are stored in bf16,
  * as the benchmark's autocast stores them, and so (backend.h attn_bf16: the
  * CUDA backend with bf16 GEMMs and the mma attention) are the attention's
- * q, k, v (q_tau's qn) and output y; elsewhere in the run dtype.
+ * q, k, v (q_tau's qn) and output y, and (backend.h norm_bf16: the CUDA
+ * backend with bf16 GEMMs) each layer's normalised inputs a and m;
+ * elsewhere in the run dtype. The residual stream, x0, the final norm's
+ * output hN and every gradient stay in the run dtype: hN's norm backward
+ * must stay orthogonal to xf, since at the benchmark's init (zero output
+ * projections) the scalar lambdas' first gradient is what that projection
+ * leaves, fp32 rounding residue (~1e-11) that AdamW's eps (1e-10) damps;
+ * a bf16 hN leaves ~1e-3, a full AdamW step of arbitrary sign (the PyTorch
+ * fixture curve with bf16 GEMMs then misses by 76% at step 1).
  * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
@@ -62,7 +70,8 @@
  * of 16 ran 10% slower: twice the ops, smaller GEMMs; these figures with
  * the MLP's activations in fp32: in bf16, backend.h mlp_bf16, 11.7 GiB in
  * passes of 32 rows and 23 in one; with the attention's q, k, v, y in bf16
- * too, backend.h attn_bf16, 9.7 and 19.0 GiB) */
+ * too, backend.h attn_bf16, 9.7 and 19.0 GiB; with the layers' norm
+ * outputs a and m in bf16 too, backend.h norm_bf16, 8.7 and 17.0 GiB) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -71,7 +80,7 @@ struct layer {
 	int window;
 	/* activations for N tokens (run dtype) */
 	void *xin;      /* (N,C) x entering the layer */
-	void *a;        /* (N,C) rms(x mixed) */
+	void *a;        /* (N,C) rms(x mixed) (ndt) */
 	void *r1;       /* (N) */
 	void *qq, *kk, *vv; /* (N,C) attention inputs (after rope, norm, q_tau) */
 	void *qn;       /* (N,C) q after its norm, before q_tau (qk_scale only) */
@@ -79,7 +88,7 @@ struct layer {
 	void *glog;     /* (N,H) ve gate logits (ve layers) */
 	void *y;        /* (N,C) attention output */
 	void *lse;      /* (B,H,T) */
-	void *m;        /* (N,C) rms(x after attention) */
+	void *m;        /* (N,C) rms(x after attention) (ndt) */
 	void *r2;       /* (N) */
 	void *hfc;      /* (N,4C) MLP pre-activation (mdt) */
 };
@@ -93,6 +102,8 @@ struct model {
 	                                  backend offers it (backend.h mlp_bf16) */
 	enum tdtype adt;               /* of the attention's q, k, v, qn, y: dt, or TD_BF16
 	                                  (backend.h attn_bf16) */
+	enum tdtype ndt;               /* of the layers' a and m: dt, or TD_BF16
+	                                  (backend.h norm_bf16) */
 	struct param_spec *spec;
 	size_t nspec;
 	struct param_table table;
@@ -160,6 +171,12 @@ static struct tensor att_mat(const struct model *m, void *d, int64_t r)
 	return tensor_2d(d, m->adt, r, (int64_t)m->C);
 }
 
+/* the layers' (N,C) norm outputs a, m (backend.h norm_bf16) */
+static struct tensor norm_mat(const struct model *m, void *d, int64_t r)
+{
+	return tensor_2d(d, m->ndt, r, (int64_t)m->C);
+}
+
 /* the MLP's (N,4C) h, u, dh (backend.h mlp_bf16) */
 static struct tensor mlp_mat(const struct model *m, void *d, int64_t r)
 {
@@ -177,6 +194,14 @@ static void gadd(const struct model *m, struct param *p, size_t i, double v)
 		p->g64[i] += v;
 	else
 		p->g[i] += (float)v;
+}
+
+/* layer l's mixing coefficients: resid, x0_lambda, wte_lambda (0 without) */
+static void mix_coef(const struct model *m, int l, double *c)
+{
+	c[0] = pval(m, m->resid, (size_t)l);
+	c[1] = pval(m, m->x0l, (size_t)l);
+	c[2] = m->wtel ? pval(m, m->wtel, (size_t)l) : 0;
 }
 
 /* g[i] += x . y on the backend (backend.h dot_acc): p's gradient entry i */
@@ -338,6 +363,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
 	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
+	m->ndt = m->dt == TD_F32 && m->bk->norm_bf16 && m->bk->norm_bf16() ? TD_BF16 : m->dt;
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
 		free(m);
 		return -1;
@@ -560,6 +586,7 @@ size_t model_bytes(const struct model *m)
 size_t model_peak_bytes(const struct model *m) { return m->peak; }
 enum tdtype model_mlp_dtype(const struct model *m) { return m->mdt; }
 enum tdtype model_attn_dtype(const struct model *m) { return m->adt; }
+enum tdtype model_norm_dtype(const struct model *m) { return m->ndt; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 
@@ -682,7 +709,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 {
 	size_t cur = 0;
 	size_t C = (size_t)m->C, H = (size_t)m->H, es = m->es, mes = tdtype_size(m->mdt);
-	size_t aes = tdtype_size(m->adt);
+	size_t aes = tdtype_size(m->adt), nes = tdtype_size(m->ndt);
 	int anchor = m->wtel != NULL;
 	int shared = anchor && m->cfg.anchor == ANCHOR_SHARED;
 	m->x0 = carve(&cur, N * C, es);
@@ -694,7 +721,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	for (int i = 0; i < m->L; i++) {
 		struct layer *l = &m->lay[i];
 		l->xin = i == 0 ? m->x0 : carve(&cur, N * C, es);
-		l->a = carve(&cur, N * C, es);
+		l->a = carve(&cur, N * C, nes);
 		l->r1 = carve(&cur, N, es);
 		l->qq = carve(&cur, N * C, aes);
 		l->kk = carve(&cur, N * C, aes);
@@ -705,7 +732,7 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 		l->glog = l->gate ? carve(&cur, N * H, es) : NULL;
 		l->y = carve(&cur, N * C, aes);
 		l->lse = carve(&cur, N * H, es);      /* (B,H,T) */
-		l->m = carve(&cur, N * C, es);
+		l->m = carve(&cur, N * C, nes);
 		l->r2 = carve(&cur, N, es);
 		l->hfc = carve(&cur, N * 4 * C, mes);
 	}
@@ -916,15 +943,12 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		struct layer *l = &m->lay[i];
 		void *xnext = i + 1 < m->L ? m->lay[i + 1].xin : m->xf;
 		struct tensor xin = mat(m, l->xin, N, C), x = mat(m, xnext, N, C);
-		/* x = resid*x + x0l*x0 (+ wtel*x0_wte) */
-		bk->axpby(&x, pval(m, m->resid, i), &xin, 0);
-		bk->axpby(&x, pval(m, m->x0l, i), &x0, 1);
-		if (m->wtel) {
-			struct tensor x0w = mat(m, m->x0w, N, C);
-			bk->axpby(&x, pval(m, m->wtel, i), &x0w, 1);
-		}
-		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
-		bk->rmsnorm_fwd(&a, &r1, &x, eps);
+		struct tensor a = norm_mat(m, l->a, N), r1 = tensor_1d(l->r1, m->dt, N);
+		/* x = resid*x + x0l*x0 (+ wtel*x0_wte); a = rms(x) */
+		struct tensor x0w = m->wtel ? mat(m, m->x0w, N, C) : x0;
+		double mc[3];
+		mix_coef(m, i, mc);
+		bk->mix_rmsnorm_fwd(&x, &a, &r1, &xin, &x0, m->wtel ? &x0w : NULL, mc, eps);
 		struct tensor q = att_mat(m, l->qq, N), k = att_mat(m, l->kk, N), v = att_mat(m, l->vv, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		bk->matmul(&q, &a, &Wq, 0, 1, 1, 0);     // q is (N,C)
@@ -963,7 +987,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->attn_fwd(&ya, &lse, &qa, &ka, &va, l->window, 1.0 / sqrt((double)D));
 		struct tensor y = att_mat(m, l->y, N), Wp = pw(m, l->proj);
 		bk->matmul(&x, &y, &Wp, 0, 1, 1, 1);      // x += y Wproj^T
-		struct tensor mm = mat(m, l->m, N, C), r2 = tensor_1d(l->r2, m->dt, N);
+		struct tensor mm = norm_mat(m, l->m, N), r2 = tensor_1d(l->r2, m->dt, N);
 		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
 		struct tensor h = mlp_mat(m, l->hfc, N), u = mlp_mat(m, m->u, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
@@ -1045,7 +1069,7 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	for (int i = m->L - 1; i >= 0; i--) {
 		struct layer *l = &m->lay[i];
 		/* MLP: x += relu(h)^2 Wmp^T with h = rms(x2) Wfc^T */
-		struct tensor h = mlp_mat(m, l->hfc, N), mm = mat(m, l->m, N, C);
+		struct tensor h = mlp_mat(m, l->hfc, N), mm = norm_mat(m, l->m, N);
 		struct tensor r2 = tensor_1d(l->r2, m->dt, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
 		struct tensor gWfc = pg(m, l->fc), gWmp = pg(m, l->mproj);
@@ -1089,7 +1113,7 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 			bk->rope_rmsnorm_bwd(&dq4, NULL, &dq4, &q4, &rq, NULL, &cs, &sn, T);
 		}
 		bk->rope_rmsnorm_bwd(&dk4, NULL, &dk4, &k4, &rk, NULL, &cs, &sn, T);
-		struct tensor a = mat(m, l->a, N, C), r1 = tensor_1d(l->r1, m->dt, N);
+		struct tensor a = norm_mat(m, l->a, N), r1 = tensor_1d(l->r1, m->dt, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
 		bk->matmul(&gWq, &dq, &a, 1, 0, 1, 1);
@@ -1115,14 +1139,12 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor xin = mat(m, l->xin, N, C);
 		bk->rmsnorm_bwd(&dx, &da, &a, &r1, 1);
 		/* mixing: x = resid*xin + x0l*x0 (+ wtel*x0w) */
-		gdot(m, m->resid, (size_t)i, &dx, &xin);
-		gdot(m, m->x0l, (size_t)i, &dx, &x0);
-		bk->axpby(&dx0, pval(m, m->x0l, i), &dx, 1);
-		if (m->wtel) {
-			gdot(m, m->wtel, (size_t)i, &dx, &x0w);
-			bk->axpby(&dx0w, pval(m, m->wtel, i), &dx, 1);
-		}
-		bk->axpby(&dx, 0, &dx, pval(m, m->resid, i));
+		double mc[3];
+		mix_coef(m, i, mc);
+		struct tensor g[3] = { pg(m, m->resid), pg(m, m->x0l),
+				       pg(m, m->wtel ? m->wtel : m->x0l) };
+		bk->mix_bwd(&dx, &dx0, m->wtel ? &dx0w : NULL, g, i, &xin, &x0, m->wtel ? &x0w : NULL,
+			    mc);
 	}
 	/* dx is now the gradient into xin[0] = x0 */
 	bk->axpby(&dx0, 1, &dx, 1);

@@ -60,6 +60,10 @@ enum tdtype model_mlp_dtype(const struct model *m);
 /* The dtype the attention's q, k, v and output y are stored in: the run's,
  * or TD_BF16 where the backend offers it (backend.h attn_bf16). */
 enum tdtype model_attn_dtype(const struct model *m);
+/* The dtype each layer's normalised attention and MLP inputs are stored
+ * in: the run's, or TD_BF16 where the backend offers it (backend.h
+ * norm_bf16). */
+enum tdtype model_norm_dtype(const struct model *m);
 size_t model_param_count(const struct model *m);     /* total numel */
 
 /* One micro-step: forward on inputs (B*T), cross-entropy against targets,

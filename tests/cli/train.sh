@@ -25,7 +25,7 @@ else bad "val BPB falls well below its start" "$b0 -> $b1"; fi
 n=$(grep -c '' "$TMP/full/curve.jsonl")
 if [[ "$n" == 200 ]]; then ok "curve has one line a step"; else bad "curve has one line a step" "$n lines"; fi
 for k in val_bpb heldout_bpb num_params parameter_accounting training_seconds training_loop_seconds \
-	peak_memory_mib pass_rows tokens steps seed config_sha256 supkit_version arm depth mlp_activations attn_activations; do
+	peak_memory_mib pass_rows tokens steps seed config_sha256 supkit_version arm depth mlp_activations attn_activations norm_activations; do
 	grep -q "\"$k\"" "$TMP/full/result.json" || { bad "result.json has $k"; continue; }
 	ok "result.json has $k"
 done

@@ -1307,6 +1307,147 @@ TEST(attention_bf16)
 	cuda_set_attn_mode(was);
 }
 
+/* ---- bf16 storage of the norms' outputs (backend.h norm_bf16) ----
+ * rmsnorm_fwd into a bf16 out: the fp32 op's out rounded once, rstd the
+ * same bits; rmsnorm_bwd reading a bf16 out and cols_get a bf16 x: the
+ * same bits as the fp32 ops on the widened values. Sizes: C 96 (three
+ * values a lane), 512 (the benchmark's width), 40 (lanes idle); accumulate
+ * and overwrite; the offer follows the GEMM mode and the switch. */
+TEST(rmsnorm_bf16)
+{
+	static const int64_t Cs[] = { 96, 512, 40 };
+	for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
+		int64_t N = 37, C = Cs[ci], n = N * C;
+		float *x = rnd(n, 2), *g = rnd(n, 1), *d0 = rnd(n, 1), *k0 = rnd(N * 7, 1);
+		float *fx = dev(x, n * 4), *fo = cuda_mem_alloc(n * 4);
+		bf16 *bo = cuda_mem_alloc(n * 2);
+		float *r1 = cuda_mem_alloc(N * 4), *r2 = cuda_mem_alloc(N * 4);
+		float *fg = dev(g, n * 4), *d1 = dev(d0, n * 4), *d2 = dev(d0, n * 4);
+		float *k1 = dev(k0, N * 7 * 4), *k2 = dev(k0, N * 7 * 4);
+		struct tensor tx = T2(fx, N, C), tfo = T2(fo, N, C), tg = T2(fg, N, C);
+		struct tensor tbo = tensor_2d(bo, TD_BF16, N, C);
+		struct tensor tr1 = T2(r1, 1, N), tr2 = T2(r2, 1, N);
+		struct tensor td1 = T2(d1, N, C), td2 = T2(d2, N, C);
+		struct tensor tk1 = T2(k1, N, 7), tk2 = T2(k2, N, 7);
+		GPU->rmsnorm_fwd(&tfo, &tr1, &tx, 1e-6);
+		GPU->rmsnorm_fwd(&tbo, &tr2, &tx, 1e-6);
+		int64_t bad = bf_misses(bo, fo, n);
+		CHECKF(bad == 0 && memcmp(r1, r2, N * 4) == 0,
+		       "rmsnorm_fwd into bf16, C %lld: %lld entries differ", (long long)C,
+		       (long long)bad);
+		for (int64_t i = 0; i < n; i++)   /* the fp32 side reads the rounded values */
+			fo[i] = bf16_to_f32(bo[i]);
+		for (int acc = 0; acc < 2; acc++) {
+			GPU->rmsnorm_bwd(&td1, &tg, &tfo, &tr1, acc);
+			GPU->rmsnorm_bwd(&td2, &tg, &tbo, &tr2, acc);
+			CHECKF(memcmp(d1, d2, n * 4) == 0,
+			       "rmsnorm_bwd on a bf16 out, C %lld, accum %d: not the same bits",
+			       (long long)C, acc);
+			GPU->cols_get(&tk1, &tfo, C - 9, acc);
+			GPU->cols_get(&tk2, &tbo, C - 9, acc);
+			CHECKF(memcmp(k1, k2, N * 7 * 4) == 0,
+			       "cols_get of a bf16 x, C %lld, accum %d: not the same bits",
+			       (long long)C, acc);
+		}
+		/* and near the CPU op (fp64 sums) within one bf16 rounding */
+		float *ho = xmalloc(n * 4), *hr = xmalloc(N * 4), *w = xmalloc(n * 4);
+		struct tensor thx = T2(x, N, C), tho = T2(ho, N, C), thr = T2(hr, 1, N);
+		CPU->rmsnorm_fwd(&tho, &thr, &thx, 1e-6);
+		for (int64_t i = 0; i < n; i++)
+			w[i] = bf16_to_f32(bo[i]);
+		CLOSE(w, ho, n, 1.0 / 256);
+		free(x), free(g), free(d0), free(k0), free(ho), free(hr), free(w);
+		void *all[] = { fx, fo, bo, r1, r2, fg, d1, d2, k1, k2 };
+		for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+			cuda_mem_free(all[i]);
+	}
+	CHECK(GPU->norm_bf16 && GPU->norm_bf16() && !CPU->norm_bf16);
+	cuda_set_norm_bf16(0);
+	CHECK(!GPU->norm_bf16());
+	cuda_set_norm_bf16(1);
+	cuda_set_matmul_mode(CUDA_MM_F32);
+	CHECK(!GPU->norm_bf16());
+	cuda_set_matmul_mode(CUDA_MM_BF16);
+	CHECK(GPU->norm_bf16());
+}
+
+/* ---- the layer's input mixing fused with its norm (backend.h
+ * mix_rmsnorm_fwd, mix_bwd) ----
+ * Against the separate ops (cuda_set_fuse_mix(0): axpby, axpby (, axpby),
+ * rmsnorm_fwd; dot_acc a gradient entry, axpby (, axpby), axpby), the same
+ * bits: x, the norm's output (fp32 and bf16) and rstd; the lambdas'
+ * gradient entries (other entries untouched), dx0, dx0w and dx. With and
+ * without the third term (x0w), at sizes that take one, several and the
+ * most (DOT_BLOCKS) partial sums of the dots, and xin = x0 (layer 0). */
+static void mix_case(int64_t N, int64_t C, int w, int same, enum tdtype odt)
+{
+	int64_t n = N * C, L = 3, gi = 1;
+	const double cf[3] = { 0.75, -0.375, 1.3125 };
+	float *h[6], *d[2][6], *go[2], *gg[2][3], *r[2];
+	void *o[2];
+	for (int k = 0; k < 6; k++)   /* xin, x0, x0w, dx, dx0, dx0w */
+		h[k] = rnd(n, 1);
+	float *g0 = rnd(L, 1);
+	for (int f = 0; f < 2; f++) {
+		for (int k = 0; k < 6; k++)
+			d[f][k] = dev(h[k], n * 4);
+		if (same)
+			cuda_mem_free(d[f][1]), d[f][1] = d[f][0];
+		go[f] = cuda_mem_alloc(n * 4);
+		o[f] = cuda_mem_alloc(n * tdtype_size(odt));
+		r[f] = cuda_mem_alloc(N * 4);
+		for (int k = 0; k < 3; k++)
+			gg[f][k] = dev(g0, L * 4);
+	}
+	for (int f = 0; f < 2; f++) {   /* f 0: the separate ops, 1: fused */
+		struct tensor t[6], x = T2(go[f], N, C), out = tensor_2d(o[f], odt, N, C);
+		struct tensor rs = T2(r[f], 1, N), g[3];
+		for (int k = 0; k < 6; k++)
+			t[k] = T2(d[f][k], N, C);
+		for (int k = 0; k < 3; k++)
+			g[k] = T2(gg[f][k], 1, L);
+		cuda_set_fuse_mix(f);
+		GPU->mix_rmsnorm_fwd(&x, &out, &rs, &t[0], &t[1], w ? &t[2] : NULL, cf, 1e-6);
+		GPU->mix_bwd(&t[3], &t[4], w ? &t[5] : NULL, g, gi, &t[0], &t[1], w ? &t[2] : NULL, cf);
+	}
+	cuda_set_fuse_mix(1);
+	int64_t bad = memcmp(go[0], go[1], n * 4) != 0;
+	bad += 2 * (memcmp(o[0], o[1], n * tdtype_size(odt)) != 0);
+	bad += 4 * (memcmp(r[0], r[1], N * 4) != 0);
+	for (int k = 3; k < 6; k++)
+		bad += 8 * (memcmp(d[0][k], d[1][k], n * 4) != 0) << (k - 3);
+	for (int k = 0; k < 3; k++)
+		bad += 64 * (memcmp(gg[0][k], gg[1][k], L * 4) != 0) << k;
+	/* the fused side moved the gradient entry (and only that one) */
+	int moved = gg[1][0][gi] != g0[gi] && gg[1][1][gi] != g0[gi] &&
+		    (w ? gg[1][2][gi] != g0[gi] : gg[1][2][gi] == g0[gi]) && gg[1][0][0] == g0[0] &&
+		    gg[1][1][2] == g0[2];
+	CHECKF(bad == 0 && moved,
+	       "mix N %lld C %lld x0w %d xin=x0 %d out %s: fused != separate (mask %lld), moved %d",
+	       (long long)N, (long long)C, w, same, odt == TD_BF16 ? "bf16" : "fp32", (long long)bad,
+	       moved);
+	for (int k = 0; k < 6; k++)
+		free(h[k]);
+	free(g0);
+	for (int f = 0; f < 2; f++) {
+		for (int k = 0; k < 6; k++)
+			if (!(same && k == 1))
+				cuda_mem_free(d[f][k]);
+		cuda_mem_free(go[f]), cuda_mem_free(o[f]), cuda_mem_free(r[f]);
+		for (int k = 0; k < 3; k++)
+			cuda_mem_free(gg[f][k]);
+	}
+}
+
+TEST(mix_fused)
+{
+	mix_case(37, 40, 0, 0, TD_F32);      /* one block of partial sums, idle lanes */
+	mix_case(37, 40, 1, 1, TD_BF16);
+	mix_case(130, 512, 1, 0, TD_F32);    /* 17 blocks */
+	mix_case(130, 512, 0, 1, TD_BF16);
+	mix_case(8300, 512, 1, 0, TD_BF16);  /* 4.25e6 elements: DOT_BLOCKS, more a thread */
+}
+
 /* ve's gate added into a bf16 v in place: the fp32 op's v rounded once */
 TEST(ve_gate_bf16)
 {
@@ -1616,12 +1757,14 @@ static uint64_t last_fnv;   /* of the last train() */
 static size_t last_bytes;   /* model_bytes of the last train()'s model */
 static const char *const *train_extra;   /* more config key=value for train() (NULL-ended) */
 
-static int train(const char *backend, int steps, double *loss)
+/* small_cfg (+ train_extra) on backend into *m and *c: 0; 1 where the
+ * model does not select that backend (no CUDA selection); -1 on failure */
+static int small_model(const char *backend, struct config *cp, struct model **mp)
 {
 	struct config c;
 	struct err e = {0};
 	struct model *m = NULL;
-	struct optim *o = NULL;
+	*mp = NULL;
 	config_defaults(&c);
 	for (int i = 0; small_cfg[i]; i++)
 		if (config_set(&c, small_cfg[i], &e) != 0)
@@ -1643,6 +1786,20 @@ static int train(const char *backend, int steps, double *loss)
 		model_free(m);
 		return 1;   /* the model does not select the backend (yet) */
 	}
+	*cp = c;
+	*mp = m;
+	return 0;
+}
+
+static int train(const char *backend, int steps, double *loss)
+{
+	struct config c;
+	struct err e = {0};
+	struct model *m = NULL;
+	struct optim *o = NULL;
+	int made = small_model(backend, &c, &m);
+	if (made != 0)
+		return made;
 	if (optim_create(&c, model_params(m), 0, &o, &e) != 0)
 		return printf("  optim_create: %s\n", e.msg), model_free(m), -1;
 	backend_optim_attach(o, model_backend(m));   /* as supkit train does */
@@ -1772,41 +1929,54 @@ TEST(train_20_steps)
 	CHECK(lb[19] < lb[0] && lt[19] < lt[0] && lm[19] < lm[0]);
 }
 
-/* The MLP's h, u, du and dh in bf16 (backend.h mlp_bf16, the default with
- * bf16 GEMMs) against the same run with them in fp32: both track the CPU
- * run within train_20_steps's bf16 bound, the model holds exactly
- * (depth + 2) x N x 4C x 2 bytes less (h of each layer, u and dh), and the
- * extra roundings change the run (the switch is in force). */
-TEST(train_mlp_bf16)
+/* A bf16-storage switch's two CUDA runs of 20 steps, on (the default; a
+ * kept run) and off (set(0) for the run), beside the CPU's: both within
+ * train_20_steps's bf16 bound of the CPU run, the on run learning, the
+ * weights differing (the switch is in force), the model exactly `less`
+ * bytes smaller with it on. Returns 0 when the runs were made (l16, l32:
+ * their losses), 1 where the build has no CUDA selection, -1 on failure. */
+static int storage_switch(void (*set)(int), const char *what, size_t less, double *l16,
+			  double *l32)
 {
-	double lc[20], l16[20], l32[20];
+	double lc[20];
 	if (train_kept("cpu", 20, lc) != 0) {
 		CHECK(0);
-		return;
+		return -1;
 	}
-	int rc = train("cuda", 20, l16);
+	int rc = train_kept("cuda", 20, l16);
 	size_t b16 = last_bytes;
 	uint64_t f16 = last_fnv;
-	cuda_set_mlp_bf16(0);
-	int rc2 = train("cuda", 20, l32);
-	cuda_set_mlp_bf16(1);
+	set(0);
+	int rc2 = rc == 0 ? train("cuda", 20, l32) : rc;
+	set(1);
 	if (rc == 1)
-		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		return 1;
 	CHECK(rc == 0 && rc2 == 0);
 	if (rc != 0 || rc2 != 0)
-		return;
-	size_t N = 4 * 64, C = 256, L = 2;   /* small_cfg, B 4, T 64 */
-	CHECKF(last_bytes - b16 == (L + 2) * N * 4 * C * 2,
-	       "model bytes: %zu with the MLP in bf16, %zu in fp32 (expected %zu less)", b16,
-	       last_bytes, (L + 2) * N * 4 * C * 2);
+		return -1;
+	CHECKF(last_bytes - b16 == less, "model bytes: %zu with %s in bf16, %zu in fp32 (expected %zu less)",
+	       b16, what, last_bytes, less);
 	CHECK(f16 != last_fnv);
 	for (int s = 0; s < 20; s++) {
 		CHECK(fabs(l16[s] - lc[s]) <= 5e-2);
 		CHECK(fabs(l32[s] - lc[s]) <= 5e-2);
 	}
 	CHECK(l16[19] < l16[0]);
-	printf("  step 19: cpu %.6f, cuda MLP bf16 %.6f, MLP fp32 %.6f; %zu bytes against %zu\n",
-	       lc[19], l16[19], l32[19], b16, last_bytes);
+	printf("  step 19: cpu %.6f, cuda %s bf16 %.6f, fp32 %.6f; %zu bytes against %zu\n", lc[19],
+	       what, l16[19], l32[19], b16, last_bytes);
+	return 0;
+}
+
+/* The MLP's h, u, du and dh in bf16 (backend.h mlp_bf16, the default with
+ * bf16 GEMMs) against the same run with them in fp32 (storage_switch): the
+ * model holds exactly (depth + 2) x N x 4C x 2 bytes less (h of each layer,
+ * u and dh). */
+TEST(train_mlp_bf16)
+{
+	double l16[20], l32[20];
+	size_t N = 4 * 64, C = 256, L = 2;   /* small_cfg, B 4, T 64 */
+	if (storage_switch(cuda_set_mlp_bf16, "the MLP", (L + 2) * N * 4 * C * 2, l16, l32) == 1)
+		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
 }
 
 /* The attention's q, k, v and y in bf16 (backend.h attn_bf16, the default
@@ -1852,6 +2022,88 @@ TEST(train_attn_bf16)
 		printf("  %s step %d: cpu %.6f, cuda attention bf16 %.6f, fp32 %.6f; %zu bytes against %zu\n",
 		       a ? "q_tau pair" : "base", ns - 1, lc[ns - 1], l16[ns - 1], l32[ns - 1], b16,
 		       last_bytes);
+	}
+}
+
+/* Each layer's norm outputs a and m in bf16 (backend.h norm_bf16, the
+ * default with bf16 GEMMs) against the same run with them in fp32
+ * (storage_switch): the model holds exactly 2 depth x N x C x 2 bytes
+ * less; the forward reads the same values either way (the fp32 run's
+ * GEMMs read their bf16 casts), so step 0's loss is the same bits; the
+ * backward's norms read the rounded values, so later steps move.
+ * small_cfg's value-embedding gates read a's first columns (cols_get) in
+ * both directions. */
+TEST(train_norm_bf16)
+{
+	double l16[20], l32[20];
+	size_t N = 4 * 64, C = 256, L = 2;   /* small_cfg, B 4, T 64 */
+	int rc = storage_switch(cuda_set_norm_bf16, "norm outputs", 2 * L * N * C * 2, l16, l32);
+	if (rc == 1)
+		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+	if (rc != 0)
+		return;
+	CHECKF(l16[0] == l32[0], "step 0: %.9f with bf16 norm outputs, %.9f with fp32", l16[0],
+	       l32[0]);
+	/* an evaluation forward of 80 rows of 64 (5,120 tokens, two chunks of
+	 * logits): every token's loss the same bits with the norms' outputs in
+	 * bf16 or fp32 */
+	int B = 80, T = 64;
+	int32_t *tok = xmalloc((size_t)(B * T + 1) * 4);
+	for (int i = 0; i <= B * T; i++)
+		tok[i] = (int32_t)rng_below(&RG, 256);
+	float *pl[2] = { xmalloc((size_t)B * T * 4), xmalloc((size_t)B * T * 4) };
+	for (int on = 0; on < 2; on++) {
+		struct config c;
+		struct model *m = NULL;
+		struct err e = {0};
+		double mean = 0;
+		cuda_set_norm_bf16(on);
+		CHECK(small_model("cuda", &c, &m) == 0);
+		if (m) {
+			CHECK(model_norm_dtype(m) == (on ? TD_BF16 : TD_F32));
+			CHECKF(model_forward_loss(m, tok, tok + 1, B, T, pl[on], &mean, &e) == 0, "%s",
+			       e.msg);
+			model_free(m);
+		}
+	}
+	cuda_set_norm_bf16(1);
+	int64_t diff = 0;
+	for (int i = 0; i < B * T; i++)
+		diff += memcmp(&pl[0][i], &pl[1][i], 4) != 0;
+	CHECKF(diff == 0, "evaluation over two logit chunks: %lld of %d token losses differ",
+	       (long long)diff, B * T);
+	free(tok), free(pl[0]), free(pl[1]);
+}
+
+/* The fused input mixing (backend.h mix_rmsnorm_fwd, mix_bwd; the default)
+ * changes no bit of a run: 20 steps with and without it give the same
+ * losses and weights; and so do 8 steps with wte_lambdas (the mixing's
+ * third term, x0_wte) and out_lambdas. */
+TEST(train_fuse_mix_bitwise)
+{
+	static const char *const routed[] = { "wte_lambdas=1", "out_lambdas=1", NULL };
+	for (int a = 0; a < 2; a++) {
+		int ns = a ? 8 : 20;
+		double l1[20], l0[20];
+		train_extra = a ? routed : NULL;
+		int rc = train_kept("cuda", ns, l1);
+		uint64_t f1 = last_fnv;
+		cuda_set_fuse_mix(0);
+		int rc0 = train("cuda", ns, l0);
+		cuda_set_fuse_mix(1);
+		train_extra = NULL;
+		if (rc == 1)
+			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		CHECK(rc == 0 && rc0 == 0);
+		if (rc != 0 || rc0 != 0)
+			return;
+		CHECKF(!memcmp(l1, l0, (size_t)ns * sizeof *l1) && f1 == last_fnv,
+		       "%s: fused mixing %.9f, separate ops %.9f at step %d; weights %016llx vs %016llx",
+		       a ? "wte/out lambdas" : "base", l1[ns - 1], l0[ns - 1], ns - 1,
+		       (unsigned long long)f1, (unsigned long long)last_fnv);
+		CHECK(l1[ns - 1] < l1[0]);
+		printf("  %s: step %d loss %.9f either way\n", a ? "wte/out lambdas" : "base", ns - 1,
+		       l1[ns - 1]);
 	}
 }
 
@@ -2121,12 +2373,16 @@ int main(int argc, char **argv)
 	RUN(ve_gate_bf16);
 	RUN(rope_rmsnorm_bf16);
 	RUN(attention_bf16);
+	RUN(rmsnorm_bf16);
+	RUN(mix_fused);
 	RUN(mul_cols);
 	RUN(polar_express);
 	RUN(optimizer_passes);
 	RUN(train_20_steps);
 	RUN(train_mlp_bf16);
 	RUN(train_attn_bf16);
+	RUN(train_norm_bf16);
+	RUN(train_fuse_mix_bitwise);
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
 	RUN(async_gather_abort);

@@ -61,6 +61,14 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
 		bad "result.json: MLP activations $want on cuda, fp32 on cpu" \
 			"$(grep -ho '"mlp_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
+	# the norms' outputs likewise (SUPKIT_CUDA_NORM_BF16)
+	want=bf16
+	[[ "${SUPKIT_CUDA_NORM_BF16:-1}" == 0 || "${SUPKIT_CUDA_MM:-bf16}" != bf16 ]] && want=fp32
+	grep -q "\"norm_activations\": *\"$want\"" "$TMP/cuda1/result.json" &&
+		grep -q '"norm_activations": *"fp32"' "$TMP/cpu/result.json" && [[ "$m" == *norm_bf16=* ]] &&
+		ok "result.json: norm outputs $want on cuda, fp32 on cpu" ||
+		bad "result.json: norm outputs $want on cuda, fp32 on cpu" \
+			"$(grep -ho '"norm_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
 	# the attention's q, k, v, y: bf16 only where the mma kernels run (head
 	# width 128; tiny.cfg's is 32), so fp32 here on both backends
 	grep -q '"attn_activations": *"fp32"' "$TMP/cuda1/result.json" &&
