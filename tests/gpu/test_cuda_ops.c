@@ -134,7 +134,8 @@ TEST(axpby_zero_dot)
  * CPU's within the fp64 rounding of either sum order */
 TEST(dot_sizes)
 {
-	static const size_t sizes[] = { 1, 4097, 65537, ((size_t)1 << 20) + 12345 };
+	static const size_t sizes[] = { 1, 4097, 65537, ((size_t)1 << 20) + 12345,
+					((size_t)1 << 22) + 12345 };
 	for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
 		size_t n = sizes[k];
 		float *x = rnd(n, 2), *y = rnd(n, 3);
