@@ -8,7 +8,10 @@
  *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
  *       forward); mma's backward once more with the other
  *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
- *       recomputed for it).
+ *       recomputed for it); the row and element-wise ops of a layer
+ *       ("elem" lines: the input mixing and its norm fused and separate,
+ *       the norms' backward on fp32 and bf16 outputs, relu^2 in bf16)
+ *       with the bandwidth their bytes make, and an op's fixed cost.
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
@@ -150,6 +153,78 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		cuda_mem_free(all[i]);
 }
 
+/* ms = the ms a call of stmt, over reps calls after one warm-up (each op
+ * waits for its kernels outside a pass scope) */
+#define OP_MS(ms, reps, stmt)                                  \
+	do {                                                   \
+		stmt;                                          \
+		double t0_ = now_seconds();                    \
+		for (int r_ = 0; r_ < (reps); r_++)            \
+			stmt;                                  \
+		(ms) = (now_seconds() - t0_) / (reps) * 1e3;   \
+	} while (0)
+
+static void elem_line(const char *what, double ms, double bytes)
+{
+	printf("elem %-46s %8.3f ms %7.0f GB/s\n", what, ms, bytes / (ms * 1e-3) / 1e9);
+}
+
+/* The row and element-wise ops of a layer at (N, C) (and (N, 4C)), each
+ * with its bytes moved as counted in the README (a re-read of a row just
+ * written, from cache, not counted) and the bandwidth that makes; a
+ * one-element op's time is the fixed cost of an op (launch and wait) */
+static void bench_elem(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
+{
+	size_t n = (size_t)(N * C), L = 8;
+	float *xin = mbuf(n, r), *x0 = mbuf(n, r), *x = mbuf(n, r), *o = mbuf(n, r);
+	float *dx = mbuf(n, r), *dx0 = mbuf(n, r), *rs = mbuf((size_t)N, r);
+	float *gl[3] = { mbuf(L, r), mbuf(L, r), mbuf(L, r) };
+	void *ob = cuda_mem_alloc(n * 2), *hb = cuda_mem_alloc(4 * n * 2);
+	void *ub = cuda_mem_alloc(4 * n * 2), *db = cuda_mem_alloc(4 * n * 2);
+	struct tensor txin = tensor_2d(xin, TD_F32, N, C), tx0 = tensor_2d(x0, TD_F32, N, C);
+	struct tensor tx = tensor_2d(x, TD_F32, N, C), to = tensor_2d(o, TD_F32, N, C);
+	struct tensor tob = tensor_2d(ob, TD_BF16, N, C), tdx = tensor_2d(dx, TD_F32, N, C);
+	struct tensor tdx0 = tensor_2d(dx0, TD_F32, N, C), trs = tensor_1d(rs, TD_F32, N);
+	struct tensor tg[3], one = tensor_1d(x, TD_F32, 1);
+	for (int k = 0; k < 3; k++)
+		tg[k] = tensor_1d(gl[k], TD_F32, (int64_t)L);
+	const double cf[3] = { 1.0, 0.1, 0.0 };
+	double e = (double)n;
+	double ms;
+	OP_MS(ms, 100, g->zero(&one));
+	elem_line("zero, 1 element (an op's fixed cost)", ms, 4);
+	for (int f = 1; f >= 0; f--) {
+		cuda_set_fuse_mix(f);
+		char w[80];
+		snprintf(w, sizeof w, "mix_rmsnorm_fwd %s, out fp32", f ? "fused" : "separate");
+		OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &to, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		elem_line(w, ms, e * (f ? 16 : 28));
+		snprintf(w, sizeof w, "mix_rmsnorm_fwd %s, out bf16", f ? "fused" : "separate");
+		OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &tob, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		elem_line(w, ms, e * (f ? 14 : 26));
+		snprintf(w, sizeof w, "mix_bwd %s", f ? "fused" : "separate");
+		OP_MS(ms, 10, g->mix_bwd(&tdx, &tdx0, NULL, tg, 1, &txin, &tx0, NULL, cf));
+		elem_line(w, ms, e * (f ? 24 : 36));
+	}
+	cuda_set_fuse_mix(1);
+	OP_MS(ms, 10, g->rmsnorm_bwd(&tdx, &tdx0, &to, &trs, 1));
+	elem_line("rmsnorm_bwd, out fp32 (accumulate)", ms, e * 16);
+	OP_MS(ms, 10, g->rmsnorm_bwd(&tdx, &tdx0, &tob, &trs, 1));
+	elem_line("rmsnorm_bwd, out bf16 (accumulate)", ms, e * 14);
+	struct tensor th = tensor_2d(hb, TD_BF16, N, 4 * C), tu = tensor_2d(ub, TD_BF16, N, 4 * C);
+	struct tensor tdh = tensor_2d(db, TD_BF16, N, 4 * C);
+	g->zero(&th);
+	g->zero(&tdh);
+	OP_MS(ms, 10, g->relu2_fwd(&tu, &th));
+	elem_line("relu2_fwd bf16 (N, 4C)", ms, 4 * e * 4);
+	OP_MS(ms, 10, g->relu2_bwd(&tdh, &tu, &th));
+	elem_line("relu2_bwd bf16 (N, 4C)", ms, 4 * e * 6);
+	float *all[] = { xin, x0, x, o, dx, dx0, rs, gl[0], gl[1], gl[2] };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		cuda_mem_free(all[i]);
+	cuda_mem_free(ob), cuda_mem_free(hb), cuda_mem_free(ub), cuda_mem_free(db);
+}
+
 static int run_ops(int B, int T)
 {
 	const struct backend_ops *g = backend_cuda();
@@ -159,6 +234,7 @@ static int run_ops(int B, int T)
 	bench_matmul(g, "q/k/v/proj (N,C)(C,C)", N, C, C, &r);
 	bench_matmul(g, "mlp fc (N,C)(4C,C)", N, 4 * C, C, &r);
 	bench_matmul(g, "lm_head chunk (256,C)(V,C)", 256, 8192, C, &r);
+	bench_elem(g, N, C, &r);
 	bench_attn(g, B, T, 4, 128, T / 2, &r);
 	bench_attn(g, B, T, 4, 128, T, &r);
 	return 0;
