@@ -169,10 +169,10 @@ k_attn_fwd(float *y, float *lse, const float *q, const float *k, const float *v,
 }
 
 /* Dd[(b*H + h)*T + t] = sum_d dy*y over row (b, t, h); one warp per row;
- * y fp32, or bf16 (backend.h attn_bf16) */
-template <typename E>
-__global__ void k_attn_rowdot(float *Dd, const float *dy, const E *y, int64_t rows, int T,
-			      int H, int D)
+ * dy and y fp32, or bf16 (backend.h attn_bf16) */
+template <typename E, typename G>
+__global__ void k_attn_rowdot(float *Dd, const G *dy, const E *y, int64_t rows, int T, int H,
+			      int D)
 {
 	int64_t r = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	int lane = threadIdx.x & 31;
@@ -180,7 +180,7 @@ __global__ void k_attn_rowdot(float *Dd, const float *dy, const E *y, int64_t ro
 		return;
 	double s = 0;
 	for (int c = lane; c < D; c += 32)
-		s += (double)dy[r * D + c] * ldf(y, r * D + c);
+		s += (double)ldf(dy, r * D + c) * ldf(y, r * D + c);
 	for (int o = 16; o > 0; o >>= 1)
 		s += __shfl_xor_sync(0xffffffffu, s, o);
 	if (lane == 0) {
@@ -380,12 +380,16 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 	CUDA_CK("attn_fwd", cudaGetLastError());
 }
 
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
-		     const float *k, const float *v, const float *y, const void *yb,
-		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb, int keep_ds)
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const void *dyb,
+		     const float *q, const float *k, const float *v, const float *y,
+		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
+		     float scale, int mode, const void *const *qkvb, int keep_ds)
 {
 	no_cast("attn_bwd", ob, qkvb, y, q, mode, D);
+	if ((dyb != NULL) == (dy != NULL) || (dyb && q)) {
+		fprintf(stderr, "backend_cuda: attn_bwd: dy in bf16 only with q, k, v, y in bf16\n");
+		abort();
+	}
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
 	dim3 g;
@@ -396,15 +400,19 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
 	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
 	if (y)
-		k_attn_rowdot<float><<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T, H, D);
-	else
-		k_attn_rowdot<__nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
+		k_attn_rowdot<float, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T,
+									     H, D);
+	else if (dy)
+		k_attn_rowdot<__nv_bfloat16, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(
 			Dd, dy, (const __nv_bfloat16 *)yb, rows, T, H, D);
+	else
+		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
+			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
 	if ((mode == 1 || mode == 2 || mode == 3) && D == 128) {   /* mma2: mma's backward */
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
-			attn_bwd_mma_launch(dq, dk, dv, ob, dy, q, k, v, Dd, lse, B, T, H, D, window,
+			attn_bwd_mma_launch(dq, dk, dv, ob, dy, dyb, q, k, v, Dd, lse, B, T, H, D, window,
 					    scale, qkvb, keep_ds);
 		cuda_scratch_free(Dd, nd);
 		return;

@@ -947,17 +947,19 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 }
 
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
-			 const float *q, const float *k, const float *v, const float *Dd,
-			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-			 const void *const *qkvb, int keep_ds)
+			 const void *dyb, const float *q, const float *k, const float *v,
+			 const float *Dd, const float *lse, int B, int T, int H, int D,
+			 int64_t window, float scale, const void *const *qkvb, int keep_ds)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
 	const float *src[4] = { dy, q, k, v };
-	size_t nb;
-	bf *cp = mm_cast("attn_bwd", src, qkvb ? 1 : 4, n, &nb);   /* dy's alone: q, k, v given */
-	const bf *gdy = cp, *g[3];
-	qkv_of(g, qkvb, cp + n, n);
+	size_t nb = 0;
+	/* bf16 copies: none with dy in bf16 (dyb: q, k, v given too), dy's alone
+	 * with q, k, v given, else all four */
+	bf *cp = dyb ? NULL : mm_cast("attn_bwd", src, qkvb ? 1 : 4, n, &nb);
+	const bf *gdy = dyb ? (const bf *)dyb : cp, *g[3];
+	qkv_of(g, qkvb, cp ? cp + n : NULL, n);
 	const bf *gq = g[0], *gk = g[1], *gv = g[2];
 	cudaStream_t st = cuda_stream();
 	size_t s1 = mm_smem_dkdv(), s2 = keep_ds ? mm_smem_dq_ds() : mm_smem_dq();

@@ -1395,25 +1395,28 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
 		 tensor_numel(y) == n, c.op);
 	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
-	const float *pdy = fin(&c, dy), *pl = fin(&c, lse);
+	const float *pl = fin(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
 		const void *yb = bin(&c, y);
+		const float *pdy = dy->dtype == TD_BF16 ? NULL : fin(&c, dy);
+		const void *dyb = pdy ? NULL : bin(&c, dy);   /* the model's, as autocast's */
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 		void *ob = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
-		attn_bwd_launch(pdq, pdk, pdv, ob, pdy, NULL, NULL, NULL, NULL, yb, pl, B, T, H, D,
-				window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
+		attn_bwd_launch(pdq, pdk, pdv, ob, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
+				D, window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
 		ctx_done(&c);
 		return;
 	}
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v), *py = fin(&c, y);
+	const float *pdy = fin(&c, dy);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, dv, pdv) : NULL;   /* dv: GEMMs' */
 	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
-	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
+	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
 			(float)scale, (int)g_cu.attn, qkvb, g_cu.attn_ds);
 	ctx_done(&c);
 }

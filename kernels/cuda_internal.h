@@ -88,14 +88,15 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
  * bf16 storage (backend.h attn_bf16; attn_has_cast modes only, else abort):
  * q, k, v NULL with qkvb the tensors themselves; the forward's y NULL with
  * ob the bf16 y; the backward's y NULL with yb the bf16 y (yb is read only
- * then). */
+ * then); the backward's dy NULL with dyb the bf16 dy (attn_bwd_launch
+ * aborts unless exactly one of them is given, and dyb only with q NULL). */
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb);
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const float *q,
-		     const float *k, const float *v, const float *y, const void *yb,
-		     const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb, int keep_ds);
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const void *dyb,
+		     const float *q, const float *k, const float *v, const float *y,
+		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
+		     float scale, int mode, const void *const *qkvb, int keep_ds);
 static inline int attn_has_cast(int mode, int D)
 {
 	return (mode == 2 || mode == 3) && D == 128;
@@ -117,7 +118,8 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
  * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
  * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds). */
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
-			 const float *q, const float *k, const float *v, const float *Dd,
+			 const void *dyb, const float *q, const float *k, const float *v,
+			 const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
 			 const void *const *qkvb, int keep_ds);
 

@@ -250,8 +250,9 @@ struct backend_ops {
 	 * width, as the benchmark's autocast does. matmul then writes q, k, v
 	 * and reads y in bf16; rope_rmsnorm_fwd takes x, out and xn in bf16
 	 * (in place as before), rope_rmsnorm_bwd a bf16 xn, ve_gate_fwd a bf16
-	 * v, attn_fwd and attn_bwd bf16 q, k, v and y (all four: dq, dk, dv,
-	 * dy and lse stay fp32): fp32 arithmetic on the widened values, each
+	 * v, attn_fwd and attn_bwd bf16 q, k, v and y (all four: dq, dk, dv
+	 * and lse stay fp32), and attn_bwd a bf16 dy (which matmul writes) as
+	 * well as an fp32 one: fp32 arithmetic on the widened values, each
 	 * stored result rounded once to nearest even. The model asks once,
 	 * when it is created. */
 	int (*attn_bf16)(int head_dim);

@@ -20,10 +20,10 @@
  * with bf16 GEMMs) the MLP's h, u and their gradients are stored in bf16,
  * as the benchmark's autocast stores them, and so (backend.h attn_bf16: the
  * CUDA backend with bf16 GEMMs and the mma attention) are the attention's
- * q, k, v (q_tau's qn) and output y, and (backend.h norm_bf16: the CUDA
- * backend with bf16 GEMMs) each layer's normalised inputs a and m;
- * elsewhere in the run dtype. The residual stream, x0, the final norm's
- * output hN and every gradient stay in the run dtype: hN's norm backward
+ * q, k, v (q_tau's qn), output y and y's gradient dy, and (backend.h
+ * norm_bf16: the CUDA backend with bf16 GEMMs) each layer's normalised
+ * inputs a and m; elsewhere in the run dtype. The residual stream, x0, the
+ * final norm's output hN and the other gradients stay in the run dtype: hN's norm backward
  * must stay orthogonal to xf, since at the benchmark's init (zero output
  * projections) the scalar lambdas' first gradient is what that projection
  * leaves, fp32 rounding residue (~1e-11) that AdamW's eps (1e-10) damps;
@@ -1063,7 +1063,10 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->axpby(&dx0w, pval(m, m->outl, 1), &dx, 1);
 	}
 	struct tensor da = mat(m, m->da, N, C), dq = mat(m, m->dq, N, C), dk = mat(m, m->dk, N, C);
-	struct tensor dv = mat(m, m->dv, N, C), dy = mat(m, m->dy, N, C), dm = mat(m, m->dm, N, C);
+	struct tensor dv = mat(m, m->dv, N, C), dm = mat(m, m->dm, N, C);
+	/* the attention output's gradient, in the attention's dtype (backend.h
+	 * attn_bf16); its buffer held dhN (run dtype), which is used up first */
+	struct tensor dy = att_mat(m, m->dy, N);
 	struct tensor dh = mlp_mat(m, m->dh, N), u = mlp_mat(m, m->u, N);
 	struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
 	for (int i = m->L - 1; i >= 0; i--) {
@@ -1089,7 +1092,7 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor ka = { l->kk, m->adt, 4, { B, T, H, D } };
 		struct tensor va = { l->vv, m->adt, 4, { B, T, H, D } };
 		struct tensor ya = { l->y, m->adt, 4, { B, T, H, D } };
-		struct tensor dya = { m->dy, m->dt, 4, { B, T, H, D } };
+		struct tensor dya = { m->dy, m->adt, 4, { B, T, H, D } };
 		struct tensor dqa = { m->dq, m->dt, 4, { B, T, H, D } };
 		struct tensor dka = { m->dk, m->dt, 4, { B, T, H, D } };
 		struct tensor dva = { m->dv, m->dt, 4, { B, T, H, D } };

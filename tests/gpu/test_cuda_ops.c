@@ -1232,11 +1232,12 @@ TEST(rope_rmsnorm_bf16)
 	}
 }
 
-/* The mma attention on bf16 q, k, v and y against the same kernels on fp32
- * tensors holding the same values: y the fp32 y rounded once, lse, dq, dk
- * and dv the same bits (the fp32 path rounds q, k, v to bf16 itself, which
- * is exact here, and its rowsum(dy y) reads y's rounded values). Then the
- * backend offers bf16 storage only where these kernels run. */
+/* The mma attention on bf16 q, k, v and y (and then dy) against the same
+ * kernels on fp32 tensors holding the same values: y the fp32 y rounded
+ * once, lse, dq, dk and dv the same bits (the fp32 path rounds q, k, v to
+ * bf16 itself, which is exact here, and its rowsum(dy y) reads y's rounded
+ * values). Then the backend offers bf16 storage only where these kernels
+ * run. */
 static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
 			   int64_t window)
 {
@@ -1277,11 +1278,22 @@ static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64
 	for (int j = 0; j < 3; j++)
 		CHECKF(memcmp(o[0][j], o[1][j], n * 4) == 0, "attn_bwd %s on bf16 tensors: d%c differs",
 		       cuda_attn_mode_name(mode), "qkv"[j]);
+	/* and with dy in bf16 too (as the model's matmul writes it): the same
+	 * bits as an fp32 dy holding the same values (the kernels read dy's
+	 * bf16 copy, and rowsum(dy y) sees the same values) */
+	bf16 *bdy = bf_dev(h[3], n);   /* h[3] rounded in place */
+	memcpy(dy, h[3], n * 4);
+	struct tensor udy = { bdy, TD_BF16, 4, { B, T, H, D } };
+	GPU->attn_bwd(&g1[0], &g1[1], &g1[2], &tdy, &tq, &tk, &tv, &ty, &tl1, window, sc);
+	GPU->attn_bwd(&g2[0], &g2[1], &g2[2], &udy, &uq, &uk, &uv, &uy, &tl2, window, sc);
+	for (int j = 0; j < 3; j++)
+		CHECKF(memcmp(o[0][j], o[1][j], n * 4) == 0, "attn_bwd %s with a bf16 dy: d%c differs",
+		       cuda_attn_mode_name(mode), "qkv"[j]);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	for (int i = 0; i < 4; i++)
 		free(h[i]);
 	void *all[] = { bq, bk, bv, by, fq, fk, fv, fy, dy, l1, l2, o[0][0], o[0][1], o[0][2],
-			o[1][0], o[1][1], o[1][2] };
+			o[1][0], o[1][1], o[1][2], bdy };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		cuda_mem_free(all[i]);
 }
