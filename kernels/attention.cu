@@ -412,8 +412,8 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
-			attn_bwd_mma_launch(dq, dk, dv, ob, dy, dyb, q, k, v, Dd, lse, B, T, H, D, window,
-					    scale, qkvb, keep_ds);
+			attn_bwd_mma_launch(dq, dk, dv, ob, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
+					    window, scale, qkvb, keep_ds);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

@@ -198,11 +198,11 @@ __global__ static void k_f32_to_bf16(__nv_bfloat16 *o, const float *x, int64_t n
 /* ---- normalisation ---- */
 
 /* ob (may be NULL): the output's bf16 cast (cc_fresh), for every kernel
- * below that takes one; k_rms_fwd's out may be NULL where ob is the output
- * (backend.h norm_bf16) */
-/* The end of a row's RMSNorm (a warp a row): from this lane's share ss of
- * the row's sum of squares, rstd[row] and the row r (C values) normalised
- * into out and/or ob */
+ * below that takes one; k_rms_fwd's and k_mix_rms_fwd's out may be NULL
+ * where ob is the output (backend.h norm_bf16).
+ * rms_row_out: the end of a row's RMSNorm (a warp a row): from this lane's
+ * share ss of the row's sum of squares, rstd[row] and the row r (C values)
+ * normalised into out and/or ob. */
 __device__ static inline void rms_row_out(float *out, __nv_bfloat16 *ob, float *rstd,
 					  const float *r, int64_t row, int64_t C, double ss,
 					  double eps, int lane)
