@@ -374,35 +374,20 @@ extern "C" void cuda_set_cast_reuse(int on)
 	g_cc.on = 0;
 }
 
-extern "C" void cuda_set_mlp_bf16(int on)
+/* An on/off setting of g_cu: cuda_init first, which reads the setting's
+ * environment variable (SUPKIT_CUDA_MLP_BF16, ..._ATTN_BF16, ..._ATTN_DS,
+ * ..._NORM_BF16, ..._FUSE_MIX), so that the call counts over it */
+static void set_flag(int *flag, int on)
 {
-	cuda_init();   /* SUPKIT_CUDA_MLP_BF16 is read there, before this call counts */
-	g_cu.mlp16 = on;
+	cuda_init();
+	*flag = on;
 }
 
-extern "C" void cuda_set_attn_bf16(int on)
-{
-	cuda_init();   /* SUPKIT_CUDA_ATTN_BF16 is read there, before this call counts */
-	g_cu.attn16 = on;
-}
-
-extern "C" void cuda_set_attn_ds(int on)
-{
-	cuda_init();   /* SUPKIT_CUDA_ATTN_DS is read there, before this call counts */
-	g_cu.attn_ds = on;
-}
-
-extern "C" void cuda_set_norm_bf16(int on)
-{
-	cuda_init();   /* SUPKIT_CUDA_NORM_BF16 is read there, before this call counts */
-	g_cu.norm16 = on;
-}
-
-extern "C" void cuda_set_fuse_mix(int on)
-{
-	cuda_init();   /* SUPKIT_CUDA_FUSE_MIX is read there, before this call counts */
-	g_cu.fuse_mix = on;
-}
+extern "C" void cuda_set_mlp_bf16(int on) { set_flag(&g_cu.mlp16, on); }
+extern "C" void cuda_set_attn_bf16(int on) { set_flag(&g_cu.attn16, on); }
+extern "C" void cuda_set_attn_ds(int on) { set_flag(&g_cu.attn_ds, on); }
+extern "C" void cuda_set_norm_bf16(int on) { set_flag(&g_cu.norm16, on); }
+extern "C" void cuda_set_fuse_mix(int on) { set_flag(&g_cu.fuse_mix, on); }
 
 extern "C" int cuda_get_attn_ds(void)
 {
