@@ -259,12 +259,12 @@ struct backend_ops {
 	/* Nonzero: the model may store the outputs of rmsnorm_fwd that only
 	 * matmul, rmsnorm_bwd and cols_get read (each layer's normalised
 	 * attention and MLP inputs, (N,C) each) as TD_BF16, as the benchmark's
-	 * autocast stores them. rmsnorm_fwd then
-	 * writes out in bf16 (x and rstd stay fp32: the fp32 result rounded
-	 * once to nearest even, the values a bf16 GEMM would have read),
-	 * rmsnorm_bwd reads a bf16 out (dx, dout, rstd fp32) and cols_get a
-	 * bf16 x (out fp32, the widened values), and matmul reads them as they
-	 * are. The model asks once, when it is created. */
+	 * autocast stores them. rmsnorm_fwd then writes out in bf16 (x and rstd
+	 * stay fp32: the fp32 result rounded once to nearest even, the values a
+	 * bf16 GEMM would have read), rmsnorm_bwd reads a bf16 out (dx, dout,
+	 * rstd fp32) and cols_get a bf16 x (out fp32, the widened values), and
+	 * matmul reads them as they are. The model asks once, when it is
+	 * created. */
 	int (*norm_bf16)(void);
 	/* ---- a layer's input mixing (required, after the optional ones
 	 * above so that the table's order stays) ----
