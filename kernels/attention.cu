@@ -380,14 +380,19 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 	CUDA_CK("attn_fwd", cudaGetLastError());
 }
 
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const void *dyb,
-		     const float *q, const float *k, const float *v, const float *y,
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
+		     const void *dyb, const float *q, const float *k, const float *v, const float *y,
 		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
 		     float scale, int mode, const void *const *qkvb, int keep_ds)
 {
-	no_cast("attn_bwd", ob, qkvb, y, q, mode, D);
+	no_cast("attn_bwd", gb[0] || gb[1] || gb[2] ? gb : NULL, qkvb, y, q, mode, D);
 	if ((dyb != NULL) == (dy != NULL) || (dyb && q)) {
 		fprintf(stderr, "backend_cuda: attn_bwd: dy in bf16 only with q, k, v, y in bf16\n");
+		abort();
+	}
+	if (!(dq || gb[0]) || !(dk || gb[1]) || !(dv || gb[2]) || ((gb[0] || gb[1]) && q)) {
+		fprintf(stderr, "backend_cuda: attn_bwd: a gradient with no output, or dq, dk in bf16 "
+				"beside fp32 q, k, v\n");
 		abort();
 	}
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
@@ -412,7 +417,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy,
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
-			attn_bwd_mma_launch(dq, dk, dv, ob, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
+			attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
 					    window, scale, qkvb, keep_ds);
 		cuda_scratch_free(Dd, nd);
 		return;

@@ -654,9 +654,9 @@ __host__ __device__ static inline int64_t ds_slots(int T, int64_t window)
 /* ---- backward: dK, dV ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, bf *dsg, const bf *dy, const bf *q, const bf *k,
-		const bf *v, const float *lse, const float *Dd, int T, int H, int64_t window,
-		float scale)
+k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, const bf *q,
+		const bf *k, const bf *v, const float *lse, const float *Dd, int T, int H,
+		int64_t window, float scale)
 {
 	DYN_SMEM(smraw);
 	bf *Ks = (bf *)smraw, *Vs = Ks + MM_TILE, *Qs = Vs + MM_TILE, *Gs = Qs + 2 * MM_TILE;
@@ -741,15 +741,15 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dvb, bf *dsg, const bf *dy, const bf *
 		}
 		__syncthreads();
 	}
-	store_rows(dk + base, NULL, gk, scale, ld, k0 + w * 16, T);
-	store_rows(dv + base, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
+	store_rows(dk ? dk + base : NULL, dkb ? dkb + base : NULL, gk, scale, ld, k0 + w * 16, T);
+	store_rows(dv ? dv + base : NULL, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
 }
 
 /* ---- backward: dQ ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, const float *lse,
-	      const float *Dd, int T, int H, int64_t window, float scale)
+k_attn_dq_mma(float *dq, bf *dqb, const bf *dy, const bf *q, const bf *k, const bf *v,
+	      const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
 {
 	DYN_SMEM(smraw);
 	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
@@ -806,7 +806,7 @@ k_attn_dq_mma(float *dq, const bf *dy, const bf *q, const bf *k, const bf *v, co
 		prod_px(gq, ds, Kc);                  /* dQ += dS K */
 		__syncthreads();
 	}
-	store_rows(dq + base, NULL, gq, scale, ld, q0 + w * 16, T);
+	store_rows(dq ? dq + base : NULL, dqb ? dqb + base : NULL, gq, scale, ld, q0 + w * 16, T);
 }
 
 /* ---- backward: dQ from the kept dS ----
@@ -827,7 +827,8 @@ __device__ static void ds_tile_load(bf *dst, const bf *src)
 }
 
 __global__ void __launch_bounds__(MM_THREADS)
-k_attn_dq_ds_mma(float *dq, const bf *dsg, const bf *k, int T, int H, int64_t window, float scale)
+k_attn_dq_ds_mma(float *dq, bf *dqb, const bf *dsg, const bf *k, int T, int H, int64_t window,
+		 float scale)
 {
 	DYN_SMEM(smraw);
 	bf *Ks = (bf *)smraw, *Ss = Ks + 2 * MM_TILE;   /* Ss: 2 x 64 x DS_LD */
@@ -867,7 +868,8 @@ k_attn_dq_ds_mma(float *dq, const bf *dsg, const bf *k, int T, int H, int64_t wi
 		}
 		__syncthreads();
 	}
-	store_rows(dq + base, NULL, gq, scale, ld, (int)i * MM_R + w * 16, T);
+	store_rows(dq ? dq + base : NULL, dqb ? dqb + base : NULL, gq, scale, ld,
+		   (int)i * MM_R + w * 16, T);
 }
 
 /* ---- launchers ---- */
@@ -946,7 +948,7 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 		H, D, window, scale, qkvb);
 }
 
-void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd, const float *lse, int B, int T, int H, int D,
 			 int64_t window, float scale, const void *const *qkvb, int keep_ds)
@@ -969,19 +971,20 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float
 	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
-	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)dvb, dsg, gdy, gq, gk, gv, lse, Dd,
-						    T, H, window, scale);
+	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg, gdy, gq,
+						    gk, gv, lse, Dd, T, H, window, scale);
 	if (keep_ds) {
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
 							 (int)s2));
-		k_attn_dq_ds_mma<<<gr, MM_THREADS, s2, st>>>(dq, dsg, gk, T, H, window, scale);
+		k_attn_dq_ds_mma<<<gr, MM_THREADS, s2, st>>>(dq, (bf *)gb[0], dsg, gk, T, H, window,
+							     scale);
 	} else {
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
 							 (int)s2));
-		k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, gdy, gq, gk, gv, lse, Dd, T, H, window,
-							  scale);
+		k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, (bf *)gb[0], gdy, gq, gk, gv, lse, Dd, T,
+							  H, window, scale);
 	}
 	CUDA_CK("attn_bwd", cudaGetLastError());
 	cuda_scratch_free(dsg, nds);

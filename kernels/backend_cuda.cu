@@ -1173,9 +1173,8 @@ static void c_rope_bwd(struct tensor *dx, const struct tensor *cs, const struct 
 /* ds[k] += sum over the N rows of d[n][k] * x[n][k] (K columns): fp64
  * partial sums over fixed blocks of MC_ROWS rows, then added in block
  * order (deterministic). */
-template <typename E>   /* E: x's storage */
-static void colsum_dot(struct opctx *c, float *ds, const float *d, const E *x, int64_t N,
-		       int64_t K)
+template <typename G, typename E>   /* G: d's storage, E: x's */
+static void colsum_dot(struct opctx *c, float *ds, const G *d, const E *x, int64_t N, int64_t K)
 {
 	if (N <= 0)
 		return;
@@ -1184,7 +1183,7 @@ static void colsum_dot(struct opctx *c, float *ds, const float *d, const E *x, i
 	size_t pb = (size_t)(nch * K) * sizeof(double);
 	double *part = (double *)cuda_scratch_alloc(c->op, pb);
 	dim3 gr((unsigned)((K + NT - 1) / NT), (unsigned)nch);
-	k_mul_cols_part<E><<<gr, NT, 0, g_cu.st>>>(part, d, x, N, K);
+	k_mul_cols_part<G, E><<<gr, NT, 0, g_cu.st>>>(part, d, x, N, K);
 	k_mul_cols_sum<<<grid_for(K, NT), NT, 0, g_cu.st>>>(ds, part, nch, K);
 	cuda_scratch_free(part, pb);
 }
@@ -1237,22 +1236,39 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	ctx_done(&c);
 }
 
-/* rope_rmsnorm_bwd on xn's values (py, mapped; E: its storage) */
-template <typename E>
-static void rope_rms_bwd_run(struct opctx *c, struct tensor *dx, struct tensor *ds,
-			     const struct tensor *dout, const E *py, const struct tensor *rstd,
-			     const struct tensor *sc, const struct tensor *cs,
-			     const struct tensor *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
+/* rope_rmsnorm_bwd on xn's values (py, mapped; E: its storage) with dout
+ * and dx in G (float, or bf16: backend.h attn_bf16) */
+template <typename E, typename G>
+static void rope_rms_bwd_run(struct opctx *c, G *px, const G *pd, struct tensor *ds,
+			     const E *py, const struct tensor *rstd, const struct tensor *sc,
+			     const struct tensor *cs, const struct tensor *sn, int64_t rows,
+			     int64_t H, int64_t D, int64_t T, __nv_bfloat16 *ob)
 {
-	const float *pd = fin(c, dout), *pr = fin(c, rstd);
+	const float *pr = fin(c, rstd);
 	const float *pc = fin(c, cs), *ps = fin(c, sn), *pk = sc ? fin(c, sc) : NULL;
-	float *px = fout(c, dx);
 	/* ds first: dx may alias dout (same stream, so in order) */
 	if (ds)
 		colsum_dot(c, fout(c, ds), pd, py, rows / H, H * D);
+	k_rope_rms_bwd<E, G><<<grid_rows(rows), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, pk, pc, ps,
+								   rows, H, D, T);
+}
+
+template <typename E>
+static void rope_rms_bwd_dx(struct opctx *c, struct tensor *dx, struct tensor *ds,
+			    const struct tensor *dout, const E *py, const struct tensor *rstd,
+			    const struct tensor *sc, const struct tensor *cs,
+			    const struct tensor *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
+{
+	if (dout->dtype == TD_BF16) {   /* backend.h attn_bf16: the attention's bf16 dq, dk */
+		const __nv_bfloat16 *pd = bin(c, dout);
+		rope_rms_bwd_run(c, bout(c, dx), pd, ds, py, rstd, sc, cs, sn, rows, H, D, T,
+				 (__nv_bfloat16 *)NULL);
+		return;
+	}
+	const float *pd = fin(c, dout);
+	float *px = fout(c, dx);
 	__nv_bfloat16 *ob = cc_fresh(c, dx, px);    /* dq, dk: GEMM operands */
-	k_rope_rms_bwd<E><<<grid_rows(rows), NT, 0, g_cu.st>>>(px, ob, pd, py, pr, pk, pc, ps, rows,
-								H, D, T);
+	rope_rms_bwd_run(c, px, pd, ds, py, rstd, sc, cs, sn, rows, H, D, T, ob);
 }
 
 static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
@@ -1267,10 +1283,12 @@ static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struc
 	bk_check(tensor_numel(dx) == tensor_numel(xn) && tensor_numel(dout) == tensor_numel(xn) &&
 		 (!sc || tensor_numel(sc) == H * D) && (!ds || (sc && tensor_numel(ds) == H * D)),
 		 c.op);
+	if (dout->dtype != dx->dtype || (dout->dtype == TD_BF16 && xn->dtype != TD_BF16))
+		bk_fail(c.op, "dout and dx must share their dtype, and be bf16 only beside a bf16 xn");
 	if (xn->dtype == TD_BF16)   /* backend.h attn_bf16: the forward's bf16 out */
-		rope_rms_bwd_run(&c, dx, ds, dout, bin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
+		rope_rms_bwd_dx(&c, dx, ds, dout, bin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
 	else
-		rope_rms_bwd_run(&c, dx, ds, dout, fin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
+		rope_rms_bwd_dx(&c, dx, ds, dout, fin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
 	ctx_done(&c);
 }
 
@@ -1386,9 +1404,20 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		const void *yb = bin(&c, y);
 		const float *pdy = dy->dtype == TD_BF16 ? NULL : fin(&c, dy);
 		const void *dyb = pdy ? NULL : bin(&c, dy);   /* the model's, as autocast's */
+		int nb = (dq->dtype == TD_BF16) + (dk->dtype == TD_BF16) + (dv->dtype == TD_BF16);
+		if (nb == 3) {   /* dq, dk, dv in bf16 too, as autocast's: rounded once */
+			void *gb[3] = { bout(&c, dq), bout(&c, dk), bout(&c, dv) };
+			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B,
+					T, H, D, window, (float)scale, (int)g_cu.attn, b,
+					g_cu.attn_ds);
+			ctx_done(&c);
+			return;
+		}
+		if (nb != 0)
+			bk_fail(c.op, "dq, dk and dv must be all bf16 or all fp32");
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
-		void *ob = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
-		attn_bwd_launch(pdq, pdk, pdv, ob, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
+		void *gb[3] = { NULL, NULL, cc_fresh(&c, dv, pdv) };   /* dv: the GEMMs' */
+		attn_bwd_launch(pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
 				D, window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
 		ctx_done(&c);
 		return;
@@ -1396,12 +1425,14 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v), *py = fin(&c, y);
 	const float *pdy = fin(&c, dy);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
-	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, dv, pdv) : NULL;   /* dv: GEMMs' */
+	void *gb[3] = { NULL, NULL, NULL };
+	if (attn_has_cast((int)g_cu.attn, D))
+		gb[2] = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
 	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
-	attn_bwd_launch(pdq, pdk, pdv, ob, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
+	attn_bwd_launch(pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
 			(float)scale, (int)g_cu.attn, qkvb, g_cu.attn_ds);
 	ctx_done(&c);
 }
@@ -1701,10 +1732,18 @@ static void c_ve_gate_bwd(struct tensor *dglog, struct tensor *dve, const struct
 	int64_t n = tensor_numel(dv), H = tensor_cols(glog), NH = tensor_numel(glog);
 	bk_check(tensor_numel(ve) == n && tensor_numel(dve) == n && tensor_numel(dglog) == NH &&
 		 tensor_rows(glog) == tensor_rows(dv) && tensor_cols(dv) % H == 0, c.op);
-	const float *pd = fin(&c, dv), *pg = fin(&c, glog), *pe = fin(&c, ve);
-	float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
-	k_ve_gate_bwd<<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe, NH,
-							 tensor_cols(dv) / H);
+	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
+	int64_t D = tensor_cols(dv) / H;
+	if (dv->dtype == TD_BF16) {   /* backend.h attn_bf16: the attention's bf16 dv */
+		const __nv_bfloat16 *pd = bin(&c, dv);
+		float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
+		k_ve_gate_bwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe,
+										NH, D);
+	} else {
+		const float *pd = fin(&c, dv);
+		float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
+		k_ve_gate_bwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe, NH, D);
+	}
 	ctx_done(&c);
 }
 

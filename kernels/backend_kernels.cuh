@@ -384,16 +384,17 @@ __global__ static void k_rope_rms_fwd(E *out, __nv_bfloat16 *ob, float *rstd, E 
 	}
 }
 
-/* E: out's storage (the forward's out or xn) */
-template <typename E>
-__global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout,
-				      const E *out,
+/* E: out's storage (the forward's out or xn); G: dout's and dx's (float,
+ * or bf16: backend.h attn_bf16, then no ob) */
+template <typename E, typename G>
+__global__ static void k_rope_rms_bwd(G *dx, __nv_bfloat16 *ob, const G *dout, const E *out,
 				      const float *rstd, const float *sc, const float *cs,
 				      const float *sn, int64_t rows, int64_t H, int64_t D, int64_t T)
 {
 	WARP_ROW(row, rows)
 	int64_t h2 = D / 2, t = (row / H) % T;
-	const float *a = dout + row * D, *cr = cs + t * h2, *sr = sn + t * h2;
+	const G *a = dout + row * D;
+	const float *cr = cs + t * h2, *sr = sn + t * h2;
 	const E *b = out + row * D;
 	const float *k = sc ? sc + (row % H) * D : NULL;
 	float a1[ROPE_RMS_J], a2[ROPE_RMS_J];
@@ -401,8 +402,9 @@ __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float 
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
-			a1[j] = k ? a[c] * k[c] : a[c];   /* q_tau: mul_cols_bwd's dx */
-			a2[j] = k ? a[c + h2] * k[c + h2] : a[c + h2];
+			float x1 = ldf(a, c), x2 = ldf(a, c + h2);
+			a1[j] = k ? x1 * k[c] : x1;   /* q_tau: mul_cols_bwd's dx */
+			a2[j] = k ? x2 * k[c + h2] : x2;
 			s += (double)a1[j] * ldf(b, c);
 		}
 	}
@@ -413,15 +415,15 @@ __global__ static void k_rope_rms_bwd(float *dx, __nv_bfloat16 *ob, const float 
 	}
 	s = warp_sum(s);   /* every lane has read its dout before any writes dx */
 	float m = (float)(s / (double)D), r = rstd[row];
-	float *d = dx + row * D;
+	G *d = dx + row * D;
 	for (int j = 0; j < ROPE_RMS_J; j++) {
 		int64_t c = lane + 32 * j;
 		if (c < h2) {
 			float g1 = r * (a1[j] - ldf(b, c) * m), g2 = r * (a2[j] - ldf(b, c + h2) * m);
 			float co = cr[c], si = -sr[c];
 			float v1 = g1 * co + g2 * si, v2 = -g1 * si + g2 * co;
-			d[c] = v1;
-			d[c + h2] = v2;
+			stf(d, c, v1);
+			stf(d, c + h2, v2);
 			if (ob) {
 				ob[row * D + c] = __float2bfloat16_rn(v1);
 				ob[row * D + c + h2] = __float2bfloat16_rn(v2);
@@ -686,7 +688,8 @@ __global__ static void k_ve_gate_fwd(E *v, const float *gl, const float *ve, int
 }
 
 /* one warp per (n, h) */
-__global__ static void k_ve_gate_bwd(float *dgl, float *dve, const float *dv, const float *gl,
+template <typename G>   /* G: dv's storage */
+__global__ static void k_ve_gate_bwd(float *dgl, float *dve, const G *dv, const float *gl,
 				     const float *ve, int64_t NH, int64_t D)
 {
 	WARP_ROW(row, NH)
@@ -695,8 +698,9 @@ __global__ static void k_ve_gate_bwd(float *dgl, float *dve, const float *dv, co
 	double acc = 0;
 	for (int64_t c = lane; c < D; c += 32) {
 		int64_t i = row * D + c;
-		acc += (double)dv[i] * ve[i];
-		dve[i] = g * dv[i];
+		float d = ldf(dv, i);
+		acc += (double)d * ve[i];
+		dve[i] = g * d;
 	}
 	acc = warp_sum(acc);
 	if (lane == 0)
@@ -711,8 +715,8 @@ __global__ static void k_mul_cols(float *o, const float *x, const float *s, int6
 
 #define MC_ROWS 256   /* rows per partial column sum */
 
-template <typename E>   /* E: x's storage */
-__global__ static void k_mul_cols_part(double *part, const float *d, const E *x, int64_t N,
+template <typename G, typename E>   /* G: d's storage, E: x's */
+__global__ static void k_mul_cols_part(double *part, const G *d, const E *x, int64_t N,
 				       int64_t K)
 {
 	int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -721,7 +725,7 @@ __global__ static void k_mul_cols_part(double *part, const float *d, const E *x,
 	int64_t n0 = (int64_t)blockIdx.y * MC_ROWS, n1 = n0 + MC_ROWS < N ? n0 + MC_ROWS : N;
 	double s = 0;
 	for (int64_t n = n0; n < n1; n++)
-		s += (double)d[n * K + k] * ldf(x, n * K + k);
+		s += (double)ldf(d, n * K + k) * ldf(x, n * K + k);
 	part[(int64_t)blockIdx.y * K + k] = s;
 }
 

@@ -84,10 +84,12 @@ void cuda_set_cast_reuse(int on);
 void cuda_set_mlp_bf16(int on);
 
 /* With bf16 GEMMs and the mma attention (head width 128), a model created
- * from now on stores the attention's q, k, v and y, and y's gradient dy, in
- * bf16 (backend.h attn_bf16: the mma kernels read q, k, v and dy and write
- * y in bf16 anyway, so no fp32 copies and no casts of them). On by default; off keeps them
- * fp32. SUPKIT_CUDA_ATTN_BF16=0 turns it off at initialisation. */
+ * from now on stores the attention's q, k, v and y, and the gradients dy,
+ * dq, dk and dv, in bf16 (backend.h attn_bf16: the mma kernels read q, k,
+ * v and dy and write y, dq, dk and dv in bf16 anyway, and the GEMMs read
+ * them so, so no fp32 copies and no casts of them). On by default; off
+ * keeps them fp32. SUPKIT_CUDA_ATTN_BF16=0 turns it off at
+ * initialisation. */
 void cuda_set_attn_bf16(int on);
 
 /* With the mma attention (head width 128; modes mma and mma2) the

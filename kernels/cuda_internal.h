@@ -80,8 +80,11 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 	}
 	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
 }
-/* ob: NULL, or (modes 2 and 3 at D = 128 only: attn_has_cast) a buffer that
- * gets y's (forward) or dv's (backward) values rounded to bf16 as well.
+/* ob (forward): NULL, or (modes 2 and 3 at D = 128 only: attn_has_cast) a
+ * buffer that gets y's values rounded to bf16 as well; gb (backward): dq's,
+ * dk's and dv's such buffers, each NULL or one (attn_has_cast modes only;
+ * dq's and dk's only with bf16 q, k, v), beside the fp32 output or, where
+ * that is NULL, instead of it (backend.h attn_bf16: bf16 gradients).
  * qkvb: NULL, or (attn_has_cast modes only) q, k and v rounded to bf16
  * (nearest even) by the caller, which the kernels read instead of casting
  * q, k, v themselves (the backend's kept casts: backend_cuda.cu).
@@ -93,8 +96,8 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
 		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
 		     int mode, const void *const *qkvb);
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *ob, const float *dy, const void *dyb,
-		     const float *q, const float *k, const float *v, const float *y,
+void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
+		     const void *dyb, const float *q, const float *k, const float *v, const float *y,
 		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
 		     float scale, int mode, const void *const *qkvb, int keep_ds);
 static inline int attn_has_cast(int mode, int D)
@@ -117,7 +120,7 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 /* keep_ds: dQ from the dS tiles the dK/dV kernel keeps (one tile product
  * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
  * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds). */
-void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *dvb, const float *dy,
+void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,

@@ -250,9 +250,12 @@ struct backend_ops {
 	 * width, as the benchmark's autocast does. matmul then writes q, k, v
 	 * and reads y in bf16; rope_rmsnorm_fwd takes x, out and xn in bf16
 	 * (in place as before), rope_rmsnorm_bwd a bf16 xn, ve_gate_fwd a bf16
-	 * v, attn_fwd and attn_bwd bf16 q, k, v and y (all four: dq, dk, dv
-	 * and lse stay fp32), and attn_bwd a bf16 dy (which matmul writes) as
-	 * well as an fp32 one: fp32 arithmetic on the widened values, each
+	 * v, attn_fwd and attn_bwd bf16 q, k, v and y (all four; lse stays
+	 * fp32), and attn_bwd a bf16 dy (which matmul writes) as well as an
+	 * fp32 one. With bf16 q, k, v, y, attn_bwd also writes dq, dk, dv in
+	 * bf16 (all three, or all three fp32); rope_rmsnorm_bwd then takes
+	 * dout and dx in bf16 (in place), ve_gate_bwd a bf16 dv, and matmul
+	 * reads them as they are. fp32 arithmetic on the widened values, each
 	 * stored result rounded once to nearest even. The model asks once,
 	 * when it is created. */
 	int (*attn_bf16)(int head_dim);

@@ -20,11 +20,11 @@
  * with bf16 GEMMs) the MLP's h, u and their gradients are stored in bf16,
  * as the benchmark's autocast stores them, and so (backend.h attn_bf16: the
  * CUDA backend with bf16 GEMMs and the mma attention) are the attention's
- * q, k, v (q_tau's qn), output y and y's gradient dy, and (backend.h
- * norm_bf16: the CUDA backend with bf16 GEMMs) each layer's normalised
- * inputs a and m; elsewhere in the run dtype. The residual stream, x0, the
- * final norm's output hN and the other gradients stay in the run dtype: hN's norm backward
- * must stay orthogonal to xf, since at the benchmark's init (zero output
+ * q, k, v (q_tau's qn), output y and the gradients dy, dq, dk, dv, and
+ * (backend.h norm_bf16: the CUDA backend with bf16 GEMMs) each layer's
+ * normalised inputs a and m; elsewhere in the run dtype. The residual
+ * stream, x0, the final norm's output hN and the other gradients stay in
+ * the run dtype: hN's norm backward must stay orthogonal to xf, since at the benchmark's init (zero output
  * projections) the scalar lambdas' first gradient is what that projection
  * leaves, fp32 rounding residue (~1e-11) that AdamW's eps (1e-10) damps;
  * a bf16 hN leaves ~1e-3, a full AdamW step of arbitrary sign (the PyTorch
@@ -71,7 +71,8 @@
  * the MLP's activations in fp32: in bf16, backend.h mlp_bf16, 11.7 GiB in
  * passes of 32 rows and 23 in one; with the attention's q, k, v, y in bf16
  * too, backend.h attn_bf16, 9.7 and 19.0 GiB; with the layers' norm
- * outputs a and m in bf16 too, backend.h norm_bf16, 8.7 and 17.0 GiB) */
+ * outputs a and m in bf16 too, backend.h norm_bf16, 8.7 and 17.0 GiB; with
+ * the attention's gradients dq, dk, dv in bf16 too, 8.5 and 16.6 GiB) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -100,7 +101,8 @@ struct model {
 	size_t es;                     /* element size of dt */
 	enum tdtype mdt;               /* of the MLP's h, u, dh: dt, or TD_BF16 where the
 	                                  backend offers it (backend.h mlp_bf16) */
-	enum tdtype adt;               /* of the attention's q, k, v, qn, y: dt, or TD_BF16
+	enum tdtype adt;               /* of the attention's q, k, v, qn, y and the
+	                                  gradients dy, dq, dk, dv: dt, or TD_BF16
 	                                  (backend.h attn_bf16) */
 	enum tdtype ndt;               /* of the layers' a and m: dt, or TD_BF16
 	                                  (backend.h norm_bf16) */
@@ -739,10 +741,12 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->xf = carve(&cur, N * C, es);
 	m->hN = carve(&cur, N * C, es);
 	m->rN = carve(&cur, N, es);
-	void **sc[] = { &m->dx, &m->dx0, &m->dx0w, &m->da, &m->dq, &m->dk, &m->dv, &m->dy,
-			&m->dm, &m->t1, &m->t2 };
+	void **sc[] = { &m->dx, &m->dx0, &m->dx0w, &m->da, &m->dy, &m->dm, &m->t1, &m->t2 };
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
 		*sc[i] = carve(&cur, N * C, es);
+	void **sa[] = { &m->dq, &m->dk, &m->dv };   /* the attention's gradients */
+	for (size_t i = 0; i < sizeof sa / sizeof *sa; i++)
+		*sa[i] = carve(&cur, N * C, aes);
 	m->dh = carve(&cur, N * 4 * C, mes);
 	m->u = carve(&cur, N * 4 * C, mes);
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
@@ -1062,8 +1066,9 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->axpby(&dx0, pval(m, m->outl, 0), &dx, 1);
 		bk->axpby(&dx0w, pval(m, m->outl, 1), &dx, 1);
 	}
-	struct tensor da = mat(m, m->da, N, C), dq = mat(m, m->dq, N, C), dk = mat(m, m->dk, N, C);
-	struct tensor dv = mat(m, m->dv, N, C), dm = mat(m, m->dm, N, C);
+	struct tensor da = mat(m, m->da, N, C), dm = mat(m, m->dm, N, C);
+	/* the attention's gradients dq, dk, dv in its dtype, as dy */
+	struct tensor dq = att_mat(m, m->dq, N), dk = att_mat(m, m->dk, N), dv = att_mat(m, m->dv, N);
 	/* the attention output's gradient, in the attention's dtype (backend.h
 	 * attn_bf16); its buffer held dhN (run dtype), which is used up first */
 	struct tensor dy = att_mat(m, m->dy, N);
@@ -1093,16 +1098,16 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor va = { l->vv, m->adt, 4, { B, T, H, D } };
 		struct tensor ya = { l->y, m->adt, 4, { B, T, H, D } };
 		struct tensor dya = { m->dy, m->adt, 4, { B, T, H, D } };
-		struct tensor dqa = { m->dq, m->dt, 4, { B, T, H, D } };
-		struct tensor dka = { m->dk, m->dt, 4, { B, T, H, D } };
-		struct tensor dva = { m->dv, m->dt, 4, { B, T, H, D } };
+		struct tensor dqa = { m->dq, m->adt, 4, { B, T, H, D } };
+		struct tensor dka = { m->dk, m->adt, 4, { B, T, H, D } };
+		struct tensor dva = { m->dv, m->adt, 4, { B, T, H, D } };
 		struct tensor lse = { l->lse, m->dt, 3, { B, H, T, 1 } };
 		bk->attn_bwd(&dqa, &dka, &dva, &dya, &qa, &ka, &va, &ya, &lse, l->window,
 			     1.0 / sqrt((double)D));
 		/* q: (q_tau) <- rms <- rope;  k: rms <- rope (fused, in place) */
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
-		struct tensor dq4 = { m->dq, m->dt, 3, { N, H, D, 1 } };
-		struct tensor dk4 = { m->dk, m->dt, 3, { N, H, D, 1 } };
+		struct tensor dq4 = { m->dq, m->adt, 3, { N, H, D, 1 } };
+		struct tensor dk4 = { m->dk, m->adt, 3, { N, H, D, 1 } };
 		struct tensor q4 = { m->qtau ? l->qn : l->qq, m->adt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };
 		if (m->qtau) {

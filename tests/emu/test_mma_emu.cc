@@ -42,12 +42,13 @@ struct rng RG;
 
 struct run {
 	std::vector<float> y, lse, dq, dk, dv;
-	std::vector<bf> yb, dvb;   /* the kernels' bf16 copies of y and dv */
+	std::vector<bf> yb, dqb, dkb, dvb;   /* the kernels' bf16 copies of y, dq, dk, dv */
 	/* the backward with the kept dS (keep_ds): dQ from k_attn_dq_ds_mma;
 	 * dk and dv of the dK/dV kernel that kept them differing from dk and
 	 * dv above (should be 0); slots the dK/dV kernel left unwritten and
 	 * guard entries past the buffer it wrote (both should be 0) */
 	std::vector<float> dqs;
+	std::vector<bf> dqsb;   /* its bf16 copy */
 	size_t ds_kdiff = 0, ds_unwritten = 0, ds_guard = 0;
 };
 
@@ -111,16 +112,18 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	r.dq.assign(n, NAN);
 	r.dk.assign(n, NAN);
 	r.dv.assign(n, NAN);
+	r.dqb.assign(n, __float2bfloat16_rn(NAN));
+	r.dkb.assign(n, __float2bfloat16_rn(NAN));
 	r.dvb.assign(n, __float2bfloat16_rn(NAN));
 	float *dq = r.dq.data(), *dk = r.dk.data(), *dv = r.dv.data();
-	bf *dvb = r.dvb.data();
+	bf *dqb = r.dqb.data(), *dkb = r.dkb.data(), *dvb = r.dvb.data();
 	const float *pD = Dd.data();
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
 	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(dk, dv, dvb, NULL, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+		k_attn_dkdv_mma(dk, dv, dkb, dvb, NULL, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
 	});
 	emu_launch(g64, MM_THREADS, mm_smem_dq(),
-		   [&] { k_attn_dq_mma(dq, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
+		   [&] { k_attn_dq_mma(dq, dqb, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
 	/* again keeping dS, then dQ from it (attn_bwd_mma_launch's keep_ds) */
 	size_t nds = (size_t)B * H * ds_slots(T, window) * DS_T * DS_T, guard = 4096;
 	std::vector<bf> ds(nds + guard);
@@ -129,13 +132,15 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	std::vector<float> dk2(n, NAN), dv2(n, NAN);
 	std::vector<bf> dvb2(n);
 	r.dqs.assign(n, NAN);
+	r.dqsb.assign(n, __float2bfloat16_rn(NAN));
 	float *pk2 = dk2.data(), *pv2 = dv2.data(), *pqs = r.dqs.data();
-	bf *pds = ds.data(), *pvb2 = dvb2.data();
+	bf *pds = ds.data(), *pvb2 = dvb2.data(), *pqsb = r.dqsb.data();
 	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(pk2, pv2, pvb2, pds, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
+		k_attn_dkdv_mma(pk2, pv2, NULL, pvb2, pds, pdy, pq, pk, pv, lse, pD, T, H, window,
+				scale);
 	});
 	emu_launch(g64, MM_THREADS, mm_smem_dq_ds(),
-		   [&] { k_attn_dq_ds_mma(pqs, pds, pk, T, H, window, scale); });
+		   [&] { k_attn_dq_ds_mma(pqs, pqsb, pds, pk, T, H, window, scale); });
 	r.ds_kdiff = (size_t)(memcmp(dk2.data(), dk, n * 4) != 0) +
 		     (memcmp(dv2.data(), dv, n * 4) != 0) +
 		     (memcmp(dvb2.data(), dvb, n * sizeof(bf)) != 0);
@@ -218,8 +223,12 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 			CHECKF(e[i] <= 1e-2, "T %d window %lld: %s error %.3g", T, (long long)window, nm[i],
 			       e[i]);
 		}
-		CHECKF(cast_misses(g.dv, g.dvb) == 0, "dv's bf16 copy: %zu entries are not dv rounded",
-		       cast_misses(g.dv, g.dvb));
+		/* the bf16 copies (backend.h attn_bf16 stores the gradients so) */
+		size_t cm[4] = { cast_misses(g.dq, g.dqb), cast_misses(g.dk, g.dkb),
+				 cast_misses(g.dv, g.dvb), cast_misses(g.dqs, g.dqsb) };
+		CHECKF(cm[0] + cm[1] + cm[2] + cm[3] == 0,
+		       "bf16 copies: %zu of dq's, %zu of dk's, %zu of dv's, %zu of the kept-dS dq's "
+		       "entries are not the fp32 value rounded", cm[0], cm[1], cm[2], cm[3]);
 		/* dQ from the kept dS: against the CPU as dq; where every query
 		 * tile's first key tile is 64-aligned (the window a multiple of
 		 * 64, or reaching row 0 from every tile) the same tiles in the

@@ -1210,6 +1210,24 @@ TEST(rope_rmsnorm_bf16)
 			CHECKF(memcmp(d1, d2, n * 4) == 0 && memcmp(s1, s2, H * D * 4) == 0,
 			       "rope_rmsnorm_bwd on a bf16 out, D %lld tau %d: not the same bits",
 			       (long long)D, tau);
+			/* and with dout and dx in bf16 too (the attention's gradients,
+			 * in place): the fp32 op on the widened dout rounded once, q_tau's
+			 * column sums the same bits */
+			float *dg = rnd(n, 1);
+			bf16 *bd = bf_dev(dg, n);
+			memcpy(d1, dg, n * 4);
+			memcpy(s2, s1, H * D * 4);
+			struct tensor tbd = B3(bd, N, H, D);
+			GPU->rope_rmsnorm_bwd(&td1, tau ? &ts1 : NULL, &td1, o1, &tr1, k, &tc, &ts, T);
+			GPU->rope_rmsnorm_bwd(&tbd, tau ? &ts2 : NULL, &tbd, o2, &tr2, k, &tc, &ts, T);
+			int64_t miss = bf_misses(bd, d1, n);
+			CHECKF(miss == 0 && memcmp(s1, s2, H * D * 4) == 0,
+			       "rope_rmsnorm_bwd bf16 dout/dx, D %lld tau %d: %lld entries differ, "
+			       "column sums %s", (long long)D, tau, (long long)miss,
+			       memcmp(s1, s2, H * D * 4) ? "differ" : "equal");
+			memcpy(d2, d1, n * 4);   /* both sides go on from the same dout */
+			free(dg);
+			cuda_mem_free(bd);
 		}
 		/* and near the CPU op on the same values (its own fp64 sum order) */
 		float *hx = xmalloc(n * 4), *hr = xmalloc(N * H * 4);
@@ -1289,6 +1307,21 @@ static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64
 	for (int j = 0; j < 3; j++)
 		CHECKF(memcmp(o[0][j], o[1][j], n * 4) == 0, "attn_bwd %s with a bf16 dy: d%c differs",
 		       cuda_attn_mode_name(mode), "qkv"[j]);
+	/* and into bf16 dq, dk, dv (as the model stores them): the fp32
+	 * gradients rounded once */
+	bf16 *gb[3];
+	struct tensor g3[3];
+	for (int j = 0; j < 3; j++) {
+		gb[j] = cuda_mem_alloc(n * 2);
+		g3[j] = (struct tensor){ gb[j], TD_BF16, 4, { B, T, H, D } };
+	}
+	GPU->attn_bwd(&g3[0], &g3[1], &g3[2], &udy, &uq, &uk, &uv, &uy, &tl2, window, sc);
+	for (int j = 0; j < 3; j++) {
+		int64_t miss = bf_misses(gb[j], o[1][j], n);
+		CHECKF(miss == 0, "attn_bwd %s into bf16: %lld entries of d%c are not the fp32 "
+		       "gradient rounded", cuda_attn_mode_name(mode), (long long)miss, "qkv"[j]);
+		cuda_mem_free(gb[j]);
+	}
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	for (int i = 0; i < 4; i++)
 		free(h[i]);
@@ -1474,8 +1507,26 @@ TEST(ve_gate_bf16)
 	GPU->ve_gate_fwd(&ub, &tg, &te);
 	int64_t bad = bf_misses(bv, fv, N * C);
 	CHECKF(bad == 0, "ve_gate_fwd bf16: %lld entries differ", (long long)bad);
-	free(v), free(gl), free(ve);
+	/* its backward from a bf16 dv: the fp32 op's bits on the widened dv */
+	float *dv = rnd(N * C, 1);
+	bf16 *bd = bf_dev(dv, N * C);
+	float *fd = dev(dv, N * C * 4), *o[4];
+	for (int i = 0; i < 4; i++)
+		o[i] = cuda_mem_alloc((size_t)N * C * 4);
+	struct tensor tfd = T2(fd, N, C), tbd = tensor_2d(bd, TD_BF16, N, C);
+	struct tensor g1 = T2(o[0], N, H), e1 = T2(o[1], N, C), g2 = T2(o[2], N, H);
+	struct tensor e2 = T2(o[3], N, C);
+	GPU->ve_gate_bwd(&g1, &e1, &tfd, &tg, &te);
+	GPU->ve_gate_bwd(&g2, &e2, &tbd, &tg, &te);
+	CHECKF(memcmp(o[0], o[2], N * H * 4) == 0 && memcmp(o[1], o[3], N * C * 4) == 0,
+	       "ve_gate_bwd on a bf16 dv: not the fp32 op's bits (dglog %s, dve %s)",
+	       memcmp(o[0], o[2], N * H * 4) ? "differs" : "equal",
+	       memcmp(o[1], o[3], N * C * 4) ? "differs" : "equal");
+	free(v), free(gl), free(ve), free(dv);
 	cuda_mem_free(bv), cuda_mem_free(fv), cuda_mem_free(g), cuda_mem_free(e);
+	cuda_mem_free(bd), cuda_mem_free(fd);
+	for (int i = 0; i < 4; i++)
+		cuda_mem_free(o[i]);
 }
 #undef B3
 #undef F3
@@ -1995,11 +2046,12 @@ TEST(train_mlp_bf16)
 /* The attention's q, k, v and y in bf16 (backend.h attn_bf16, the default
  * with bf16 GEMMs and the mma attention at head width 128) against the
  * same run with them in fp32: both track the CPU run within
- * train_20_steps's bf16 bound, the model holds exactly depth x 4 x N x C x
- * 2 bytes less (q, k, v and y of each layer), the extra roundings change
- * the run (the switch is in force); and with q_tau (qn stored in bf16 too,
- * the column sums of its gradient read it) the same bound holds over 8
- * steps (emulated time), with depth x 5 x N x C x 2 bytes less. */
+ * train_20_steps's bf16 bound, the model holds exactly (depth x 4 + 3) x N
+ * x C x 2 bytes less (q, k, v and y of each layer, and the gradients dq,
+ * dk, dv), the extra roundings change the run (the switch is in force);
+ * and with q_tau (qn stored in bf16 too, the column sums of its gradient
+ * read it) the same bound holds over 8 steps (emulated time), with (depth
+ * x 5 + 3) x N x C x 2 bytes less. */
 TEST(train_attn_bf16)
 {
 	static const char *const qtau[] = { "qk_scale=pair", NULL };
@@ -2022,10 +2074,12 @@ TEST(train_attn_bf16)
 		CHECK(rc0 == 0 && rc == 0 && rc2 == 0);
 		if (rc0 != 0 || rc != 0 || rc2 != 0)
 			return;
-		size_t N = 4 * 64, C = 256, L = 2, k = a ? 5 : 4;   /* small_cfg, B 4, T 64 */
-		CHECKF(last_bytes - b16 == L * k * N * C * 2,
+		/* small_cfg, B 4, T 64; q, k, v, y (qn) of each layer, and the
+		 * gradients dq, dk, dv (dy's buffer is the run dtype's: dhN's too) */
+		size_t N = 4 * 64, C = 256, L = 2, k = a ? 5 : 4, less = (L * k + 3) * N * C * 2;
+		CHECKF(last_bytes - b16 == less,
 		       "model bytes: %zu with attention tensors in bf16, %zu in fp32 (expected %zu less)",
-		       b16, last_bytes, L * k * N * C * 2);
+		       b16, last_bytes, less);
 		CHECK(f16 != last_fnv);
 		for (int s = 0; s < ns; s++) {
 			CHECK(fabs(l16[s] - lc[s]) <= 5e-2);
