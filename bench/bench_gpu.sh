@@ -20,9 +20,10 @@
 #                         compiles)
 #   GPU_BENCH_PASS_ROWS (0) config pass_rows of supkit's runs (0: the
 #                         backend's choice, the most rows whose activations
-#                         fit 15 GiB: 32 at depth 8, where one pass of 64
-#                         would hold 23 GiB of activations, 28 with
-#                         the MLP's in fp32)
+#                         fit 15 GiB: at depth 8 one pass of 64 since
+#                         session 14 (bf16 storage and shared buffers:
+#                         15,590 MiB planned in all), 32 with any of the
+#                         storage switches below)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:
 #                         mma (bf16 tensor cores through mma.sync, fp32
@@ -30,7 +31,7 @@
 #                         comparison with PyTorch's bf16 attention), mma2
 #                         (its forward with 32 rows a warp), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("mma+async mma2 mma+recompute mma:64 mma+mlp32 mma+attn32 mma+norm32 mma+unfused")
+#   GPU_BENCH_ALT ("mma+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused")
 #                         supkit-only runs at the first depth after the
 #                         side-by-side ones (the likeliest gains first), each
 #                         ATTN or ATTN:PASS_ROWS, then +SWITCH for each of:
@@ -168,7 +169,7 @@ done
 declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
 	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
 	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0)
-for alt in ${GPU_BENCH_ALT-mma+async mma2 mma+recompute mma:64 mma+mlp32 mma+attn32 mma+norm32 mma+unfused}; do
+for alt in ${GPU_BENCH_ALT-mma+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused}; do
 	IFS=+ read -r -a parts <<<"$alt"
 	item=${parts[0]} a_env=() known=1
 	for sw in "${parts[@]:1}"; do

@@ -72,7 +72,9 @@
  * passes of 32 rows and 23 in one; with the attention's q, k, v, y in bf16
  * too, backend.h attn_bf16, 9.7 and 19.0 GiB; with the layers' norm
  * outputs a and m in bf16 too, backend.h norm_bf16, 8.7 and 17.0 GiB; with
- * the attention's gradients dq, dk, dv in bf16 too, 8.5 and 16.6 GiB) */
+ * the attention's gradients dq, dk, dv in bf16 too, 8.5 and 16.6 GiB; with
+ * the buffers act_layout shares, under 15 GiB in one pass, which pass_rows
+ * = 0 then runs: 15,590 MiB planned in all, PyTorch's 22,804.5) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -716,7 +718,9 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	int shared = anchor && m->cfg.anchor == ANCHOR_SHARED;
 	m->x0 = carve(&cur, N * C, es);
 	m->r0 = carve(&cur, N, es);
-	m->s0 = carve(&cur, N * C, es);
+	/* s0, the embeddings before their norm: read by the forward only (but
+	 * by the shared anchor's backward), so else in dm's buffer (below) */
+	m->s0 = shared ? carve(&cur, N * C, es) : NULL;
 	m->wrow = shared ? carve(&cur, N * C, es) : NULL;
 	m->x0w = anchor ? carve(&cur, N * C, es) : NULL;
 	m->rw = anchor ? carve(&cur, N, es) : NULL;
@@ -741,14 +745,32 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->xf = carve(&cur, N * C, es);
 	m->hN = carve(&cur, N * C, es);
 	m->rN = carve(&cur, N, es);
-	void **sc[] = { &m->dx, &m->dx0, &m->dx0w, &m->da, &m->dy, &m->dm, &m->t1, &m->t2 };
+	void **sc[] = { &m->dx, &m->dx0, &m->da, &m->dy, &m->dm };
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
 		*sc[i] = carve(&cur, N * C, es);
+	m->dx0w = anchor ? carve(&cur, N * C, es) : NULL;
 	void **sa[] = { &m->dq, &m->dk, &m->dv };   /* the attention's gradients */
 	for (size_t i = 0; i < sizeof sa / sizeof *sa; i++)
 		*sa[i] = carve(&cur, N * C, aes);
-	m->dh = carve(&cur, N * 4 * C, mes);
+	/* buffers shared by values never live at once (the same bits, less
+	 * memory: one pass of the benchmark's depth 8 then fits
+	 * MODEL_GPU_ACT_BYTES on the CUDA backend's bf16 storage):
+	 *   s0 (the forward's) and the backward's dm;
+	 *   t1 (the value embeddings gathered, forward and backward; the
+	 *   anchor's wte rows and their gradient) and dy (dhN, the attention
+	 *   output's gradient: written by the head, dead before each layer's
+	 *   gather, which follows attn_bwd);
+	 *   t2 (the value embeddings' gradient) and dm (dead after the MLP's
+	 *   norm backward, before the layer's gate);
+	 *   dh (the MLP's gradient) and u (relu^2, read by the backward's dWmp
+	 *   GEMM before du = dx Wmp overwrites it, and recomputed from h by the
+	 *   next layer after dm = dh Wfc has read dh) */
+	if (!m->s0)
+		m->s0 = m->dm;
+	m->t1 = m->dy;
+	m->t2 = m->dm;
 	m->u = carve(&cur, N * 4 * C, mes);
+	m->dh = m->u;
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);

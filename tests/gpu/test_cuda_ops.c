@@ -2033,13 +2033,13 @@ static int storage_switch(void (*set)(int), const char *what, size_t less, doubl
 
 /* The MLP's h, u, du and dh in bf16 (backend.h mlp_bf16, the default with
  * bf16 GEMMs) against the same run with them in fp32 (storage_switch): the
- * model holds exactly (depth + 2) x N x 4C x 2 bytes less (h of each layer,
- * u and dh). */
+ * model holds exactly (depth + 1) x N x 4C x 2 bytes less (h of each layer,
+ * and u, whose buffer dh shares). */
 TEST(train_mlp_bf16)
 {
 	double l16[20], l32[20];
 	size_t N = 4 * 64, C = 256, L = 2;   /* small_cfg, B 4, T 64 */
-	if (storage_switch(cuda_set_mlp_bf16, "the MLP", (L + 2) * N * 4 * C * 2, l16, l32) == 1)
+	if (storage_switch(cuda_set_mlp_bf16, "the MLP", (L + 1) * N * 4 * C * 2, l16, l32) == 1)
 		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
 }
 
@@ -2090,6 +2090,48 @@ TEST(train_attn_bf16)
 		       a ? "q_tau pair" : "base", ns - 1, lc[ns - 1], l16[ns - 1], l32[ns - 1], b16,
 		       last_bytes);
 	}
+}
+
+/* The benchmark's model (depth 8, B 64, T 2048) on the CUDA backend with
+ * its bf16 storage: by the model's accounting one pass's activations fit
+ * MODEL_GPU_ACT_BYTES (15 GiB), so pass_rows = 0 runs the micro-batch in
+ * one pass; with the norm outputs in fp32 (a 64-row pass 1 GiB more) in
+ * two passes of 32 rows. The buffers the model shares (s0 and dm, t1 and
+ * dy, t2 and dm, dh and u; dx0w only with anchors) make the difference:
+ * without them the one pass would need 16.4 GiB. */
+TEST(benchmark_pass_rows)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	struct model *m = NULL;
+	int rows[2] = { 0, 0 };
+	double mib[2] = { 0, 0 };
+	enum cuda_attn_mode was = cuda_get_attn_mode();
+	cuda_set_attn_mode(CUDA_ATTN_MMA);   /* the backend's default at head width 128 */
+	for (int i = 0; i < 2; i++) {
+		if (i)
+			cuda_set_norm_bf16(0);
+		int rc = config_set(&c, "backend=cuda", &e) == 0 && config_validate(&c, &e) == 0 &&
+				 model_create(&c, &m, &e) == 0
+			 ? 0 : -1;
+		cuda_set_norm_bf16(1);
+		if (rc != 0) {
+			cuda_set_attn_mode(was);
+			if (!backend_cuda_built())
+				T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+			CHECKF(0, "model: %s", e.msg);
+			return;
+		}
+		rows[i] = model_pass_rows(m, 64, 2048);
+		mib[i] = (double)model_bytes_for(m, 64, 2048) / 1048576.0;
+		model_free(m);
+	}
+	cuda_set_attn_mode(was);
+	printf("  depth 8, B 64, T 2048: %d rows a pass, %.1f MiB planned; norm outputs in fp32: %d "
+	       "rows, %.1f MiB\n", rows[0], mib[0], rows[1], mib[1]);
+	CHECK(rows[0] == 64 && rows[1] == 32);
+	CHECK(mib[0] < 22804.5);   /* PyTorch's figure (issue 10) */
 }
 
 /* Each layer's norm outputs a and m in bf16 (backend.h norm_bf16, the
@@ -2449,6 +2491,7 @@ int main(int argc, char **argv)
 	RUN(train_mlp_bf16);
 	RUN(train_attn_bf16);
 	RUN(train_norm_bf16);
+	RUN(benchmark_pass_rows);
 	RUN(train_fuse_mix_bitwise);
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
