@@ -22,7 +22,7 @@
 #                         backend's choice, the most rows whose activations
 #                         fit 15 GiB: at depth 8 one pass of 64 since
 #                         session 14 (bf16 storage and shared buffers:
-#                         15,590 MiB planned in all), 32 with any of the
+#                         15,462 MiB planned in all), 32 with any of the
 #                         storage switches below)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:

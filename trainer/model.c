@@ -31,7 +31,11 @@
  * fixture curve with bf16 GEMMs then misses by 76% at step 1).
  * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
- * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192).
+ * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192; where the
+ * backward's gradient buffers dx, dx0, da, dead while the head runs, hold
+ * MODEL_CE_ROWS_BIG rows, so many on other backends, there: four times
+ * fewer ops and larger lm_head GEMMs; else in those buffers where a chunk
+ * fits, else in its own).
  *
  * The backend comes from backend_select; every buffer an op touches is
  * backend_alloc memory. Each forward/backward pass runs in the backend's
@@ -63,6 +67,7 @@
 
 #define MODEL_CE_ROWS 256      /* rows of logits made at a time (CPU) */
 #define MODEL_CE_ROWS_GPU 4096 /* ... on other backends */
+#define MODEL_CE_ROWS_BIG 16384 /* ... there where the head's free buffers hold them */
 /* pass_rows = 0 on a GPU backend: activations of one pass at most this many
  * bytes (the benchmark's depth 8, B 64, T 2048: passes of 32 rows, 14 GiB,
  * an H200 device peak of 18.1 GiB with the backend's GEMM operand casts;
@@ -74,7 +79,8 @@
  * outputs a and m in bf16 too, backend.h norm_bf16, 8.7 and 17.0 GiB; with
  * the attention's gradients dq, dk, dv in bf16 too, 8.5 and 16.6 GiB; with
  * the buffers act_layout shares, under 15 GiB in one pass, which pass_rows
- * = 0 then runs: 15,590 MiB planned in all, PyTorch's 22,804.5) */
+ * = 0 then runs: 15,462 MiB planned in all with the head's logits in dx ..
+ * da, PyTorch's 22,804.5) */
 #define MODEL_GPU_ACT_BYTES ((size_t)15 << 30)
 #define MODEL_MAX_OE 16
 
@@ -137,8 +143,9 @@ struct model {
 	void *dx, *dx0, *dx0w, *da, *dq, *dk, *dv, *dy, *dm, *t1, *t2;  /* (N,C) */
 	void *dh, *u;                  /* (N,4C), mdt */
 	void *gs, *dgs, *dglog;        /* (N,Cg), (N,Cg), (N,H) */
-	int ce_rows;                   /* rows of logits made at a time */
-	void *logits;                  /* (ce_rows, V) */
+	int ce_rows;                   /* rows of logits made at a time (the backend's) */
+	int ce_chunk;                  /* ... in the activations laid out (act_layout) */
+	void *logits;                  /* (ce_chunk, V) */
 	void *closs;                   /* (N): the pass's per-token losses */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
@@ -364,6 +371,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	if (m->bk == backend_cpu() && cfg->threads > 0)
 		backend_cpu_set_threads(cfg->threads);
 	m->ce_rows = m->bk == backend_cpu() ? MODEL_CE_ROWS : MODEL_CE_ROWS_GPU;
+	m->ce_chunk = m->ce_rows;
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
 	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
@@ -745,9 +753,18 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->xf = carve(&cur, N * C, es);
 	m->hN = carve(&cur, N * C, es);
 	m->rN = carve(&cur, N, es);
+	/* dx, dx0, da: the backward's, dead while the head runs (the backward
+	 * writes each before it reads it), three consecutive blocks that hold
+	 * the head's chunk of logits where it fits: MODEL_CE_ROWS_BIG rows of
+	 * them where the backend's chunk is MODEL_CE_ROWS_GPU (the benchmark's
+	 * one pass: 512 MiB in 768) */
 	void **sc[] = { &m->dx, &m->dx0, &m->da, &m->dy, &m->dm };
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
 		*sc[i] = carve(&cur, N * C, es);
+	size_t span = 3 * ((N * C * es + 63) / 64 * 64), V = (size_t)m->V;   /* dx .. da */
+	m->ce_chunk = m->ce_rows;
+	if (m->ce_rows >= MODEL_CE_ROWS_GPU && (size_t)MODEL_CE_ROWS_BIG * V * es <= span)
+		m->ce_chunk = MODEL_CE_ROWS_BIG;
 	m->dx0w = anchor ? carve(&cur, N * C, es) : NULL;
 	void **sa[] = { &m->dq, &m->dk, &m->dv };   /* the attention's gradients */
 	for (size_t i = 0; i < sizeof sa / sizeof *sa; i++)
@@ -774,7 +791,8 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->gs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dgs = carve(&cur, N * (size_t)m->Cg, es);
 	m->dglog = carve(&cur, N * H, es);
-	m->logits = carve(&cur, (size_t)m->ce_rows * (size_t)m->V, es);
+	m->logits = (size_t)m->ce_chunk * V * es <= span ? m->dx
+							 : carve(&cur, (size_t)m->ce_chunk * V, es);
 	m->closs = carve(&cur, N, es);
 	m->qs = carve(&cur, H * (size_t)m->D, es);
 	m->dqs = carve(&cur, H * (size_t)m->D, es);
@@ -1039,8 +1057,8 @@ static void head(struct model *m, const int32_t *tg, int64_t N, double dscale)
 	const struct backend_ops *bk = m->bk;
 	int64_t C = m->C, V = m->V;
 	struct tensor Wlm = pw(m, m->lm_head), gWlm = pg(m, m->lm_head);
-	for (int64_t r0 = 0; r0 < N; r0 += m->ce_rows) {
-		int64_t R = N - r0 < m->ce_rows ? N - r0 : m->ce_rows;
+	for (int64_t r0 = 0; r0 < N; r0 += m->ce_chunk) {
+		int64_t R = N - r0 < m->ce_chunk ? N - r0 : m->ce_chunk;
 		struct tensor hc = mat(m, (char *)m->hN + (size_t)(r0 * C) * m->es, R, C);
 		struct tensor lg = mat(m, m->logits, R, V);
 		struct tensor ls = tensor_1d((char *)m->closs + (size_t)r0 * m->es, m->dt, R);

@@ -2184,6 +2184,61 @@ TEST(train_norm_bf16)
 	free(tok), free(pl[0]), free(pl[1]);
 }
 
+/* The head's big logit chunks: an evaluation of 260 rows of 64 (16,640
+ * tokens: the gradient buffers dx, dx0, da hold a chunk of 16,384 rows of
+ * logits, so two chunks, 16,384 and 256 rows) gives every token the same
+ * loss bits as four evaluations of 65 rows (4,160 tokens: chunks of 4,096
+ * and 64 rows, in those buffers too) on the emulator (on a GPU, cuBLAS may
+ * pick other kernels for other row counts: within 1e-4), and the CPU's
+ * losses (its chunks of 256 rows, in its own buffer) within bf16
+ * rounding. */
+TEST(head_big_chunks)
+{
+	int B = 260, T = 64, n = B * T;
+	int32_t *tok = xmalloc((size_t)(n + 1) * 4);
+	for (int i = 0; i <= n; i++)
+		tok[i] = (int32_t)rng_below(&RG, 256);
+	float *pl[3] = { xmalloc((size_t)n * 4), xmalloc((size_t)n * 4), xmalloc((size_t)n * 4) };
+	const char *bk[3] = { "cuda", "cuda", "cpu" };
+	for (int r = 0; r < 3; r++) {
+		struct config c;
+		struct model *m = NULL;
+		struct err e = {0};
+		double mean = 0;
+		int rc = small_model(bk[r], &c, &m);
+		if (rc == 1) {
+			free(tok), free(pl[0]), free(pl[1]), free(pl[2]);
+			T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
+		}
+		CHECK(rc == 0);
+		if (!m)
+			continue;
+		int step = r == 1 ? B / 4 : B;
+		for (int b0 = 0; b0 < B; b0 += step)
+			CHECKF(model_forward_loss(m, tok + b0 * T, tok + b0 * T + 1, step, T,
+						  pl[r] + b0 * T, &mean, &e) == 0, "%s", e.msg);
+		model_free(m);
+	}
+	char name[128] = "";
+	cuda_device_name(name, sizeof name);
+	int emu = strstr(name, "SIMT emulator") != NULL;
+	int64_t diff = 0;
+	double worst = 0, sum = 0;
+	for (int i = 0; i < n; i++) {
+		diff += emu ? memcmp(&pl[0][i], &pl[1][i], 4) != 0
+			    : fabs((double)pl[0][i] - pl[1][i]) > 1e-4;
+		double d = fabs((double)pl[0][i] - pl[2][i]);
+		worst = d > worst ? d : worst;
+		sum += d;
+	}
+	printf("  %d tokens: %lld losses differ%s between chunks of 16,384 and of 4,096 rows; against "
+	       "the CPU: mean %.2e, worst %.2e\n", n, (long long)diff, emu ? "" : " by over 1e-4",
+	       sum / n, worst);
+	CHECK(diff == 0);
+	CHECK(sum / n <= 1e-2 && worst <= 0.1);
+	free(tok), free(pl[0]), free(pl[1]), free(pl[2]);
+}
+
 /* The fused input mixing (backend.h mix_rmsnorm_fwd, mix_bwd; the default)
  * changes no bit of a run: 20 steps with and without it give the same
  * losses and weights; and so do 8 steps with wte_lambdas (the mixing's
@@ -2492,6 +2547,7 @@ int main(int argc, char **argv)
 	RUN(train_attn_bf16);
 	RUN(train_norm_bf16);
 	RUN(benchmark_pass_rows);
+	RUN(head_big_chunks);
 	RUN(train_fuse_mix_bitwise);
 	RUN(train_cast_reuse_bitwise);
 	RUN(train_async_bitwise);
