@@ -129,6 +129,8 @@ struct model {
 
 	int L, C, H, D, V, Cg, ntab, T0;
 	struct param *wte, *lm_head, *resid, *x0l, *oe[MODEL_MAX_OE], *qtau, *wtel, *outl;
+	double *lam;                   /* host copies of resid, x0l, wtel (L each) and outl
+	                                  (2): lam_load, at each forward */
 	struct layer *lay;
 	void *cos, *sin;               /* (T0, D/2) run dtype */
 
@@ -208,11 +210,28 @@ static void gadd(const struct model *m, struct param *p, size_t i, double v)
 }
 
 /* layer l's mixing coefficients: resid, x0_lambda, wte_lambda (0 without) */
+/* The layer scalars' values for a pass into m->lam, read once: the
+ * parameters live in backend memory (on the CUDA backend managed, beside
+ * their gradients, which the pass's dot_acc writes on the device), so a host
+ * read per layer would move their page to the host and back again each
+ * time; no op writes them within a pass. */
+static void lam_load(struct model *m)
+{
+	size_t L = (size_t)m->L;
+	for (size_t l = 0; l < L; l++) {
+		m->lam[l] = pval(m, m->resid, l);
+		m->lam[L + l] = pval(m, m->x0l, l);
+		m->lam[2 * L + l] = m->wtel ? pval(m, m->wtel, l) : 0;
+	}
+	m->lam[3 * L] = m->outl ? pval(m, m->outl, 0) : 0;
+	m->lam[3 * L + 1] = m->outl ? pval(m, m->outl, 1) : 0;
+}
+
 static void mix_coef(const struct model *m, int l, double *c)
 {
-	c[0] = pval(m, m->resid, (size_t)l);
-	c[1] = pval(m, m->x0l, (size_t)l);
-	c[2] = m->wtel ? pval(m, m->wtel, (size_t)l) : 0;
+	c[0] = m->lam[l];
+	c[1] = m->lam[m->L + l];
+	c[2] = m->lam[2 * m->L + l];
 }
 
 /* g[i] += x . y on the backend (backend.h dot_acc): p's gradient entry i */
@@ -409,6 +428,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->table.p = xcalloc(n, sizeof *m->table.p);
 	m->table.n = n;
 	m->lay = xcalloc((size_t)m->L, sizeof *m->lay);
+	m->lam = xcalloc(3 * (size_t)m->L + 2, sizeof *m->lam);
 	size_t nmask = 0, ncount = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (m->spec[i].kind == PK_Q_TAU && cfg->qk_mask != QK_MASK_NONE)
@@ -542,6 +562,7 @@ void model_free(struct model *m)
 		backend_free(m->bk, m->count_block);
 	free(m->slot_block);
 	free(m->lay);
+	free(m->lam);
 	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->oe_slots, m->idx, m->tgt };
 	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
 		if (dev[i])
@@ -950,6 +971,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 	const struct backend_ops *bk = m->bk;
 	int64_t N = (int64_t)B * T, C = m->C, H = m->H, D = m->D;
 	double eps = m->cfg.norm_eps;
+	lam_load(m);   /* for this forward and its backward */
 	struct tensor x0 = mat(m, m->x0, N, C), r0 = tensor_1d(m->r0, m->dt, N);
 	struct tensor s0 = mat(m, m->s0, N, C);
 
@@ -1042,8 +1064,8 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 	struct tensor xf = mat(m, m->xf, N, C);
 	if (m->outl) {
 		struct tensor x0w = mat(m, m->x0w, N, C);
-		bk->axpby(&xf, pval(m, m->outl, 0), &x0, 1);
-		bk->axpby(&xf, pval(m, m->outl, 1), &x0w, 1);
+		bk->axpby(&xf, m->lam[3 * m->L], &x0, 1);
+		bk->axpby(&xf, m->lam[3 * m->L + 1], &x0w, 1);
 	}
 	struct tensor hN = mat(m, m->hN, N, C), rN = tensor_1d(m->rN, m->dt, N);
 	bk->rmsnorm_fwd(&hN, &rN, &xf, eps);
@@ -1103,8 +1125,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	if (m->outl) {
 		gdot(m, m->outl, 0, &dx, &x0);
 		gdot(m, m->outl, 1, &dx, &x0w);
-		bk->axpby(&dx0, pval(m, m->outl, 0), &dx, 1);
-		bk->axpby(&dx0w, pval(m, m->outl, 1), &dx, 1);
+		bk->axpby(&dx0, m->lam[3 * m->L], &dx, 1);
+		bk->axpby(&dx0w, m->lam[3 * m->L + 1], &dx, 1);
 	}
 	struct tensor da = mat(m, m->da, N, C), dm = mat(m, m->dm, N, C);
 	/* the attention's gradients dq, dk, dv in its dtype, as dy */
