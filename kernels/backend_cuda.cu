@@ -999,6 +999,89 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 	ctx_done(&c);
 }
 
+/* backend.h matmul_n: n products of one shape as one batched GEMM
+ * (cublasGemmBatchedEx over arrays of the operands' bf16 copies) where the
+ * GEMMs run in bf16; else n matmul calls. A shared a (the same tensor for
+ * every i) is cast once. */
+#define MM_N_MAX 4
+static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *const *a,
+		       const struct tensor *const *b, int ta, int tb, double alpha, double beta)
+{
+	bk_check(n >= 1 && n <= MM_N_MAX, "matmul_n");
+	int same = 1;
+	for (int i = 1; i < n; i++) {
+		const struct tensor *t[3][2] = { { out[i], out[0] }, { a[i], a[0] }, { b[i], b[0] } };
+		for (int j = 0; j < 3; j++)
+			same &= t[j][0]->dtype == t[j][1]->dtype &&
+				tensor_rows(t[j][0]) == tensor_rows(t[j][1]) &&
+				tensor_cols(t[j][0]) == tensor_cols(t[j][1]);
+	}
+	int any_bf = a[0]->dtype == TD_BF16 || b[0]->dtype == TD_BF16 || out[0]->dtype == TD_BF16;
+	if (n == 1 || !same || (!any_bf && g_cu.mm != CUDA_MM_BF16)) {
+		for (int i = 0; i < n; i++)
+			c_matmul(out[i], a[i], b[i], ta, tb, alpha, beta);
+		return;
+	}
+	struct opctx c;
+	ctx_init(&c, "matmul");
+	int64_t M = tensor_rows(out[0]), N = tensor_cols(out[0]);
+	int64_t ar = tensor_rows(a[0]), ac = tensor_cols(a[0]), br = tensor_rows(b[0]);
+	int64_t bc = tensor_cols(b[0]), K = ta ? ar : ac;
+	bk_check((ta ? ac : ar) == M && (tb ? br : bc) == N && (tb ? bc : br) == K, c.op);
+	bk_check(M < INT32_MAX && N < INT32_MAX && K < INT32_MAX && ac < INT32_MAX &&
+		 bc < INT32_MAX, c.op);
+	bk_check((out[0]->dtype == TD_F32 || out[0]->dtype == TD_BF16) &&
+		 (a[0]->dtype == TD_F32 || a[0]->dtype == TD_BF16) &&
+		 (b[0]->dtype == TD_F32 || b[0]->dtype == TD_BF16), c.op);
+	const void *pa[MM_N_MAX], *pb[MM_N_MAX];
+	void *po[MM_N_MAX];
+	for (int i = 0; i < n; i++) {
+		pa[i] = ctx_map(&c, a[i]->data, tbytes(a[i]), 0);
+		pb[i] = ctx_map(&c, b[i]->data, tbytes(b[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		po[i] = ctx_map(&c, out[i]->data, tbytes(out[i]), 1);
+	if (M == 0 || N == 0) {
+		ctx_done(&c);
+		return;
+	}
+	/* the bf16 operands, then the pointer arrays (B's, A's, C's: the
+	 * column-major product out^T = op(b)^T op(a)^T, as c_matmul) */
+	const void *ptr[3 * MM_N_MAX];
+	void *tmp[2 * MM_N_MAX];
+	size_t tmpn[2 * MM_N_MAX];
+	int cast = 0;
+	for (int i = 0; i < n; i++) {
+		tmp[2 * i] = tmp[2 * i + 1] = NULL;
+		tmpn[2 * i] = tmpn[2 * i + 1] = 0;
+		ptr[n + i] = i && a[i]->data == a[0]->data ? ptr[n]
+			   : as_bf16(&c, a[i], pa[i], &tmp[2 * i], &tmpn[2 * i], &cast);
+		ptr[i] = i && b[i]->data == b[0]->data ? ptr[0]
+		       : as_bf16(&c, b[i], pb[i], &tmp[2 * i + 1], &tmpn[2 * i + 1], &cast);
+		ptr[2 * n + i] = po[i];
+	}
+	if (g_prof.on && cast) {   /* profiling: the casts on their own line */
+		CUDA_CK(c.op, cudaStreamSynchronize(g_cu.st));
+		cuda_prof_end("matmul: fp32->bf16 casts");
+		cuda_prof_begin();
+	}
+	size_t pbytes = (size_t)(3 * n) * sizeof(void *);
+	void **dp = (void **)cuda_scratch_alloc(c.op, pbytes);
+	CUDA_CK(c.op, cudaMemcpyAsync(dp, ptr, pbytes, cudaMemcpyHostToDevice, g_cu.st));
+	float fa = (float)alpha, fb = (float)beta;
+	cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cudaDataType_t ct = out[0]->dtype == TD_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+	BLAS_CK(c.op, cublasGemmBatchedEx(g_cu.blas, ob, oa, (int)N, (int)M, (int)K, &fa,
+					  (const void *const *)dp, CUDA_R_16BF, (int)bc,
+					  (const void *const *)(dp + n), CUDA_R_16BF, (int)ac, &fb,
+					  dp + 2 * n, ct, (int)N, n, CUBLAS_COMPUTE_32F,
+					  CUBLAS_GEMM_DEFAULT));
+	cuda_scratch_free(dp, pbytes);
+	for (int i = 0; i < 2 * n; i++)
+		cuda_scratch_free(tmp[i], tmpn[i]);
+	ctx_done(&c);
+}
+
 static const struct backend_ops *ops_table(void);   /* cuda_ops, below */
 
 /* An RMSNorm's output: bf16 alone (backend.h norm_bf16: *po NULL), or
@@ -1850,6 +1933,7 @@ static const struct backend_ops cuda_ops = {
 	/* .norm_bf16 = */ c_norm_bf16,
 	/* .mix_rmsnorm_fwd = */ c_mix_rmsnorm_fwd,
 	/* .mix_bwd = */ c_mix_bwd,
+	/* .matmul_n = */ c_matmul_n,
 };
 
 static const struct backend_ops *ops_table(void)

@@ -288,6 +288,17 @@ struct backend_ops {
 	void (*mix_bwd)(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w,
 			struct tensor *g, int64_t i, const struct tensor *xin,
 			const struct tensor *x0, const struct tensor *x0w, const double *c);
+
+	/* ---- optional again ---- */
+	/* n (1 to 4) products out[i] = alpha op(a[i]) op(b[i]) + beta out[i]:
+	 * the same values as matmul(out[i], a[i], b[i], ...) for i = 0 .. n-1
+	 * (no out[i] overlaps an a[j] or b[j]; a[i] may be one tensor for
+	 * every i, so may b[i]). A backend may run them as one batched GEMM
+	 * where they share their shapes and dtypes (the CUDA backend with bf16
+	 * GEMMs: the attention's q, k, v projections and their weights'
+	 * gradients). NULL: the model calls matmul n times. */
+	void (*matmul_n)(int n, struct tensor *const *out, const struct tensor *const *a,
+			 const struct tensor *const *b, int ta, int tb, double alpha, double beta);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

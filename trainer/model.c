@@ -242,6 +242,20 @@ static void gdot(const struct model *m, struct param *p, size_t i, const struct 
 	m->bk->dot_acc(&g, (int64_t)i, x, y);
 }
 
+/* n products of one shape (backend.h matmul_n: one batched GEMM where the
+ * backend offers it) */
+static void matmul_n(const struct model *m, int n, struct tensor *const *out,
+		     const struct tensor *const *a, const struct tensor *const *b, int ta, int tb,
+		     double beta)
+{
+	if (m->bk->matmul_n) {
+		m->bk->matmul_n(n, out, a, b, ta, tb, 1, beta);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		m->bk->matmul(out[i], a[i], b[i], ta, tb, 1, beta);
+}
+
 /* u = relu(h)^2, read only by the MLP's matmuls (backend.h relu2_fwd_gemm) */
 static void relu2_u(const struct model *m, struct tensor *u, const struct tensor *h)
 {
@@ -1017,9 +1031,10 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->mix_rmsnorm_fwd(&x, &a, &r1, &xin, &x0, m->wtel ? &x0w : NULL, mc, eps);
 		struct tensor q = att_mat(m, l->qq, N), k = att_mat(m, l->kk, N), v = att_mat(m, l->vv, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
-		bk->matmul(&q, &a, &Wq, 0, 1, 1, 0);     // q is (N,C)
-		bk->matmul(&k, &a, &Wk, 0, 1, 1, 0);
-		bk->matmul(&v, &a, &Wv, 0, 1, 1, 0);
+		/* q, k, v (N,C) = a W^T, one batched GEMM where the backend has one */
+		struct tensor *qkv[3] = { &q, &k, &v };
+		const struct tensor *aaa[3] = { &a, &a, &a }, *wqkv[3] = { &Wq, &Wk, &Wv };
+		matmul_n(m, 3, qkv, aaa, wqkv, 0, 1, 0);
 		if (l->gate) {
 			/* v += 2 sigmoid(a[:, :Cg] Wg^T)[head] * value_embeds[idx] */
 			struct tensor gs = mat(m, m->gs, N, m->Cg), gl = mat(m, l->glog, N, H);
@@ -1186,9 +1201,9 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor a = norm_mat(m, l->a, N), r1 = tensor_1d(l->r1, m->dt, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
-		bk->matmul(&gWq, &dq, &a, 1, 0, 1, 1);
-		bk->matmul(&gWk, &dk, &a, 1, 0, 1, 1);
-		bk->matmul(&gWv, &dv, &a, 1, 0, 1, 1);
+		struct tensor *gw[3] = { &gWq, &gWk, &gWv };   /* dW (C,C) += dX^T a */
+		const struct tensor *dqkv[3] = { &dq, &dk, &dv }, *aaa[3] = { &a, &a, &a };
+		matmul_n(m, 3, gw, dqkv, aaa, 1, 0, 1);
 		bk->matmul(&da, &dq, &Wq, 0, 0, 1, 0);    // da (N,C) = dq Wq + dk Wk + dv Wv
 		bk->matmul(&da, &dk, &Wk, 0, 0, 1, 1);
 		bk->matmul(&da, &dv, &Wv, 0, 0, 1, 1);

@@ -390,6 +390,28 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
 	return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The pointer arrays are device memory that a queued copy may fill: read
+ * when the GEMMs run, not when they are issued. */
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb,
+				   int m, int n, int k, const void *alpha,
+				   const void *const Aarray[], cudaDataType_t at, int lda,
+				   const void *const Barray[], cudaDataType_t bt, int ldb,
+				   const void *beta, void *const Carray[], cudaDataType_t ct, int ldc,
+				   int batch, cublasComputeType_t comp, cublasGemmAlgo_t)
+{
+	if (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	if (batch > 0 && (!find(Aarray) || !find(Barray) || !find(Carray)))
+		fail("cublasGemmBatchedEx: pointer arrays outside device memory", Aarray);
+	float al = *(const float *)alpha, be = *(const float *)beta;
+	emu_enqueue(NULL, [=]() {
+		for (int i = 0; i < batch; i++)
+			gemm_now(ta, tb, m, n, k, al, Aarray[i], at, lda, Barray[i], bt, ldb, be,
+				 Carray[i], ct, ldc, comp);
+	});
+	return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasDgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
 			   int n, int k, const double *alpha, const double *A, int lda,
 			   const double *B, int ldb, const double *beta, double *C, int ldc)

@@ -1166,6 +1166,101 @@ static int64_t bf_misses(const bf16 *b, const float *f, int64_t n)
 	return bad;
 }
 
+/* matmul_n (one batched GEMM) against n matmul calls: the same bits on the
+ * emulator (on a GPU cuBLAS's batched kernels may sum in another order:
+ * within 1e-5 of the magnitudes); shared and separate first operands, bf16
+ * and fp32 operands, ta/tb, beta 0 and 1, bf16 and fp32 outputs; inside a
+ * pass scope (kept casts) and outside; and shapes that differ run as
+ * separate calls. */
+static void matmul_n_case(int ta, int tb, double beta, int shared, enum tdtype adt,
+			  enum tdtype odt, int scope)
+{
+	enum { n = 3 };
+	int64_t M = 37, N = 24, K = 40;
+	int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
+	size_t oe = odt == TD_BF16 ? 2 : 4;
+	void *A[n], *Bm[n], *O1[n], *O2[n];
+	struct tensor ta_[n], tb_[n], to1[n], to2[n];
+	for (int i = 0; i < n; i++) {
+		float *a = rnd(ar * ac, 1), *b = rnd(br * bc, 1), *o = rnd(M * N, 1);
+		A[i] = shared && i ? A[0] : adt == TD_BF16 ? (void *)bf_dev(a, ar * ac)
+							      : (void *)dev(a, ar * ac * 4);
+		Bm[i] = dev(b, br * bc * 4);
+		O1[i] = cuda_mem_alloc(M * N * oe);
+		O2[i] = cuda_mem_alloc(M * N * oe);
+		for (int64_t j = 0; j < M * N; j++) {   /* beta 1: the same start */
+			if (odt == TD_BF16)
+				((bf16 *)O1[i])[j] = ((bf16 *)O2[i])[j] = bf16_from_f32(o[j]);
+			else
+				((float *)O1[i])[j] = ((float *)O2[i])[j] = o[j];
+		}
+		ta_[i] = tensor_2d(A[i], adt, ar, ac);
+		tb_[i] = T2(Bm[i], br, bc);
+		to1[i] = tensor_2d(O1[i], odt, M, N);
+		to2[i] = tensor_2d(O2[i], odt, M, N);
+		free(a), free(b), free(o);
+	}
+	struct tensor *po[n] = { &to2[0], &to2[1], &to2[2] };
+	const struct tensor *pa[n] = { &ta_[0], &ta_[1], &ta_[2] }, *pb[n] = { &tb_[0], &tb_[1], &tb_[2] };
+	if (scope)
+		GPU->scope(1);
+	for (int i = 0; i < n; i++)
+		GPU->matmul(&to1[i], &ta_[i], &tb_[i], ta, tb, 0.7, beta);
+	GPU->matmul_n(n, po, pa, pb, ta, tb, 0.7, beta);
+	if (scope)
+		GPU->scope(0);
+	char name[128] = "";
+	cuda_device_name(name, sizeof name);
+	int emu = strstr(name, "SIMT emulator") != NULL;
+	int64_t bad = 0;
+	for (int i = 0; i < n; i++)
+		for (int64_t j = 0; j < M * N; j++) {
+			double x = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O1[i])[j]) : ((float *)O1[i])[j];
+			double y = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O2[i])[j]) : ((float *)O2[i])[j];
+			bad += emu ? memcmp(&x, &y, sizeof x) != 0 : !(fabs(x - y) <= 1e-5 * (1 + fabs(x)));
+		}
+	CHECKF(bad == 0, "matmul_n ta %d tb %d beta %g shared %d a %s out %s scope %d: %lld entries "
+	       "differ from matmul's", ta, tb, beta, shared, adt == TD_BF16 ? "bf16" : "fp32",
+	       odt == TD_BF16 ? "bf16" : "fp32", scope, (long long)bad);
+	for (int i = 0; i < n; i++) {
+		if (!shared || !i)
+			cuda_mem_free(A[i]);
+		cuda_mem_free(Bm[i]), cuda_mem_free(O1[i]), cuda_mem_free(O2[i]);
+	}
+}
+
+TEST(matmul_n)
+{
+	CHECK(GPU->matmul_n != NULL && CPU->matmul_n == NULL);
+	for (int t = 0; t < 4; t++)
+		for (int sh = 0; sh < 2; sh++)
+			matmul_n_case(t & 1, t >> 1, t & 1, sh, sh ? TD_BF16 : TD_F32, TD_F32, t >> 1);
+	matmul_n_case(0, 1, 0, 1, TD_BF16, TD_BF16, 1);   /* q, k, v = a W^T */
+	matmul_n_case(1, 0, 1, 0, TD_BF16, TD_F32, 1);    /* dW += dX^T a */
+	cuda_set_matmul_mode(CUDA_MM_F32);               /* fp32 GEMMs: separate calls */
+	matmul_n_case(0, 1, 1, 1, TD_F32, TD_F32, 0);
+	cuda_set_matmul_mode(CUDA_MM_BF16);
+	/* shapes that differ: separate calls, the same values */
+	float *a = rnd(20 * 8, 1), *b1 = rnd(8 * 5, 1), *b2 = rnd(8 * 6, 1);
+	float *da = dev(a, 20 * 8 * 4), *d1 = dev(b1, 8 * 5 * 4), *d2 = dev(b2, 8 * 6 * 4);
+	float *o[4];
+	for (int i = 0; i < 4; i++)
+		o[i] = cuda_mem_alloc(20 * 6 * 4);
+	struct tensor tA = T2(da, 20, 8), tB1 = T2(d1, 8, 5), tB2 = T2(d2, 8, 6);
+	struct tensor t0 = T2(o[0], 20, 5), t1 = T2(o[1], 20, 6), t2 = T2(o[2], 20, 5);
+	struct tensor t3 = T2(o[3], 20, 6);
+	struct tensor *po[2] = { &t0, &t1 };
+	const struct tensor *pa[2] = { &tA, &tA }, *pb[2] = { &tB1, &tB2 };
+	GPU->matmul_n(2, po, pa, pb, 0, 0, 1, 0);
+	GPU->matmul(&t2, &tA, &tB1, 0, 0, 1, 0);
+	GPU->matmul(&t3, &tA, &tB2, 0, 0, 1, 0);
+	CHECK(memcmp(o[0], o[2], 20 * 5 * 4) == 0 && memcmp(o[1], o[3], 20 * 6 * 4) == 0);
+	free(a), free(b1), free(b2);
+	cuda_mem_free(da), cuda_mem_free(d1), cuda_mem_free(d2);
+	for (int i = 0; i < 4; i++)
+		cuda_mem_free(o[i]);
+}
+
 #define B3(p, N, H, D) { p, TD_BF16, 3, { N, H, D, 1 } }
 #define F3(p, N, H, D) { p, TD_F32, 3, { N, H, D, 1 } }
 
@@ -2514,6 +2609,7 @@ int main(int argc, char **argv)
 	RUN(cols_get_add);
 	RUN(matmul_f32);
 	RUN(matmul_bf16);
+	RUN(matmul_n);
 	RUN(matmul_cast_reuse);
 	RUN(profile);
 	RUN(operand_lookup);

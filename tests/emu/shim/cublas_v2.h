@@ -34,6 +34,12 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 					  int ldb, long long sB, const void *beta, void *C,
 					  cudaDataType_t ct, int ldc, long long sC, int batch,
 					  cublasComputeType_t comp, cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+				   int m, int n, int k, const void *alpha,
+				   const void *const Aarray[], cudaDataType_t at, int lda,
+				   const void *const Barray[], cudaDataType_t bt, int ldb,
+				   const void *beta, void *const Carray[], cudaDataType_t ct, int ldc,
+				   int batch, cublasComputeType_t comp, cublasGemmAlgo_t algo);
 cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
 			   int n, int k, const double *alpha, const double *A, int lda,
 			   const double *B, int ldb, const double *beta, double *C, int ldc);
