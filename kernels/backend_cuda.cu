@@ -1010,7 +1010,8 @@ static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *co
 	bk_check(n >= 1 && n <= MM_N_MAX, "matmul_n");
 	int same = 1;
 	for (int i = 1; i < n; i++) {
-		const struct tensor *t[3][2] = { { out[i], out[0] }, { a[i], a[0] }, { b[i], b[0] } };
+		const struct tensor *t[3][2] = { { out[i], out[0] }, { a[i], a[0] },
+						 { b[i], b[0] } };
 		for (int j = 0; j < 3; j++)
 			same &= t[j][0]->dtype == t[j][1]->dtype &&
 				tensor_rows(t[j][0]) == tensor_rows(t[j][1]) &&
@@ -1367,7 +1368,7 @@ static void c_rope_rmsnorm_bwd(struct tensor *dx, struct tensor *ds, const struc
 		 (!sc || tensor_numel(sc) == H * D) && (!ds || (sc && tensor_numel(ds) == H * D)),
 		 c.op);
 	if (dout->dtype != dx->dtype || (dout->dtype == TD_BF16 && xn->dtype != TD_BF16))
-		bk_fail(c.op, "dout and dx must share their dtype, and be bf16 only beside a bf16 xn");
+		bk_fail(c.op, "dout and dx must share a dtype, bf16 only beside a bf16 xn");
 	if (xn->dtype == TD_BF16)   /* backend.h attn_bf16: the forward's bf16 out */
 		rope_rms_bwd_dx(&c, dx, ds, dout, bin(&c, xn), rstd, sc, cs, sn, rows, H, D, T);
 	else
@@ -1490,9 +1491,9 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		int nb = (dq->dtype == TD_BF16) + (dk->dtype == TD_BF16) + (dv->dtype == TD_BF16);
 		if (nb == 3) {   /* dq, dk, dv in bf16 too, as autocast's: rounded once */
 			void *gb[3] = { bout(&c, dq), bout(&c, dk), bout(&c, dv) };
-			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B,
-					T, H, D, window, (float)scale, (int)g_cu.attn, b,
-					g_cu.attn_ds);
+			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb,
+					pl, B, T, H, D, window, (float)scale, (int)g_cu.attn,
+					b, g_cu.attn_ds);
 			ctx_done(&c);
 			return;
 		}

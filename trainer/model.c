@@ -24,18 +24,19 @@
  * (backend.h norm_bf16: the CUDA backend with bf16 GEMMs) each layer's
  * normalised inputs a and m; elsewhere in the run dtype. The residual
  * stream, x0, the final norm's output hN and the other gradients stay in
- * the run dtype: hN's norm backward must stay orthogonal to xf, since at the benchmark's init (zero output
- * projections) the scalar lambdas' first gradient is what that projection
- * leaves, fp32 rounding residue (~1e-11) that AdamW's eps (1e-10) damps;
- * a bf16 hN leaves ~1e-3, a full AdamW step of arbitrary sign (the PyTorch
- * fixture curve with bf16 GEMMs then misses by 76% at step 1).
+ * the run dtype: hN's norm backward must stay orthogonal to xf, since at
+ * the benchmark's init (zero output projections) the scalar lambdas' first
+ * gradient is what that projection leaves, fp32 rounding residue (~1e-11)
+ * that AdamW's eps (1e-10) damps; a bf16 hN leaves ~1e-3, a full AdamW step
+ * of arbitrary sign (the PyTorch fixture curve with bf16 GEMMs then misses
+ * by 76% at step 1).
  * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
- * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192; where the
- * backward's gradient buffers dx, dx0, da, dead while the head runs, hold
- * MODEL_CE_ROWS_BIG rows, so many on other backends, there: four times
- * fewer ops and larger lm_head GEMMs; else in those buffers where a chunk
- * fits, else in its own).
+ * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192). A chunk
+ * lives in the backward's gradient buffers dx, dx0, da, dead while the head
+ * runs, where it fits, else in a buffer of its own; on the other backends
+ * it is MODEL_CE_ROWS_BIG rows where those buffers hold that many (a
+ * quarter of the head's ops, and taller lm_head GEMMs).
  *
  * The backend comes from backend_select; every buffer an op touches is
  * backend_alloc memory. Each forward/backward pass runs in the backend's
@@ -209,7 +210,6 @@ static void gadd(const struct model *m, struct param *p, size_t i, double v)
 		p->g[i] += (float)v;
 }
 
-/* layer l's mixing coefficients: resid, x0_lambda, wte_lambda (0 without) */
 /* The layer scalars' values for a pass into m->lam, read once: the
  * parameters live in backend memory (on the CUDA backend managed, beside
  * their gradients, which the pass's dot_acc writes on the device), so a host
@@ -227,6 +227,7 @@ static void lam_load(struct model *m)
 	m->lam[3 * L + 1] = m->outl ? pval(m, m->outl, 1) : 0;
 }
 
+/* layer l's mixing coefficients: resid, x0_lambda, wte_lambda (0 without) */
 static void mix_coef(const struct model *m, int l, double *c)
 {
 	c[0] = m->lam[l];

@@ -1201,7 +1201,8 @@ static void matmul_n_case(int ta, int tb, double beta, int shared, enum tdtype a
 		free(a), free(b), free(o);
 	}
 	struct tensor *po[n] = { &to2[0], &to2[1], &to2[2] };
-	const struct tensor *pa[n] = { &ta_[0], &ta_[1], &ta_[2] }, *pb[n] = { &tb_[0], &tb_[1], &tb_[2] };
+	const struct tensor *pa[n] = { &ta_[0], &ta_[1], &ta_[2] };
+	const struct tensor *pb[n] = { &tb_[0], &tb_[1], &tb_[2] };
 	if (scope)
 		GPU->scope(1);
 	for (int i = 0; i < n; i++)
@@ -1215,9 +1216,12 @@ static void matmul_n_case(int ta, int tb, double beta, int shared, enum tdtype a
 	int64_t bad = 0;
 	for (int i = 0; i < n; i++)
 		for (int64_t j = 0; j < M * N; j++) {
-			double x = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O1[i])[j]) : ((float *)O1[i])[j];
-			double y = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O2[i])[j]) : ((float *)O2[i])[j];
-			bad += emu ? memcmp(&x, &y, sizeof x) != 0 : !(fabs(x - y) <= 1e-5 * (1 + fabs(x)));
+			double x = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O1[i])[j])
+						  : ((float *)O1[i])[j];
+			double y = odt == TD_BF16 ? bf16_to_f32(((bf16 *)O2[i])[j])
+						  : ((float *)O2[i])[j];
+			bad += emu ? memcmp(&x, &y, sizeof x) != 0
+				   : !(fabs(x - y) <= 1e-5 * (1 + fabs(x)));
 		}
 	CHECKF(bad == 0, "matmul_n ta %d tb %d beta %g shared %d a %s out %s scope %d: %lld entries "
 	       "differ from matmul's", ta, tb, beta, shared, adt == TD_BF16 ? "bf16" : "fp32",
@@ -1234,7 +1238,8 @@ TEST(matmul_n)
 	CHECK(GPU->matmul_n != NULL && CPU->matmul_n == NULL);
 	for (int t = 0; t < 4; t++)
 		for (int sh = 0; sh < 2; sh++)
-			matmul_n_case(t & 1, t >> 1, t & 1, sh, sh ? TD_BF16 : TD_F32, TD_F32, t >> 1);
+			matmul_n_case(t & 1, t >> 1, t & 1, sh, sh ? TD_BF16 : TD_F32, TD_F32,
+				      t >> 1);
 	matmul_n_case(0, 1, 0, 1, TD_BF16, TD_BF16, 1);   /* q, k, v = a W^T */
 	matmul_n_case(1, 0, 1, 0, TD_BF16, TD_F32, 1);    /* dW += dX^T a */
 	cuda_set_matmul_mode(CUDA_MM_F32);               /* fp32 GEMMs: separate calls */
@@ -1313,8 +1318,10 @@ TEST(rope_rmsnorm_bf16)
 			memcpy(d1, dg, n * 4);
 			memcpy(s2, s1, H * D * 4);
 			struct tensor tbd = B3(bd, N, H, D);
-			GPU->rope_rmsnorm_bwd(&td1, tau ? &ts1 : NULL, &td1, o1, &tr1, k, &tc, &ts, T);
-			GPU->rope_rmsnorm_bwd(&tbd, tau ? &ts2 : NULL, &tbd, o2, &tr2, k, &tc, &ts, T);
+			GPU->rope_rmsnorm_bwd(&td1, tau ? &ts1 : NULL, &td1, o1, &tr1, k, &tc, &ts,
+					      T);
+			GPU->rope_rmsnorm_bwd(&tbd, tau ? &ts2 : NULL, &tbd, o2, &tr2, k, &tc, &ts,
+					      T);
 			int64_t miss = bf_misses(bd, d1, n);
 			CHECKF(miss == 0 && memcmp(s1, s2, H * D * 4) == 0,
 			       "rope_rmsnorm_bwd bf16 dout/dx, D %lld tau %d: %lld entries differ, "
