@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "kernels/cuda_api.h"
+#include "lib/bf16.h"
 #include "lib/err.h"
 #include "lib/progress.h"
 #include "lib/rng.h"
@@ -101,6 +102,79 @@ static void bench_matmul(const struct backend_ops *g, const char *what, int64_t 
 	}
 	cuda_set_matmul_mode(was);
 	cuda_mem_free(a), cuda_mem_free(b), cuda_mem_free(c);
+}
+
+/* n bf16 values from the pool (mbuf's draws, rounded) */
+static bf16 *mbuf_bf16(size_t n, struct rng *r)
+{
+	float *f = mbuf(n, r);
+	bf16 *b = cuda_mem_alloc(n * sizeof(bf16));
+	if (!b) {
+		fprintf(stderr, "gpu_bench: cannot allocate %zu bf16 values\n", n);
+		exit(EXIT_SYS);
+	}
+	for (size_t i = 0; i < n; i++)
+		b[i] = bf16_from_f32(f[i]);
+	cuda_mem_free(f);
+	return b;
+}
+
+/* The model's three q, k, v products, as three matmul calls and as one
+ * matmul_n (a batched GEMM), in a pass scope as the model runs them: the
+ * forward q, k, v (N,C) bf16 = a W^T (a bf16, W fp32, whose casts the
+ * scope keeps) and the weights' gradients dW (C,C) fp32 += dX^T a. */
+static void bench_matmul_n(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
+{
+	if (!g->matmul_n)
+		return;
+	bf16 *a = mbuf_bf16((size_t)(N * C), r), *o[3], *dx[3];
+	float *w[3], *gw[3];
+	struct tensor ta = tensor_2d(a, TD_BF16, N, C), to[3], tw[3], tdx[3], tgw[3];
+	for (int i = 0; i < 3; i++) {
+		o[i] = mbuf_bf16((size_t)(N * C), r);
+		dx[i] = mbuf_bf16((size_t)(N * C), r);
+		w[i] = mbuf((size_t)(C * C), r);
+		gw[i] = mbuf((size_t)(C * C), r);
+		to[i] = tensor_2d(o[i], TD_BF16, N, C);
+		tdx[i] = tensor_2d(dx[i], TD_BF16, N, C);
+		tw[i] = tensor_2d(w[i], TD_F32, C, C);
+		tgw[i] = tensor_2d(gw[i], TD_F32, C, C);
+	}
+	struct tensor *po[3] = { &to[0], &to[1], &to[2] }, *pg[3] = { &tgw[0], &tgw[1], &tgw[2] };
+	const struct tensor *pa[3] = { &ta, &ta, &ta }, *pw[3] = { &tw[0], &tw[1], &tw[2] };
+	const struct tensor *pd[3] = { &tdx[0], &tdx[1], &tdx[2] };
+	for (int dir = 0; dir < 2; dir++)
+		for (int batched = 0; batched < 2; batched++) {
+			g->scope(1);
+			int reps = 10;
+			double t0 = 0;
+			for (int i = 0; i <= reps; i++) {
+				if (i == 1)   /* the first: warm-up (and the weights' casts) */
+					t0 = now_seconds();
+				if (batched && dir == 0)
+					g->matmul_n(3, po, pa, pw, 0, 1, 1, 0);
+				else if (batched)
+					g->matmul_n(3, pg, pd, pa, 1, 0, 1, 1);
+				else
+					for (int k = 0; k < 3; k++)
+						if (dir == 0)
+							g->matmul(po[k], pa[k], pw[k], 0, 1, 1, 0);
+						else
+							g->matmul(pg[k], pd[k], pa[k], 1, 0, 1, 1);
+			}
+			g->sync();
+			double dt = (now_seconds() - t0) / reps;
+			g->scope(0);
+			printf("matmul %-8s q,k,v %-8s %-13s N %lld C %lld: %8.3f ms  %7.1f TFLOP/s\n",
+			       batched ? "matmul_n" : "3 calls", dir ? "dW" : "forward",
+			       dir ? "+= dX^T a" : "= a W^T", (long long)N, (long long)C, dt * 1e3,
+			       3 * 2.0 * N * C * C / dt / 1e12);
+		}
+	cuda_mem_free(a);
+	for (int i = 0; i < 3; i++) {
+		cuda_mem_free(o[i]), cuda_mem_free(dx[i]);
+		cuda_mem_free(w[i]), cuda_mem_free(gw[i]);
+	}
 }
 
 static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, int64_t w,
@@ -233,7 +307,9 @@ static int run_ops(int B, int T)
 	int64_t N = (int64_t)B * T, C = 512;
 	bench_matmul(g, "q/k/v/proj (N,C)(C,C)", N, C, C, &r);
 	bench_matmul(g, "mlp fc (N,C)(4C,C)", N, 4 * C, C, &r);
-	bench_matmul(g, "lm_head chunk (256,C)(V,C)", 256, 8192, C, &r);
+	bench_matmul(g, "lm_head chunk (4096,C)(V,C)", 4096, 8192, C, &r);
+	bench_matmul(g, "lm_head chunk (16384,C)(V,C)", 16384, 8192, C, &r);
+	bench_matmul_n(g, N, C, &r);
 	bench_elem(g, N, C, &r);
 	bench_attn(g, B, T, 4, 128, T / 2, &r);
 	bench_attn(g, B, T, 4, 128, T, &r);
