@@ -1791,20 +1791,52 @@ static void c_relu2_bwd(struct tensor *dh, const struct tensor *dout, const stru
 	ctx_done(&c);
 }
 
+/* The gate's kernels on src (a materialised ve, or rows of a table) */
+static void ve_gate_fwd_run(struct opctx *c, struct tensor *v, const struct tensor *glog,
+			    const ve_src &src)
+{
+	int64_t H = tensor_cols(glog), NH = tensor_numel(glog), D = tensor_cols(v) / H;
+	const float *pg = fin(c, glog);
+	if (v->dtype == TD_BF16)   /* backend.h attn_bf16 */
+		k_ve_gate_fwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(bout(c, v), pg, src,
+										 NH, H, D);
+	else
+		k_ve_gate_fwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(fout(c, v), pg, src, NH, H,
+									D);
+}
+
+static void ve_gate_bwd_run(struct opctx *c, struct tensor *dglog, struct tensor *dve,
+			    const struct tensor *dv, const struct tensor *glog, const ve_src &src)
+{
+	int64_t H = tensor_cols(glog), NH = tensor_numel(glog), D = tensor_cols(dv) / H;
+	const float *pg = fin(c, glog);
+	if (dv->dtype == TD_BF16) {   /* backend.h attn_bf16: the attention's bf16 dv */
+		const __nv_bfloat16 *pd = bin(c, dv);
+		float *pdg = fout(c, dglog), *pde = fout(c, dve);
+		k_ve_gate_bwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, src,
+										NH, H, D);
+	} else {
+		const float *pd = fin(c, dv);
+		float *pdg = fout(c, dglog), *pde = fout(c, dve);
+		k_ve_gate_bwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, src, NH, H,
+									D);
+	}
+}
+
+static ve_src ve_of(struct opctx *c, const struct tensor *ve)
+{
+	ve_src s = { fin(c, ve), NULL, NULL, 0, 0, 0, NULL };
+	return s;
+}
+
 static void c_ve_gate_fwd(struct tensor *v, const struct tensor *glog, const struct tensor *ve)
 {
 	struct opctx c;
 	ctx_init(&c, "ve_gate_fwd");
-	int64_t n = tensor_numel(v), H = tensor_cols(glog), NH = tensor_numel(glog);
-	bk_check(tensor_numel(ve) == n && tensor_rows(glog) == tensor_rows(v) &&
+	int64_t H = tensor_cols(glog);
+	bk_check(tensor_numel(ve) == tensor_numel(v) && tensor_rows(glog) == tensor_rows(v) &&
 		 tensor_cols(v) % H == 0, c.op);
-	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
-	if (v->dtype == TD_BF16)   /* backend.h attn_bf16 */
-		k_ve_gate_fwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(bout(&c, v), pg, pe,
-										 NH, tensor_cols(v) / H);
-	else
-		k_ve_gate_fwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(fout(&c, v), pg, pe, NH,
-									tensor_cols(v) / H);
+	ve_gate_fwd_run(&c, v, glog, ve_of(&c, ve));
 	ctx_done(&c);
 }
 
@@ -1816,18 +1848,61 @@ static void c_ve_gate_bwd(struct tensor *dglog, struct tensor *dve, const struct
 	int64_t n = tensor_numel(dv), H = tensor_cols(glog), NH = tensor_numel(glog);
 	bk_check(tensor_numel(ve) == n && tensor_numel(dve) == n && tensor_numel(dglog) == NH &&
 		 tensor_rows(glog) == tensor_rows(dv) && tensor_cols(dv) % H == 0, c.op);
-	const float *pg = fin(&c, glog), *pe = fin(&c, ve);
-	int64_t D = tensor_cols(dv) / H;
-	if (dv->dtype == TD_BF16) {   /* backend.h attn_bf16: the attention's bf16 dv */
-		const __nv_bfloat16 *pd = bin(&c, dv);
-		float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
-		k_ve_gate_bwd<__nv_bfloat16><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe,
-										NH, D);
-	} else {
-		const float *pd = fin(&c, dv);
-		float *pdg = fout(&c, dglog), *pde = fout(&c, dve);
-		k_ve_gate_bwd<float><<<grid_rows(NH), NT, 0, g_cu.st>>>(pdg, pde, pd, pg, pe, NH, D);
+	ve_gate_bwd_run(&c, dglog, dve, dv, glog, ve_of(&c, ve));
+	ctx_done(&c);
+}
+
+/* backend.h ve_gate_fwd_rows / ve_gate_bwd_rows: the gate reads the value
+ * embeddings from their table's rows, not from a gathered (N, C) ve (8
+ * bytes an element less, one op fewer); with cuda_set_fuse_mix(0) the
+ * gather into a scratch ve and the gate, as the model ran them. */
+static ve_src ve_rows_src(struct opctx *c, const struct tensor *table, const int32_t *idx,
+			  int64_t N, int64_t C, int round_bf16)
+{
+	bk_check((table->dtype == TD_F32 || table->dtype == TD_BF16) && tensor_cols(table) == C,
+		 c->op);
+	ve_src s = { NULL, ctx_map(c, table->data, tbytes(table), 0), iin(c, idx, N),
+		     tensor_rows(table), table->dtype == TD_BF16, round_bf16, g_cu.bad };
+	return s;
+}
+
+static void c_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
+			       const struct tensor *table, const int32_t *idx, int round_bf16)
+{
+	int64_t N = tensor_rows(v), C = tensor_cols(v), H = tensor_cols(glog);
+	if (!g_cu.fuse_mix) {
+		float *ve = (float *)cuda_scratch_alloc("ve_gate_fwd", (size_t)(N * C) * 4);
+		struct tensor tv = tensor_2d(ve, TD_F32, N, C);
+		c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
+		c_ve_gate_fwd(v, glog, &tv);
+		cuda_scratch_free(ve, (size_t)(N * C) * 4);
+		return;
 	}
+	struct opctx c;
+	ctx_init(&c, "ve_gate_fwd");
+	bk_check(tensor_rows(glog) == N && C % H == 0, c.op);
+	ve_gate_fwd_run(&c, v, glog, ve_rows_src(&c, table, idx, N, C, round_bf16));
+	ctx_done(&c);
+}
+
+static void c_ve_gate_bwd_rows(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+			       const struct tensor *glog, const struct tensor *table,
+			       const int32_t *idx, int round_bf16)
+{
+	int64_t N = tensor_rows(dv), C = tensor_cols(dv), H = tensor_cols(glog);
+	if (!g_cu.fuse_mix) {
+		float *ve = (float *)cuda_scratch_alloc("ve_gate_bwd", (size_t)(N * C) * 4);
+		struct tensor tv = tensor_2d(ve, TD_F32, N, C);
+		c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
+		c_ve_gate_bwd(dglog, dve, dv, glog, &tv);
+		cuda_scratch_free(ve, (size_t)(N * C) * 4);
+		return;
+	}
+	struct opctx c;
+	ctx_init(&c, "ve_gate_bwd");
+	bk_check(tensor_numel(dve) == N * C && tensor_numel(dglog) == tensor_numel(glog) &&
+		 tensor_rows(glog) == N && C % H == 0, c.op);
+	ve_gate_bwd_run(&c, dglog, dve, dv, glog, ve_rows_src(&c, table, idx, N, C, round_bf16));
 	ctx_done(&c);
 }
 
@@ -1935,6 +2010,8 @@ static const struct backend_ops cuda_ops = {
 	/* .mix_rmsnorm_fwd = */ c_mix_rmsnorm_fwd,
 	/* .mix_bwd = */ c_mix_bwd,
 	/* .matmul_n = */ c_matmul_n,
+	/* .ve_gate_fwd_rows = */ c_ve_gate_fwd_rows,
+	/* .ve_gate_bwd_rows = */ c_ve_gate_bwd_rows,
 };
 
 static const struct backend_ops *ops_table(void)

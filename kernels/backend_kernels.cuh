@@ -675,31 +675,79 @@ __global__ static void k_relu2_bwd_bf(__nv_bfloat16 *dh, const __nv_bfloat16 *d,
 	}
 }
 
+/* The value embeddings the gate reads: a materialised (N, H*D) ve, or
+ * (ve NULL) the rows idx[n] of table (Vt, H*D; fp32, or bf16 when bf),
+ * each value rounded to bf16 first when rnd: what embed_gather (k_gather)
+ * writes into ve, so the same values. ve_row gives row (n, h)'s D values'
+ * start, or NULL for an index outside the table (flagged in *bad; the row
+ * is skipped, as k_gather skips it). */
+struct ve_src {
+	const float *ve;
+	const void *table;
+	const int32_t *idx;
+	int64_t Vt;
+	int bf, rnd;
+	int *bad;
+};
+
+__device__ static inline bool ve_row(const ve_src &s, int64_t row, int64_t H, int64_t D,
+				     int64_t *base, int lane)
+{
+	if (s.ve) {
+		*base = row * D;
+		return true;
+	}
+	int64_t r = s.idx[row / H];
+	if (r < 0 || r >= s.Vt) {
+		if (lane == 0)
+			*s.bad = 1;
+		return false;
+	}
+	*base = r * H * D + (row % H) * D;
+	return true;
+}
+
+__device__ static inline float ve_at(const ve_src &s, int64_t j)
+{
+	if (s.ve)
+		return s.ve[j];
+	float v = s.bf ? __bfloat162float(((const __nv_bfloat16 *)s.table)[j])
+		       : ((const float *)s.table)[j];
+	return s.rnd ? __bfloat162float(__float2bfloat16_rn(v)) : v;
+}
+
 /* one warp per (n, h): the gate once, then its D values */
 template <typename E>   /* E: v's storage */
-__global__ static void k_ve_gate_fwd(E *v, const float *gl, const float *ve, int64_t NH, int64_t D)
+__global__ static void k_ve_gate_fwd(E *v, const float *gl, ve_src src, int64_t NH, int64_t H,
+				     int64_t D)
 {
 	WARP_ROW(row, NH)
+	int64_t e0;
+	if (!ve_row(src, row, H, D, &e0, lane))
+		return;
 	float g = (float)(2.0 / (1.0 + exp(-(double)gl[row])));
 	for (int64_t c = lane; c < D; c += 32) {
 		int64_t i = row * D + c;
-		stf(v, i, ldf(v, i) + g * ve[i]);
+		stf(v, i, ldf(v, i) + g * ve_at(src, e0 + c));
 	}
 }
 
 /* one warp per (n, h) */
 template <typename G>   /* G: dv's storage */
 __global__ static void k_ve_gate_bwd(float *dgl, float *dve, const G *dv, const float *gl,
-				     const float *ve, int64_t NH, int64_t D)
+				     ve_src src, int64_t NH, int64_t H, int64_t D)
 {
 	WARP_ROW(row, NH)
+	int64_t e0;
+	if (!ve_row(src, row, H, D, &e0, lane))
+		return;
 	double s = 1.0 / (1.0 + exp(-(double)gl[row]));
 	float g = (float)(2 * s);
 	double acc = 0;
 	for (int64_t c = lane; c < D; c += 32) {
 		int64_t i = row * D + c;
 		float d = ldf(dv, i);
-		acc += (double)d * ve[i];
+		acc += (double)d * ve_at(src, e0 + c);
 		dve[i] = g * d;
 	}
 	acc = warp_sum(acc);

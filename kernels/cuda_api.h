@@ -113,7 +113,9 @@ void cuda_set_norm_bf16(int on);
 /* A layer's input mixing (x = resid xin + x0_lambda x0 (+ wte_lambda
  * x0_wte)) runs in one kernel with the RMSNorm after it, and its backward
  * (the lambdas' gradient dots, the x0 gradients' updates, dx's scaling) in
- * one pass over the elements (backend.h mix_rmsnorm_fwd, mix_bwd): the same
+ * one pass over the elements (backend.h mix_rmsnorm_fwd, mix_bwd); and the
+ * value-embedding gate reads its table's rows in place instead of a
+ * gathered copy (backend.h ve_gate_fwd_rows, ve_gate_bwd_rows): the same
  * values as the separate ops, fewer passes over memory and launches. On by
  * default; off runs the separate ops. SUPKIT_CUDA_FUSE_MIX=0 turns it off
  * at initialisation. */

@@ -299,6 +299,16 @@ struct backend_ops {
 	 * gradients). NULL: the model calls matmul n times. */
 	void (*matmul_n)(int n, struct tensor *const *out, const struct tensor *const *a,
 			 const struct tensor *const *b, int ta, int tb, double alpha, double beta);
+	/* ve_gate_fwd and ve_gate_bwd with ve the rows idx[n] of table (N
+	 * indices, table (Vt, H*D)), as embed_gather(ve, table, idx, 0,
+	 * round_bf16, 0) would gather them: the same values, without the
+	 * gathered (N, H*D) ve (the CUDA backend reads the table's rows in the
+	 * gate's kernels). NULL: the model gathers, then gates. */
+	void (*ve_gate_fwd_rows)(struct tensor *v, const struct tensor *glog,
+				 const struct tensor *table, const int32_t *idx, int round_bf16);
+	void (*ve_gate_bwd_rows)(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+				 const struct tensor *glog, const struct tensor *table,
+				 const int32_t *idx, int round_bf16);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

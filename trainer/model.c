@@ -1042,8 +1042,12 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			struct tensor Wg = pw(m, l->gate), ve = mat(m, m->t1, N, C), vt = pw(m, l->ve);
 			bk->cols_get(&gs, &a, 0, 0);
 			bk->matmul(&gl, &gs, &Wg, 0, 1, 1, 0);   // glog is (N,H)
-			bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
-			bk->ve_gate_fwd(&v, &gl, &ve);
+			if (bk->ve_gate_fwd_rows) {   /* the table's rows read in place */
+				bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve));
+			} else {
+				bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
+				bk->ve_gate_fwd(&v, &gl, &ve);
+			}
 		}
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
 		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
@@ -1214,8 +1218,13 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 			struct tensor vt = pw(m, l->ve), gvt = pg(m, l->ve);
 			struct tensor gs = mat(m, m->gs, N, m->Cg), dgs = mat(m, m->dgs, N, m->Cg);
 			struct tensor Wg = pw(m, l->gate), gWg = pg(m, l->gate);
-			bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
-			bk->ve_gate_bwd(&dgl, &dve, &dv, &gl, &ve);
+			if (bk->ve_gate_bwd_rows) {
+				bk->ve_gate_bwd_rows(&dgl, &dve, &dv, &gl, &vt, idx,
+						     round_bf16(m, l->ve));
+			} else {
+				bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
+				bk->ve_gate_bwd(&dgl, &dve, &dv, &gl, &ve);
+			}
 			bk->embed_scatter_add(&gvt, &dve, idx, 0);
 			bk->cols_get(&gs, &a, 0, 0);
 			bk->matmul(&gWg, &dgl, &gs, 1, 0, 1, 1);  // dWg (H,Cg) += dglog^T a[:, :Cg]

@@ -249,7 +249,9 @@ TEST(ve_gate_rows)
 		CPU->ve_gate_fwd(&th, &tgl, &tve);
 		float *pg = g.data();
 		const float *pgl = gl.data(), *pve = ve.data();
-		emu_launch(rows_grid(N * H), NT, 0, [&] { k_ve_gate_fwd(pg, pgl, pve, N * H, D); });
+		ve_src src = { pve, NULL, NULL, 0, 0, 0, NULL };
+		emu_launch(rows_grid(N * H), NT, 0,
+			   [&] { k_ve_gate_fwd(pg, pgl, src, N * H, H, D); });
 		CHECKF(rel(g, h) <= 1e-6, "N %lld H %lld D %lld: %.3g", (long long)N, (long long)H,
 		       (long long)D, rel(g, h));
 	}

@@ -1630,6 +1630,66 @@ TEST(ve_gate_bf16)
 	for (int i = 0; i < 4; i++)
 		cuda_mem_free(o[i]);
 }
+/* The gate on a table's rows (backend.h ve_gate_fwd_rows, ve_gate_bwd_rows)
+ * against embed_gather and the gate on the gathered ve: the same bits for
+ * v (fp32 and bf16), dglog and dve (from an fp32 and a bf16 dv); tables in
+ * fp32 (rounded to bf16 and not) and bf16; D 16 and 128, rows repeated;
+ * and with cuda_set_fuse_mix(0) (the gather and the gate run inside). */
+static void ve_rows_case(int64_t N, int64_t H, int64_t D, int64_t Vt, enum tdtype tdt, int rb,
+			 enum tdtype vdt)
+{
+	int64_t C = H * D;
+	float *tab = rnd(Vt * C, 1), *gl = rnd(N * H, 2), *v = rnd(N * C, 1), *dv = rnd(N * C, 1);
+	int32_t *ix = xmalloc((size_t)N * 4);
+	for (int64_t n = 0; n < N; n++)
+		ix[n] = (int32_t)rng_below(&RG, (uint64_t)Vt);
+	void *dt = tdt == TD_BF16 ? (void *)bf_dev(tab, Vt * C) : (void *)dev(tab, Vt * C * 4);
+	float *dg = dev(gl, N * H * 4), *ve = cuda_mem_alloc(N * C * 4);
+	int32_t *di = dev(ix, N * 4);
+	size_t ve_ = vdt == TD_BF16 ? 2 : 4;
+	void *v1 = vdt == TD_BF16 ? (void *)bf_dev(v, N * C) : (void *)dev(v, N * C * 4);
+	void *v2 = vdt == TD_BF16 ? (void *)bf_dev(v, N * C) : (void *)dev(v, N * C * 4);
+	void *d1 = vdt == TD_BF16 ? (void *)bf_dev(dv, N * C) : (void *)dev(dv, N * C * 4);
+	float *o[4];
+	for (int i = 0; i < 4; i++)
+		o[i] = cuda_mem_alloc((size_t)(i & 1 ? N * C : N * H) * 4);
+	struct tensor tt = tensor_2d(dt, tdt, Vt, C), tg = T2(dg, N, H), tve = T2(ve, N, C);
+	struct tensor tv1 = tensor_2d(v1, vdt, N, C), tv2 = tensor_2d(v2, vdt, N, C);
+	struct tensor td = tensor_2d(d1, vdt, N, C);
+	struct tensor g1 = T2(o[0], N, H), e1 = T2(o[1], N, C), g2 = T2(o[2], N, H);
+	struct tensor e2 = T2(o[3], N, C);
+	for (int fuse = 1; fuse >= 0; fuse--) {
+		cuda_set_fuse_mix(fuse);
+		memcpy(v2, v1, (size_t)(N * C) * ve_);
+		GPU->embed_gather(&tve, &tt, di, 0, rb, 0);
+		GPU->ve_gate_fwd(&tv1, &tg, &tve);
+		GPU->ve_gate_fwd_rows(&tv2, &tg, &tt, di, rb);
+		GPU->ve_gate_bwd(&g1, &e1, &td, &tg, &tve);
+		GPU->ve_gate_bwd_rows(&g2, &e2, &td, &tg, &tt, di, rb);
+		int same = memcmp(v1, v2, (size_t)(N * C) * ve_) == 0 &&
+			   memcmp(o[0], o[2], (size_t)(N * H) * 4) == 0 &&
+			   memcmp(o[1], o[3], (size_t)(N * C) * 4) == 0;
+		CHECKF(same, "ve_gate on table rows, D %lld, table %s%s, v %s, fused %d: not the "
+		       "gathered ve's bits", (long long)D, tdt == TD_BF16 ? "bf16" : "fp32",
+		       rb ? " rounded" : "", vdt == TD_BF16 ? "bf16" : "fp32", fuse);
+		memcpy(v1, v2, (size_t)(N * C) * ve_);
+	}
+	cuda_set_fuse_mix(1);
+	free(tab), free(gl), free(v), free(dv), free(ix);
+	void *all[] = { dt, dg, ve, di, v1, v2, d1, o[0], o[1], o[2], o[3] };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		cuda_mem_free(all[i]);
+}
+
+TEST(ve_gate_rows)
+{
+	CHECK(GPU->ve_gate_fwd_rows && GPU->ve_gate_bwd_rows && !CPU->ve_gate_fwd_rows);
+	ve_rows_case(30, 3, 16, 7, TD_F32, 0, TD_F32);
+	ve_rows_case(37, 4, 128, 50, TD_F32, 1, TD_BF16);
+	ve_rows_case(37, 2, 128, 50, TD_BF16, 0, TD_BF16);
+	ve_rows_case(20, 2, 128, 9, TD_F32, 1, TD_F32);
+}
+
 #undef B3
 #undef F3
 
@@ -2638,6 +2698,7 @@ int main(int argc, char **argv)
 	RUN(relu2_bf16);
 	RUN(ve_gate);
 	RUN(ve_gate_bf16);
+	RUN(ve_gate_rows);
 	RUN(rope_rmsnorm_bf16);
 	RUN(attention_bf16);
 	RUN(rmsnorm_bf16);
