@@ -45,8 +45,11 @@
 #                                 (SUPKIT_CUDA_ATTN_BF16=0),
 #                         norm32  the layers' norm outputs in fp32
 #                                 (SUPKIT_CUDA_NORM_BF16=0),
-#                         unfused the input mixing and its norm as separate
-#                                 ops (SUPKIT_CUDA_FUSE_MIX=0)
+#                         unfused the input mixing and its norm, and the
+#                                 value-embedding gather and gate, as
+#                                 separate ops (SUPKIT_CUDA_FUSE_MIX=0),
+#                         unbatched the q, k, v GEMMs as three calls
+#                                 (SUPKIT_CUDA_BATCH=0)
 #                         (e.g. "tc mma:32+async"; a row "DEPTH/ITEM"; "" for
 #                         none)
 #   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
@@ -122,7 +125,8 @@ compile=()
 # backend's defaults where it does not)
 base_env=(SUPKIT_CUDA_ASYNC="${SUPKIT_CUDA_ASYNC:-0}" SUPKIT_CUDA_ATTN_DS="${SUPKIT_CUDA_ATTN_DS:-1}"
 	SUPKIT_CUDA_MLP_BF16="${SUPKIT_CUDA_MLP_BF16:-1}" SUPKIT_CUDA_ATTN_BF16="${SUPKIT_CUDA_ATTN_BF16:-1}"
-	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}")
+	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}"
+	SUPKIT_CUDA_BATCH="${SUPKIT_CUDA_BATCH:-1}")
 # supkit_run DEPTH ATTN PASS_ROWS [VAR=VALUE ...]: one supkit training run
 # with base_env and then the assignments given, printed; sets s_tps and
 # s_mem from its RESULT line
@@ -168,7 +172,8 @@ done
 # or switches
 declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
 	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
-	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0)
+	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0
+	[unbatched]=SUPKIT_CUDA_BATCH=0)
 for alt in ${GPU_BENCH_ALT-mma+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused}; do
 	IFS=+ read -r -a parts <<<"$alt"
 	item=${parts[0]} a_env=() known=1

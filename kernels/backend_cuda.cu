@@ -97,6 +97,7 @@ static struct {
 	int attn_ds;     /* cuda_set_attn_ds / SUPKIT_CUDA_ATTN_DS */
 	int norm16;      /* cuda_set_norm_bf16 / SUPKIT_CUDA_NORM_BF16 */
 	int fuse_mix;    /* cuda_set_fuse_mix / SUPKIT_CUDA_FUSE_MIX */
+	int batch;       /* cuda_set_batch / SUPKIT_CUDA_BATCH: matmul_n batched */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -255,6 +256,7 @@ static void cuda_init(void)
 	g_cu.attn_ds = env_mode("SUPKIT_CUDA_ATTN_DS", onoff_names, 2, 1);
 	g_cu.norm16 = env_mode("SUPKIT_CUDA_NORM_BF16", onoff_names, 2, 1);
 	g_cu.fuse_mix = env_mode("SUPKIT_CUDA_FUSE_MIX", onoff_names, 2, 1);
+	g_cu.batch = env_mode("SUPKIT_CUDA_BATCH", onoff_names, 2, 1);
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -388,6 +390,7 @@ extern "C" void cuda_set_attn_bf16(int on) { set_flag(&g_cu.attn16, on); }
 extern "C" void cuda_set_attn_ds(int on) { set_flag(&g_cu.attn_ds, on); }
 extern "C" void cuda_set_norm_bf16(int on) { set_flag(&g_cu.norm16, on); }
 extern "C" void cuda_set_fuse_mix(int on) { set_flag(&g_cu.fuse_mix, on); }
+extern "C" void cuda_set_batch(int on) { set_flag(&g_cu.batch, on); }
 
 extern "C" int cuda_get_attn_ds(void)
 {
@@ -1001,8 +1004,8 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 
 /* backend.h matmul_n: n products of one shape as one batched GEMM
  * (cublasGemmBatchedEx over arrays of the operands' bf16 copies) where the
- * GEMMs run in bf16; else n matmul calls. A shared a (the same tensor for
- * every i) is cast once. */
+ * GEMMs run in bf16; else, and with cuda_set_batch(0), n matmul calls.
+ * A shared a (the same tensor for every i) is cast once. */
 #define MM_N_MAX 4
 static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *const *a,
 		       const struct tensor *const *b, int ta, int tb, double alpha, double beta)
@@ -1018,7 +1021,7 @@ static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *co
 				tensor_cols(t[j][0]) == tensor_cols(t[j][1]);
 	}
 	int any_bf = a[0]->dtype == TD_BF16 || b[0]->dtype == TD_BF16 || out[0]->dtype == TD_BF16;
-	if (n == 1 || !same || (!any_bf && g_cu.mm != CUDA_MM_BF16)) {
+	if (n == 1 || !same || (!any_bf && g_cu.mm != CUDA_MM_BF16) || !g_cu.batch) {
 		for (int i = 0; i < n; i++)
 			c_matmul(out[i], a[i], b[i], ta, tb, alpha, beta);
 		return;
@@ -1961,12 +1964,12 @@ static int c_norm_bf16(void)
 /* backend.h modes */
 static const char *c_modes(void)
 {
-	static char buf[192];
+	static char buf[224];
 	snprintf(buf, sizeof buf,
 		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
-		 "norm_bf16=%d fuse_mix=%d",
+		 "norm_bf16=%d fuse_mix=%d batch=%d",
 		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
-		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix);
+		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix, g_cu.batch);
 	return buf;
 }
 

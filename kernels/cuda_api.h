@@ -120,6 +120,12 @@ void cuda_set_norm_bf16(int on);
  * default; off runs the separate ops. SUPKIT_CUDA_FUSE_MIX=0 turns it off
  * at initialisation. */
 void cuda_set_fuse_mix(int on);
+/* backend.h matmul_n (the attention's q, k, v products and their weights'
+ * gradients) as one batched GEMM (cublasGemmBatchedEx) where the GEMMs run
+ * in bf16; off: separate calls (the same values on the emulator; on a GPU
+ * cuBLAS's batched kernels may round their sums differently). On by
+ * default; SUPKIT_CUDA_BATCH=0 turns it off at initialisation. */
+void cuda_set_batch(int on);
 int cuda_get_attn_ds(void);
 
 /* Attention kernels for head width 128 (other widths always use the fp32

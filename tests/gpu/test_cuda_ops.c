@@ -1245,6 +1245,9 @@ TEST(matmul_n)
 	cuda_set_matmul_mode(CUDA_MM_F32);               /* fp32 GEMMs: separate calls */
 	matmul_n_case(0, 1, 1, 1, TD_F32, TD_F32, 0);
 	cuda_set_matmul_mode(CUDA_MM_BF16);
+	cuda_set_batch(0);                               /* SUPKIT_CUDA_BATCH=0: the same */
+	matmul_n_case(1, 0, 1, 0, TD_BF16, TD_F32, 1);
+	cuda_set_batch(1);
 	/* shapes that differ: separate calls, the same values */
 	float *a = rnd(20 * 8, 1), *b1 = rnd(8 * 5, 1), *b2 = rnd(8 * 6, 1);
 	float *da = dev(a, 20 * 8 * 4), *d1 = dev(b1, 8 * 5 * 4), *d2 = dev(b2, 8 * 6 * 4);
@@ -2402,9 +2405,10 @@ TEST(head_big_chunks)
 }
 
 /* The fused input mixing (backend.h mix_rmsnorm_fwd, mix_bwd; the default)
- * changes no bit of a run: 20 steps with and without it give the same
- * losses and weights; and so do 8 steps with wte_lambdas (the mixing's
- * third term, x0_wte) and out_lambdas. */
+ * and the gate on its table's rows (ve_gate_fwd_rows, ve_gate_bwd_rows),
+ * both under cuda_set_fuse_mix, change no bit of a run: 20 steps with and
+ * without them give the same losses and weights; and so do 8 steps with
+ * wte_lambdas (the mixing's third term, x0_wte) and out_lambdas. */
 TEST(train_fuse_mix_bitwise)
 {
 	static const char *const routed[] = { "wte_lambdas=1", "out_lambdas=1", NULL };
