@@ -11,6 +11,7 @@ extern "C" {
 #include <ucontext.h>
 #endif
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define EMU_ASAN 1
 #endif
@@ -337,6 +338,11 @@ void run_fibers()
 /* fiber f starts at entry() when next switched to */
 void fiber_make(fiber &f)
 {
+#ifdef EMU_ASAN
+	/* a fiber that ended left its frames' redzones poisoned (it never
+	 * returned from them): a new kernel on the same stack starts clean */
+	__asan_unpoison_memory_region(f.stack, STACK);
+#endif
 #ifdef EMU_ASM_SWITCH
 	/* emu_switch's frame, read upwards from sp: r15, r14, r13, r12, rbx,
 	 * rbp (zeros), then the return address (entry) on a 16-byte boundary,
