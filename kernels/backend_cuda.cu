@@ -949,6 +949,25 @@ static __nv_bfloat16 *cc_fresh(struct opctx *c, const struct tensor *t, const vo
 	return cc_make(c, t, p, 0);
 }
 
+/* out (M,N) = op(a) (M,K) op(b) (K,N): the shapes agree, fit cuBLAS's
+ * int, and the dtypes are fp32 or bf16; ac, bc: a's and b's columns (their
+ * leading dimensions) */
+static void mm_dims(const char *op, const struct tensor *out, const struct tensor *a,
+		    const struct tensor *b, int ta, int tb, int64_t *M, int64_t *N, int64_t *K,
+		    int64_t *ac, int64_t *bc)
+{
+	*M = tensor_rows(out), *N = tensor_cols(out);
+	int64_t ar = tensor_rows(a), br = tensor_rows(b);
+	*ac = tensor_cols(a), *bc = tensor_cols(b);
+	*K = ta ? ar : *ac;
+	bk_check((ta ? *ac : ar) == *M && (tb ? br : *bc) == *N && (tb ? *bc : br) == *K, op);
+	bk_check(*M < INT32_MAX && *N < INT32_MAX && *K < INT32_MAX && *ac < INT32_MAX &&
+		 *bc < INT32_MAX, op);
+	bk_check((out->dtype == TD_F32 || out->dtype == TD_BF16) &&
+		 (a->dtype == TD_F32 || a->dtype == TD_BF16) &&
+		 (b->dtype == TD_F32 || b->dtype == TD_BF16), op);
+}
+
 /* Row-major out (M,N) = alpha op(a) op(b) + beta out, as the column-major
  * product out^T = op(b)^T op(a)^T (no data movement). */
 static void c_matmul(struct tensor *out, const struct tensor *a, const struct tensor *b, int ta,
@@ -956,15 +975,8 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 {
 	struct opctx c;
 	ctx_init(&c, "matmul");
-	int64_t M = tensor_rows(out), N = tensor_cols(out);
-	int64_t ar = tensor_rows(a), ac = tensor_cols(a), br = tensor_rows(b), bc = tensor_cols(b);
-	int64_t K = ta ? ar : ac;
-	bk_check((ta ? ac : ar) == M && (tb ? br : bc) == N && (tb ? bc : br) == K, c.op);
-	bk_check(M < INT32_MAX && N < INT32_MAX && K < INT32_MAX && ac < INT32_MAX &&
-		 bc < INT32_MAX, c.op);
-	bk_check((out->dtype == TD_F32 || out->dtype == TD_BF16) &&
-		 (a->dtype == TD_F32 || a->dtype == TD_BF16) &&
-		 (b->dtype == TD_F32 || b->dtype == TD_BF16), c.op);
+	int64_t M, N, K, ac, bc;
+	mm_dims(c.op, out, a, b, ta, tb, &M, &N, &K, &ac, &bc);
 	const void *pa = ctx_map(&c, a->data, tbytes(a), 0);
 	const void *pb = ctx_map(&c, b->data, tbytes(b), 0);
 	void *po = ctx_map(&c, out->data, tbytes(out), 1);
@@ -1028,15 +1040,8 @@ static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *co
 	}
 	struct opctx c;
 	ctx_init(&c, "matmul");
-	int64_t M = tensor_rows(out[0]), N = tensor_cols(out[0]);
-	int64_t ar = tensor_rows(a[0]), ac = tensor_cols(a[0]), br = tensor_rows(b[0]);
-	int64_t bc = tensor_cols(b[0]), K = ta ? ar : ac;
-	bk_check((ta ? ac : ar) == M && (tb ? br : bc) == N && (tb ? bc : br) == K, c.op);
-	bk_check(M < INT32_MAX && N < INT32_MAX && K < INT32_MAX && ac < INT32_MAX &&
-		 bc < INT32_MAX, c.op);
-	bk_check((out[0]->dtype == TD_F32 || out[0]->dtype == TD_BF16) &&
-		 (a[0]->dtype == TD_F32 || a[0]->dtype == TD_BF16) &&
-		 (b[0]->dtype == TD_F32 || b[0]->dtype == TD_BF16), c.op);
+	int64_t M, N, K, ac, bc;
+	mm_dims(c.op, out[0], a[0], b[0], ta, tb, &M, &N, &K, &ac, &bc);
 	const void *pa[MM_N_MAX], *pb[MM_N_MAX];
 	void *po[MM_N_MAX];
 	for (int i = 0; i < n; i++) {
@@ -1869,16 +1874,25 @@ static ve_src ve_rows_src(struct opctx *c, const struct tensor *table, const int
 	return s;
 }
 
+/* cuda_set_fuse_mix(0): the rows gathered into a scratch (N, C) ve, as
+ * the model gathered them (the caller frees it) */
+static struct tensor ve_gathered(const struct tensor *table, const int32_t *idx, int64_t N,
+				 int64_t C, int round_bf16)
+{
+	float *ve = (float *)cuda_scratch_alloc("ve_gate", (size_t)(N * C) * 4);
+	struct tensor tv = tensor_2d(ve, TD_F32, N, C);
+	c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
+	return tv;
+}
+
 static void c_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
 			       const struct tensor *table, const int32_t *idx, int round_bf16)
 {
 	int64_t N = tensor_rows(v), C = tensor_cols(v), H = tensor_cols(glog);
 	if (!g_cu.fuse_mix) {
-		float *ve = (float *)cuda_scratch_alloc("ve_gate_fwd", (size_t)(N * C) * 4);
-		struct tensor tv = tensor_2d(ve, TD_F32, N, C);
-		c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
+		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
 		c_ve_gate_fwd(v, glog, &tv);
-		cuda_scratch_free(ve, (size_t)(N * C) * 4);
+		cuda_scratch_free(tv.data, (size_t)(N * C) * 4);
 		return;
 	}
 	struct opctx c;
@@ -1894,11 +1908,9 @@ static void c_ve_gate_bwd_rows(struct tensor *dglog, struct tensor *dve, const s
 {
 	int64_t N = tensor_rows(dv), C = tensor_cols(dv), H = tensor_cols(glog);
 	if (!g_cu.fuse_mix) {
-		float *ve = (float *)cuda_scratch_alloc("ve_gate_bwd", (size_t)(N * C) * 4);
-		struct tensor tv = tensor_2d(ve, TD_F32, N, C);
-		c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
+		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
 		c_ve_gate_bwd(dglog, dve, dv, glog, &tv);
-		cuda_scratch_free(ve, (size_t)(N * C) * 4);
+		cuda_scratch_free(tv.data, (size_t)(N * C) * 4);
 		return;
 	}
 	struct opctx c;
