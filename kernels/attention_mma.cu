@@ -344,10 +344,22 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
 
 /* ---- a block's place ---- */
 
-/* A block of `rows` queries (blockIdx.x) of one (b, h) (blockIdx.y): its
- * first query q0, the (b, h) origin base of the (B,T,H,128) tensors (row
- * stride ld), and the key tiles of 64 its queries see: from kfirst, ntile
- * of them. */
+/* The query tile of a block whose work grows with its tile (the forward's
+ * and dQ's: a later tile sees more keys): the last first. A grid's blocks
+ * start in order of blockIdx.x within a (b, h), so the heaviest start first
+ * and the light ones fill the last wave, as FlashAttention-2 orders its
+ * forward (session 16, not yet run on a GPU; the dK, dV kernel's key tiles
+ * already start heaviest first). Each tile is still done by one block in
+ * the same way: the outputs are the same bits. */
+__device__ static inline int heavy_first(void)
+{
+	return (int)(gridDim.x - 1 - blockIdx.x);
+}
+
+/* A block of `rows` queries (tile heavy_first()) of one (b, h)
+ * (blockIdx.y): its first query q0, the (b, h) origin base of the
+ * (B,T,H,128) tensors (row stride ld), and the key tiles of 64 its
+ * queries see: from kfirst, ntile of them. */
 struct qblock {
 	int bh, q0, kfirst, ntile;
 	int64_t ld, base;
@@ -358,7 +370,7 @@ __device__ static inline qblock query_block(int rows, int T, int H, int64_t wind
 	qblock r;
 	r.bh = blockIdx.y;
 	const int b = r.bh / H, h = r.bh % H;
-	r.q0 = blockIdx.x * rows;
+	r.q0 = heavy_first() * rows;
 	r.ld = (int64_t)H * MM_D;
 	r.base = (int64_t)b * T * r.ld + (int64_t)h * MM_D;
 	const int qlast = min(r.q0 + rows, T) - 1;
@@ -835,7 +847,7 @@ k_attn_dq_ds_mma(float *dq, bf *dqb, const bf *dsg, const bf *k, int T, int H, i
 	const int bh = blockIdx.y, b = bh / H, h = bh % H, w = threadIdx.x >> 5;
 	const int lane = threadIdx.x & 31;
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int64_t i = blockIdx.x, wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
+	const int64_t i = heavy_first(), wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
 	const int ntile = (int)(i - jlo + 1);
 	const bf *S0 = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(i, wt)) * (DS_T * DS_T);
 	const bf *kb = k + base;
