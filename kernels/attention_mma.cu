@@ -50,15 +50,15 @@
  * the base-2 exponentials and the unmasked interior tiles (also run there:
  * the tests and the loss curve passed; a depth-8 training step's attention
  * forward went from 140 to 121 ms per two steps, the backward did not move).
- * 255 registers a thread in dK/dV, 234-236 in the others, no spills
- * (k_attn_dq_ds_mma: 128).
+ * 255 registers a thread in dK/dV, 226-242 in the others, no spills
+ * (k_attn_dq_ds_mma: 128; nvcc 13, sm_90a, session 16).
  * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run on
  * one; checked on the CPU by tests/emu): k_attn_fwd_mma2, the forward with
  * 32 rows a warp (FlashAttention-2's split for this head width), so that a
  * K or V fragment read from shared memory serves two mma row tiles; 255
- * registers and 8 bytes of spill stores (nvcc 13, sm_90a; 48 before session
+ * registers and 4 bytes of spill stores (nvcc 13, sm_90a; 48 before session
  * 12 rounded P to bf16 fragments before O += P V, so that the fp32 P dies
- * first); the backward stays mma's. Session 7's changes to all these
+ * first, 8 before session 16's heavy_first); the backward stays mma's. Session 7's changes to all these
  * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
  * are untimed.
  * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
@@ -344,19 +344,21 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
 
 /* ---- a block's place ---- */
 
-/* The query tile of a block whose work grows with its tile (the forward's
- * and dQ's: a later tile sees more keys): the last first. A grid's blocks
- * start in order of blockIdx.x within a (b, h), so the heaviest start first
- * and the light ones fill the last wave, as FlashAttention-2 orders its
- * forward (session 16, not yet run on a GPU; the dK, dV kernel's key tiles
- * already start heaviest first). Each tile is still done by one block in
- * the same way: the outputs are the same bits. */
-__device__ static inline int heavy_first(void)
+/* The query tile of `rows` rows of a block whose work grows with its tile
+ * (the forward's and dQ's: a later tile sees more keys): the last first.
+ * A grid's blocks start in order of blockIdx.x within a (b, h), so the
+ * heaviest start first and the light ones fill the last wave, as
+ * FlashAttention-2 orders its forward (session 16, not yet run on a GPU;
+ * the dK, dV kernel's key tiles already start heaviest first). Each tile is
+ * still done by one block in the same way: the outputs are the same bits.
+ * The launches make ceil(T / rows) blocks in x; counting from T rather than
+ * gridDim.x left k_attn_fwd_mma2 4 bytes of spill instead of 20. */
+__device__ static inline int heavy_first(int T, int rows)
 {
-	return (int)(gridDim.x - 1 - blockIdx.x);
+	return (T + rows - 1) / rows - 1 - (int)blockIdx.x;
 }
 
-/* A block of `rows` queries (tile heavy_first()) of one (b, h)
+/* A block of `rows` queries (tile heavy_first) of one (b, h)
  * (blockIdx.y): its first query q0, the (b, h) origin base of the
  * (B,T,H,128) tensors (row stride ld), and the key tiles of 64 its
  * queries see: from kfirst, ntile of them. */
@@ -370,7 +372,7 @@ __device__ static inline qblock query_block(int rows, int T, int H, int64_t wind
 	qblock r;
 	r.bh = blockIdx.y;
 	const int b = r.bh / H, h = r.bh % H;
-	r.q0 = heavy_first() * rows;
+	r.q0 = heavy_first(T, rows) * rows;
 	r.ld = (int64_t)H * MM_D;
 	r.base = (int64_t)b * T * r.ld + (int64_t)h * MM_D;
 	const int qlast = min(r.q0 + rows, T) - 1;
@@ -847,7 +849,7 @@ k_attn_dq_ds_mma(float *dq, bf *dqb, const bf *dsg, const bf *k, int T, int H, i
 	const int bh = blockIdx.y, b = bh / H, h = bh % H, w = threadIdx.x >> 5;
 	const int lane = threadIdx.x & 31;
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int64_t i = heavy_first(), wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
+	const int64_t i = heavy_first(T, MM_R), wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
 	const int ntile = (int)(i - jlo + 1);
 	const bf *S0 = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(i, wt)) * (DS_T * DS_T);
 	const bf *kb = k + base;
