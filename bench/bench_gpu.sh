@@ -29,9 +29,10 @@
 #                         mma (bf16 tensor cores through mma.sync, fp32
 #                         accumulation, the backend's default: the
 #                         comparison with PyTorch's bf16 attention), mma2
-#                         (its forward with 32 rows a warp), tc (the same
+#                         (its forward with 32 rows a warp), wg (its
+#                         forward through wgmma, Hopper), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("mma+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused")
+#   GPU_BENCH_ALT ("mma+async mma2 wg mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused")
 #                         supkit-only runs at the first depth after the
 #                         side-by-side ones (the likeliest gains first), each
 #                         ATTN or ATTN:PASS_ROWS, then +SWITCH for each of:
@@ -174,7 +175,7 @@ declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
 	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
 	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0
 	[unbatched]=SUPKIT_CUDA_BATCH=0)
-for alt in ${GPU_BENCH_ALT-mma+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused}; do
+for alt in ${GPU_BENCH_ALT-mma+async mma2 wg mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused}; do
 	IFS=+ read -r -a parts <<<"$alt"
 	item=${parts[0]} a_env=() known=1
 	for sw in "${parts[@]:1}"; do

@@ -21,7 +21,8 @@
  *
  * Left out: tensor cores here (scores and products run in fp32 on the CUDA
  * cores; kernels/attention_tc.cu (WMMA, mode 1) and attention_mma.cu
- * (mma.sync, mode 2) are the bf16 variants for D = 128), head widths above
+ * (mma.sync, modes 2 and 3; the forward on wgmma, mode 4) are the bf16
+ * variants for D = 128), head widths above
  * 128, dropout, non-causal masks.
  * Reference: Dao et al., FlashAttention (2022), Algorithms 1 and 2; Dao,
  * FlashAttention-2 (2023) section 3 (work split over query and key blocks);
@@ -371,6 +372,10 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
+	if (mode == 4 && D == 128) {
+		attn_fwd_wg_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
+		return;
+	}
 	dim3 g;
 	attn_grid("attn_fwd", B, T, H, D, &g);
 	size_t sm = (size_t)(AT_ROWS * D + AT_COLS * (D + 1) + AT_COLS * D + AT_PS) * sizeof(float);
@@ -413,7 +418,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const flo
 	else
 		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
 			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
-	if ((mode == 1 || mode == 2 || mode == 3) && D == 128) {   /* mma2: mma's backward */
+	if (mode >= 1 && mode <= 4 && D == 128) {   /* mma2, wg: mma's backward */
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else

@@ -61,8 +61,13 @@
  * first, 8 before session 16's heavy_first); the backward stays mma's. Session 7's changes to all these
  * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
  * are untimed.
- * Left out: head widths other than 128 (the fp32 kernels), wgmma/TMA
- * (Hopper-only asynchronous warpgroup MMA), one backward kernel with dQ
+ * SUPKIT_CUDA_ATTN=wg (session 16, written without a GPU, not yet run on
+ * one; checked on the CPU by tests/emu): k_attn_fwd_wg, the forward on
+ * Hopper's asynchronous warpgroup MMA (wgmma; its section below); the
+ * backward stays mma's.
+ * Left out: head widths other than 128 (the fp32 kernels), the backward on
+ * wgmma, TMA and warp specialisation (FlashAttention-3's producer and
+ * consumer warpgroups), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ reads the kept dS instead, a
  * second pass over 8 KiB a tile pair). The kept dS is written, not timed:
  * session 12 had no GPU.
@@ -106,6 +111,20 @@ __device__ static inline void ldsm4t(uint32_t *r, const bf *p) { emu_ldsm(r, p, 
 __device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 {
 	emu_mma(c, a, b0, b1);
+}
+__device__ static inline unsigned smem_addr(const void *p) { return emu_smem_addr(p); }
+__device__ static inline void wg_fence(void) { emu_wgmma_fence(); }
+__device__ static inline void wg_commit(void) { emu_wgmma_commit(); }
+template <int N> __device__ static inline void wg_wait(void) { emu_wgmma_wait(N); }
+__device__ static inline void proxy_fence(void) {}
+template <int N> __device__ static inline void acc_fence(float (*)[4]) {}
+__device__ static inline void wg_ss64(float (*d)[4], uint64_t da, uint64_t db, int scale_d)
+{
+	emu_wgmma(&d[0][0], 64, NULL, da, db, scale_d);
+}
+__device__ static inline void wg_rs128(float (*d)[4], const uint32_t *a, uint64_t db)
+{
+	emu_wgmma(&d[0][0], 128, a, 0, db, 1);
 }
 #else
 
@@ -159,6 +178,118 @@ __device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint
 		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
 		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* wgmma exists in the sm_90a code only (nvcc -arch=sm_90a also makes
+ * compute_90 PTX, where these trap; the backend refuses SUPKIT_CUDA_ATTN=wg
+ * on a device other than 9.0 at setup, so that PTX never runs them) */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_OK 1
+#else
+#define WG_OK 0
+#endif
+
+/* wgmma (sm_90a): the warpgroup's asynchronous MMA. wg_fence before the
+ * first of a batch (and after other code touched its registers), wg_commit
+ * after it, wg_wait<N> until at most N batches are in flight; acc_fence
+ * then keeps the compiler from reading the accumulators before the wait
+ * (the wgmma asm names them as written at issue). proxy_fence makes this
+ * thread's cp.async writes to shared memory visible to wgmma's reads. */
+__device__ static inline void wg_fence(void)
+{
+#if WG_OK
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+	__trap();
+#endif
+}
+
+__device__ static inline void wg_commit(void)
+{
+#if WG_OK
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#else
+	__trap();
+#endif
+}
+
+template <int N> __device__ static inline void wg_wait(void)
+{
+#if WG_OK
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#else
+	__trap();
+#endif
+}
+
+__device__ static inline void proxy_fence(void)
+{
+#if WG_OK
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#else
+	__trap();
+#endif
+}
+
+template <int N> __device__ static inline void acc_fence(float (*d)[4])
+{
+#pragma unroll
+	for (int j = 0; j < N; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			asm volatile("" : "+f"(d[j][e])::"memory");
+}
+
+/* d (64 x 64 of the warpgroup; this thread's 32 values as 8 C fragments)
+ * = A B (+ d if scale_d), A (64 x 16) and B^T (64 x 16) by descriptor */
+__device__ static inline void wg_ss64(float (*d)[4], uint64_t da, uint64_t db, int scale_d)
+{
+#if WG_OK
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+		     "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+		     : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+		       "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+		       "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+		       "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+		       "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+		       "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+		       "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+		       "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+		     : "l"(da), "l"(db), "r"(scale_d));
+#else
+	__trap();
+#endif
+}
+
+/* d (64 x 128; 16 C fragments) += A B, A (64 x 16) from registers (this
+ * warp's 16 rows as mma's A fragment), B^T (128 x 16) by descriptor */
+__device__ static inline void wg_rs128(float (*d)[4], const uint32_t *a, uint64_t db)
+{
+#if WG_OK
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+		     "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;\n}\n"
+		     : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+		       "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+		       "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+		       "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+		       "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+		       "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+		       "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+		       "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+		       "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+		       "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+		       "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+		       "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+		       "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+		       "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+		       "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+		       "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+#else
+	__trap();
+#endif
 }
 
 #endif
@@ -633,6 +764,183 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 	}
 }
 
+/* ---- forward on wgmma (SUPKIT_CUDA_ATTN=wg) ----
+ * k_attn_fwd_mma's block (64 queries, b, h; 4 warps of 16 rows: one
+ * warpgroup) with its two tile products on Hopper's asynchronous warpgroup
+ * MMA (wgmma, sm_90a) instead of mma.sync: S = Q K^T as 8 k steps of
+ * m64n64k16 with Q and K read by the tensor cores from shared memory (no
+ * ldmatrix, no Q fragments in registers), O += P V as 4 k steps of
+ * m64n128k16 with P from registers (the C-to-A repacking of mma's) and V^T
+ * from shared memory. The accumulators have mma's C layout (a warp's 16
+ * rows, 8 columns a fragment), so the online softmax, its end and the
+ * stores are k_attn_fwd_mma's. Tiles sit in shared memory K-major with the
+ * 128-byte swizzle (16-byte chunk c of row r of a 64-column atom at chunk
+ * c ^ (r % 8), atoms 1024-byte aligned): Q and K as two atoms of 64
+ * columns, V^T (head dimension x 64 keys) as one, from a transposed copy of
+ * v made first (k_attn_vt: (B, H, 128, Tp) bf16, Tp = T rounded up to 64,
+ * zeros past T), since wgmma reads a K-major B without the transposing
+ * layouts. Key tiles start at multiples of 64 (the transposed rows' 16-byte
+ * copies stay aligned): where the window is a multiple of 64 or covers T
+ * (the benchmark's), k_attn_fwd_mma's tiles, and on the emulator its
+ * results bit for bit (the emulator sums each k16 step as mma's); else one
+ * tile more at the start, partly hidden, so roundings can differ. Written
+ * without a GPU (session 16), checked on the CPU by tests/emu, whose wgmma
+ * implements this one layout from the PTX ISA's description (Matrix
+ * Descriptor Format; the 128-byte swizzle mode): not yet run on a GPU.
+ * Reference: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-
+ * Accumulate Instructions" (wgmma.mma_async, the descriptor, the register
+ * fragments of A and D, wgmma.fence / commit_group / wait_group, the async
+ * proxy); Shah et al., FlashAttention-3 (2024) for the use of wgmma. */
+#define WG_ATOM 8192    /* bytes of a 64-row x 64-column bf16 atom (128 bytes a row) */
+#define WG_VT 16384     /* bytes of a V^T tile: 128 rows (head dimension) x 64 keys */
+#define WG_SMEM (1024 + 2 * WG_ATOM + 2 * 2 * WG_ATOM + 2 * WG_VT)   /* Q, K x 2, V^T x 2 */
+
+/* the byte offset of 16-byte chunk cc (0..7) of row r in a swizzled atom */
+__device__ static inline int sw128(int r, int cc)
+{
+	return (r >> 3) * 1024 + (r & 7) * 128 + ((cc ^ (r & 7)) << 4);
+}
+
+/* The descriptor of a K-major, 128-byte-swizzled operand at p: start
+ * address / 16 (bits 0-13), leading byte offset 1 (unused by this
+ * layout), stride byte offset 1024 / 16 between 8-row groups (bits
+ * 32-45), base offset 0 (the atoms are 1024-byte aligned), layout type 1:
+ * the 128-byte swizzle (bits 62-63). p + 32 kk is the kk-th k step of 16
+ * bf16 values within an atom's 128-byte rows. */
+__device__ static inline uint64_t wg_desc(const void *p)
+{
+	return (uint64_t)((smem_addr(p) & 0x3ffff) >> 4) | (uint64_t)1 << 16 | (uint64_t)64 << 32 |
+	       (uint64_t)1 << 62;
+}
+
+/* rows [r0, r0 + 64) of a (B,T,H,128) bf16 tensor at src (its (b, h)
+ * origin, row stride ld) into two swizzled atoms at dst (columns 0-63,
+ * 64-127); rows past T are zero. Asynchronous. */
+__device__ static void wg_tile_load(unsigned char *dst, const bf *src, int64_t ld, int r0, int T)
+{
+#pragma unroll
+	for (int u = 0; u < MM_R * MM_D / 8 / MM_THREADS; u++) {
+		int e = threadIdx.x + u * MM_THREADS, r = e >> 4, c = e & 15, t = r0 + r;
+		bool ok = t < T;
+		cp16(dst + (c >> 3) * WG_ATOM + sw128(r, c & 7),
+		     ok ? src + (int64_t)t * ld + c * 8 : src, ok);
+	}
+}
+
+/* keys [s0, s0 + 64) (s0 a multiple of 64) of the 128 rows of a (b, h)'s
+ * V^T (row stride Tp) into a swizzled 128-row atom at dst. Asynchronous. */
+__device__ static void wg_vt_load(unsigned char *dst, const bf *vt, int64_t Tp, int s0)
+{
+#pragma unroll
+	for (int u = 0; u < MM_D * MM_R / 8 / MM_THREADS; u++) {
+		int e = threadIdx.x + u * MM_THREADS, d = e >> 3, cc = e & 7;
+		cp16(dst + sw128(d, cc), vt + (int64_t)d * Tp + s0 + cc * 8, true);
+	}
+}
+
+/* vt (B, H, 128, Tp) = v (B, T, H, 128) transposed per (b, h), zeros for
+ * keys T .. Tp - 1: a block per (64 keys, b, h), through shared memory. */
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_vt(bf *vt, const bf *v, int T, int H, int64_t Tp)
+{
+	DYN_SMEM(smraw);
+	bf *Vs = (bf *)smraw;   /* 64 keys x MM_LD */
+	const int bh = blockIdx.y, b = bh / H, h = bh % H, s0 = blockIdx.x * MM_R;
+	const int64_t ld = (int64_t)H * MM_D;
+	const bf *src = v + (int64_t)b * T * ld + (int64_t)h * MM_D;
+	for (int e = threadIdx.x; e < MM_R * MM_D / 8; e += MM_THREADS) {
+		int r = e >> 4, c = (e & 15) * 8, t = s0 + r;
+		uint4 x = { 0u, 0u, 0u, 0u };
+		if (t < T)
+			x = *(const uint4 *)(src + (int64_t)t * ld + c);
+		*(uint4 *)(Vs + r * MM_LD + c) = x;
+	}
+	__syncthreads();
+	bf *dst = vt + (int64_t)bh * MM_D * Tp + s0;
+	for (int e = threadIdx.x; e < MM_D * MM_R / 8; e += MM_THREADS) {
+		int d = e >> 3, k0 = (e & 7) * 8;
+		uint32_t w[4];
+		for (int i = 0; i < 4; i++) {
+			unsigned short lo = __bfloat16_as_ushort(Vs[(k0 + 2 * i) * MM_LD + d]);
+			unsigned short hi = __bfloat16_as_ushort(Vs[(k0 + 2 * i + 1) * MM_LD + d]);
+			w[i] = (uint32_t)lo | (uint32_t)hi << 16;
+		}
+		uint4 x = { w[0], w[1], w[2], w[3] };
+		*(uint4 *)(dst + (int64_t)d * Tp + k0) = x;
+	}
+}
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_fwd_wg(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *vt, int T,
+	      int H, int64_t window, float scale)
+{
+	DYN_SMEM(smraw);
+	/* the atoms 1024-byte aligned in the shared window (the swizzle's
+	 * pattern follows the address bits) */
+	unsigned char *sm = smraw + ((1024u - (smem_addr(smraw) & 1023u)) & 1023u);
+	unsigned char *Qs = sm, *Ks = Qs + 2 * WG_ATOM, *Vs = Ks + 2 * 2 * WG_ATOM;
+	const qblock qb = query_block(MM_R, T, H, window);
+	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst & ~(MM_R - 1);
+	const int ntile = (min(q0 + MM_R, T) - 1 - kfirst) / MM_R + 1;
+	const int64_t ld = qb.ld, base = qb.base, Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const bf *vtb = vt + (int64_t)bh * MM_D * Tp;
+	const int w = threadIdx.x >> 5;
+	const float sl2 = scale * LOG2E;
+
+	wg_tile_load(Qs, q + base, ld, q0, T);
+	wg_tile_load(Ks, k + base, ld, kfirst, T);
+	wg_vt_load(Vs, vtb, Tp, kfirst);
+	cp_commit();
+	float o[16][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f };
+	zero_frags<16>(o);
+	const int t0 = q0 + w * 16;   /* this warp's first row */
+	for (int it = 0; it < ntile; it++) {
+		const int s0 = kfirst + it * MM_R, cur = it & 1;
+		const unsigned char *Kc = Ks + cur * 2 * WG_ATOM, *Vc = Vs + cur * WG_VT;
+		if (it + 1 < ntile) {   /* the next tile flies */
+			wg_tile_load(Ks + (cur ^ 1) * 2 * WG_ATOM, k + base, ld, s0 + MM_R, T);
+			wg_vt_load(Vs + (cur ^ 1) * WG_VT, vtb, Tp, s0 + MM_R);
+			cp_commit();
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		proxy_fence();
+		__syncthreads();
+		float s[8][4];
+		zero_frags<8>(s);
+		wg_fence();
+#pragma unroll
+		for (int kk = 0; kk < 8; kk++) {
+			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
+			wg_ss64(s, wg_desc(Qs + off), wg_desc(Kc + off), kk > 0);
+		}
+		wg_commit();
+		wg_wait<0>();
+		acc_fence<8>(s);
+		softmax_tile(s, m, l, o, all_vis(t0, t0 + 15, s0, s0 + MM_R - 1, T, window), t0, s0, T,
+			     window, sl2);
+		uint32_t pa[4][4];
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++) {
+			pa[kk][0] = pack(s[2 * kk][0], s[2 * kk][1]);
+			pa[kk][1] = pack(s[2 * kk][2], s[2 * kk][3]);
+			pa[kk][2] = pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+			pa[kk][3] = pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+		}
+		wg_fence();   /* o was rescaled, pa written */
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++)
+			wg_rs128(o, pa[kk], wg_desc(Vc + kk * 32));
+		wg_commit();
+		wg_wait<0>();
+		acc_fence<16>(o);
+		__syncthreads();   /* every warp is done with this buffer before it is refilled */
+	}
+	softmax_end(lse + (int64_t)bh * T, o, m, l, t0, T, sl2);
+	store_rows(y ? y + base : NULL, yb ? yb + base : NULL, o, 1.f, ld, t0, T);
+}
+
 /* ---- the backward's kept dS (SUPKIT_CUDA_ATTN_DS=1, the default) ----
  * k_attn_dkdv_mma forms dS^T for every (key tile, query tile) pair it
  * visits. Given a buffer (dsg), it also stores the bf16 dS^T it multiplies
@@ -960,6 +1268,31 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 {
 	fwd_run(k_attn_fwd_mma2, M2_R, (size_t)6 * MM_TILE * sizeof(bf), y, yb, lse, q, k, v, B, T,
 		H, D, window, scale, qkvb);
+}
+
+void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			const void *const *qkvb)
+{
+	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
+	int64_t n = (int64_t)B * T * H * D, Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const float *src[3] = { q, k, v };
+	size_t nb = 0;
+	bf *cp = qkvb ? NULL : mm_cast("attn_fwd", src, 3, n, &nb);   /* else the caller's */
+	const bf *g[3];
+	qkv_of(g, qkvb, cp, n);
+	cudaStream_t st = cuda_stream();
+	size_t nvt = (size_t)B * H * MM_D * (size_t)Tp * sizeof(bf);
+	bf *vt = (bf *)cuda_scratch_alloc("attn_fwd", nvt);
+	dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
+	k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(vt, g[2], T, H, Tp);
+	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_wg,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
+	k_attn_fwd_wg<<<gr, MM_THREADS, WG_SMEM, st>>>(y, (bf *)yb, lse, g[0], g[1], vt, T, H,
+						       window, scale);
+	CUDA_CK("attn_fwd", cudaGetLastError());
+	cuda_scratch_free(vt, nvt);
+	cuda_scratch_free(cp, nb);
 }
 
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,

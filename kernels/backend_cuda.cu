@@ -213,7 +213,7 @@ static void dev_sample(void)
 
 /* The modes' names, as the environment variables and gpu_bench spell them,
  * in enum order. */
-static const char *const attn_names[] = { "f32", "tc", "mma", "mma2" };
+static const char *const attn_names[] = { "f32", "tc", "mma", "mma2", "wg" };
 static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
 static const char *const onoff_names[] = { "0", "1" };
 
@@ -226,6 +226,21 @@ static int env_mode(const char *var, const char *const *names, int n, int dflt)
 		if (strcmp(v, names[i]) == 0)
 			return i;
 	return dflt;
+}
+
+/* The wgmma attention runs on compute capability 9.0 only (its sm_90a code;
+ * elsewhere the kernels would trap): abort at setup with a clear message. */
+static void wg_check(enum cuda_attn_mode mode)
+{
+	cudaDeviceProp pr;
+	if (mode != CUDA_ATTN_WG)
+		return;
+	CUDA_CK("init", cudaGetDeviceProperties(&pr, 0));
+	if (pr.major != 9 || pr.minor != 0) {
+		fprintf(stderr, "backend_cuda: SUPKIT_CUDA_ATTN=wg needs a compute capability 9.0 "
+				"device (Hopper: wgmma), not %d.%d\n", pr.major, pr.minor);
+		abort();
+	}
 }
 
 static void cuda_init(void)
@@ -246,7 +261,8 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
-	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 4, CUDA_ATTN_MMA);
+	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 5, CUDA_ATTN_MMA);
+	wg_check(g_cu.attn);
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
@@ -429,6 +445,7 @@ extern "C" void cuda_set_matmul_mode(enum cuda_mm_mode mode)
 extern "C" void cuda_set_attn_mode(enum cuda_attn_mode mode)
 {
 	cuda_init();
+	wg_check(mode);
 	g_cu.attn = mode;
 }
 
@@ -446,7 +463,7 @@ extern "C" enum cuda_mm_mode cuda_get_matmul_mode(void)
 
 extern "C" const char *cuda_attn_mode_name(enum cuda_attn_mode m)
 {
-	return (unsigned)m < 4 ? attn_names[m] : "?";
+	return (unsigned)m < sizeof attn_names / sizeof *attn_names ? attn_names[m] : "?";
 }
 
 extern "C" const char *cuda_matmul_mode_name(enum cuda_mm_mode m)
@@ -1441,7 +1458,7 @@ static int attn_b16(const char *op, const struct tensor *q, const struct tensor 
 	if (n != 4)
 		bk_fail(op, "q, k, v and y must be all bf16 or all fp32");
 	if (!attn_has_cast((int)g_cu.attn, D))
-		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma or mma2) "
+		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma, mma2 or wg) "
 			    "and head width 128");
 	return 1;
 }

@@ -129,7 +129,7 @@ void cuda_set_batch(int on);
 int cuda_get_attn_ds(void);
 
 /* Attention kernels for head width 128 (other widths always use the fp32
- * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2 or f32)
+ * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2, wg or f32)
  * sets the mode at initialisation. */
 enum cuda_attn_mode {
 	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
@@ -138,14 +138,17 @@ enum cuda_attn_mode {
 	CUDA_ATTN_MMA,  /* bf16 tensor cores through mma.sync with register-
 	                   resident tiles, fp32 accumulation, the same rounding
 	                   points (default; kernels/attention_mma.cu) */
-	CUDA_ATTN_MMA2  /* the same with a forward of 32 query rows a warp
+	CUDA_ATTN_MMA2, /* the same with a forward of 32 query rows a warp
 	                   (128 a block; the backward is mma's): not yet run on
 	                   a GPU */
+	CUDA_ATTN_WG    /* mma's with a forward on Hopper's warpgroup MMA
+	                   (wgmma; compute capability 9.0 only, else the
+	                   backend aborts at setup): not yet run on a GPU */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
 /* The modes in force (after the environment variables) and their names as
- * those variables spell them: "f32", "tc", "mma", "mma2"; "bf16", "f32",
+ * those variables spell them: "f32", "tc", "mma", "mma2", "wg"; "bf16", "f32",
  * "fast16bf". */
 enum cuda_attn_mode cuda_get_attn_mode(void);
 enum cuda_mm_mode cuda_get_matmul_mode(void);

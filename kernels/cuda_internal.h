@@ -59,8 +59,9 @@ void cuda_cast_bf16(void *o, const float *x, int64_t n);
  * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. mode
  * (enum cuda_attn_mode) picks the kernels for D = 128: 1 the WMMA ones of
  * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu,
- * 3 those with the 32-rows-a-warp forward (all bf16 inputs, fp32
- * accumulation); 0, and every other D, the fp32 kernels. */
+ * 3 those with the 32-rows-a-warp forward, 4 those with the wgmma forward
+ * (all bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
+ * kernels. */
 #define ATTN_MAX_D 128
 
 /* Key s is visible from query t (causal, at most `window` back). */
@@ -80,7 +81,7 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 	}
 	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
 }
-/* ob (forward): NULL, or (modes 2 and 3 at D = 128 only: attn_has_cast) a
+/* ob (forward): NULL, or (modes 2, 3 and 4 at D = 128 only: attn_has_cast) a
  * buffer that gets y's values rounded to bf16 as well; gb (backward): dq's,
  * dk's and dv's such buffers, each NULL or one (attn_has_cast modes only;
  * dq's and dk's only with bf16 q, k, v), beside the fp32 output or, where
@@ -102,7 +103,7 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const flo
 		     float scale, int mode, const void *const *qkvb, int keep_ds);
 static inline int attn_has_cast(int mode, int D)
 {
-	return (mode == 2 || mode == 3) && D == 128;
+	return (mode == 2 || mode == 3 || mode == 4) && D == 128;
 }
 /* kernels/attention_tc.cu and attention_mma.cu, D = 128 only; Dd (B,H,T) =
  * rowsum(dy * y). */
@@ -115,6 +116,9 @@ void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const f
 			 const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			 const void *const *qkvb);
 void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
+			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
+			  const void *const *qkvb);
+void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const float *k,
 			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			  const void *const *qkvb);
 /* keep_ds: dQ from the dS tiles the dK/dV kernel keeps (one tile product

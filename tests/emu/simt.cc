@@ -30,7 +30,7 @@ uint64_t emu_collectives;
 namespace {
 
 enum { RUN, WAIT, DONE };
-enum { C_NONE, C_SYNC, C_SHFL, C_SHFL64, C_SYNCWARP, C_LDSM, C_MMA, C_WMMA };
+enum { C_NONE, C_SYNC, C_SHFL, C_SHFL64, C_SYNCWARP, C_LDSM, C_MMA, C_WMMA, C_WGMMA };
 
 const size_t STACK = 64 * 1024;   /* 4x what the kernels ran in under ASan (16 KiB) */
 
@@ -55,6 +55,10 @@ struct warp {
 	uint32_t out[32][4];
 	float fout[32][4];
 	const void *frag[32][4];   /* C_WMMA: each lane's d, a, b, c fragments */
+	float *wd[32];             /* C_WGMMA: each lane's accumulators */
+	uint64_t wdesc[32][2];     /* C_WGMMA: each lane's descriptors of A (or 0) and B */
+	float c2[32][64];          /* C_WGMMA: each lane's accumulators at issue */
+	int wn[32], wscale[32];    /* C_WGMMA: each lane's N and scale-d */
 };
 
 #ifdef EMU_ASM_SWITCH
@@ -95,6 +99,25 @@ struct cpthread {
 	unsigned groups;   /* committed so far */
 };
 std::vector<cpthread> g_cp;
+
+/* wgmma.mma_async in flight: per thread, the accumulator values each
+ * wgmma computed at issue, written to the thread's registers (the kernel's
+ * variables) at its wgmma.wait_group that covers their group, the latest
+ * moment PTX allows, so that a kernel reading its accumulators before the
+ * wait reads old values. A later wgmma on the same accumulators before
+ * that (a k loop) starts from the pending values, as the hardware chains
+ * them. */
+struct wgpend {
+	float *d;
+	int cnt;
+	float v[64];
+	unsigned group;   /* 0: not committed yet */
+};
+struct wgthread {
+	std::vector<wgpend> flying;
+	unsigned groups;
+};
+std::vector<wgthread> g_wg;
 
 /* The tile pipelines' race check (EMU_RACECHECK=1, the default): per 16
  * bytes of shared memory, which warps read them by ldmatrix in which
@@ -161,6 +184,11 @@ void cp_reset(unsigned threads)
 	g_epoch = 0;
 	g_cp.resize(threads);
 	for (cpthread &t : g_cp) {
+		t.flying.clear();
+		t.groups = 0;
+	}
+	g_wg.resize(threads);
+	for (wgthread &t : g_wg) {
 		t.flying.clear();
 		t.groups = 0;
 	}
@@ -623,6 +651,32 @@ void emu_cp_wait(int n)
 	t.flying.resize(keep);
 }
 
+namespace {
+/* The race check of a tile read by the running warp (ldmatrix, wgmma) of
+ * the 16 bytes at a: none in flight, none landed since the last barrier. */
+void tile_read(const unsigned char *a, const char *who)
+{
+	if (!racecheck())
+		return;
+	gran &g = gran_at(a);
+	char msg[160];
+	if (g.pending) {
+		snprintf(msg, sizeof msg, "cp.async race: %s reads shared memory a cp.async copy "
+					  "has not landed in (no cp.async.wait_group for it)", who);
+		die(msg);
+	}
+	if (g.land_epoch == g_epoch) {
+		snprintf(msg, sizeof msg, "cp.async race: %s reads shared memory a cp.async copy "
+					  "landed in since the last __syncthreads (none after the wait)", who);
+		die(msg);
+	}
+	if (g.read_epoch != g_epoch)
+		g.read_warps = 0;
+	g.read_epoch = g_epoch;
+	g.read_warps |= 1u << (g_cur / 32);
+}
+} // namespace
+
 void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 {
 	int lane = g_cur & 31;
@@ -634,19 +688,7 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans)
 		for (int i = 0; i < 8 * n; i++) {
 			const unsigned char *a = smem16(w.addr[i], "ldmatrix row address outside "
 							       "shared memory or not 16-byte aligned");
-			if (!racecheck())
-				continue;
-			gran &g = gran_at(a);
-			if (g.pending)
-				die("cp.async race: ldmatrix reads shared memory a cp.async copy has "
-				    "not landed in (no cp.async.wait_group for it)");
-			if (g.land_epoch == g_epoch)
-				die("cp.async race: ldmatrix reads shared memory a cp.async copy "
-				    "landed in since the last __syncthreads (none after the wait)");
-			if (g.read_epoch != g_epoch)
-				g.read_warps = 0;
-			g.read_epoch = g_epoch;
-			g.read_warps |= 1u << (g_cur / 32);
+			tile_read(a, "ldmatrix");
 		}
 		for (int i = 0; i < 32; i++)
 			for (int j = 0; j < n; j++) {
@@ -737,6 +779,158 @@ void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const fl
 			((float *)w.frag[i / 8][0])[i % 8] = D[i];
 		release();
 	}
+}
+
+unsigned emu_smem_addr(const void *p)
+{
+	const unsigned char *a = (const unsigned char *)p;
+	if (a < emu_smem || a > emu_smem + EMU_SMEM)
+		die("a shared-memory address outside shared memory");
+	return (unsigned)(a - emu_smem);
+}
+
+namespace {
+/* Element (row, k) of the k16 slice a wgmma descriptor gives: K-major,
+ * 128-byte swizzle (layout type 1, bits 62-63), 8-row groups 1024 bytes
+ * apart (stride byte offset 64 x 16, bits 32-45), start address (bits
+ * 0-13, x 16) inside a 1024-byte-aligned swizzle atom at a 32-byte k step
+ * (base offset 0, bits 49-51): logical byte L = start + 1024 (row / 8) +
+ * 128 (row % 8) + 2 k, stored at L ^ (((L >> 7) & 7) << 4) (16-byte chunk
+ * c of an atom's row r at chunk c ^ r). The other layouts are not
+ * emulated (abort). */
+const unsigned char *wg_elem(uint64_t desc, int row, int k)
+{
+	if ((desc >> 62) != 1 || ((desc >> 32) & 0x3fff) != 64 || ((desc >> 49) & 7) != 0)
+		die("wgmma descriptor: only K-major 128-byte swizzle with 1024-byte row groups is "
+		    "emulated");
+	unsigned start = (unsigned)(desc & 0x3fff) << 4;
+	if ((start & 0x380) != 0 || (start & 31) != 0)
+		die("wgmma descriptor: start address not a 32-byte k step of a 1024-byte-aligned "
+		    "swizzle atom");
+	unsigned L = start + 1024u * (unsigned)(row >> 3) + 128u * (unsigned)(row & 7) +
+		     2u * (unsigned)k;
+	unsigned P = L ^ (((L >> 7) & 7u) << 4);
+	if (P + 2 > EMU_SMEM)
+		die("wgmma operand outside shared memory");
+	return emu_smem + P;
+}
+
+float wg_get(uint64_t desc, int row, int k)
+{
+	__nv_bfloat16 b;
+	memcpy(&b.x, wg_elem(desc, row, k), 2);
+	return __bfloat162float(b);
+}
+
+/* the accumulators' values d of this thread as its next wgmma starts from
+ * them: the latest pending result for d, else d's own */
+const float *wg_current(float *d)
+{
+	wgthread &t = g_wg[(size_t)g_cur];
+	for (size_t i = t.flying.size(); i-- > 0;)
+		if (t.flying[i].d == d)
+			return t.flying[i].v;
+	return d;
+}
+} // namespace
+
+void emu_wgmma(float *d, int n, const uint32_t *a, uint64_t da, uint64_t db, int scale_d)
+{
+	int lane = g_cur & 31;
+	warp &w = g_w[g_cur / 32];
+	if (blockDim.x % 128 != 0)
+		die("wgmma in a block that is not whole warpgroups");
+	if (n % 8 != 0 || n < 8 || n > 128)
+		die("wgmma: N not a multiple of 8 in 8 .. 128");
+	w.wd[lane] = d;
+	w.wdesc[lane][0] = a ? 0 : da;
+	w.wdesc[lane][1] = db;
+	w.wn[lane] = n;
+	w.wscale[lane] = scale_d;
+	const float *cur = wg_current(d);
+	for (int e = 0; e < n / 2; e++)
+		w.c2[lane][e] = cur[e];
+	for (int k = 0; k < 4; k++)
+		w.in[lane][k] = a ? a[k] : 0;
+	if (arrive(C_WGMMA)) {
+		for (int i = 1; i < 32; i++)
+			if (w.wdesc[i][0] != w.wdesc[0][0] || w.wdesc[i][1] != w.wdesc[0][1] ||
+			    w.wn[i] != n || w.wscale[i] != scale_d)
+				die("wgmma: lanes of a warp give different descriptors, N or scale-d");
+		/* this warp's 16 rows of the warpgroup's 64: rows 16 (warp % 4) .. */
+		const int r0 = 16 * ((g_cur / 32) & 3);
+		float A[16][16], B[16][128];
+		for (int i = 0; i < 32; i++) {
+			int g = i >> 2, t = i & 3;
+			const uint32_t *f = w.in[i];
+			if (w.wdesc[0][0]) {
+				if (i < 16)
+					for (int k = 0; k < 16; k++)
+						A[i][k] = wg_get(w.wdesc[0][0], r0 + i, k);
+				continue;
+			}
+			A[g][2 * t] = bf_lo(f[0]), A[g][2 * t + 1] = bf_hi(f[0]);
+			A[g + 8][2 * t] = bf_lo(f[1]), A[g + 8][2 * t + 1] = bf_hi(f[1]);
+			A[g][2 * t + 8] = bf_lo(f[2]), A[g][2 * t + 9] = bf_hi(f[2]);
+			A[g + 8][2 * t + 8] = bf_lo(f[3]), A[g + 8][2 * t + 9] = bf_hi(f[3]);
+		}
+		/* B (16 x N, k x n) is the N x 16 K-major slice: element (k, n) = row n */
+		for (int nn = 0; nn < n; nn++)
+			for (int k = 0; k < 16; k++) {
+				if (k % 8 == 0)   /* k .. k + 7: one 16-byte chunk */
+					tile_read(wg_elem(db, nn, k), "wgmma");
+				B[k][nn] = wg_get(db, nn, k);
+			}
+		if (w.wdesc[0][0])
+			for (int r = 0; r < 16; r++)
+				for (int k = 0; k < 16; k += 8)
+					tile_read(wg_elem(w.wdesc[0][0], r0 + r, k), "wgmma");
+		/* D = A B (+ C): lane (g, t)'s values 4 j + e are (row g + 8 (e / 2),
+		 * column 8 j + 2 t + e % 2), as mma's C fragments, one an 8-column block */
+		for (int i = 0; i < 32; i++) {
+			int g = i >> 2, t = i & 3;
+			wgthread &th = g_wg[(size_t)(g_cur / 32 * 32 + i)];
+			wgpend pd;
+			pd.d = w.wd[i];
+			pd.cnt = n / 2;
+			pd.group = 0;
+			for (int j = 0; j < n / 8; j++)
+				for (int e = 0; e < 4; e++) {
+					int r = g + 8 * (e >> 1), col = 8 * j + 2 * t + (e & 1);
+					double acc = scale_d ? w.c2[i][4 * j + e] : 0.0;
+					for (int k = 0; k < 16; k++)
+						acc += (double)A[r][k] * B[k][col];
+					pd.v[4 * j + e] = (float)acc;
+				}
+			th.flying.push_back(pd);
+		}
+		release();
+	}
+}
+
+void emu_wgmma_fence(void) {}
+
+void emu_wgmma_commit(void)
+{
+	wgthread &t = g_wg[(size_t)g_cur];
+	t.groups++;
+	for (wgpend &p : t.flying)
+		if (!p.group)
+			p.group = t.groups;
+}
+
+void emu_wgmma_wait(int n)
+{
+	wgthread &t = g_wg[(size_t)g_cur];
+	size_t keep = 0;
+	for (size_t i = 0; i < t.flying.size(); i++) {
+		const wgpend &p = t.flying[i];
+		if (p.group && p.group + (unsigned)n <= t.groups)
+			memcpy(p.d, p.v, (size_t)p.cnt * sizeof(float));
+		else
+			t.flying[keep++] = p;
+	}
+	t.flying.resize(keep);
 }
 
 static void check_launch(int threads, size_t smem)

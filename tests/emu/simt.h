@@ -186,6 +186,24 @@ void emu_ldsm(uint32_t *r, const void *p, int n, bool trans);
 /* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, c += a b */
 void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1);
 
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 (sm_90a) of the
+ * running warp's 16 rows of its warpgroup's 64 (rows 16 (warp % 4) ..):
+ * d (N / 2 values a lane, mma's C layout an 8-column block at a time) =
+ * A B + (scale_d ? d : 0), A from the lane's registers a (mma's A
+ * fragment layout) or, a NULL, from shared memory by descriptor da, B from
+ * shared memory by descriptor db (both K-major with the 128-byte swizzle:
+ * the only layout emulated); the sum of 16 exact products and the
+ * accumulator in fp64, rounded once, as emu_mma. The result reaches d at
+ * the thread's emu_wgmma_wait that covers its group (emu_wgmma_commit),
+ * not before; the fence is a no-op. Shared memory reads go through the
+ * race check as ldmatrix's do. */
+void emu_wgmma(float *d, int n, const uint32_t *a, uint64_t da, uint64_t db, int scale_d);
+void emu_wgmma_fence(void);
+void emu_wgmma_commit(void);
+void emu_wgmma_wait(int n);
+/* p's offset in shared memory (the emulator's __cvta_generic_to_shared) */
+unsigned emu_smem_addr(const void *p);
+
 /* wmma::mma_sync on 16 x 16 x 16 tiles: each lane holds 8 entries of each
  * tile (lane l: row-major entries 8l .. 8l + 7; tests/emu/shim/mma.h), d =
  * a b + c (d may be c) */

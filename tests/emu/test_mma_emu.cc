@@ -17,7 +17,10 @@
  * forward against mma's, element by element where the window is a multiple
  * of 64 or covers T (the same tiles, the same operations in the same order;
  * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
- * twice gives the same bits. What the emulator cannot show: timing, the
+ * twice gives the same bits. The same for the wgmma forward (wg; with its
+ * transposed copy of v checked entry by entry), against the emulator's
+ * wgmma (tests/emu/simt.h: the K-major 128-byte-swizzle layout only). What
+ * the emulator cannot show: timing, the
  * hardware's own fp32 summation order inside mma, races between warps
  * through plain shared-memory loads and stores (fibers run one at a time).
  * Each cp.async copy lands in shared memory at its thread's wait_group,
@@ -50,6 +53,7 @@ struct run {
 	std::vector<float> dqs;
 	std::vector<bf> dqsb;   /* its bf16 copy */
 	size_t ds_kdiff = 0, ds_unwritten = 0, ds_guard = 0;
+	size_t vt_bad = 0;   /* wg: entries of k_attn_vt's v^T that are not v's */
 };
 
 const uint16_t NAN_BF = 0x7fc1;   /* the dS buffer's fill: a NaN no kernel makes */
@@ -70,10 +74,14 @@ std::vector<float> rounded(const std::vector<float> &x)
 	return r;
 }
 
-/* The forward (mma2: the 128-row one) and, with bwd, the backward of the
- * kernels on the emulator, as attn_fwd_mma_launch / attn_bwd_mma_launch
- * would run them. */
-run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<float> &k,
+/* The forwards: mma's, mma2's (128 rows a block), wg's (wgmma) */
+enum { FWD_MMA, FWD_MMA2, FWD_WG };
+const char *const FWD_NAME[] = { "mma", "mma2", "wg" };
+
+/* The forward fwd and, with bwd, the backward of the kernels on the
+ * emulator, as attn_fwd_mma_launch (attn_fwd_mma2_launch,
+ * attn_fwd_wg_launch) and attn_bwd_mma_launch would run them. */
+run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<float> &k,
 	    const std::vector<float> &v, const std::vector<float> &dy, int B, int T, int H,
 	    int64_t window, float scale)
 {
@@ -89,14 +97,33 @@ run emulate(bool mma2, bool bwd, const std::vector<float> &q, const std::vector<
 	float *y = r.y.data(), *lse = r.lse.data();
 	bf *yb = r.yb.data();
 	const bf *pq = bq.data(), *pk = bk.data(), *pv = bv.data(), *pdy = bdy.data();
-	int rows = mma2 ? M2_R : MM_R;
+	int rows = fwd == FWD_MMA2 ? M2_R : MM_R;
 	dim3 gr((unsigned)((T + rows - 1) / rows), (unsigned)(B * H));
-	if (mma2)
+	if (fwd == FWD_MMA2) {
 		emu_launch(gr, MM_THREADS, 6 * MM_TILE * sizeof(bf),
 			   [&] { k_attn_fwd_mma2(y, yb, lse, pq, pk, pv, T, H, window, scale); });
-	else
+	} else if (fwd == FWD_WG) {
+		/* v^T first (NaN where k_attn_vt writes nothing, so a key the
+		 * kernel reads unwritten shows) */
+		int64_t Tp = (T + MM_R - 1) / MM_R * MM_R;
+		std::vector<bf> vt((size_t)B * H * MM_D * Tp, __float2bfloat16_rn(NAN));
+		bf *pvt = vt.data();
+		emu_launch(dim3((unsigned)(Tp / MM_R), (unsigned)(B * H)), MM_THREADS,
+			   MM_TILE * sizeof(bf), [&] { k_attn_vt(pvt, pv, T, H, Tp); });
+		for (int bh = 0; bh < B * H; bh++)   /* the transpose itself */
+			for (int d = 0; d < MM_D; d++)
+				for (int64_t t = 0; t < Tp; t++) {
+					const bf x = vt[((size_t)bh * MM_D + d) * Tp + t];
+					const bf e = t < T ? pv[(((size_t)(bh / H) * T + t) * H + bh % H) * MM_D + d]
+							   : __float2bfloat16_rn(0.f);
+					r.vt_bad += x.x != e.x;
+				}
+		emu_launch(gr, MM_THREADS, WG_SMEM,
+			   [&] { k_attn_fwd_wg(y, yb, lse, pq, pk, pvt, T, H, window, scale); });
+	} else {
 		emu_launch(gr, MM_THREADS, 5 * MM_TILE * sizeof(bf),
 			   [&] { k_attn_fwd_mma(y, yb, lse, pq, pk, pv, T, H, window, scale); });
+	}
 	if (!bwd)
 		return r;
 	std::vector<float> Dd(nl);
@@ -168,14 +195,14 @@ std::vector<double> widen(const std::vector<float> &x)
 
 /* One shape: the emulated kernels against the CPU backend in fp64 on the
  * same bf16-rounded inputs. */
-void against_cpu(bool mma2, int B, int T, int H, int64_t window)
+void against_cpu(int fwd, int B, int T, int H, int64_t window)
 {
 	const int D = MM_D;
 	size_t n = (size_t)B * T * H * D, nl = (size_t)B * H * T;
 	std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 	std::vector<float> dy = normals(&RG, n, 1);
 	double sc = 1.0 / sqrt((double)D);
-	run g = emulate(mma2, !mma2, q, k, v, dy, B, T, H, window, (float)sc);
+	run g = emulate(fwd, fwd == FWD_MMA, q, k, v, dy, B, T, H, window, (float)sc);
 	/* fp64 CPU reference on the rounded values */
 	std::vector<double> hq(n), hk(n), hv(n), hdy(n), hy(n), hl(nl), hdq(n), hdk(n), hdv(n);
 	std::vector<float> rq = rounded(q), rk = rounded(k), rv = rounded(v), rdy = rounded(dy);
@@ -193,14 +220,15 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 	double ey = rel_fro(g.y, hy), el = 0;
 	for (size_t i = 0; i < nl; i++)
 		el = std::max(el, fabs((double)g.lse[i] - hl[i]));
-	printf("  %s B%d T%d H%d window %lld: y %.2e, lse %.2e", mma2 ? "mma2" : "mma ", B, T, H,
+	printf("  %-4s B%d T%d H%d window %lld: y %.2e, lse %.2e", FWD_NAME[fwd], B, T, H,
 	       (long long)window, ey, el);
 	CHECKF(ey <= 1e-2 && el <= 1e-3, "%s T %d window %lld: y error %.3g, lse error %.3g",
-	       mma2 ? "mma2" : "mma", T, (long long)window, ey, el);
+	       FWD_NAME[fwd], T, (long long)window, ey, el);
+	CHECKF(g.vt_bad == 0, "k_attn_vt: %zu entries of v^T are not v's (or 0 past T)", g.vt_bad);
 	/* the bf16 copy of y the backend keeps for proj's GEMMs: y rounded */
 	CHECKF(cast_misses(g.y, g.yb) == 0, "y's bf16 copy: %zu entries are not y rounded",
 	       cast_misses(g.y, g.yb));
-	if (!mma2) {
+	if (fwd == FWD_MMA) {
 		/* the kernels' D: rowsum(dy * y) of their own forward */
 		cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
 		double e[3] = { rel_fro(g.dq, hdq), rel_fro(g.dk, hdk), rel_fro(g.dv, hdv) };
@@ -260,7 +288,7 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 		       "keeping dS: %zu of dk/dv/dv's copy changed, %zu slot entries unwritten, %zu "
 		       "written past the buffer", g.ds_kdiff, g.ds_unwritten, g.ds_guard);
 		/* bitwise reproducible */
-		run g2 = emulate(false, true, q, k, v, dy, B, T, H, window, (float)sc);
+		run g2 = emulate(FWD_MMA, true, q, k, v, dy, B, T, H, window, (float)sc);
 		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
 		      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
 		      memcmp(g.dqs.data(), g2.dqs.data(), n * 4) == 0 &&
@@ -269,31 +297,20 @@ void against_cpu(bool mma2, int B, int T, int H, int64_t window)
 	printf("\n");
 }
 
-void cases(bool mma2)
+void cases(int fwd)
 {
-	against_cpu(mma2, 1, 150, 1, 64);
-	against_cpu(mma2, 1, 200, 2, 17);       /* window not tile-aligned, two heads */
-	against_cpu(mma2, 2, 130, 1, INT64_MAX); /* no window: clamped to T */
-	against_cpu(mma2, 1, 70, 1, 0);
-	against_cpu(mma2, 1, 300, 1, 150);      /* several tiles each way, rows past T */
-	against_cpu(mma2, 1, 260, 1, 100);      /* key tiles starting 28 past a 32-row warp's first */
+	against_cpu(fwd, 1, 150, 1, 64);
+	against_cpu(fwd, 1, 200, 2, 17);       /* window not tile-aligned, two heads */
+	against_cpu(fwd, 2, 130, 1, INT64_MAX); /* no window: clamped to T */
+	against_cpu(fwd, 1, 70, 1, 0);
+	against_cpu(fwd, 1, 300, 1, 150);      /* several tiles each way, rows past T */
+	against_cpu(fwd, 1, 260, 1, 100);      /* key tiles starting 28 past a 32-row warp's first */
 }
 
-} // namespace
-
-TEST(mma_kernels_vs_cpu)
-{
-	cases(false);
-}
-
-TEST(mma2_forward_vs_cpu)
-{
-	cases(true);
-}
-
-/* mma2's forward against mma's: element by element where the window is a
- * multiple of 64 or covers T, within 2e-3 (relative Frobenius) elsewhere. */
-TEST(mma2_forward_vs_mma)
+/* A forward (mma2's, wg's) against mma's: element by element where the
+ * window is a multiple of 64 or covers T, within 2e-3 (relative Frobenius)
+ * elsewhere. */
+void forward_vs_mma(int fwd)
 {
 	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 390, 256, 1 },
 					 { 70, 0, 1 }, { 300, 150, 0 }, { 260, 100, 0 } };
@@ -304,25 +321,54 @@ TEST(mma2_forward_vs_mma)
 		size_t n = (size_t)B * T * H * MM_D;
 		std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 		float sc = (float)(1.0 / sqrt((double)MM_D));
-		run a = emulate(false, false, q, k, v, q, B, T, H, window, sc);
-		run b = emulate(true, false, q, k, v, q, B, T, H, window, sc);
+		run a = emulate(FWD_MMA, false, q, k, v, q, B, T, H, window, sc);
+		run b = emulate(fwd, false, q, k, v, q, B, T, H, window, sc);
 		if (cs[ci][2]) {
 			size_t dy = 0, dl = 0;
 			for (size_t i = 0; i < n; i++)
 				dy += !(a.y[i] == b.y[i]);
 			for (size_t i = 0; i < a.lse.size(); i++)
 				dl += !(a.lse[i] == b.lse[i]);
-			printf("  T %d window %lld: %zu of y and %zu of lse differ\n", T, (long long)window,
-			       dy, dl);
-			CHECKF(dy == 0 && dl == 0, "T %d window %lld: mma2 differs from mma in %zu of y, "
-			       "%zu of lse", T, (long long)window, dy, dl);
+			printf("  %s, T %d window %lld: %zu of y and %zu of lse differ\n", FWD_NAME[fwd], T,
+			       (long long)window, dy, dl);
+			CHECKF(dy == 0 && dl == 0, "T %d window %lld: %s differs from mma in %zu of y, "
+			       "%zu of lse", T, (long long)window, FWD_NAME[fwd], dy, dl);
 		} else {
 			double ey = rel_fro(b.y, widen(a.y)), el = rel_fro(b.lse, widen(a.lse));
-			printf("  T %d window %lld: y %.2e, lse %.2e (relative Frobenius)\n", T,
-			       (long long)window, ey, el);
-			CHECKF(ey <= 2e-3 && el <= 2e-3, "mma2 vs mma: y %.3g lse %.3g", ey, el);
+			printf("  %s, T %d window %lld: y %.2e, lse %.2e (relative Frobenius)\n",
+			       FWD_NAME[fwd], T, (long long)window, ey, el);
+			CHECKF(ey <= 2e-3 && el <= 2e-3, "%s vs mma: y %.3g lse %.3g", FWD_NAME[fwd], ey,
+			       el);
 		}
 	}
+}
+
+} // namespace
+
+TEST(mma_kernels_vs_cpu)
+{
+	cases(FWD_MMA);
+}
+
+TEST(mma2_forward_vs_cpu)
+{
+	cases(FWD_MMA2);
+}
+
+TEST(mma2_forward_vs_mma)
+{
+	forward_vs_mma(FWD_MMA2);
+}
+
+/* the wgmma forward (SUPKIT_CUDA_ATTN=wg) and its v^T */
+TEST(wg_forward_vs_cpu)
+{
+	cases(FWD_WG);
+}
+
+TEST(wg_forward_vs_mma)
+{
+	forward_vs_mma(FWD_WG);
 }
 
 int main(void)
@@ -331,5 +377,7 @@ int main(void)
 	RUN(mma_kernels_vs_cpu);
 	RUN(mma2_forward_vs_cpu);
 	RUN(mma2_forward_vs_mma);
+	RUN(wg_forward_vs_cpu);
+	RUN(wg_forward_vs_mma);
 	return t_done();
 }

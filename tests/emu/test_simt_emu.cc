@@ -12,7 +12,9 @@
  * race check of the tile pipelines (EMU_RACECHECK) aborts on a refill of
  * bytes another warp read since the last barrier and on a read of landed
  * bytes with no barrier after the wait, passes the same kernels with
- * their barriers, and is off with EMU_RACECHECK=0 (children).
+ * their barriers, and is off with EMU_RACECHECK=0 (children); that wgmma
+ * reads its operands in the K-major 128-byte-swizzle layout and gives its
+ * result only at the wait.
  * The emulator's hand-over from a waiting thread straight to the next
  * runnable one must run the threads in the sequence of sweeping the block's
  * positions again and again: the sequence is checked entry by entry.
@@ -307,6 +309,92 @@ TEST(cp_async_lands_at_wait)
 	       "a cp.async to global memory: %s", out.c_str());
 }
 
+namespace {
+
+/* element (r, k) of a 64-column bf16 atom, K-major, 128-byte swizzle: the
+ * 16-byte chunk k / 8 of row r at chunk (k / 8) ^ (r % 8), rows 128 bytes
+ * apart, 8-row groups 1024 */
+size_t sw_off(int r, int k)
+{
+	return (size_t)(r / 8) * 1024 + (size_t)(r % 8) * 128 + (size_t)(((k / 8) ^ (r % 8)) * 16) +
+	       (size_t)(k % 8) * 2;
+}
+
+float wa(int r, int k) { return (float)((r * 3 + k) % 7 - 3); }
+float wb(int n, int k) { return (float)((n + 2 * k) % 5 - 2); }
+
+uint64_t desc_at(size_t off)
+{
+	return (uint64_t)(off >> 4) | (uint64_t)1 << 16 | (uint64_t)64 << 32 | (uint64_t)1 << 62;
+}
+
+uint32_t pk(float lo, float hi)
+{
+	return (uint32_t)__float2bfloat16_rn(lo).x | (uint32_t)__float2bfloat16_rn(hi).x << 16;
+}
+
+/* one warpgroup: A (64 x 64) at 0 and B^T (64 x 64) at 8192 in shared
+ * memory; d = 1 + A B over four k steps by descriptor, then a fifth step
+ * with A's columns 0-15 from registers (mma's A fragment); what each
+ * thread's accumulators held before the wait (early) and after (out) */
+void k_wgmma(float *early, float *out)
+{
+	int t = (int)threadIdx.x, lane = t & 31, w = t >> 5, g = lane >> 2, c = lane & 3;
+	if (t == 0)
+		for (int r = 0; r < 64; r++)
+			for (int k = 0; k < 64; k++) {
+				__nv_bfloat16 a = __float2bfloat16_rn(wa(r, k)), b = __float2bfloat16_rn(wb(r, k));
+				memcpy(emu_smem + sw_off(r, k), &a.x, 2);
+				memcpy(emu_smem + 8192 + sw_off(r, k), &b.x, 2);
+			}
+	__syncthreads();
+	float d[8][4];
+	for (int j = 0; j < 8; j++)
+		for (int e = 0; e < 4; e++)
+			d[j][e] = 1.f;
+	for (int kk = 0; kk < 4; kk++)
+		emu_wgmma(&d[0][0], 64, NULL, desc_at((size_t)kk * 32), desc_at(8192 + (size_t)kk * 32), 1);
+	emu_wgmma_commit();
+	for (int i = 0; i < 32; i++)
+		early[t * 32 + i] = d[i / 4][i % 4];
+	emu_wgmma_wait(0);
+	int r = 16 * w + g;
+	uint32_t a[4] = { pk(wa(r, 2 * c), wa(r, 2 * c + 1)), pk(wa(r + 8, 2 * c), wa(r + 8, 2 * c + 1)),
+			  pk(wa(r, 2 * c + 8), wa(r, 2 * c + 9)),
+			  pk(wa(r + 8, 2 * c + 8), wa(r + 8, 2 * c + 9)) };
+	emu_wgmma(&d[0][0], 64, a, 0, desc_at(8192), 1);
+	emu_wgmma_commit();
+	emu_wgmma_wait(0);
+	for (int i = 0; i < 32; i++)
+		out[t * 32 + i] = d[i / 4][i % 4];
+}
+
+} // namespace
+
+/* The emulator's wgmma: B by descriptor as the N x K K-major slice, A by
+ * descriptor or from registers, a warp's rows 16 (warp % 4) .., the
+ * accumulators in mma's C layout, the result only at the wait. */
+TEST(wgmma_layout_and_wait)
+{
+	std::vector<float> early(128 * 32), out(128 * 32);
+	emu_launch(dim3(1), 128, 16384, [&] { k_wgmma(early.data(), out.data()); });
+	size_t bad_early = 0, bad = 0;
+	for (int t = 0; t < 128; t++)
+		for (int i = 0; i < 32; i++) {
+			int w = t / 32, g = (t % 32) / 4, c = t % 4, j = i / 4, e = i % 4;
+			int r = 16 * w + g + 8 * (e / 2), n = 8 * j + 2 * c + e % 2;
+			double want = 1;
+			for (int k = 0; k < 64; k++)
+				want += (double)wa(r, k) * wb(n, k);
+			for (int k = 0; k < 16; k++)
+				want += (double)wa(r, k) * wb(n, k);
+			bad_early += early[t * 32 + i] != 1.f;
+			bad += out[t * 32 + i] != (float)want;
+		}
+	CHECKF(bad_early == 0, "%zu accumulators changed before the wait", bad_early);
+	CHECKF(bad == 0, "%zu of 4096 results differ from 1 + A B", bad);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -344,5 +432,6 @@ int main(int argc, char **argv)
 	RUN(profile_counts);
 	RUN(cp_async_lands_at_wait);
 	RUN(racecheck_pipelines);
+	RUN(wgmma_layout_and_wait);
 	return t_done();
 }

@@ -6,7 +6,8 @@
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
  *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
- *       forward); mma's backward once more with the other
+ *       forward), wg (wgmma in the forward, v transposed first, both
+ *       timed); mma's backward once more with the other
  *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
  *       recomputed for it); the row and element-wise ops of a layer
  *       ("elem" lines: the input mixing and its norm fused and separate,
@@ -25,7 +26,7 @@
  *       timed steps run without it, so that asynchronous ops show in
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
- *       tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
+ *       mma2; wg: the forward through wgmma; tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
  *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *
@@ -177,8 +178,11 @@ static void bench_matmul_n(const struct backend_ops *g, int64_t N, int64_t C, st
 	}
 }
 
+/* The attention kernels' times: modes [m0, m1) of the list below (the
+ * wgmma forward apart, last: written without a GPU, a fault there must not
+ * cost the other figures) */
 static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, int64_t w,
-		       struct rng *r)
+		       struct rng *r, int m0, int m1)
 {
 	size_t n = (size_t)B * T * H * D;
 	float *q = mbuf(n, r), *k = mbuf(n, r), *v = mbuf(n, r), *y = mbuf(n, r), *dy = mbuf(n, r);
@@ -193,9 +197,9 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
 	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA,
-						     CUDA_ATTN_MMA2 };
+						     CUDA_ATTN_MMA2, CUDA_ATTN_WG };
 	enum cuda_attn_mode was = cuda_get_attn_mode();
-	for (int mi = 0; mi < 4; mi++) {
+	for (int mi = m0; mi < m1; mi++) {
 		cuda_set_attn_mode(modes[mi]);
 		g->attn_fwd(&ty, &tl, &tq, &tk, &tv, w, sc);
 		double t0 = now_seconds();
@@ -311,8 +315,10 @@ static int run_ops(int B, int T)
 	bench_matmul(g, "lm_head chunk (16384,C)(V,C)", 16384, 8192, C, &r);
 	bench_matmul_n(g, N, C, &r);
 	bench_elem(g, N, C, &r);
-	bench_attn(g, B, T, 4, 128, T / 2, &r);
-	bench_attn(g, B, T, 4, 128, T, &r);
+	bench_attn(g, B, T, 4, 128, T / 2, &r, 0, 4);
+	bench_attn(g, B, T, 4, 128, T, &r, 0, 4);
+	bench_attn(g, B, T, 4, 128, T / 2, &r, 4, 5);   /* wg */
+	bench_attn(g, B, T, 4, 128, T, &r, 4, 5);
 	return 0;
 }
 

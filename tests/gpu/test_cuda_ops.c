@@ -635,7 +635,8 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
 	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n",
 	       mode == CUDA_ATTN_TC ? " (tensor cores, wmma)" : mode == CUDA_ATTN_MMA ? " (tensor cores, mma)"
-	       : mode == CUDA_ATTN_MMA2 ? " (tensor cores, mma2)" : "",
+	       : mode == CUDA_ATTN_MMA2 ? " (tensor cores, mma2)"
+	       : mode == CUDA_ATTN_WG ? " (tensor cores, wgmma)" : "",
 	       (long long)B,
 	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
@@ -798,15 +799,12 @@ static void attn_fwd_with(enum cuda_attn_mode mode, const float *const *h, int64
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 }
 
-/* The 32-rows-a-warp forward (mma2; its backward is mma's) against the
- * CPU with the tensor-core tolerances, then against mma's forward: equal
- * element by element where the window is a multiple of 64 or covers T
- * (the same key tiles, the same arithmetic in the same order), within
- * mma-vs-wmma's 2e-3 (relative Frobenius) otherwise. Shapes with rows past
- * T in the last 128-row block, several blocks, window 0. */
-TEST(attention_mma2)
+/* A forward (mode: mma2, wg) against mma's: where the window is a multiple
+ * of 64 or covers T the same key tiles, so (bitwise) equal element by
+ * element, else within mma-vs-wmma's 2e-3 (relative Frobenius). Shapes with
+ * rows past T in the last block, several blocks, window 0. */
+static void fwd_vs_mma(enum cuda_attn_mode mode, int bitwise, const char *name)
 {
-	attn_tc_cases(CUDA_ATTN_MMA2);
 	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 1000, 512, 1 },
 					 { 70, 0, 1 }, { 300, 150, 0 }, { 520, 100, 0 } };
 	int64_t B = 2, H = 2, D = 128;
@@ -816,25 +814,51 @@ TEST(attention_mma2)
 		for (int i = 0; i < 3; i++)
 			h[i] = rnd(n, 1);
 		attn_fwd_with(CUDA_ATTN_MMA, (const float *const *)h, B, T, H, D, window, &y1, &l1);
-		attn_fwd_with(CUDA_ATTN_MMA2, (const float *const *)h, B, T, H, D, window, &y2, &l2);
-		if (cs[ci][2]) {
+		attn_fwd_with(mode, (const float *const *)h, B, T, H, D, window, &y2, &l2);
+		if (cs[ci][2] && bitwise) {
 			int64_t dy = 0, dl = 0;
 			for (int64_t i = 0; i < n; i++)
 				dy += !(y1[i] == y2[i]);
 			for (int64_t i = 0; i < nl; i++)
 				dl += !(l1[i] == l2[i]);
-			CHECKF(dy == 0 && dl == 0, "T %lld window %lld: mma2 differs from mma in %lld of y, "
-			       "%lld of lse", (long long)T, (long long)window, (long long)dy, (long long)dl);
+			CHECKF(dy == 0 && dl == 0, "T %lld window %lld: %s differs from mma in %lld of y, "
+			       "%lld of lse", (long long)T, (long long)window, name, (long long)dy,
+			       (long long)dl);
 		} else {
 			double ey = rel_fro(y2, y1, n), el = rel_fro(l2, l1, nl);
-			printf("  mma2 vs mma, T %lld window %lld: y %.3g, lse %.3g (relative Frobenius)\n",
-			       (long long)T, (long long)window, ey, el);
-			CHECKF(ey <= 2e-3 && el <= 2e-3, "mma2 vs mma: y %.3g lse %.3g", ey, el);
+			printf("  %s vs mma, T %lld window %lld: y %.3g, lse %.3g (relative Frobenius)\n",
+			       name, (long long)T, (long long)window, ey, el);
+			CHECKF(ey <= 2e-3 && el <= 2e-3, "%s vs mma: y %.3g lse %.3g", name, ey, el);
 		}
 		for (int i = 0; i < 3; i++)
 			free(h[i]);
 		free(y1), free(l1), free(y2), free(l2);
 	}
+}
+
+/* The 32-rows-a-warp forward (mma2; its backward is mma's) against the
+ * CPU with the tensor-core tolerances, then against mma's forward: the
+ * same arithmetic in the same order, so bitwise where the tiles agree. */
+TEST(attention_mma2)
+{
+	attn_tc_cases(CUDA_ATTN_MMA2);
+	fwd_vs_mma(CUDA_ATTN_MMA2, 1, "mma2");
+}
+
+/* The wgmma forward (wg; its backward is mma's): the same, bitwise on the
+ * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
+ * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
+ * (attn_bf16_case). Run in a child process (attention_wg below): written
+ * without a GPU, so that a fault there (a misread layout can make the
+ * device's context unusable) cannot take the other tests with it. */
+static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
+			   int64_t window);
+
+TEST(attention_wg_checks)
+{
+	attn_tc_cases(CUDA_ATTN_WG);
+	fwd_vs_mma(CUDA_ATTN_WG, on_emulator(), "wg");
+	attn_bf16_case(CUDA_ATTN_WG, 1, 300, 1, 150);
 }
 
 /* The backward with the kept dS (cuda_set_attn_ds(1), the default: the
@@ -2622,6 +2646,26 @@ TEST(bad_inputs_checked_on_device)
 	       !strstr(out, "softcap returned"), "exit status %d, output:\n%s", st, out);
 }
 
+/* attention_wg_checks in a child (its output shown) */
+static int attention_wg_child(void)
+{
+	CPU = backend_cpu();
+	RUN(attention_wg_checks);
+	return t_done();
+}
+
+TEST(attention_wg)
+{
+	static char out[65536];
+	/* the child runs its one test whatever T_ONLY or T_EXCEPT select here */
+	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", "attention-wg", out, sizeof out);
+	for (char *l = out, *e; *l; l = e + (*e != 0)) {   /* indented: not this binary's lines */
+		e = l + strcspn(l, "\n");
+		printf("  | %.*s\n", (int)(e - l), l);
+	}
+	CHECKF(st == 0 && strstr(out, "1 passed, 0 failed"), "the child's exit status %d", st);
+}
+
 TEST(async_gather_abort)
 {
 	char out[4096];
@@ -2660,7 +2704,8 @@ int main(int argc, char **argv)
 		int (*run)(void);
 	} children[] = { { "gather-abort", gather_abort_child },
 			 { "scatter-abort", scatter_abort_child },
-			 { "softcap-abort", softcap_abort_child } };
+			 { "softcap-abort", softcap_abort_child },
+			 { "attention-wg", attention_wg_child } };
 	/* the children draw inputs too (an unseeded generator's state is all
 	 * zeros, from which rng_normal never returns) */
 	rng_seed(&RG, 12345);
@@ -2698,6 +2743,7 @@ int main(int argc, char **argv)
 	RUN(attention_tensor_cores);
 	RUN(attention_mma);
 	RUN(attention_mma2);
+	RUN(attention_wg);
 	RUN(attention_mma_kept_ds);
 	RUN(softcap_ce);
 	RUN(embed_gather);
