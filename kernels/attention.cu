@@ -418,12 +418,12 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const flo
 	else
 		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
 			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
-	if (mode >= 1 && mode <= 4 && D == 128) {   /* mma2, wg: mma's backward */
+	if (mode >= 1 && mode <= 4 && D == 128) {   /* mma2: mma's backward; wg: dK, dV on wgmma */
 		if (mode == 1)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
 			attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
-					    window, scale, qkvb, keep_ds);
+					    window, scale, qkvb, keep_ds, mode == 4);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

@@ -62,11 +62,11 @@
  * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
  * are untimed.
  * SUPKIT_CUDA_ATTN=wg (session 16, written without a GPU, not yet run on
- * one; checked on the CPU by tests/emu): k_attn_fwd_wg, the forward on
- * Hopper's asynchronous warpgroup MMA (wgmma; its section below); the
- * backward stays mma's.
- * Left out: head widths other than 128 (the fp32 kernels), the backward on
- * wgmma, TMA and warp specialisation (FlashAttention-3's producer and
+ * one; checked on the CPU by tests/emu): k_attn_fwd_wg and k_attn_dkdv_wg,
+ * the forward and the dK, dV kernel on Hopper's asynchronous warpgroup MMA
+ * (wgmma; their sections below); dQ stays mma's.
+ * Left out: head widths other than 128 (the fp32 kernels), dQ on wgmma,
+ * TMA and warp specialisation (FlashAttention-3's producer and
  * consumer warpgroups), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ reads the kept dS instead, a
  * second pass over 8 KiB a tile pair). The kept dS is written, not timed:
@@ -1067,6 +1067,152 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
 	store_rows(dv ? dv + base : NULL, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
 }
 
+/* ---- backward: dK, dV on wgmma (SUPKIT_CUDA_ATTN=wg) ----
+ * k_attn_dkdv_mma's block (64 keys, one warpgroup of 4 warps, each 16 keys)
+ * and arithmetic with its four tile products on wgmma: S^T = K Q^T and
+ * dP^T = V dY^T as 8 m64n64k16 steps each with K, V, Q and dY read from
+ * shared memory by descriptor (issued together; P^T is formed while dP^T
+ * finishes), dV += P^T dY and dK += dS^T Q as 4 m64n128k16 steps each with
+ * P^T and dS^T from registers and dY^T, Q^T from shared memory: transposed
+ * copies of dy and q (k_attn_vt) make every operand K-major. One buffer a
+ * tile (96 KiB of tiles: two blocks an SM), refilled after the block's
+ * barrier. The sums run in k_attn_dkdv_mma's order (on the emulator the
+ * same bits, kept dS included); the dQ kernels are mma's. Written without
+ * a GPU (session 16): not yet run on one. */
+#define WG_BWD_SMEM (1024 + 6 * 2 * WG_ATOM + 2 * MM_R * (int)sizeof(float))
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, const bf *q,
+	       const bf *k, const bf *v, const bf *qt, const bf *dyt, const float *lse,
+	       const float *Dd, int T, int H, int64_t window, float scale)
+{
+	DYN_SMEM(smraw);
+	unsigned char *sm = smraw + ((1024u - (smem_addr(smraw) & 1023u)) & 1023u);
+	unsigned char *Ks = sm, *Vs = Ks + 2 * WG_ATOM, *Qs = Vs + 2 * WG_ATOM, *Gs = Qs + 2 * WG_ATOM;
+	unsigned char *QTs = Gs + 2 * WG_ATOM, *GTs = QTs + WG_VT;
+	float *Ls = (float *)(GTs + WG_VT), *Ds = Ls + MM_R;
+	const int bh = blockIdx.y, b = bh / H, h = bh % H;
+	const int k0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int c = lane & 3, g = lane >> 2;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const bf *qtb = qt + (int64_t)bh * MM_D * Tp, *dytb = dyt + (int64_t)bh * MM_D * Tp;
+	const int64_t tend = (int64_t)k0 + MM_R - 1 + window;
+	const int tlast = (int)(tend < T - 1 ? tend : T - 1);
+	const int ntile = (tlast - k0) / MM_R + 1;
+	const float sl2 = scale * LOG2E;   /* P = exp2(s scale log2 e - lse log2 e) */
+
+	wg_tile_load(Ks, k + base, ld, k0, T);
+	wg_tile_load(Vs, v + base, ld, k0, T);
+	float gk[16][4], gv[16][4];
+	zero_frags<16>(gk);
+	zero_frags<16>(gv);
+	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
+	bf *keep = NULL;   /* the kept dS, as k_attn_dkdv_mma's */
+	if (dsg) {
+		const int64_t wt = ds_wt(window), j = blockIdx.x;
+		keep = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(j, wt) + (j > wt ? wt : j)) *
+				     (DS_T * DS_T) + (w * 16 + g) * DS_T + 2 * c;
+	}
+	for (int it = 0; it < ntile; it++) {
+		const int t0 = k0 + it * MM_R;
+		if (it > 0)
+			__syncthreads();   /* every warp is done with the tiles before they are refilled */
+		wg_tile_load(Qs, q + base, ld, t0, T);
+		wg_tile_load(Gs, dy + base, ld, t0, T);
+		wg_vt_load(QTs, qtb, Tp, t0);
+		wg_vt_load(GTs, dytb, Tp, t0);
+		cp_commit();
+		if (threadIdx.x < MM_R) {
+			int t = t0 + threadIdx.x;
+			Ls[threadIdx.x] = t < T ? lse[(int64_t)bh * T + t] * LOG2E : 0.f;
+			Ds[threadIdx.x] = t < T ? Dd[(int64_t)bh * T + t] : 0.f;
+		}
+		cp_wait<0>();
+		proxy_fence();
+		__syncthreads();
+		/* S^T (16 keys x 64 queries a warp), then dP^T = V dY^T: lane holds
+		 * keys ks[e >> 1], queries t0 + 8 j + 2c + (e & 1) */
+		float p[8][4], ds[8][4];
+		zero_frags<8>(p);
+		zero_frags<8>(ds);
+		wg_fence();
+#pragma unroll
+		for (int kk = 0; kk < 8; kk++) {
+			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
+			wg_ss64(p, wg_desc(Ks + off), wg_desc(Qs + off), kk > 0);
+		}
+		wg_commit();
+#pragma unroll
+		for (int kk = 0; kk < 8; kk++) {
+			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
+			wg_ss64(ds, wg_desc(Vs + off), wg_desc(Gs + off), kk > 0);
+		}
+		wg_commit();
+		wg_wait<1>();   /* S^T done; dP^T may still run */
+		acc_fence<8>(p);
+		if (all_vis(t0, t0 + MM_R - 1, k0 + w * 16, k0 + w * 16 + 15, T, window)) {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					p[j][e] = exp2f(fmaf(p[j][e], sl2, -Ls[j * 8 + 2 * c + (e & 1)]));
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					int qi = j * 8 + 2 * c + (e & 1);
+					p[j][e] = attn_visible(t0 + qi, ks[e >> 1], T, window)
+							  ? exp2f(fmaf(p[j][e], sl2, -Ls[qi])) : 0.f;
+				}
+		}
+		wg_wait<0>();
+		acc_fence<8>(ds);
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				ds[j][e] = p[j][e] * (ds[j][e] - Ds[j * 8 + 2 * c + (e & 1)]);
+		/* P^T and dS^T rounded to bf16 A fragments (as prod_px does), dS^T
+		 * kept as k_attn_dkdv_mma keeps it */
+		uint32_t pa[4][4], da[4][4];
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++) {
+			pa[kk][0] = pack(p[2 * kk][0], p[2 * kk][1]);
+			pa[kk][1] = pack(p[2 * kk][2], p[2 * kk][3]);
+			pa[kk][2] = pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
+			pa[kk][3] = pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+			da[kk][0] = pack(ds[2 * kk][0], ds[2 * kk][1]);
+			da[kk][1] = pack(ds[2 * kk][2], ds[2 * kk][3]);
+			da[kk][2] = pack(ds[2 * kk + 1][0], ds[2 * kk + 1][1]);
+			da[kk][3] = pack(ds[2 * kk + 1][2], ds[2 * kk + 1][3]);
+			if (keep) {
+#pragma unroll
+				for (int r = 0; r < 4; r++)
+					*(uint32_t *)(keep + 8 * (r & 1) * DS_T + kk * 16 + 8 * (r >> 1)) = da[kk][r];
+			}
+		}
+		if (keep) {   /* to pair (i + 1, j), as k_attn_dkdv_mma */
+			const int i = blockIdx.x + it, wt = (int)ds_wt(window);
+			keep += (int64_t)(i < wt ? i + 1 : wt) * (DS_T * DS_T);
+		}
+		wg_fence();
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++)
+			wg_rs128(gv, pa[kk], wg_desc(GTs + kk * 32));   /* dV += P^T dY */
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++)
+			wg_rs128(gk, da[kk], wg_desc(QTs + kk * 32));   /* dK += dS^T Q */
+		wg_commit();
+		wg_wait<0>();
+		acc_fence<16>(gv);
+		acc_fence<16>(gk);
+	}
+	store_rows(dk ? dk + base : NULL, dkb ? dkb + base : NULL, gk, scale, ld, k0 + w * 16, T);
+	store_rows(dv ? dv + base : NULL, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
+}
+
 /* ---- backward: dQ ---- */
 
 __global__ void __launch_bounds__(MM_THREADS)
@@ -1298,7 +1444,7 @@ void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const fl
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd, const float *lse, int B, int T, int H, int D,
-			 int64_t window, float scale, const void *const *qkvb, int keep_ds)
+			 int64_t window, float scale, const void *const *qkvb, int keep_ds, int wg)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
@@ -1316,10 +1462,27 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 	size_t nds = keep_ds ? (size_t)B * H * (size_t)ds_slots(T, window) * DS_T * DS_T * sizeof(bf)
 			     : 0;
 	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
-	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
-						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
-	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg, gdy, gq,
-						    gk, gv, lse, Dd, T, H, window, scale);
+	if (wg) {   /* dK, dV on wgmma, from transposed copies of q and dy */
+		int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+		size_t nt = (size_t)B * H * MM_D * (size_t)Tp * sizeof(bf);
+		bf *qt = (bf *)cuda_scratch_alloc("attn_bwd", 2 * nt), *dyt = qt + nt / sizeof(bf);
+		dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
+		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt, gq, T, H, Tp);
+		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(dyt, gdy, T, H, Tp);
+		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_wg,
+							 cudaFuncAttributeMaxDynamicSharedMemorySize,
+							 WG_BWD_SMEM));
+		k_attn_dkdv_wg<<<gr, MM_THREADS, WG_BWD_SMEM, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg,
+								    gdy, gq, gk, gv, qt, dyt, lse, Dd,
+								    T, H, window, scale);
+		cuda_scratch_free(qt, 2 * nt);
+	} else {
+		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
+							 cudaFuncAttributeMaxDynamicSharedMemorySize,
+							 (int)s1));
+		k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg, gdy,
+							    gq, gk, gv, lse, Dd, T, H, window, scale);
+	}
 	if (keep_ds) {
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -120,15 +120,16 @@ struct wgthread {
 std::vector<wgthread> g_wg;
 
 /* The tile pipelines' race check (EMU_RACECHECK=1, the default): per 16
- * bytes of shared memory, which warps read them by ldmatrix in which
- * barrier interval (epoch: __syncthreads passed in the block), the
+ * bytes of shared memory, which warps read them by ldmatrix or wgmma in
+ * which barrier interval (epoch: __syncthreads passed in the block), the
  * cp.async copies to them in flight, and the interval in which the last
  * one landed. Aborts, whatever order the emulator runs threads in, on
- *   a cp.async to bytes another warp read by ldmatrix in the same interval
- *     (the refill of a buffer with no barrier after its last reads),
+ *   a cp.async to bytes another warp read by ldmatrix or wgmma in the same
+ *     interval (the refill of a buffer with no barrier after its last reads),
  *   a cp.async to bytes another copy is still in flight to,
- *   an ldmatrix of bytes a copy is in flight to (no wait), or whose copy
- *     landed in the same interval (no barrier after the wait).
+ *   an ldmatrix or wgmma read of bytes a copy is in flight to (no wait),
+ *     or whose copy landed in the same interval (no barrier after the
+ *     wait).
  * Plain loads and stores of shared memory are not seen. Entries carry the
  * block's serial number, so that a new block starts clean without a reset. */
 struct gran {
@@ -612,7 +613,7 @@ void emu_cp16(void *dst, const void *src, bool valid)
 	if (racecheck()) {
 		gran &g = gran_at(c.dst);
 		if (g.read_epoch == g_epoch && (g.read_warps & ~(1u << (g_cur / 32))))
-			die("cp.async race: overwrites shared memory another warp read by ldmatrix "
+			die("cp.async race: overwrites shared memory another warp read (ldmatrix, wgmma) "
 			    "since the last __syncthreads");
 		if (g.pending)
 			die("cp.async race: another copy to the same shared memory is in flight");

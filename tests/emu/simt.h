@@ -34,7 +34,7 @@
  * ISA allows (since session 12; EMU_CPASYNC=now lands it at issue), so a
  * missing or short wait, or a read before the barrier after the wait,
  * reads the block's old bytes (0xA5 fill); and (EMU_RACECHECK=1, the
- * default; 0 turns it off) every cp.async copy and ldmatrix read is
+ * default; 0 turns it off) every cp.async copy and ldmatrix or wgmma read is
  * checked against the block's barrier intervals, whatever order threads
  * run in: a refill of bytes another warp read since the last
  * __syncthreads, two copies in flight to the same bytes, a read of bytes
@@ -44,7 +44,9 @@
  * (the hardware's internal order and precision are not specified, so
  * results can differ from a GPU's in the last bits of fp32), and so is
  * wmma::mma_sync's (whose fragment layout is the emulator's own:
- * tests/emu/shim/mma.h); __shfl_xor_sync of floats and doubles (one
+ * tests/emu/shim/mma.h), and wgmma's a k16 step at a time (since session
+ * 16: the K-major 128-byte-swizzle descriptors only; the result at the
+ * wait: emu_wgmma below); __shfl_xor_sync of floats and doubles (one
  * collective a double), __shfl_sync of floats and __syncwarp (full masks
  * only); atomicAdd on unsigned (fibers do not interleave inside it); math
  * functions are the host's libm, not CUDA's. Left out:

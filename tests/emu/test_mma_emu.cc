@@ -17,8 +17,9 @@
  * forward against mma's, element by element where the window is a multiple
  * of 64 or covers T (the same tiles, the same operations in the same order;
  * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
- * twice gives the same bits. The same for the wgmma forward (wg; with its
- * transposed copy of v checked entry by entry), against the emulator's
+ * twice gives the same bits. The same for the wgmma kernels (wg: the
+ * forward and dK, dV, with the transposed copies of v, q and dy they read
+ * checked entry by entry; against mma's bit for bit where the tiles agree), against the emulator's
  * wgmma (tests/emu/simt.h: the K-major 128-byte-swizzle layout only). What
  * the emulator cannot show: timing, the
  * hardware's own fp32 summation order inside mma, races between warps
@@ -74,7 +75,24 @@ std::vector<float> rounded(const std::vector<float> &x)
 	return r;
 }
 
-/* The forwards: mma's, mma2's (128 rows a block), wg's (wgmma) */
+/* entries of xt (k_attn_vt's copy) that are not x's transposed, or 0 past T */
+size_t vt_misses(const std::vector<bf> &xt, const std::vector<bf> &x, int B, int T, int H,
+		 int64_t Tp)
+{
+	size_t bad = 0;
+	for (int bh = 0; bh < B * H; bh++)
+		for (int d = 0; d < MM_D; d++)
+			for (int64_t t = 0; t < Tp; t++) {
+				const bf a = xt[((size_t)bh * MM_D + d) * Tp + t];
+				const bf e = t < T ? x[(((size_t)(bh / H) * T + t) * H + bh % H) * MM_D + d]
+						   : __float2bfloat16_rn(0.f);
+				bad += a.x != e.x;
+			}
+	return bad;
+}
+
+/* The forwards: mma's, mma2's (128 rows a block), wg's (wgmma; with the
+ * backward, its dK, dV kernel) */
 enum { FWD_MMA, FWD_MMA2, FWD_WG };
 const char *const FWD_NAME[] = { "mma", "mma2", "wg" };
 
@@ -110,14 +128,7 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 		bf *pvt = vt.data();
 		emu_launch(dim3((unsigned)(Tp / MM_R), (unsigned)(B * H)), MM_THREADS,
 			   MM_TILE * sizeof(bf), [&] { k_attn_vt(pvt, pv, T, H, Tp); });
-		for (int bh = 0; bh < B * H; bh++)   /* the transpose itself */
-			for (int d = 0; d < MM_D; d++)
-				for (int64_t t = 0; t < Tp; t++) {
-					const bf x = vt[((size_t)bh * MM_D + d) * Tp + t];
-					const bf e = t < T ? pv[(((size_t)(bh / H) * T + t) * H + bh % H) * MM_D + d]
-							   : __float2bfloat16_rn(0.f);
-					r.vt_bad += x.x != e.x;
-				}
+		r.vt_bad += vt_misses(vt, bv, B, T, H, Tp);
 		emu_launch(gr, MM_THREADS, WG_SMEM,
 			   [&] { k_attn_fwd_wg(y, yb, lse, pq, pk, pvt, T, H, window, scale); });
 	} else {
@@ -146,9 +157,32 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	bf *dqb = r.dqb.data(), *dkb = r.dkb.data(), *dvb = r.dvb.data();
 	const float *pD = Dd.data();
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
-	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(dk, dv, dkb, dvb, NULL, pdy, pq, pk, pv, lse, pD, T, H, window, scale);
-	});
+	/* dK, dV: wg's kernel (on transposed copies of q and dy, checked as
+	 * v's) or mma's */
+	int64_t Tp = (T + MM_R - 1) / MM_R * MM_R;
+	std::vector<bf> qt, dyt;
+	if (fwd == FWD_WG) {
+		qt.assign((size_t)B * H * MM_D * Tp, __float2bfloat16_rn(NAN));
+		dyt = qt;
+		bf *pqt = qt.data(), *pdyt = dyt.data();
+		dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
+		emu_launch(gt, MM_THREADS, MM_TILE * sizeof(bf), [&] { k_attn_vt(pqt, pq, T, H, Tp); });
+		emu_launch(gt, MM_THREADS, MM_TILE * sizeof(bf), [&] { k_attn_vt(pdyt, pdy, T, H, Tp); });
+		r.vt_bad += vt_misses(qt, bq, B, T, H, Tp) + vt_misses(dyt, bdy, B, T, H, Tp);
+	}
+	auto dkdv = [&](float *gk_, float *gv_, bf *gkb_, bf *gvb_, bf *ds_) {
+		if (fwd == FWD_WG)
+			emu_launch(g64, MM_THREADS, WG_BWD_SMEM, [&] {
+				k_attn_dkdv_wg(gk_, gv_, gkb_, gvb_, ds_, pdy, pq, pk, pv, qt.data(),
+					       dyt.data(), lse, pD, T, H, window, scale);
+			});
+		else
+			emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
+				k_attn_dkdv_mma(gk_, gv_, gkb_, gvb_, ds_, pdy, pq, pk, pv, lse, pD, T, H,
+						window, scale);
+			});
+	};
+	dkdv(dk, dv, dkb, dvb, NULL);
 	emu_launch(g64, MM_THREADS, mm_smem_dq(),
 		   [&] { k_attn_dq_mma(dq, dqb, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
 	/* again keeping dS, then dQ from it (attn_bwd_mma_launch's keep_ds) */
@@ -162,10 +196,7 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	r.dqsb.assign(n, __float2bfloat16_rn(NAN));
 	float *pk2 = dk2.data(), *pv2 = dv2.data(), *pqs = r.dqs.data();
 	bf *pds = ds.data(), *pvb2 = dvb2.data(), *pqsb = r.dqsb.data();
-	emu_launch(g64, MM_THREADS, mm_smem_dkdv(), [&] {
-		k_attn_dkdv_mma(pk2, pv2, NULL, pvb2, pds, pdy, pq, pk, pv, lse, pD, T, H, window,
-				scale);
-	});
+	dkdv(pk2, pv2, NULL, pvb2, pds);
 	emu_launch(g64, MM_THREADS, mm_smem_dq_ds(),
 		   [&] { k_attn_dq_ds_mma(pqs, pqsb, pds, pk, T, H, window, scale); });
 	r.ds_kdiff = (size_t)(memcmp(dk2.data(), dk, n * 4) != 0) +
@@ -202,7 +233,7 @@ void against_cpu(int fwd, int B, int T, int H, int64_t window)
 	std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 	std::vector<float> dy = normals(&RG, n, 1);
 	double sc = 1.0 / sqrt((double)D);
-	run g = emulate(fwd, fwd == FWD_MMA, q, k, v, dy, B, T, H, window, (float)sc);
+	run g = emulate(fwd, fwd != FWD_MMA2, q, k, v, dy, B, T, H, window, (float)sc);
 	/* fp64 CPU reference on the rounded values */
 	std::vector<double> hq(n), hk(n), hv(n), hdy(n), hy(n), hl(nl), hdq(n), hdk(n), hdv(n);
 	std::vector<float> rq = rounded(q), rk = rounded(k), rv = rounded(v), rdy = rounded(dy);
@@ -228,7 +259,7 @@ void against_cpu(int fwd, int B, int T, int H, int64_t window)
 	/* the bf16 copy of y the backend keeps for proj's GEMMs: y rounded */
 	CHECKF(cast_misses(g.y, g.yb) == 0, "y's bf16 copy: %zu entries are not y rounded",
 	       cast_misses(g.y, g.yb));
-	if (fwd == FWD_MMA) {
+	if (fwd != FWD_MMA2) {
 		/* the kernels' D: rowsum(dy * y) of their own forward */
 		cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
 		double e[3] = { rel_fro(g.dq, hdq), rel_fro(g.dk, hdk), rel_fro(g.dv, hdv) };
@@ -288,7 +319,7 @@ void against_cpu(int fwd, int B, int T, int H, int64_t window)
 		       "keeping dS: %zu of dk/dv/dv's copy changed, %zu slot entries unwritten, %zu "
 		       "written past the buffer", g.ds_kdiff, g.ds_unwritten, g.ds_guard);
 		/* bitwise reproducible */
-		run g2 = emulate(FWD_MMA, true, q, k, v, dy, B, T, H, window, (float)sc);
+		run g2 = emulate(fwd, true, q, k, v, dy, B, T, H, window, (float)sc);
 		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
 		      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
 		      memcmp(g.dqs.data(), g2.dqs.data(), n * 4) == 0 &&
@@ -309,7 +340,8 @@ void cases(int fwd)
 
 /* A forward (mma2's, wg's) against mma's: element by element where the
  * window is a multiple of 64 or covers T, within 2e-3 (relative Frobenius)
- * elsewhere. */
+ * elsewhere; wg's backward (its dK, dV kernel and dQ from the dS it keeps)
+ * likewise, element by element or within 1e-2. */
 void forward_vs_mma(int fwd)
 {
 	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 390, 256, 1 },
@@ -321,14 +353,24 @@ void forward_vs_mma(int fwd)
 		size_t n = (size_t)B * T * H * MM_D;
 		std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 		float sc = (float)(1.0 / sqrt((double)MM_D));
-		run a = emulate(FWD_MMA, false, q, k, v, q, B, T, H, window, sc);
-		run b = emulate(fwd, false, q, k, v, q, B, T, H, window, sc);
+		/* wg: the backward too (dK, dV on wgmma, dQ from its kept dS) */
+		bool bwd = fwd == FWD_WG;
+		std::vector<float> dy = normals(&RG, n, 1);
+		run a = emulate(FWD_MMA, bwd, q, k, v, dy, B, T, H, window, sc);
+		run b = emulate(fwd, bwd, q, k, v, dy, B, T, H, window, sc);
 		if (cs[ci][2]) {
-			size_t dy = 0, dl = 0;
+			size_t dy = 0, dl = 0, dg = 0;
 			for (size_t i = 0; i < n; i++)
 				dy += !(a.y[i] == b.y[i]);
 			for (size_t i = 0; i < a.lse.size(); i++)
 				dl += !(a.lse[i] == b.lse[i]);
+			for (size_t i = 0; bwd && i < n; i++)
+				dg += !(a.dk[i] == b.dk[i]) + !(a.dv[i] == b.dv[i]) + !(a.dqs[i] == b.dqs[i]);
+			if (bwd)
+				printf("  %s, T %d window %lld: %zu of dk, dv and dq (from the kept dS) differ\n",
+				       FWD_NAME[fwd], T, (long long)window, dg);
+			CHECKF(dg == 0, "T %d window %lld: %s's backward differs from mma's in %zu", T,
+			       (long long)window, FWD_NAME[fwd], dg);
 			printf("  %s, T %d window %lld: %zu of y and %zu of lse differ\n", FWD_NAME[fwd], T,
 			       (long long)window, dy, dl);
 			CHECKF(dy == 0 && dl == 0, "T %d window %lld: %s differs from mma in %zu of y, "
@@ -339,6 +381,15 @@ void forward_vs_mma(int fwd)
 			       FWD_NAME[fwd], T, (long long)window, ey, el);
 			CHECKF(ey <= 2e-3 && el <= 2e-3, "%s vs mma: y %.3g lse %.3g", FWD_NAME[fwd], ey,
 			       el);
+			if (bwd) {
+				double e[3] = { rel_fro(b.dk, widen(a.dk)), rel_fro(b.dv, widen(a.dv)),
+						rel_fro(b.dqs, widen(a.dqs)) };
+				printf("  %s, T %d window %lld: dk %.2e, dv %.2e, dq %.2e\n", FWD_NAME[fwd], T,
+				       (long long)window, e[0], e[1], e[2]);
+				CHECKF(e[0] <= 1e-2 && e[1] <= 1e-2 && e[2] <= 1e-2,
+				       "%s's backward vs mma's: dk %.3g dv %.3g dq %.3g", FWD_NAME[fwd], e[0],
+				       e[1], e[2]);
+			}
 		}
 	}
 }
@@ -360,13 +411,14 @@ TEST(mma2_forward_vs_mma)
 	forward_vs_mma(FWD_MMA2);
 }
 
-/* the wgmma forward (SUPKIT_CUDA_ATTN=wg) and its v^T */
-TEST(wg_forward_vs_cpu)
+/* the wgmma kernels (SUPKIT_CUDA_ATTN=wg: the forward, dK and dV) and the
+ * transposed copies they read */
+TEST(wg_kernels_vs_cpu)
 {
 	cases(FWD_WG);
 }
 
-TEST(wg_forward_vs_mma)
+TEST(wg_kernels_vs_mma)
 {
 	forward_vs_mma(FWD_WG);
 }
@@ -377,7 +429,7 @@ int main(void)
 	RUN(mma_kernels_vs_cpu);
 	RUN(mma2_forward_vs_cpu);
 	RUN(mma2_forward_vs_mma);
-	RUN(wg_forward_vs_cpu);
-	RUN(wg_forward_vs_mma);
+	RUN(wg_kernels_vs_cpu);
+	RUN(wg_kernels_vs_mma);
 	return t_done();
 }
