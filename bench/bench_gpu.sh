@@ -30,7 +30,7 @@
 #                         accumulation, the backend's default: the
 #                         comparison with PyTorch's bf16 attention), mma2
 #                         (its forward with 32 rows a warp), wg (its
-#                         forward and dK, dV through wgmma, Hopper), tc (the same
+#                         products through wgmma, Hopper), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
 #   GPU_BENCH_ALT ("mma+async mma2 wg mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused")
 #                         supkit-only runs at the first depth after the

@@ -62,11 +62,12 @@
  * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
  * are untimed.
  * SUPKIT_CUDA_ATTN=wg (session 16, written without a GPU, not yet run on
- * one; checked on the CPU by tests/emu): k_attn_fwd_wg and k_attn_dkdv_wg,
- * the forward and the dK, dV kernel on Hopper's asynchronous warpgroup MMA
- * (wgmma; their sections below); dQ stays mma's.
- * Left out: head widths other than 128 (the fp32 kernels), dQ on wgmma,
- * TMA and warp specialisation (FlashAttention-3's producer and
+ * one; checked on the CPU by tests/emu): k_attn_fwd_wg, k_attn_dkdv_wg
+ * and k_attn_dq_ds_wg, the forward, the dK, dV kernel and dQ from the kept
+ * dS on Hopper's asynchronous warpgroup MMA (wgmma; their sections below;
+ * dQ recomputed, SUPKIT_CUDA_ATTN_DS=0, stays mma's).
+ * Left out: head widths other than 128 (the fp32 kernels), the
+ * recomputing dQ on wgmma, TMA and warp specialisation (FlashAttention-3's producer and
  * consumer warpgroups), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ reads the kept dS instead, a
  * second pass over 8 KiB a tile pair). The kept dS is written, not timed:
@@ -1077,8 +1078,9 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
  * copies of dy and q (k_attn_vt) make every operand K-major. One buffer a
  * tile (96 KiB of tiles: two blocks an SM), refilled after the block's
  * barrier. The sums run in k_attn_dkdv_mma's order (on the emulator the
- * same bits, kept dS included); the dQ kernels are mma's. Written without
- * a GPU (session 16): not yet run on one. */
+ * same bits, kept dS included); dQ from the kept dS is k_attn_dq_ds_wg's,
+ * the recomputing dQ mma's. Written without a GPU (session 16): not yet run
+ * on one. */
 #define WG_BWD_SMEM (1024 + 6 * 2 * WG_ATOM + 2 * MM_R * (int)sizeof(float))
 
 __global__ void __launch_bounds__(MM_THREADS)
@@ -1340,6 +1342,68 @@ k_attn_dq_ds_mma(float *dq, bf *dqb, const bf *dsg, const bf *k, int T, int H, i
 		   (int)i * MM_R + w * 16, T);
 }
 
+/* dQ from the kept dS on wgmma (SUPKIT_CUDA_ATTN=wg): k_attn_dq_ds_mma's
+ * block and loads, the dS fragments read by ldmatrix as there, and dQ += dS
+ * K as 4 m64n128k16 steps with dS from registers and K^T (a transposed copy
+ * of k, k_attn_vt) from shared memory by descriptor: the same sums in the
+ * same order. Written without a GPU (session 16): not yet run on one. */
+#define WG_DQ_SMEM (1024 + 2 * WG_VT + 2 * DS_T * DS_LD * (int)sizeof(bf))
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dq_ds_wg(float *dq, bf *dqb, const bf *dsg, const bf *kt, int T, int H, int64_t window,
+		float scale)
+{
+	DYN_SMEM(smraw);
+	unsigned char *sm = smraw + ((1024u - (smem_addr(smraw) & 1023u)) & 1023u);
+	unsigned char *KTs = sm;                 /* 2 x V^T-shaped tiles of k */
+	bf *Ss = (bf *)(sm + 2 * WG_VT);         /* 2 x 64 x DS_LD */
+	const int bh = blockIdx.y, b = bh / H, h = bh % H, w = threadIdx.x >> 5;
+	const int lane = threadIdx.x & 31;
+	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
+	const int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const int64_t i = heavy_first(T, MM_R), wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
+	const int ntile = (int)(i - jlo + 1);
+	const bf *S0 = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(i, wt)) * (DS_T * DS_T);
+	const bf *ktb = kt + (int64_t)bh * MM_D * Tp;
+
+	ds_tile_load(Ss, S0);
+	wg_vt_load(KTs, ktb, Tp, (int)jlo * MM_R);
+	cp_commit();
+	float gq[16][4];
+	zero_frags<16>(gq);
+	for (int it = 0; it < ntile; it++) {
+		const int cur = it & 1;
+		const unsigned char *KTc = KTs + cur * WG_VT;
+		const bf *Sc = Ss + cur * DS_T * DS_LD;
+		if (it + 1 < ntile) {
+			ds_tile_load(Ss + (cur ^ 1) * DS_T * DS_LD, S0 + (int64_t)(it + 1) * DS_T * DS_T);
+			wg_vt_load(KTs + (cur ^ 1) * WG_VT, ktb, Tp, (int)(jlo + it + 1) * MM_R);
+			cp_commit();
+			cp_wait<1>();
+		} else {
+			cp_wait<0>();
+		}
+		proxy_fence();
+		__syncthreads();
+		uint32_t a[4][4];
+		const int m = lane >> 3;
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++)   /* as k_attn_dq_ds_mma */
+			ldsm4t(a[kk], Sc + (kk * 16 + (lane & 7) + (m >> 1) * 8) * DS_LD + w * 16 +
+					      (m & 1) * 8);
+		wg_fence();
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++)
+			wg_rs128(gq, a[kk], wg_desc(KTc + kk * 32));   /* dQ += dS K */
+		wg_commit();
+		wg_wait<0>();
+		acc_fence<16>(gq);
+		__syncthreads();
+	}
+	store_rows(dq ? dq + base : NULL, dqb ? dqb + base : NULL, gq, scale, ld,
+		   (int)i * MM_R + w * 16, T);
+}
+
 /* ---- launchers ---- */
 
 static size_t mm_smem_dkdv(void)
@@ -1462,20 +1526,23 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 	size_t nds = keep_ds ? (size_t)B * H * (size_t)ds_slots(T, window) * DS_T * DS_T * sizeof(bf)
 			     : 0;
 	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
-	if (wg) {   /* dK, dV on wgmma, from transposed copies of q and dy */
-		int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
-		size_t nt = (size_t)B * H * MM_D * (size_t)Tp * sizeof(bf);
-		bf *qt = (bf *)cuda_scratch_alloc("attn_bwd", 2 * nt), *dyt = qt + nt / sizeof(bf);
+	/* wg: transposed copies of q and dy (dK, dV on wgmma) and, with the
+	 * kept dS, of k (dQ on wgmma) */
+	int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	size_t nt = wg ? (size_t)B * H * MM_D * (size_t)Tp : 0, ntb = (keep_ds ? 3 : 2) * nt * sizeof(bf);
+	bf *qt = wg ? (bf *)cuda_scratch_alloc("attn_bwd", ntb) : NULL;
+	if (wg) {
 		dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
 		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt, gq, T, H, Tp);
-		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(dyt, gdy, T, H, Tp);
+		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt + nt, gdy, T, H, Tp);
+		if (keep_ds)
+			k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt + 2 * nt, gk, T, H, Tp);
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_wg,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
 							 WG_BWD_SMEM));
 		k_attn_dkdv_wg<<<gr, MM_THREADS, WG_BWD_SMEM, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg,
-								    gdy, gq, gk, gv, qt, dyt, lse, Dd,
-								    T, H, window, scale);
-		cuda_scratch_free(qt, 2 * nt);
+								    gdy, gq, gk, gv, qt, qt + nt, lse,
+								    Dd, T, H, window, scale);
 	} else {
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1483,7 +1550,13 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 		k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg, gdy,
 							    gq, gk, gv, lse, Dd, T, H, window, scale);
 	}
-	if (keep_ds) {
+	if (keep_ds && wg) {
+		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_wg,
+							 cudaFuncAttributeMaxDynamicSharedMemorySize,
+							 WG_DQ_SMEM));
+		k_attn_dq_ds_wg<<<gr, MM_THREADS, WG_DQ_SMEM, st>>>(dq, (bf *)gb[0], dsg, qt + 2 * nt, T,
+								    H, window, scale);
+	} else if (keep_ds) {
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
 							 (int)s2));
@@ -1497,6 +1570,7 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 							  H, window, scale);
 	}
 	CUDA_CK("attn_bwd", cudaGetLastError());
+	cuda_scratch_free(qt, ntb);
 	cuda_scratch_free(dsg, nds);
 	cuda_scratch_free(cp, nb);
 }

@@ -141,8 +141,9 @@ enum cuda_attn_mode {
 	CUDA_ATTN_MMA2, /* the same with a forward of 32 query rows a warp
 	                   (128 a block; the backward is mma's): not yet run on
 	                   a GPU */
-	CUDA_ATTN_WG    /* mma's with the forward and the dK, dV kernel on
-	                   Hopper's warpgroup MMA (wgmma; compute capability
+	CUDA_ATTN_WG    /* mma's with the forward, the dK, dV kernel and dQ
+	                   (from the kept dS) on Hopper's warpgroup MMA
+	                   (wgmma; compute capability
 	                   9.0 only, else the backend aborts at setup): not yet
 	                   run on a GPU */
 };

@@ -59,8 +59,8 @@ void cuda_cast_bf16(void *o, const float *x, int64_t n);
  * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. mode
  * (enum cuda_attn_mode) picks the kernels for D = 128: 1 the WMMA ones of
  * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu,
- * 3 those with the 32-rows-a-warp forward, 4 those with the forward and dK,
- * dV on wgmma
+ * 3 those with the 32-rows-a-warp forward, 4 those with the forward, dK,
+ * dV and the kept-dS dQ on wgmma
  * (all bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
  * kernels. */
 #define ATTN_MAX_D 128
@@ -126,7 +126,8 @@ void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const fl
  * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
  * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds).
  * wg: dK and dV on wgmma (k_attn_dkdv_wg; mode 4), from transposed copies
- * of q and dy (scratch: 2 B H 128 T x 2 bytes, T rounded up to 64). */
+ * of q and dy, and with keep_ds dQ too (k_attn_dq_ds_wg, from one of k;
+ * scratch: 2 or 3 B H 128 T x 2 bytes, T rounded up to 64). */
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd,

@@ -18,7 +18,8 @@
  * of 64 or covers T (the same tiles, the same operations in the same order;
  * kernels/attention_mma.cu), and within 2e-3 elsewhere; and each kernel run
  * twice gives the same bits. The same for the wgmma kernels (wg: the
- * forward and dK, dV, with the transposed copies of v, q and dy they read
+ * forward, dK, dV and dQ from the kept dS, with the transposed copies of
+ * v, q, dy and k they read
  * checked entry by entry; against mma's bit for bit where the tiles agree), against the emulator's
  * wgmma (tests/emu/simt.h: the K-major 128-byte-swizzle layout only). What
  * the emulator cannot show: timing, the
@@ -160,15 +161,17 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	/* dK, dV: wg's kernel (on transposed copies of q and dy, checked as
 	 * v's) or mma's */
 	int64_t Tp = (T + MM_R - 1) / MM_R * MM_R;
-	std::vector<bf> qt, dyt;
+	std::vector<bf> qt, dyt, kt;
 	if (fwd == FWD_WG) {
 		qt.assign((size_t)B * H * MM_D * Tp, __float2bfloat16_rn(NAN));
-		dyt = qt;
-		bf *pqt = qt.data(), *pdyt = dyt.data();
+		dyt = kt = qt;
+		bf *pqt = qt.data(), *pdyt = dyt.data(), *pkt = kt.data();
 		dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
 		emu_launch(gt, MM_THREADS, MM_TILE * sizeof(bf), [&] { k_attn_vt(pqt, pq, T, H, Tp); });
 		emu_launch(gt, MM_THREADS, MM_TILE * sizeof(bf), [&] { k_attn_vt(pdyt, pdy, T, H, Tp); });
-		r.vt_bad += vt_misses(qt, bq, B, T, H, Tp) + vt_misses(dyt, bdy, B, T, H, Tp);
+		emu_launch(gt, MM_THREADS, MM_TILE * sizeof(bf), [&] { k_attn_vt(pkt, pk, T, H, Tp); });
+		r.vt_bad += vt_misses(qt, bq, B, T, H, Tp) + vt_misses(dyt, bdy, B, T, H, Tp) +
+			    vt_misses(kt, bk, B, T, H, Tp);
 	}
 	auto dkdv = [&](float *gk_, float *gv_, bf *gkb_, bf *gvb_, bf *ds_) {
 		if (fwd == FWD_WG)
@@ -197,8 +200,12 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	float *pk2 = dk2.data(), *pv2 = dv2.data(), *pqs = r.dqs.data();
 	bf *pds = ds.data(), *pvb2 = dvb2.data(), *pqsb = r.dqsb.data();
 	dkdv(pk2, pv2, NULL, pvb2, pds);
-	emu_launch(g64, MM_THREADS, mm_smem_dq_ds(),
-		   [&] { k_attn_dq_ds_mma(pqs, pqsb, pds, pk, T, H, window, scale); });
+	if (fwd == FWD_WG)   /* dQ from the kept dS: wg's kernel on k^T, or mma's */
+		emu_launch(g64, MM_THREADS, WG_DQ_SMEM,
+			   [&] { k_attn_dq_ds_wg(pqs, pqsb, pds, kt.data(), T, H, window, scale); });
+	else
+		emu_launch(g64, MM_THREADS, mm_smem_dq_ds(),
+			   [&] { k_attn_dq_ds_mma(pqs, pqsb, pds, pk, T, H, window, scale); });
 	r.ds_kdiff = (size_t)(memcmp(dk2.data(), dk, n * 4) != 0) +
 		     (memcmp(dv2.data(), dv, n * 4) != 0) +
 		     (memcmp(dvb2.data(), dvb, n * sizeof(bf)) != 0);

@@ -6,7 +6,7 @@
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
  *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
- *       forward), wg (wgmma in the forward and dK, dV, with the
+ *       forward), wg (wgmma in the forward, dK, dV and dQ, with the
  *       transposed copies they read); mma's backward once more with the other
  *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
  *       recomputed for it); the row and element-wise ops of a layer
@@ -26,7 +26,7 @@
  *       timed steps run without it, so that asynchronous ops show in
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
- *       mma2; wg: the forward and dK, dV through wgmma; tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
+ *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
  *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *

@@ -845,7 +845,7 @@ TEST(attention_mma2)
 	fwd_vs_mma(CUDA_ATTN_MMA2, 1, "mma2");
 }
 
-/* The wgmma kernels (wg: the forward and dK, dV; dQ is mma's) against the
+/* The wgmma kernels (wg: the forward, dK, dV and dQ from the kept dS) against the
  * CPU, forward and backward, then the forward against mma's: bitwise on the
  * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
  * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
