@@ -185,9 +185,9 @@ __device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint
  * compute_90 PTX, where these trap; the backend refuses SUPKIT_CUDA_ATTN=wg
  * on a device other than 9.0 at setup, so that PTX never runs them) */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define WG_OK 1
+#define WG_ASM(...) asm volatile(__VA_ARGS__)
 #else
-#define WG_OK 0
+#define WG_ASM(...) __trap()
 #endif
 
 /* wgmma (sm_90a): the warpgroup's asynchronous MMA. wg_fence before the
@@ -198,38 +198,22 @@ __device__ static inline void mma(float *c, const uint32_t *a, uint32_t b0, uint
  * thread's cp.async writes to shared memory visible to wgmma's reads. */
 __device__ static inline void wg_fence(void)
 {
-#if WG_OK
-	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#else
-	__trap();
-#endif
+	WG_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 
 __device__ static inline void wg_commit(void)
 {
-#if WG_OK
-	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#else
-	__trap();
-#endif
+	WG_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 template <int N> __device__ static inline void wg_wait(void)
 {
-#if WG_OK
-	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-#else
-	__trap();
-#endif
+	WG_ASM("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
 __device__ static inline void proxy_fence(void)
 {
-#if WG_OK
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#else
-	__trap();
-#endif
+	WG_ASM("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 template <int N> __device__ static inline void acc_fence(float (*d)[4])
@@ -241,56 +225,33 @@ template <int N> __device__ static inline void acc_fence(float (*d)[4])
 			asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
+/* the asm operands of accumulator fragment j of d */
+#define ACC4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+
 /* d (64 x 64 of the warpgroup; this thread's 32 values as 8 C fragments)
  * = A B (+ d if scale_d), A (64 x 16) and B^T (64 x 16) by descriptor */
 __device__ static inline void wg_ss64(float (*d)[4], uint64_t da, uint64_t db, int scale_d)
 {
-#if WG_OK
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+	WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
 		     "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-		     : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-		       "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-		       "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-		       "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-		       "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-		       "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-		       "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-		       "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+		     : ACC4(0), ACC4(1), ACC4(2), ACC4(3),
+		       ACC4(4), ACC4(5), ACC4(6), ACC4(7)
 		     : "l"(da), "l"(db), "r"(scale_d));
-#else
-	__trap();
-#endif
 }
 
 /* d (64 x 128; 16 C fragments) += A B, A (64 x 16) from registers (this
  * warp's 16 rows as mma's A fragment), B^T (128 x 16) by descriptor */
 __device__ static inline void wg_rs128(float (*d)[4], const uint32_t *a, uint64_t db)
 {
-#if WG_OK
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+	WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
 		     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
 		     "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;\n}\n"
-		     : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-		       "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-		       "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-		       "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-		       "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-		       "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-		       "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-		       "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-		       "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-		       "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-		       "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
-		       "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-		       "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-		       "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-		       "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-		       "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+		     : ACC4(0), ACC4(1), ACC4(2), ACC4(3),
+		       ACC4(4), ACC4(5), ACC4(6), ACC4(7),
+		       ACC4(8), ACC4(9), ACC4(10), ACC4(11),
+		       ACC4(12), ACC4(13), ACC4(14), ACC4(15)
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
-#else
-	__trap();
-#endif
 }
 
 #endif
@@ -299,6 +260,17 @@ __device__ static inline uint32_t pack(float lo, float hi)
 {
 	__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
 	return *(uint32_t *)&v;
+}
+
+/* The A fragment (16 x 16, bf16, nearest even) of k step kk of a 16 x 64
+ * product whose fp32 C fragments are c[8][4]: blocks 2 kk and 2 kk + 1,
+ * packed in pairs (the C-to-A layout the header describes). */
+__device__ static inline void afrag(uint32_t *a, const float (*c)[4], int kk)
+{
+	a[0] = pack(c[2 * kk][0], c[2 * kk][1]);
+	a[1] = pack(c[2 * kk][2], c[2 * kk][3]);
+	a[2] = pack(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+	a[3] = pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
 /* ---- tiles ---- */
@@ -422,9 +394,8 @@ __device__ static inline void prod_px(float (*out)[4], const float (*p)[4], cons
 {
 #pragma unroll
 	for (int kk = 0; kk < 4; kk++) {
-		uint32_t a[4] = { pack(p[2 * kk][0], p[2 * kk][1]), pack(p[2 * kk][2], p[2 * kk][3]),
-				  pack(p[2 * kk + 1][0], p[2 * kk + 1][1]),
-				  pack(p[2 * kk + 1][2], p[2 * kk + 1][3]) };
+		uint32_t a[4];
+		afrag(a, p, kk);
 		if (keep) {   /* A's regs: (row g | g + 8, cols 16 kk + 2c | + 8 + 2c) */
 #pragma unroll
 			for (int r = 0; r < 4; r++)
@@ -737,10 +708,7 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 			for (int mt = 0; mt < 2; mt++)
 #pragma unroll
 				for (int kk = 0; kk < 4; kk++) {
-					pa[mt][kk][0] = pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-					pa[mt][kk][1] = pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-					pa[mt][kk][2] = pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-					pa[mt][kk][3] = pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+					afrag(pa[mt][kk], s[mt], kk);
 				}
 #pragma unroll
 			for (int kk = 0; kk < 4; kk++) {
@@ -923,12 +891,8 @@ k_attn_fwd_wg(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *
 			     window, sl2);
 		uint32_t pa[4][4];
 #pragma unroll
-		for (int kk = 0; kk < 4; kk++) {
-			pa[kk][0] = pack(s[2 * kk][0], s[2 * kk][1]);
-			pa[kk][1] = pack(s[2 * kk][2], s[2 * kk][3]);
-			pa[kk][2] = pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-			pa[kk][3] = pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-		}
+		for (int kk = 0; kk < 4; kk++)
+			afrag(pa[kk], s, kk);
 		wg_fence();   /* o was rescaled, pa written */
 #pragma unroll
 		for (int kk = 0; kk < 4; kk++)
@@ -976,6 +940,46 @@ __host__ __device__ static inline int64_t ds_slots(int T, int64_t window)
 
 /* ---- backward: dK, dV ---- */
 
+/* P^T of a warp's 16 keys (from kr; this lane's ks[0] = kr + g, ks[1] =
+ * kr + g + 8) and the 64 queries of a tile from t0 (this lane's t0 + 8 j +
+ * 2 c + (e & 1)): s, the raw scores, becomes exp2(s sl2 - L[query]) (L: lse log2 e of the
+ * tile's queries), 0 where the key is hidden; an inner tile (every query
+ * sees every key) on a path of its own, straight-line code without the
+ * mask. */
+__device__ static inline void probs_t(float (*s)[4], const float *L, int t0, int kr,
+				      const int *ks, int T, int64_t window, float sl2)
+{
+	const int c = threadIdx.x & 3;
+	if (all_vis(t0, t0 + MM_R - 1, kr, kr + 15, T, window)) {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				s[j][e] = exp2f(fmaf(s[j][e], sl2, -L[j * 8 + 2 * c + (e & 1)]));
+	} else {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int qi = j * 8 + 2 * c + (e & 1);
+				s[j][e] = attn_visible(t0 + qi, ks[e >> 1], T, window)
+						  ? exp2f(fmaf(s[j][e], sl2, -L[qi])) : 0.f;
+			}
+	}
+}
+
+/* dS^T = P^T (dP^T - D[query]) in place of dP^T (dp), in probs_t's layout */
+__device__ static inline void dscores_t(float (*dp)[4], const float (*p)[4], const float *Dq)
+{
+	const int c = threadIdx.x & 3;
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++)
+			dp[j][e] = p[j][e] * (dp[j][e] - Dq[j * 8 + 2 * c + (e & 1)]);
+}
+
+
 __global__ void __launch_bounds__(MM_THREADS)
 k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, const bf *q,
 		const bf *k, const bf *v, const float *lse, const float *Dd, int T, int H,
@@ -987,6 +991,7 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
 	const int k0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int c = lane & 3, g = lane >> 2;
+	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
 	const int64_t tend = (int64_t)k0 + MM_R - 1 + window;
 	const int tlast = (int)(tend < T - 1 ? tend : T - 1);
@@ -1006,7 +1011,6 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
 	float gk[16][4], gv[16][4];
 	zero_frags<16>(gk);
 	zero_frags<16>(gv);
-	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	/* the kept dS (dsg): this lane's place in its warp's 16 rows of the
 	 * slot of pair (i, j), i = j + it (j = blockIdx.x): slot ds_off(i) +
 	 * j - jlo(i) of the (b, h), one step at a time */
@@ -1031,32 +1035,11 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
 		 * t0 + 8 j + 2c + (e & 1) */
 		float p[8][4];
 		prod_abt(p, NULL, Ks, w * 16, Qc);
-		/* an inner tile (every query sees every key) on a path of its own:
-		 * straight-line code without the mask */
-		if (all_vis(t0, t0 + MM_R - 1, k0 + w * 16, k0 + w * 16 + 15, T, window)) {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					p[j][e] = exp2f(fmaf(p[j][e], sl2, -Lc[j * 8 + 2 * c + (e & 1)]));
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					int qi = j * 8 + 2 * c + (e & 1);
-					p[j][e] = attn_visible(t0 + qi, ks[e >> 1], T, window)
-							  ? exp2f(fmaf(p[j][e], sl2, -Lc[qi])) : 0.f;
-				}
-		}
+		probs_t(p, Lc, t0, k0 + w * 16, ks, T, window, sl2);
 		prod_px(gv, p, Gc);          /* dV += P^T dY */
 		float ds[8][4];
 		prod_abt(ds, NULL, Vs, w * 16, Gc);   /* dP^T = V dY^T */
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				ds[j][e] = p[j][e] * (ds[j][e] - Dc[j * 8 + 2 * c + (e & 1)]);
+		dscores_t(ds, p, Dc);
 		prod_px(gk, ds, Qc, keep);   /* dK += dS^T Q */
 		if (keep) {   /* to pair (i + 1, j): ds_off(i + 1) - ds_off(i) - (jlo(i + 1) - jlo(i)) */
 			const int i = blockIdx.x + it, wt = (int)ds_wt(window);
@@ -1096,6 +1079,7 @@ k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, co
 	const int bh = blockIdx.y, b = bh / H, h = bh % H;
 	const int k0 = blockIdx.x * MM_R, w = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int c = lane & 3, g = lane >> 2;
+	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
 	const int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
 	const bf *qtb = qt + (int64_t)bh * MM_D * Tp, *dytb = dyt + (int64_t)bh * MM_D * Tp;
@@ -1109,7 +1093,6 @@ k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, co
 	float gk[16][4], gv[16][4];
 	zero_frags<16>(gk);
 	zero_frags<16>(gv);
-	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	bf *keep = NULL;   /* the kept dS, as k_attn_dkdv_mma's */
 	if (dsg) {
 		const int64_t wt = ds_wt(window), j = blockIdx.x;
@@ -1153,42 +1136,17 @@ k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, co
 		wg_commit();
 		wg_wait<1>();   /* S^T done; dP^T may still run */
 		acc_fence<8>(p);
-		if (all_vis(t0, t0 + MM_R - 1, k0 + w * 16, k0 + w * 16 + 15, T, window)) {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					p[j][e] = exp2f(fmaf(p[j][e], sl2, -Ls[j * 8 + 2 * c + (e & 1)]));
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					int qi = j * 8 + 2 * c + (e & 1);
-					p[j][e] = attn_visible(t0 + qi, ks[e >> 1], T, window)
-							  ? exp2f(fmaf(p[j][e], sl2, -Ls[qi])) : 0.f;
-				}
-		}
+		probs_t(p, Ls, t0, k0 + w * 16, ks, T, window, sl2);
 		wg_wait<0>();
 		acc_fence<8>(ds);
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				ds[j][e] = p[j][e] * (ds[j][e] - Ds[j * 8 + 2 * c + (e & 1)]);
+		dscores_t(ds, p, Ds);
 		/* P^T and dS^T rounded to bf16 A fragments (as prod_px does), dS^T
 		 * kept as k_attn_dkdv_mma keeps it */
 		uint32_t pa[4][4], da[4][4];
 #pragma unroll
 		for (int kk = 0; kk < 4; kk++) {
-			pa[kk][0] = pack(p[2 * kk][0], p[2 * kk][1]);
-			pa[kk][1] = pack(p[2 * kk][2], p[2 * kk][3]);
-			pa[kk][2] = pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
-			pa[kk][3] = pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
-			da[kk][0] = pack(ds[2 * kk][0], ds[2 * kk][1]);
-			da[kk][1] = pack(ds[2 * kk][2], ds[2 * kk][3]);
-			da[kk][2] = pack(ds[2 * kk + 1][0], ds[2 * kk + 1][1]);
-			da[kk][3] = pack(ds[2 * kk + 1][2], ds[2 * kk + 1][3]);
+			afrag(pa[kk], p, kk);
+			afrag(da[kk], ds, kk);
 			if (keep) {
 #pragma unroll
 				for (int r = 0; r < 4; r++)

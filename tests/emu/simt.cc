@@ -94,10 +94,41 @@ struct cpcopy {
 	unsigned char data[16];
 	unsigned group;
 };
-struct cpthread {
-	std::vector<cpcopy> flying;
-	unsigned groups;   /* committed so far */
+
+/* A thread's asynchronous operations in flight (cp.async copies, wgmma
+ * results), each with its commit group (0: not committed yet), and the
+ * groups committed so far: commit puts the uncommitted ones in a new
+ * group; wait(n, land) lands (in issue order) every one whose group is
+ * among all but the newest n committed, and keeps the rest. */
+template <class T> struct inflight {
+	std::vector<T> flying;
+	unsigned groups;
+	void reset()
+	{
+		flying.clear();
+		groups = 0;
+	}
+	void commit()
+	{
+		groups++;
+		for (T &x : flying)
+			if (!x.group)
+				x.group = groups;
+	}
+	template <class F> void wait(int n, F land)
+	{
+		size_t keep = 0;
+		for (size_t i = 0; i < flying.size(); i++) {
+			const T &x = flying[i];
+			if (x.group && x.group + (unsigned)n <= groups)
+				land(x);
+			else
+				flying[keep++] = x;
+		}
+		flying.resize(keep);
+	}
 };
+typedef inflight<cpcopy> cpthread;
 std::vector<cpthread> g_cp;
 
 /* wgmma.mma_async in flight: per thread, the accumulator values each
@@ -113,10 +144,7 @@ struct wgpend {
 	float v[64];
 	unsigned group;   /* 0: not committed yet */
 };
-struct wgthread {
-	std::vector<wgpend> flying;
-	unsigned groups;
-};
+typedef inflight<wgpend> wgthread;
 std::vector<wgthread> g_wg;
 
 /* The tile pipelines' race check (EMU_RACECHECK=1, the default): per 16
@@ -184,15 +212,11 @@ void cp_reset(unsigned threads)
 	g_blk++;
 	g_epoch = 0;
 	g_cp.resize(threads);
-	for (cpthread &t : g_cp) {
-		t.flying.clear();
-		t.groups = 0;
-	}
+	for (cpthread &t : g_cp)
+		t.reset();
 	g_wg.resize(threads);
-	for (wgthread &t : g_wg) {
-		t.flying.clear();
-		t.groups = 0;
-	}
+	for (wgthread &t : g_wg)
+		t.reset();
 }
 
 void die(const char *what);
@@ -629,27 +653,14 @@ void emu_cp_commit(void)
 {
 	if (cp_now())
 		return;
-	cpthread &t = g_cp[(size_t)g_cur];
-	t.groups++;
-	for (cpcopy &c : t.flying)
-		if (!c.group)
-			c.group = t.groups;
+	g_cp[(size_t)g_cur].commit();
 }
 
 void emu_cp_wait(int n)
 {
 	if (cp_now())
 		return;
-	cpthread &t = g_cp[(size_t)g_cur];
-	size_t keep = 0;
-	for (size_t i = 0; i < t.flying.size(); i++) {
-		const cpcopy &c = t.flying[i];
-		if (c.group && c.group + (unsigned)n <= t.groups)
-			land(c, true);
-		else
-			t.flying[keep++] = c;
-	}
-	t.flying.resize(keep);
+	g_cp[(size_t)g_cur].wait(n, [](const cpcopy &c) { land(c, true); });
 }
 
 namespace {
@@ -913,25 +924,14 @@ void emu_wgmma_fence(void) {}
 
 void emu_wgmma_commit(void)
 {
-	wgthread &t = g_wg[(size_t)g_cur];
-	t.groups++;
-	for (wgpend &p : t.flying)
-		if (!p.group)
-			p.group = t.groups;
+	g_wg[(size_t)g_cur].commit();
 }
 
 void emu_wgmma_wait(int n)
 {
-	wgthread &t = g_wg[(size_t)g_cur];
-	size_t keep = 0;
-	for (size_t i = 0; i < t.flying.size(); i++) {
-		const wgpend &p = t.flying[i];
-		if (p.group && p.group + (unsigned)n <= t.groups)
-			memcpy(p.d, p.v, (size_t)p.cnt * sizeof(float));
-		else
-			t.flying[keep++] = p;
-	}
-	t.flying.resize(keep);
+	g_wg[(size_t)g_cur].wait(n, [](const wgpend &p) {
+		memcpy(p.d, p.v, (size_t)p.cnt * sizeof(float));
+	});
 }
 
 static void check_launch(int threads, size_t smem)
