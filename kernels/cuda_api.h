@@ -143,9 +143,8 @@ enum cuda_attn_mode {
 	                   a GPU */
 	CUDA_ATTN_WG    /* mma's with the forward, the dK, dV kernel and dQ
 	                   (from the kept dS) on Hopper's warpgroup MMA
-	                   (wgmma; compute capability
-	                   9.0 only, else the backend aborts at setup): not yet
-	                   run on a GPU */
+	                   (wgmma; compute capability 9.0 only, else the
+	                   backend aborts at setup): not yet run on a GPU */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
