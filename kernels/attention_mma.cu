@@ -764,6 +764,29 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
 #define WG_VT 16384     /* bytes of a V^T tile: 128 rows (head dimension) x 64 keys */
 #define WG_SMEM (1024 + 2 * WG_ATOM + 2 * 2 * WG_ATOM + 2 * WG_VT)   /* Q, K x 2, V^T x 2 */
 
+/* the row length of k_attn_vt's transposed copies: T rounded up to 64 */
+__host__ __device__ static inline int64_t wg_tp(int T)
+{
+	return (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+}
+
+/* Before computing on a tile of a double-buffered pipeline: with more
+ * tiles to come, start the next one's loads (load()) and wait for the
+ * current one's, else wait for all; then make the copies visible to
+ * wgmma and synchronise the block. */
+template <class F> __device__ static inline void wg_next(bool more, F load)
+{
+	if (more) {
+		load();
+		cp_commit();
+		cp_wait<1>();
+	} else {
+		cp_wait<0>();
+	}
+	proxy_fence();
+	__syncthreads();
+}
+
 /* the byte offset of 16-byte chunk cc (0..7) of row r in a swizzled atom */
 __device__ static inline int sw128(int r, int cc)
 {
@@ -851,7 +874,7 @@ k_attn_fwd_wg(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *
 	const qblock qb = query_block(MM_R, T, H, window);
 	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst & ~(MM_R - 1);
 	const int ntile = (min(q0 + MM_R, T) - 1 - kfirst) / MM_R + 1;
-	const int64_t ld = qb.ld, base = qb.base, Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const int64_t ld = qb.ld, base = qb.base, Tp = wg_tp(T);
 	const bf *vtb = vt + (int64_t)bh * MM_D * Tp;
 	const int w = threadIdx.x >> 5;
 	const float sl2 = scale * LOG2E;
@@ -866,16 +889,10 @@ k_attn_fwd_wg(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *
 	for (int it = 0; it < ntile; it++) {
 		const int s0 = kfirst + it * MM_R, cur = it & 1;
 		const unsigned char *Kc = Ks + cur * 2 * WG_ATOM, *Vc = Vs + cur * WG_VT;
-		if (it + 1 < ntile) {   /* the next tile flies */
+		wg_next(it + 1 < ntile, [&] {   /* the next tile flies */
 			wg_tile_load(Ks + (cur ^ 1) * 2 * WG_ATOM, k + base, ld, s0 + MM_R, T);
 			wg_vt_load(Vs + (cur ^ 1) * WG_VT, vtb, Tp, s0 + MM_R);
-			cp_commit();
-			cp_wait<1>();
-		} else {
-			cp_wait<0>();
-		}
-		proxy_fence();
-		__syncthreads();
+		});
 		float s[8][4];
 		zero_frags<8>(s);
 		wg_fence();
@@ -1081,7 +1098,7 @@ k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, co
 	const int c = lane & 3, g = lane >> 2;
 	const int ks[2] = { k0 + w * 16 + g, k0 + w * 16 + g + 8 };
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const int64_t Tp = wg_tp(T);
 	const bf *qtb = qt + (int64_t)bh * MM_D * Tp, *dytb = dyt + (int64_t)bh * MM_D * Tp;
 	const int64_t tend = (int64_t)k0 + MM_R - 1 + window;
 	const int tlast = (int)(tend < T - 1 ? tend : T - 1);
@@ -1318,7 +1335,7 @@ k_attn_dq_ds_wg(float *dq, bf *dqb, const bf *dsg, const bf *kt, int T, int H, i
 	const int bh = blockIdx.y, b = bh / H, h = bh % H, w = threadIdx.x >> 5;
 	const int lane = threadIdx.x & 31;
 	const int64_t ld = (int64_t)H * MM_D, base = (int64_t)b * T * ld + (int64_t)h * MM_D;
-	const int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	const int64_t Tp = wg_tp(T);
 	const int64_t i = heavy_first(T, MM_R), wt = ds_wt(window), jlo = i - wt > 0 ? i - wt : 0;
 	const int ntile = (int)(i - jlo + 1);
 	const bf *S0 = dsg + ((int64_t)bh * ds_slots(T, window) + ds_off(i, wt)) * (DS_T * DS_T);
@@ -1333,16 +1350,10 @@ k_attn_dq_ds_wg(float *dq, bf *dqb, const bf *dsg, const bf *kt, int T, int H, i
 		const int cur = it & 1;
 		const unsigned char *KTc = KTs + cur * WG_VT;
 		const bf *Sc = Ss + cur * DS_T * DS_LD;
-		if (it + 1 < ntile) {
+		wg_next(it + 1 < ntile, [&] {
 			ds_tile_load(Ss + (cur ^ 1) * DS_T * DS_LD, S0 + (int64_t)(it + 1) * DS_T * DS_T);
 			wg_vt_load(KTs + (cur ^ 1) * WG_VT, ktb, Tp, (int)(jlo + it + 1) * MM_R);
-			cp_commit();
-			cp_wait<1>();
-		} else {
-			cp_wait<0>();
-		}
-		proxy_fence();
-		__syncthreads();
+		});
 		uint32_t a[4][4];
 		const int m = lane >> 3;
 #pragma unroll
@@ -1438,12 +1449,20 @@ void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const 
 		H, D, window, scale, qkvb);
 }
 
+/* dst = src (B, T, H, 128) transposed per (b, h) by k_attn_vt */
+static void vt_copy(bf *dst, const bf *src, int B, int T, int H, cudaStream_t st)
+{
+	int64_t Tp = wg_tp(T);
+	dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
+	k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(dst, src, T, H, Tp);
+}
+
 void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const float *k,
 			const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			const void *const *qkvb)
 {
 	dim3 gr = attn128_grid("attn_fwd", B, T, H, D);
-	int64_t n = (int64_t)B * T * H * D, Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
+	int64_t n = (int64_t)B * T * H * D, Tp = wg_tp(T);
 	const float *src[3] = { q, k, v };
 	size_t nb = 0;
 	bf *cp = qkvb ? NULL : mm_cast("attn_fwd", src, 3, n, &nb);   /* else the caller's */
@@ -1452,8 +1471,7 @@ void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const fl
 	cudaStream_t st = cuda_stream();
 	size_t nvt = (size_t)B * H * MM_D * (size_t)Tp * sizeof(bf);
 	bf *vt = (bf *)cuda_scratch_alloc("attn_fwd", nvt);
-	dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
-	k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(vt, g[2], T, H, Tp);
+	vt_copy(vt, g[2], B, T, H, st);
 	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_wg,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, WG_SMEM));
 	k_attn_fwd_wg<<<gr, MM_THREADS, WG_SMEM, st>>>(y, (bf *)yb, lse, g[0], g[1], vt, T, H,
@@ -1486,15 +1504,13 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
 	/* wg: transposed copies of q and dy (dK, dV on wgmma) and, with the
 	 * kept dS, of k (dQ on wgmma) */
-	int64_t Tp = (int64_t)(T + MM_R - 1) / MM_R * MM_R;
-	size_t nt = wg ? (size_t)B * H * MM_D * (size_t)Tp : 0, ntb = (keep_ds ? 3 : 2) * nt * sizeof(bf);
+	size_t nt = wg ? (size_t)B * H * MM_D * (size_t)wg_tp(T) : 0, ntb = (keep_ds ? 3 : 2) * nt * sizeof(bf);
 	bf *qt = wg ? (bf *)cuda_scratch_alloc("attn_bwd", ntb) : NULL;
 	if (wg) {
-		dim3 gt((unsigned)(Tp / MM_R), (unsigned)(B * H));
-		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt, gq, T, H, Tp);
-		k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt + nt, gdy, T, H, Tp);
+		vt_copy(qt, gq, B, T, H, st);
+		vt_copy(qt + nt, gdy, B, T, H, st);
 		if (keep_ds)
-			k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(qt + 2 * nt, gk, T, H, Tp);
+			vt_copy(qt + 2 * nt, gk, B, T, H, st);
 		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_wg,
 							 cudaFuncAttributeMaxDynamicSharedMemorySize,
 							 WG_BWD_SMEM));

@@ -124,7 +124,7 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	} else if (fwd == FWD_WG) {
 		/* v^T first (NaN where k_attn_vt writes nothing, so a key the
 		 * kernel reads unwritten shows) */
-		int64_t Tp = (T + MM_R - 1) / MM_R * MM_R;
+		int64_t Tp = wg_tp(T);
 		std::vector<bf> vt((size_t)B * H * MM_D * Tp, __float2bfloat16_rn(NAN));
 		bf *pvt = vt.data();
 		emu_launch(dim3((unsigned)(Tp / MM_R), (unsigned)(B * H)), MM_THREADS,
@@ -160,7 +160,7 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
 	/* dK, dV: wg's kernel (on transposed copies of q and dy, checked as
 	 * v's) or mma's */
-	int64_t Tp = (T + MM_R - 1) / MM_R * MM_R;
+	int64_t Tp = wg_tp(T);
 	std::vector<bf> qt, dyt, kt;
 	if (fwd == FWD_WG) {
 		qt.assign((size_t)B * H * MM_D * Tp, __float2bfloat16_rn(NAN));
