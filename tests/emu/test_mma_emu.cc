@@ -158,8 +158,8 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	bf *dqb = r.dqb.data(), *dkb = r.dkb.data(), *dvb = r.dvb.data();
 	const float *pD = Dd.data();
 	dim3 g64((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
-	/* dK, dV: wg's kernel (on transposed copies of q and dy, checked as
-	 * v's) or mma's */
+	/* dK, dV: wg's kernel (on transposed copies of q and dy; dQ from the
+	 * kept dS on one of k; each checked as v's) or mma's */
 	int64_t Tp = wg_tp(T);
 	std::vector<bf> qt, dyt, kt;
 	if (fwd == FWD_WG) {
