@@ -805,6 +805,18 @@ __device__ static inline uint64_t wg_desc(const void *p)
 	       (uint64_t)1 << 62;
 }
 
+/* d (64 x 64) = A B^T over 128 columns: 8 k steps of wg_ss64 (issued, not
+ * committed), A and B 64-row tiles of two swizzled atoms each */
+__device__ static inline void wg_abt(float (*d)[4], const unsigned char *a,
+				     const unsigned char *b)
+{
+#pragma unroll
+	for (int kk = 0; kk < 8; kk++) {
+		const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
+		wg_ss64(d, wg_desc(a + off), wg_desc(b + off), kk > 0);
+	}
+}
+
 /* rows [r0, r0 + 64) of a (B,T,H,128) bf16 tensor at src (its (b, h)
  * origin, row stride ld) into two swizzled atoms at dst (columns 0-63,
  * 64-127); rows past T are zero. Asynchronous. */
@@ -896,11 +908,7 @@ k_attn_fwd_wg(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *
 		float s[8][4];
 		zero_frags<8>(s);
 		wg_fence();
-#pragma unroll
-		for (int kk = 0; kk < 8; kk++) {
-			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
-			wg_ss64(s, wg_desc(Qs + off), wg_desc(Kc + off), kk > 0);
-		}
+		wg_abt(s, Qs, Kc);
 		wg_commit();
 		wg_wait<0>();
 		acc_fence<8>(s);
@@ -1139,17 +1147,9 @@ k_attn_dkdv_wg(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, co
 		zero_frags<8>(p);
 		zero_frags<8>(ds);
 		wg_fence();
-#pragma unroll
-		for (int kk = 0; kk < 8; kk++) {
-			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
-			wg_ss64(p, wg_desc(Ks + off), wg_desc(Qs + off), kk > 0);
-		}
+		wg_abt(p, Ks, Qs);
 		wg_commit();
-#pragma unroll
-		for (int kk = 0; kk < 8; kk++) {
-			const int off = (kk >> 2) * WG_ATOM + (kk & 3) * 32;
-			wg_ss64(ds, wg_desc(Vs + off), wg_desc(Gs + off), kk > 0);
-		}
+		wg_abt(ds, Vs, Gs);
 		wg_commit();
 		wg_wait<1>();   /* S^T done; dP^T may still run */
 		acc_fence<8>(p);
