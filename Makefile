@@ -149,7 +149,16 @@ $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/
 		$(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
-EMU_TOOLS := $(BUILD)/emu/bin/supkit-train
+# gpu_bench on the emulated device, for tests/cli/gpu_bench_emu.sh (its code
+# paths run at small sizes before a lent GPU runs them at full size)
+$(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
+$(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
+		$(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/gpu_bench
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)

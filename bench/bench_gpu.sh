@@ -53,6 +53,12 @@
 #                                 (SUPKIT_CUDA_BATCH=0)
 #                         (e.g. "tc mma:32+async"; a row "DEPTH/ITEM"; "" for
 #                         none)
+#   GPU_BENCH_BATCH (64), GPU_BENCH_SEQ (2048) the shape (smaller ones for
+#                         the emulated device's smoke run)
+#   GPU_BENCH_EXE         a gpu_bench to run instead of building one with
+#                         the GPU=1 build (build/emu/bin/gpu_bench: the
+#                         emulated device of tests/emu, no GPU needed;
+#                         tests/cli/bench_gpu_emu.sh)
 #   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
 #   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
 #                         rounded to nearest even, the default), fast16bf
@@ -68,33 +74,40 @@ budget=${GPU_BENCH_BUDGET:-150}
 pass_rows=${GPU_BENCH_PASS_ROWS:-0}
 compile_on=${GPU_BENCH_COMPILE:-1}
 torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
+batch=${GPU_BENCH_BATCH:-64}
+seq=${GPU_BENCH_SEQ:-2048}
 
 if [[ "${GPU:-}" != 1 ]]; then
 	echo "bench_gpu: nothing done: not a GPU=1 run (make bench GPU=1)"
 	exit 0
 fi
-if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-	echo "bench_gpu: nothing done: no CUDA device"
-	exit 0
-fi
-B=""
-for d in "${GPU_BUILD:-}" "$BUILD" build/gpu; do
-	[[ -n "$d" && -f "$d/libkernels.a" && -f "$d/libtrainer.a" ]] && { B=$d; break; }
-done
-if [[ -z "$B" ]]; then
-	echo "bench_gpu: nothing done: no GPU=1 build with libkernels.a"
-	exit 0
-fi
-
 source tests/gpu/lib.sh
-exe="$B/gpu/gpu_bench"
-gpu_cc "$exe" tests/gpu/gpu_bench.c "$B" 1 -DSUPKIT_CUDA=1 || {
-	echo "bench_gpu: nothing done: tests/gpu/gpu_bench.c does not build against $B"
-	exit 0
-}
-export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+if [[ -n "${GPU_BENCH_EXE:-}" ]]; then
+	# a gpu_bench built elsewhere: the emulated device's (make tests:
+	# build/emu/bin/gpu_bench; tests/cli/bench_gpu_emu.sh), no GPU needed
+	exe=$GPU_BENCH_EXE
+	name="emulated device ($exe)"
+else
+	if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+		echo "bench_gpu: nothing done: no CUDA device"
+		exit 0
+	fi
+	B=""
+	for d in "${GPU_BUILD:-}" "$BUILD" build/gpu; do
+		[[ -n "$d" && -f "$d/libkernels.a" && -f "$d/libtrainer.a" ]] && { B=$d; break; }
+	done
+	if [[ -z "$B" ]]; then
+		echo "bench_gpu: nothing done: no GPU=1 build with libkernels.a"
+		exit 0
+	fi
+	exe="$B/gpu/gpu_bench"
+	gpu_cc "$exe" tests/gpu/gpu_bench.c "$B" 1 -DSUPKIT_CUDA=1 || {
+		echo "bench_gpu: nothing done: tests/gpu/gpu_bench.c does not build against $B"
+		exit 0
+	}
+	export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+fi
 case "$name" in
 *H100*PCIe*) peak=756 ;;
 *H100* | *H200*) peak=989.5 ;;   # SXM bf16 dense
@@ -135,10 +148,10 @@ supkit_run() {
 	local d=$1 attn=$2 rows=$3
 	shift 3
 	local env=("${base_env[@]}" "$@")
-	echo "== training, depth $d (B 64, T 2048; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
+	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
 	local out
-	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch 64 \
-		--seq 2048 --steps "$steps" --budget "$budget" --pass-rows "$rows")
+	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch "$batch" \
+		--seq "$seq" --steps "$steps" --budget "$budget" --pass-rows "$rows")
 	echo "$out"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
@@ -154,14 +167,14 @@ row() {
 # op timings first (the kernels' own figures, kept when a time limit cuts
 # the training runs short)
 echo "== ops (managed buffers, each op synchronised)"
-"$exe" ops --batch 64 --seq 2048
+"$exe" ops --batch "$batch" --seq "$seq"
 
 rows=()
 for depth in $depths; do
 	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows"
 	t_tps="" t_mem=""
 	if ((torch_ok)); then
-		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch 64 --seq 2048 \
+		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch "$batch" --seq "$seq" \
 			--steps "$steps" --budget "$torch_budget" "${compile[@]}")
 		echo "$tout"
 		t_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$tout")")

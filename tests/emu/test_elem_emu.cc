@@ -277,14 +277,14 @@ TEST(relu2_cast_only)
 	}
 }
 
-/* the scatter on the plan the device's CUB sort makes: positions stably
- * sorted by index, run starts, run keys, the run count in device memory */
-TEST(embed_scatter_plan)
+/* The scatter on the plan the device's CUB sort makes (positions stably
+ * sorted by index, run starts, run keys, the run count in device memory),
+ * with backend_cuda.cu's launch (sc_launch), against the CPU's loop: the
+ * same additions in the same order, so the same bits. */
+static void scatter_case(const std::vector<int32_t> &idx, int64_t C, int64_t Vt, int64_t k,
+			 int64_t c0)
 {
-	const int64_t N = 900, C = 40, Vt = 700, k = 24, c0 = 8;
-	std::vector<int32_t> idx(N);
-	for (int64_t n = 0; n < N; n++)
-		idx[n] = n % 3 ? (int32_t)rng_below(&RG, 20) : (int32_t)(Vt - 1 - rng_below(&RG, 300));
+	const int64_t N = (int64_t)idx.size();
 	std::vector<int32_t> order(N);
 	for (int64_t n = 0; n < N; n++)
 		order[n] = (int32_t)n;
@@ -305,9 +305,10 @@ TEST(embed_scatter_plan)
 	const float *pd = d.data();
 	const int32_t *po = order.data(), *ps = start.data(), *pk = keys.data();
 	const int *pu = &U;
-	emu_launch(dim3((unsigned)std::min(N, Vt)), 128, 0,
-		   [&] { k_scatter(pg, pd, po, ps, pk, pu, k, C, c0, Vt); });
-	CHECKF(rel(g, h) == 0, "fp32 table: %.3g", rel(g, h));
+	const sc_shape sh = sc_launch(k, std::min(N, Vt));
+	emu_launch(dim3(sh.gr), sh.nt, 0,
+		   [&] { k_scatter<float>(pg, pd, po, ps, pk, pu, k, C, c0, Vt, sh.S); });
+	CHECKF(rel(g, h) == 0, "k %lld, fp32 table: %.3g", (long long)k, rel(g, h));
 	/* a bf16 table, twice */
 	bv gb(Vt * k), hb(Vt * k);
 	for (int64_t i = 0; i < Vt * k; i++)
@@ -316,13 +317,33 @@ TEST(embed_scatter_plan)
 	__nv_bfloat16 *pb = gb.data();
 	for (int r = 0; r < 2; r++) {
 		CPU->embed_scatter_add(&thb, &td, idx.data(), c0);
-		emu_launch(dim3((unsigned)std::min(N, Vt)), 128, 0,
-			   [&] { k_scatter_bf16(pb, pd, po, ps, pk, pu, k, C, c0, Vt); });
+		emu_launch(dim3(sh.gr), sh.nt, 0, [&] {
+			k_scatter<__nv_bfloat16>(pb, pd, po, ps, pk, pu, k, C, c0, Vt, sh.S);
+		});
 	}
 	size_t diff = 0;
 	for (int64_t i = 0; i < Vt * k; i++)
 		diff += gb[i].x != hb[i].x;
-	CHECKF(diff == 0, "bf16 table: %zu entries differ", diff);
+	CHECKF(diff == 0, "k %lld, bf16 table: %zu entries differ", (long long)k, diff);
+}
+
+TEST(embed_scatter_plan)
+{
+	/* many repeats, a slice narrower than a warp */
+	std::vector<int32_t> idx(900);
+	for (size_t n = 0; n < idx.size(); n++)
+		idx[n] = n % 3 ? (int32_t)rng_below(&RG, 20) : (int32_t)(699 - rng_below(&RG, 300));
+	scatter_case(idx, 40, 700, 24, 8);
+	/* three slices of a row (128, 128, 44 columns); a frequent index's run
+	 * of 500 rows, runs of SC_BATCH - 1, SC_BATCH and SC_BATCH + 1 rows */
+	idx.assign(2000, 0);
+	for (int n = 0; n < 2000; n++)
+		idx[(size_t)n] = n % 4 == 1                         ? 7
+				 : n % 4 == 2 && n < 4 * (SC_BATCH - 1) ? 100
+				 : n % 4 == 3 && n < 4 * SC_BATCH       ? 101
+				 : n % 4 == 0 && n >= 4 && n < 4 * (SC_BATCH + 2) ? 102
+									     : 200 + (int32_t)rng_below(&RG, 300);
+	scatter_case(idx, 320, 500, 300, 16);
 }
 
 int main(void)

@@ -12,7 +12,11 @@
  *       recomputed for it); the row and element-wise ops of a layer
  *       ("elem" lines: the input mixing and its norm fused and separate,
  *       the norms' backward on fp32 and bf16 outputs, relu^2 in bf16)
- *       with the bandwidth their bytes make, and an op's fixed cost.
+ *       with the bandwidth their bytes make, and an op's fixed cost; the
+ *       embedding scatter into a bf16 table on uniform and on Zipfian
+ *       indices (a frequent token's long run). Below B T = 16,384 the
+ *       lm_head chunks have B T rows (the emulated device's smoke run,
+ *       tests/cli/bench_gpu_emu.sh, builds this file as build/emu/bin/gpu_bench).
  *   gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]
  *                   [--pass-rows P]
  *       optimizer steps (grad_accum micro-steps each, as the config says) of
@@ -303,6 +307,64 @@ static void bench_elem(const struct backend_ops *g, int64_t N, int64_t C, struct
 	cuda_mem_free(ob), cuda_mem_free(hb), cuda_mem_free(ub), cuda_mem_free(db);
 }
 
+/* The embedding scatter of a pass's gradient (N, C) fp32 into a bf16 table
+ * of 8,192 rows (wte, a value-embedding table), its plan kept (made by the
+ * first call, as the model's scope keeps it for the next table), for
+ * uniform indices (the training rows' random tokens: runs of about N /
+ * 8,192 rows) and for indices under Zipf's law, p(r) ~ 1 / r (the most
+ * frequent index takes 10% of the rows; on the demo corpus the most
+ * frequent token takes 2.5-3.4% of a 131,072-token pass): since session
+ * 17 a run's rows load SC_BATCH at a time, so that the long runs of
+ * frequent tokens no longer cost a memory latency a row. Bytes: d read,
+ * the table's rows read and written. */
+static void bench_scatter(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
+{
+	const int64_t Vt = 8192;
+	float *d = mbuf((size_t)(N * C), r);
+	void *tb = cuda_mem_alloc((size_t)(Vt * C) * 2);
+	int32_t *idx = cuda_mem_alloc((size_t)N * 4);
+	double *cdf = xmalloc((size_t)Vt * sizeof(double));
+	if (!tb || !idx) {
+		fprintf(stderr, "gpu_bench: cannot allocate the scatter's buffers\n");
+		exit(EXIT_SYS);
+	}
+	double z = 0;
+	for (int64_t v = 0; v < Vt; v++)
+		cdf[v] = z += 1.0 / (double)(v + 1);
+	struct tensor td = tensor_2d(d, TD_F32, N, C), tt = tensor_2d(tb, TD_BF16, Vt, C);
+	g->zero(&tt);
+	for (int zipf = 0; zipf < 2; zipf++) {
+		int64_t top = 0;   /* rows of index 0, the most frequent under Zipf's law */
+		for (int64_t n = 0; n < N; n++) {
+			if (zipf) {   /* the first v with cdf[v] > u z */
+				double u = rng_uniform(r) * z;
+				int64_t lo = 0, hi = Vt - 1;
+				while (lo < hi) {
+					int64_t mid = (lo + hi) / 2;
+					if (cdf[mid] > u)
+						hi = mid;
+					else
+						lo = mid + 1;
+				}
+				idx[n] = (int32_t)lo;
+			} else {
+				idx[n] = (int32_t)rng_below(r, (uint64_t)Vt);
+			}
+			top += idx[n] == 0;
+		}
+		double ms;
+		g->scope(1);
+		OP_MS(ms, 10, g->embed_scatter_add(&tt, &td, idx, 0));
+		g->scope(0);
+		char w[80];
+		snprintf(w, sizeof w, "embed_scatter_add bf16, %s (index 0: %lld rows)",
+			 zipf ? "Zipf" : "uniform", (long long)top);
+		elem_line(w, ms, (double)(N * C) * 4 + (double)(Vt * C) * 4);
+	}
+	free(cdf);
+	cuda_mem_free(d), cuda_mem_free(tb), cuda_mem_free(idx);
+}
+
 static int run_ops(int B, int T)
 {
 	const struct backend_ops *g = backend_cuda();
@@ -311,10 +373,12 @@ static int run_ops(int B, int T)
 	int64_t N = (int64_t)B * T, C = 512;
 	bench_matmul(g, "q/k/v/proj (N,C)(C,C)", N, C, C, &r);
 	bench_matmul(g, "mlp fc (N,C)(4C,C)", N, 4 * C, C, &r);
-	bench_matmul(g, "lm_head chunk (4096,C)(V,C)", 4096, 8192, C, &r);
-	bench_matmul(g, "lm_head chunk (16384,C)(V,C)", 16384, 8192, C, &r);
+	/* (fewer rows where N is smaller: the emulated device's smoke run) */
+	bench_matmul(g, "lm_head chunk (4096,C)(V,C)", N < 4096 ? N : 4096, 8192, C, &r);
+	bench_matmul(g, "lm_head chunk (16384,C)(V,C)", N < 16384 ? N : 16384, 8192, C, &r);
 	bench_matmul_n(g, N, C, &r);
 	bench_elem(g, N, C, &r);
+	bench_scatter(g, N, C, &r);
 	bench_attn(g, B, T, 4, 128, T / 2, &r, 0, 4);
 	bench_attn(g, B, T, 4, 128, T, &r, 0, 4);
 	bench_attn(g, B, T, 4, 128, T / 2, &r, 4, 5);   /* wg */

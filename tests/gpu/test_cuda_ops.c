@@ -1064,6 +1064,28 @@ TEST(embed_scatter_add)
 	free(zi), free(g2), cuda_mem_free(dg2), cuda_mem_free(didx);
 	free(hb), cuda_mem_free(db);
 	free(g), free(d), free(idx), cuda_mem_free(dg), cuda_mem_free(dd);
+	/* rows wider than a block (two slices of 128 and 32 columns) and a
+	 * frequent index's run of 1,000 rows, as a common token's */
+	N = 3000, C = 200, Vt = 90, k = 160, c0 = 20;
+	g = rnd(Vt * k, 1), d = rnd(N * C, 1), idx = xmalloc(N * 4);
+	for (int64_t n = 0; n < N; n++)
+		idx[n] = n % 3 ? (int32_t)rng_below(&RG, (uint64_t)Vt) : 5;
+	dg = dev(g, Vt * k * 4), dd = dev(d, N * C * 4);
+	hg = T2(g, Vt, k), hd = T2(d, N, C), gg = T2(dg, Vt, k), gd = T2(dd, N, C);
+	CPU->embed_scatter_add(&hg, &hd, idx, c0);
+	GPU->embed_scatter_add(&gg, &gd, idx, c0);
+	CHECK(memcmp(dg, g, Vt * k * 4) == 0);
+	hb = xmalloc(Vt * k * 2);
+	for (int64_t i = 0; i < Vt * k; i++)
+		hb[i] = bf16_from_f32(g[i] * 0.01f);
+	db = dev(hb, Vt * k * 2);
+	hbt.data = hb, hbt.shape[0] = Vt, hbt.shape[1] = k;
+	gbt.data = db, gbt.shape[0] = Vt, gbt.shape[1] = k;
+	CPU->embed_scatter_add(&hbt, &hd, idx, c0);
+	GPU->embed_scatter_add(&gbt, &gd, idx, c0);
+	CHECK(memcmp(db, hb, Vt * k * 2) == 0);
+	free(hb), cuda_mem_free(db);
+	free(g), free(d), free(idx), cuda_mem_free(dg), cuda_mem_free(dd);
 }
 
 /* OE rows and visit counts: the GPU's equal the CPU's exactly (integers),

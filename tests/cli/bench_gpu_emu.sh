@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench_gpu_emu.sh: bench/bench_gpu.sh, the GPU benchmark a lent GPU runs
+# (scripts/gpu-check.sh), whole on the emulated CUDA device: the gpu_bench
+# that make builds in $BUILD/emu/bin (GPU_BENCH_EXE), at a small shape (B 1,
+# T 64 or 128, depth 2, one timed step, no PyTorch side), so that an error
+# in the script or in gpu_bench's code paths shows here and not in a lent
+# GPU's minutes. Checks that every op section and every extra row of the
+# default GPU_BENCH_ALT ran and says what it ran; the figures are the
+# emulator's, meaningless as speeds. Needs no GPU.
+source "$(dirname "$0")/lib.sh"
+cd "$SUPKIT_ROOT"
+B=${BUILD:-build}
+exe="$B/emu/bin/gpu_bench"
+if [[ ! -x "$exe" ]]; then
+	bad "no $exe (make tests builds it)"
+	finish
+fi
+
+# the ops alone at T 128 (the attention's two windows, T / 2 and T)
+run env GPU=1 GPU_BENCH_EXE="$exe" "$exe" ops --batch 1 --seq 128
+expect_rc 0 "gpu_bench ops runs on the emulated device"
+for what in "matmul bf16     q/k/v/proj" "matmul fast16bf lm_head chunk (16384,C)" \
+	"matmul matmul_n q,k,v dW" "elem mix_rmsnorm_fwd fused, out bf16" "elem relu2_bwd bf16" \
+	"elem embed_scatter_add bf16, uniform" "elem embed_scatter_add bf16, Zipf"; do
+	expect_out_contains "$what" "ops: $what"
+done
+for k in f32 tc mma mma2 wg; do
+	n=$(grep -cE "^attention $k +B1 T128 H4 D128 window (64|128) +fwd .* bwd " <<<"$out")
+	if [[ "$n" == 2 ]]; then ok "ops: attention $k, both windows"; else bad "ops: attention $k" "$n lines"; fi
+done
+expect_out_contains "bwd, dS recomputed for dQ" "ops: the mma backward with dS recomputed"
+# Zipf's law puts its most frequent index on more rows than uniform draws
+zu=$(sed -nE 's/.*uniform \(index 0: ([0-9]+) rows\).*/\1/p' <<<"$out")
+zz=$(sed -nE 's/.*Zipf \(index 0: ([0-9]+) rows\).*/\1/p' <<<"$out")
+if [[ -n "$zu" && -n "$zz" ]] && ((zz > 5 * (zu + 1))); then
+	ok "ops: the Zipf indices' most frequent row ($zz rows, uniform $zu)"
+else
+	bad "ops: the Zipf indices" "index 0: ${zz:-?} rows, uniform ${zu:-?}"
+fi
+
+# the whole script: the side-by-side row and every default extra row
+run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS=2 \
+	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_BUDGET=60 bash bench/bench_gpu.sh
+expect_rc 0 "bench_gpu.sh runs whole on the emulated device"
+expect_out_contains "device: emulated device" "the device line says the emulator"
+items=$(sed -nE 's/^#   GPU_BENCH_ALT \("([^"]*)"\)$/\1/p' bench/bench_gpu.sh)
+[[ -n "$items" ]] || bad "the default GPU_BENCH_ALT" "not found in bench_gpu.sh's header"
+summary=$(sed -n '/^== summary/,$p' <<<"$out")
+for label in 2 $(printf '2/%s ' $items); do
+	if grep -qE "^$(sed 's/[+.]/\\&/g' <<<"$label") +[0-9]+ " <<<"$summary"; then
+		ok "summary row $label has a figure"
+	else
+		bad "summary row $label" "$(head -c 600 <<<"$summary")"
+	fi
+done
+# each row ran what its label says: a RESULT line a run, in order
+mapfile -t res < <(grep '^RESULT' <<<"$out")
+labels=(2 $items)
+if [[ ${#res[@]} == "${#labels[@]}" ]]; then
+	ok "a RESULT line a row (${#res[@]})"
+	for i in "${!labels[@]}"; do
+		l=${labels[$i]} a=mma as=0
+		[[ "$l" == 2 ]] || a=${l%%[:+]*}
+		[[ "$l" == *+async* ]] && as=1
+		if [[ "${res[$i]}" == *" attn=$a "* && "${res[$i]}" == *" async=$as "* ]]; then
+			ok "row $l ran attn=$a async=$as"
+		else
+			bad "row $l" "${res[$i]}"
+		fi
+	done
+else
+	bad "a RESULT line a row" "${#res[@]} lines for ${#labels[@]} rows"
+fi
+expect_out_contains "profile d2/" "the profiled step's lines"
+if grep -q "unknown switch" <<<"$out"; then bad "no unknown switch" "$(grep 'unknown switch' <<<"$out")"; else ok "no unknown switch"; fi
+finish
