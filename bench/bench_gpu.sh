@@ -32,9 +32,9 @@
 #                         (its forward with 32 rows a warp), wg (its
 #                         products through wgmma, Hopper), tc (the same
 #                         through WMMA) or f32 (fp32 CUDA cores)
-#   GPU_BENCH_ALT ("mma+async mma2 wg mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused")
-#                         supkit-only runs at the first depth after the
-#                         side-by-side ones (the likeliest gains first), each
+#   GPU_BENCH_ALT (default_alt below) supkit-only runs at the first depth
+#                         after its side-by-side run and before the other
+#                         depths (the likeliest gains first), each
 #                         ATTN or ATTN:PASS_ROWS, then +SWITCH for each of:
 #                         async   asynchronous ops (SUPKIT_CUDA_ASYNC=1),
 #                         recompute  the attention backward's dQ recomputing
@@ -74,6 +74,7 @@ budget=${GPU_BENCH_BUDGET:-150}
 pass_rows=${GPU_BENCH_PASS_ROWS:-0}
 compile_on=${GPU_BENCH_COMPILE:-1}
 torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
+default_alt="mma+async wg wg+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused"
 batch=${GPU_BENCH_BATCH:-64}
 seq=${GPU_BENCH_SEQ:-2048}
 
@@ -170,9 +171,10 @@ echo "== ops (managed buffers, each op synchronised)"
 "$exe" ops --batch "$batch" --seq "$seq"
 
 rows=()
-for depth in $depths; do
+# side_by_side DEPTH: supkit, and PyTorch beside it when importable
+side_by_side() {
+	local depth=$1 t_tps="" t_mem="" tout
 	supkit_run "$depth" "$SUPKIT_CUDA_ATTN" "$pass_rows"
-	t_tps="" t_mem=""
 	if ((torch_ok)); then
 		tout=$("$tpy" bench/gpu_torch_ref.py --depth "$depth" --batch "$batch" --seq "$seq" \
 			--steps "$steps" --budget "$torch_budget" "${compile[@]}")
@@ -181,27 +183,38 @@ for depth in $depths; do
 		t_mem=$(field peak_mib "$(grep '^RESULT' <<<"$tout")")
 	fi
 	row "$depth" "$depth" "$t_tps" "$t_mem"
-done
+}
 # supkit alone again at the first depth: other attention kernels, pass sizes
-# or switches
+# or switches; run right after the first depth's side-by-side row, before
+# the other depths, so that a time limit cutting the benchmark short (a lent
+# GPU's minutes) keeps the rows that decide the backend's defaults
 declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
 	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
 	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0
 	[unbatched]=SUPKIT_CUDA_BATCH=0)
-for alt in ${GPU_BENCH_ALT-mma+async mma2 wg mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused}; do
-	IFS=+ read -r -a parts <<<"$alt"
-	item=${parts[0]} a_env=() known=1
-	for sw in "${parts[@]:1}"; do
-		[[ -n "${switch[$sw]:-}" ]] || { echo "== $alt: unknown switch +$sw (skipped)"; known=0; }
-		a_env+=("${switch[$sw]:-}")
+alt_rows() {
+	local d=${depths%% *} alt parts item a_env known sw a_attn a_rows
+	for alt in ${GPU_BENCH_ALT-$default_alt}; do
+		IFS=+ read -r -a parts <<<"$alt"
+		item=${parts[0]} a_env=() known=1
+		for sw in "${parts[@]:1}"; do
+			[[ -n "${switch[$sw]:-}" ]] || { echo "== $alt: unknown switch +$sw (skipped)"; known=0; }
+			a_env+=("${switch[$sw]:-}")
+		done
+		((known)) || continue
+		a_attn=${item%%:*} a_rows=$pass_rows
+		[[ "$item" == *:* ]] && a_rows=${item#*:}
+		[[ ${#a_env[@]} == 0 && "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] &&
+			continue   # the side-by-side run's own settings
+		supkit_run "$d" "$a_attn" "$a_rows" "${a_env[@]}"
+		row "$d/$alt" "$d"
 	done
-	((known)) || continue
-	a_attn=${item%%:*} a_rows=$pass_rows
-	[[ "$item" == *:* ]] && a_rows=${item#*:}
-	[[ ${#a_env[@]} == 0 && "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] &&
-		continue   # the side-by-side run's own settings
-	supkit_run "${depths%% *}" "$a_attn" "$a_rows" "${a_env[@]}"
-	row "${depths%% *}/$alt" "${depths%% *}"
+}
+first=1
+for depth in $depths; do
+	side_by_side "$depth"
+	((first)) && alt_rows
+	first=0
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
 printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB

@@ -38,15 +38,16 @@ else
 	bad "ops: the Zipf indices" "index 0: ${zz:-?} rows, uniform ${zu:-?}"
 fi
 
-# the whole script: the side-by-side row and every default extra row
-run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS=2 \
+# the whole script: the side-by-side rows and every default extra row
+# (depths 2 and 1: the extra rows at depth 2 come before depth 1's row)
+run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="2 1" \
 	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_BUDGET=60 bash bench/bench_gpu.sh
 expect_rc 0 "bench_gpu.sh runs whole on the emulated device"
 expect_out_contains "device: emulated device" "the device line says the emulator"
-items=$(sed -nE 's/^#   GPU_BENCH_ALT \("([^"]*)"\)$/\1/p' bench/bench_gpu.sh)
-[[ -n "$items" ]] || bad "the default GPU_BENCH_ALT" "not found in bench_gpu.sh's header"
+items=$(sed -nE 's/^default_alt="([^"]*)"$/\1/p' bench/bench_gpu.sh)
+[[ -n "$items" ]] || bad "the default GPU_BENCH_ALT" "no default_alt= line in bench_gpu.sh"
 summary=$(sed -n '/^== summary/,$p' <<<"$out")
-for label in 2 $(printf '2/%s ' $items); do
+for label in 2 1 $(printf '2/%s ' $items); do
 	if grep -qE "^$(sed 's/[+.]/\\&/g' <<<"$label") +[0-9]+ " <<<"$summary"; then
 		ok "summary row $label has a figure"
 	else
@@ -55,15 +56,16 @@ for label in 2 $(printf '2/%s ' $items); do
 done
 # each row ran what its label says: a RESULT line a run, in order
 mapfile -t res < <(grep '^RESULT' <<<"$out")
-labels=(2 $items)
+labels=(2 $items 1)
 if [[ ${#res[@]} == "${#labels[@]}" ]]; then
 	ok "a RESULT line a row (${#res[@]})"
 	for i in "${!labels[@]}"; do
-		l=${labels[$i]} a=mma as=0
-		[[ "$l" == 2 ]] || a=${l%%[:+]*}
+		l=${labels[$i]} a=mma as=0 d=2
+		[[ "$l" == [12] ]] && d=$l || a=${l%%[:+]*}
 		[[ "$l" == *+async* ]] && as=1
-		if [[ "${res[$i]}" == *" attn=$a "* && "${res[$i]}" == *" async=$as "* ]]; then
-			ok "row $l ran attn=$a async=$as"
+		if [[ "${res[$i]}" == *" attn=$a "* && "${res[$i]}" == *" async=$as "* &&
+			"${res[$i]}" == *" depth=$d "* ]]; then
+			ok "row $l ran depth=$d attn=$a async=$as"
 		else
 			bad "row $l" "${res[$i]}"
 		fi
@@ -72,5 +74,6 @@ else
 	bad "a RESULT line a row" "${#res[@]} lines for ${#labels[@]} rows"
 fi
 expect_out_contains "profile d2/" "the profiled step's lines"
+expect_out_contains "profile d1/" "the profiled step's lines at the second depth"
 if grep -q "unknown switch" <<<"$out"; then bad "no unknown switch" "$(grep 'unknown switch' <<<"$out")"; else ok "no unknown switch"; fi
 finish
