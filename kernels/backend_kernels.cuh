@@ -525,15 +525,15 @@ __global__ static void k_gather(float *out, const void *table, int bf, const int
 /* Rows keys[u] of g get the rows order[start[u] .. start[u+1]) of d added
  * in order, for u < *Up; a key outside [0, Vt) is skipped (its plan flagged
  * it). Block b does run b / S, columns [(b % S) blockDim.x, ...) of its k:
- * a thread one column, its additions in token order, as the CPU's loop. A
- * thread loads SC_BATCH of its run's rows before it adds them, so that a
- * run of R rows waits about R / SC_BATCH memory latencies, not R (a
- * frequent token's run: 2.5-3.4% of a 131,072-token pass on the demo
- * corpus, over 4,000 rows; until session 17 such a run took R latencies
- * for each 128 columns, in one block). An fp32 table's row sums from its
+ * a thread one column, its additions in token order, as the CPU's loop, a
+ * run's slices side by side. (Until session 17 a block did a whole run,
+ * 128 columns at a time: a frequent token's run, 2.5-3.4% of a 131,072-row
+ * pass on the demo corpus, over 4,000 rows, then took four times as long
+ * as one slice of it, in one block, while the rest of the kernel took a
+ * small part of that. nvcc 13 unrolls the row loop by 16, the loads ahead
+ * of the additions, both then and now.) An fp32 table's row sums from its
  * value; a bf16 table's run sums in fp32 from zero, is rounded to bf16,
  * added to the row in fp32 and rounded again (backend.h). */
-#define SC_BATCH 32
 #define SC_THREADS 128   /* at most, threads a block (columns of a slice) */
 
 __device__ static inline float sc_init(const float *g)
@@ -588,18 +588,8 @@ k_scatter(Tg *g, const float *d, const int32_t *order, const int32_t *start, con
 		const float *dc = d + c0 + c;
 		Tg *gp = g + (int64_t)key * k + c;
 		float acc = sc_init(gp);
-		for (int32_t j = start[u], j1 = start[u + 1]; j < j1; j += SC_BATCH) {
-			const int32_t n = j1 - j;
-			float v[SC_BATCH];
-#pragma unroll
-			for (int i = 0; i < SC_BATCH; i++)
-				if (i < n)
-					v[i] = dc[(int64_t)order[j + i] * C];
-#pragma unroll
-			for (int i = 0; i < SC_BATCH; i++)
-				if (i < n)
-					acc += v[i];
-		}
+		for (int32_t j = start[u], j1 = start[u + 1]; j < j1; j++)
+			acc += dc[(int64_t)order[j] * C];
 		sc_put(gp, acc);
 	}
 }

@@ -314,8 +314,9 @@ static void bench_elem(const struct backend_ops *g, int64_t N, int64_t C, struct
  * 8,192 rows) and for indices under Zipf's law, p(r) ~ 1 / r (the most
  * frequent index takes 10% of the rows; on the demo corpus the most
  * frequent token takes 2.5-3.4% of a 131,072-token pass): since session
- * 17 a run's rows load SC_BATCH at a time, so that the long runs of
- * frequent tokens no longer cost a memory latency a row. Bytes: d read,
+ * 17 a run's column slices run side by side, so that a frequent token's
+ * long run should take about a quarter of the time it did at C 512
+ * (estimated; the two lines show it). Bytes: d read,
  * the table's rows read and written. */
 static void bench_scatter(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
 {
