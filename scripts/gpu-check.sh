@@ -70,7 +70,8 @@ note "supkit gpu-check $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2
 	tpy=$(source tests/gpu/lib.sh && torch_py) &&
 		"$tpy" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
 } >"$log/env.txt"
-note "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+dev=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+note "device: ${dev:-none (nvidia-smi found no GPU)}"
 
 # 0. the build's libraries: a machine without them (the lent GPU machine has
 # no package registry) unpacks the .debs carried in .gpu-deps

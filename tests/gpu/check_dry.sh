@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# check_dry.sh: scripts/gpu-check.sh, the one command a lent GPU machine
+# runs, as a dry run on this machine (no GPU: its suites skip, the benchmark
+# does nothing), so that an error in its phases, budget, summary or packing
+# shows here and not in a lent GPU's minutes. Checks the exit status, a
+# summary line for the build, every suite and the benchmark, the dry-run
+# verdict, and logs.tgz holding every phase's log. Skips when nvcc is
+# missing (the build phase needs it) or when a GPU is present (then
+# gpu-check.sh itself is the test). Reference: issue 10.
+set -u
+cd "$(dirname "$0")/../.."
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$CUDA_HOME/bin:$PATH"
+if ! command -v nvcc >/dev/null 2>&1; then
+	echo "skipped: no nvcc"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	echo "skipped: a GPU is present (run scripts/gpu-check.sh itself)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1${2:+: $2}"; }
+# SAN= : the GPU=1 build as tests/gpu/link.sh makes it (make test SAN=1
+# would otherwise rebuild it with the sanitizers)
+env SAN= GPU_CHECK_BUDGET=300 bash scripts/gpu-check.sh "$out/o" >"$out/stdout" 2>&1
+rc=$?
+[[ $rc == 0 ]] && ok "gpu-check.sh exits 0 on a dry run" || bad "gpu-check.sh exit status" "$rc: $(tail -n 5 "$out/stdout")"
+sum="$out/o/summary.txt"
+if [[ -f "$sum" ]]; then ok "summary.txt written"; else bad "summary.txt written"; fi
+for want in '^supkit gpu-check ' '^device: none' '^libraries: ' '^build: exit 0 ' \
+	'^test cuda_ops: .* skipped ' '^test select: [0-9]+ passed, 0 failed' '^test train_cli: .* skipped ' \
+	'^test cuda_ops_async: .* skipped ' '^test train_cli_async: .* skipped ' '^test curve: .* skipped ' \
+	'^bench: exit 0 ' '^total: [0-9]+ s; tests passed \(a dry run'; do
+	if grep -qE "$want" "$sum" 2>/dev/null; then ok "summary: $want"; else bad "summary: $want" "$(head -c 800 "$sum" 2>/dev/null)"; fi
+done
+logs=$(tar -tzf "$out/o/logs.tgz" 2>/dev/null)
+for l in env.txt build.log cuda_ops.log select.log train_cli.log cuda_ops_async.log \
+	train_cli_async.log curve.log bench.log; do
+	if grep -qx "logs/$l" <<<"$logs"; then ok "logs.tgz: $l"; else bad "logs.tgz: $l" "$(tr '\n' ' ' <<<"$logs")"; fi
+done
+[[ ! -e "$out/o/logs" ]] && ok "the logs folder packed away" || bad "the logs folder packed away"
+echo "$pass passed, $fail failed, 0 skipped"
+[[ $fail == 0 ]]
