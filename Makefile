@@ -149,7 +149,7 @@ $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/
 		$(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
-# gpu_bench on the emulated device, for tests/cli/gpu_bench_emu.sh (its code
+# gpu_bench on the emulated device, for tests/cli/bench_gpu_emu.sh (its code
 # paths run at small sizes before a lent GPU runs them at full size)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
 	@mkdir -p $(@D)
