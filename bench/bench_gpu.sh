@@ -25,6 +25,13 @@
 #                         15,462 MiB planned in all), 32 with any of the
 #                         storage switches below)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
+#   GPU_BENCH_TORCH_REF   "DEPTH:TOKENS_PER_S ..." PyTorch figures measured
+#                         before on the same GPU, for the summary's ratio
+#                         where the PyTorch side is not run (e.g. session
+#                         6's H200 figures: "8:1287982 6:2324930"); the
+#                         summary's last column: a side-by-side row's supkit
+#                         against PyTorch, an extra row's against its
+#                         depth's side-by-side supkit run
 #   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:
 #                         mma (bf16 tensor cores through mma.sync, fp32
 #                         accumulation, the backend's default: the
@@ -158,11 +165,35 @@ supkit_run() {
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
 }
 # row LABEL DEPTH [TORCH_TPS TORCH_MEM]: a line of the summary table
+# (ratio: a side-by-side row's supkit against PyTorch, an extra row's supkit
+# against its depth's side-by-side supkit run)
+declare -A base_tps=() torch_ref=()
+for kv in ${GPU_BENCH_TORCH_REF:-}; do
+	[[ "$kv" =~ ^([0-9]+):([0-9.]+)$ ]] && torch_ref[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]} ||
+		echo "bench_gpu: GPU_BENCH_TORCH_REF item '$kv' is not DEPTH:TOKENS_PER_S (ignored)"
+done
+ratio() { # a b -> "a/b" as 0.00x, or -
+	[[ -n "$1" && -n "$2" && "$2" != 0 ]] || { echo "-"; return; }
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'
+}
 row() {
-	local ft
+	local ft r
 	ft=$(flops_token "$2")
-	rows+=("$(printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s' "$1" "${s_tps:--}" \
-		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${3:--}" "$(mfu "${3:-}" "$ft")" "${4:--}")")
+	if [[ "$1" == */* ]]; then
+		r=$(ratio "${s_tps:-}" "${base_tps[$2]:-}")
+		[[ "$r" == - ]] || r="$r row $2"
+	else
+		base_tps[$2]=${s_tps:-}
+		r=$(ratio "${s_tps:-}" "${3:-}")
+		if [[ "$r" != - ]]; then
+			r="$r torch"
+		elif [[ -n "${torch_ref[$2]:-}" ]]; then   # no PyTorch run: the given figure
+			r=$(ratio "${s_tps:-}" "${torch_ref[$2]}")
+			[[ "$r" == - ]] || r="$r torch ${torch_ref[$2]} (GPU_BENCH_TORCH_REF)"
+		fi
+	fi
+	rows+=("$(printf '%-16s %-14s %-8s %-10s %-14s %-8s %-10s %s' "$1" "${s_tps:--}" \
+		"$(mfu "$s_tps" "$ft")" "${s_mem:--}" "${3:--}" "$(mfu "${3:-}" "$ft")" "${4:--}" "$r")")
 }
 
 # op timings first (the kernels' own figures, kept when a time limit cuts
@@ -217,6 +248,6 @@ for depth in $depths; do
 	first=0
 done
 echo "== summary (FLOPs/token from supkit audit compute; MFU against ${peak:-unknown} TFLOP/s)"
-printf '%-6s %-14s %-8s %-10s %-14s %-8s %-10s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB
+printf '%-16s %-14s %-8s %-10s %-14s %-8s %-10s %s\n' depth supkit_tok/s MFU peak_MiB torch_tok/s MFU peak_MiB ratio
 printf '%s\n' "${rows[@]}"
 ((torch_ok)) || echo "PyTorch reference: not run (GPU_BENCH_TORCH=0, or torch >= 2 with CUDA not importable)"

@@ -41,7 +41,8 @@ fi
 # the whole script: the side-by-side rows and every default extra row
 # (depths 2 and 1: the extra rows at depth 2 come before depth 1's row)
 run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="2 1" \
-	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_BUDGET=60 bash bench/bench_gpu.sh
+	GPU_BENCH_TORCH=0 GPU_BENCH_TORCH_REF="2:500" GPU_BENCH_STEPS=1 GPU_BENCH_BUDGET=60 \
+	bash bench/bench_gpu.sh
 expect_rc 0 "bench_gpu.sh runs whole on the emulated device"
 expect_out_contains "device: emulated device" "the device line says the emulator"
 items=$(sed -nE 's/^default_alt="([^"]*)"$/\1/p' bench/bench_gpu.sh)
@@ -72,6 +73,22 @@ if [[ ${#res[@]} == "${#labels[@]}" ]]; then
 	done
 else
 	bad "a RESULT line a row" "${#res[@]} lines for ${#labels[@]} rows"
+fi
+# the ratio column: row 2 against the given PyTorch figure, the extra rows
+# against row 2, each as its RESULT lines' tokens/s make it
+t2=$(sed -nE 's/^RESULT .* depth=2 .* tokens_per_s=([0-9]+) .*/\1/p' <<<"$out" | head -n 1)
+twg=$(grep '^RESULT attn=wg ' <<<"$out" | grep ' async=0 ' | sed -nE 's/.* tokens_per_s=([0-9]+) .*/\1/p')
+want2=$(awk -v a="$t2" 'BEGIN { printf "%.2fx torch 500 (GPU_BENCH_TORCH_REF)", a / 500 }')
+wantwg=$(awk -v a="$twg" -v b="$t2" 'BEGIN { printf "%.2fx row 2", a / b }')
+if grep -qE "^2 .* $(sed 's/[().]/\\&/g' <<<"$want2")\$" <<<"$summary"; then
+	ok "row 2's ratio against GPU_BENCH_TORCH_REF ($want2)"
+else
+	bad "row 2's ratio" "want '$want2' in: $(grep -E '^2 ' <<<"$summary")"
+fi
+if grep -qE "^2/wg .* ${wantwg//./\\.}\$" <<<"$summary"; then
+	ok "row 2/wg's ratio against row 2 ($wantwg)"
+else
+	bad "row 2/wg's ratio" "want '$wantwg' in: $(grep -E '^2/wg ' <<<"$summary")"
 fi
 expect_out_contains "profile d2/" "the profiled step's lines"
 expect_out_contains "profile d1/" "the profiled step's lines at the second depth"
