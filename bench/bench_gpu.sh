@@ -60,6 +60,10 @@
 #                                 (SUPKIT_CUDA_BATCH=0)
 #                         (e.g. "tc mma:32+async"; a row "DEPTH/ITEM"; "" for
 #                         none)
+#   GPU_BENCH_OPS_TIMEOUT (240) seconds for the op timings, and
+#   GPU_BENCH_RUN_TIMEOUT (GPU_BENCH_BUDGET + 120) for each training run:
+#                         a hang in a kernel not yet run on a GPU costs
+#                         its own line or row alone
 #   GPU_BENCH_BATCH (64), GPU_BENCH_SEQ (2048) the shape (smaller ones for
 #                         the emulated device's smoke run)
 #   GPU_BENCH_EXE         a gpu_bench to run instead of building one with
@@ -158,9 +162,16 @@ supkit_run() {
 	local env=("${base_env[@]}" "$@")
 	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
 	local out
-	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch "$batch" \
-		--seq "$seq" --steps "$steps" --budget "$budget" --pass-rows "$rows")
+	# a time limit a run (its budget and two minutes for the model's setup
+	# and the profiled step), so that a hang (a kernel not yet run on a
+	# GPU) costs this row alone
+	local lim=${GPU_BENCH_RUN_TIMEOUT:-$((budget + 120))}
+	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" timeout -k 5 "$lim" "$exe" train \
+		--depth "$d" --batch "$batch" --seq "$seq" --steps "$steps" --budget "$budget" \
+		--pass-rows "$rows")
+	local rc=$?
 	echo "$out"
+	((rc == 124 || rc == 137)) && echo "== depth $d, attention $attn: stopped after $lim s (a hang?)"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
 }
@@ -199,7 +210,11 @@ row() {
 # op timings first (the kernels' own figures, kept when a time limit cuts
 # the training runs short)
 echo "== ops (managed buffers, each op synchronised)"
-"$exe" ops --batch "$batch" --seq "$seq"
+# (under a time limit, GPU_BENCH_OPS_TIMEOUT, default 240 s: a hang in a
+# kernel not yet run on a GPU, timed last, costs the training rows nothing)
+timeout -k 5 "${GPU_BENCH_OPS_TIMEOUT:-240}" "$exe" ops --batch "$batch" --seq "$seq"
+rc=$?
+((rc == 124 || rc == 137)) && echo "== ops: stopped after ${GPU_BENCH_OPS_TIMEOUT:-240} s (a hang?)"
 
 rows=()
 # side_by_side DEPTH: supkit, and PyTorch beside it when importable

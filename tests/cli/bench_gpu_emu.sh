@@ -93,4 +93,17 @@ fi
 expect_out_contains "profile d2/" "the profiled step's lines"
 expect_out_contains "profile d1/" "the profiled step's lines at the second depth"
 if grep -q "unknown switch" <<<"$out"; then bad "no unknown switch" "$(grep 'unknown switch' <<<"$out")"; else ok "no unknown switch"; fi
+# the time limits: the ops stopped, then a training run stopped, and the
+# script goes on to the next row each time
+run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="1" \
+	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_ALT="wg" GPU_BENCH_OPS_TIMEOUT=1 bash bench/bench_gpu.sh
+expect_rc 0 "bench_gpu.sh with the ops stopped"
+expect_out_contains "== ops: stopped after 1 s" "the ops' time limit"
+if grep -qE '^1/wg +[0-9]+ ' <<<"$out"; then ok "the training rows ran after the ops stopped"; else bad "the rows after the ops stopped" "$(tail -n 4 <<<"$out")"; fi
+run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="1" \
+	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_ALT="" GPU_BENCH_OPS_TIMEOUT=1 \
+	GPU_BENCH_RUN_TIMEOUT=0.01 bash bench/bench_gpu.sh
+expect_rc 0 "bench_gpu.sh with a training run stopped"
+expect_out_contains "== depth 1, attention mma: stopped after 0.01 s" "a training run's time limit"
+if grep -qE '^1 +- ' <<<"$out"; then ok "the stopped run's row has no figure"; else bad "the stopped run's row" "$(tail -n 3 <<<"$out")"; fi
 finish
