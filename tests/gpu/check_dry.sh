@@ -9,13 +9,8 @@
 # gpu-check.sh itself is the test). Reference: issue 10.
 set -u
 cd "$(dirname "$0")/../.."
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-export PATH="$CUDA_HOME/bin:$PATH"
-if ! command -v nvcc >/dev/null 2>&1; then
-	echo "skipped: no nvcc"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
-fi
+source tests/gpu/lib.sh
+need_nvcc
 if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	echo "skipped: a GPU is present (run scripts/gpu-check.sh itself)"
 	echo "0 passed, 0 failed, 1 skipped"

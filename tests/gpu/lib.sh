@@ -9,6 +9,7 @@
 # dependency libraries (the flags of `make dep-flags`); CFLAGS are added to -std=c11 -Wall -Wextra -O2 -g
 # -I. -Itests/unit. Run from the repository root; $CC, $CUDA_HOME honoured.
 # gpu_run EXE... runs a command with $CUDA_HOME/lib64 on LD_LIBRARY_PATH.
+# need_nvcc skips the calling suite (exit 0) when nvcc is missing.
 # torch_py prints the first Python that imports torch: $TORCH_PYTHON, PATH's
 # python3 (the lent GPU machine's, in a venv), /usr/bin/python3 (Debian's
 # python3-torch); fails when none does.
@@ -32,6 +33,16 @@ gpu_cc() {
 	${CC:-cc} -std=c11 -Wall -Wextra -O2 -g -I. -Itests/unit -D_DEFAULT_SOURCE \
 		-D_POSIX_C_SOURCE=200809L "$@" $dcf \
 		-o "$exe" "$src" "$b/libtrainer.a" "${kern[@]}" "$b/liblib.a" $dlf "${cuda[@]}"
+}
+
+# need_nvcc: puts $CUDA_HOME/bin on PATH; without nvcc there, prints a
+# skipped suite's lines and exits 0 (the calling script)
+need_nvcc() {
+	export PATH="$CUDA_HOME/bin:$PATH"
+	command -v nvcc >/dev/null 2>&1 && return 0
+	echo "skipped: no nvcc"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
 }
 
 gpu_run() {

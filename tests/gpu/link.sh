@@ -8,13 +8,8 @@
 # Skips when nvcc is missing. Reference: issue 10, scripts/gpu-check.sh.
 set -u
 cd "$(dirname "$0")/../.."
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-export PATH="$CUDA_HOME/bin:$PATH"
-if ! command -v nvcc >/dev/null 2>&1; then
-	echo "skipped: no nvcc"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
-fi
+source tests/gpu/lib.sh
+need_nvcc
 B=build/gpu
 pass=0 fail=0
 # SAN= : under make test SAN=1 the variable reaches this make from the
@@ -25,7 +20,6 @@ if ! make -s GPU=1 SAN= "$B/libkernels.a" "$B/libtrainer.a" "$B/liblib.a" >"$B.l
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-source tests/gpu/lib.sh
 for src in tests/gpu/test_cuda_ops.c tests/gpu/gpu_bench.c; do
 	exe="$B/gpu/link_$(basename "$src" .c)"
 	if gpu_cc "$exe" "$src" "$B" 1 -Werror -DSUPKIT_CUDA=1; then
