@@ -153,6 +153,17 @@ base_env=(SUPKIT_CUDA_ASYNC="${SUPKIT_CUDA_ASYNC:-0}" SUPKIT_CUDA_ATTN_DS="${SUP
 	SUPKIT_CUDA_MLP_BF16="${SUPKIT_CUDA_MLP_BF16:-1}" SUPKIT_CUDA_ATTN_BF16="${SUPKIT_CUDA_ATTN_BF16:-1}"
 	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}"
 	SUPKIT_CUDA_BATCH="${SUPKIT_CUDA_BATCH:-1}")
+# limited SECONDS WHAT COMMAND...: COMMAND under a time limit, and a line
+# saying so when it was stopped, so that a hang in a kernel not yet run on a
+# GPU costs its own line or row alone
+limited() {
+	local lim=$1 what=$2 rc
+	shift 2
+	timeout -k 5 "$lim" "$@"
+	rc=$?
+	((rc == 124 || rc == 137)) && echo "== $what: stopped after $lim s (a hang?)"
+	return $rc
+}
 # supkit_run DEPTH ATTN PASS_ROWS [VAR=VALUE ...]: one supkit training run
 # with base_env and then the assignments given, printed; sets s_tps and
 # s_mem from its RESULT line
@@ -162,16 +173,12 @@ supkit_run() {
 	local env=("${base_env[@]}" "$@")
 	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
 	local out
-	# a time limit a run (its budget and two minutes for the model's setup
-	# and the profiled step), so that a hang (a kernel not yet run on a
-	# GPU) costs this row alone
-	local lim=${GPU_BENCH_RUN_TIMEOUT:-$((budget + 120))}
-	out=$(env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" timeout -k 5 "$lim" "$exe" train \
-		--depth "$d" --batch "$batch" --seq "$seq" --steps "$steps" --budget "$budget" \
-		--pass-rows "$rows")
-	local rc=$?
+	# (a time limit a run: its budget and two minutes for the model's setup
+	# and the profiled step)
+	out=$(limited "${GPU_BENCH_RUN_TIMEOUT:-$((budget + 120))}" "depth $d, attention $attn" \
+		env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch "$batch" \
+		--seq "$seq" --steps "$steps" --budget "$budget" --pass-rows "$rows")
 	echo "$out"
-	((rc == 124 || rc == 137)) && echo "== depth $d, attention $attn: stopped after $lim s (a hang?)"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
 	s_mem=$(field peak_mib "$(grep '^RESULT' <<<"$out")")
 }
@@ -210,11 +217,7 @@ row() {
 # op timings first (the kernels' own figures, kept when a time limit cuts
 # the training runs short)
 echo "== ops (managed buffers, each op synchronised)"
-# (under a time limit, GPU_BENCH_OPS_TIMEOUT, default 240 s: a hang in a
-# kernel not yet run on a GPU, timed last, costs the training rows nothing)
-timeout -k 5 "${GPU_BENCH_OPS_TIMEOUT:-240}" "$exe" ops --batch "$batch" --seq "$seq"
-rc=$?
-((rc == 124 || rc == 137)) && echo "== ops: stopped after ${GPU_BENCH_OPS_TIMEOUT:-240} s (a hang?)"
+limited "${GPU_BENCH_OPS_TIMEOUT:-240}" ops "$exe" ops --batch "$batch" --seq "$seq"
 
 rows=()
 # side_by_side DEPTH: supkit, and PyTorch beside it when importable

@@ -16,8 +16,15 @@ if [[ ! -x "$exe" ]]; then
 	finish
 fi
 
+# bench VAR=VALUE...: bench_gpu.sh on the emulated device at B 1, T 64, one
+# timed step, no PyTorch side
+bench() {
+	run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_TORCH=0 \
+		GPU_BENCH_STEPS=1 "$@" bash bench/bench_gpu.sh
+}
+
 # the ops alone at T 128 (the attention's two windows, T / 2 and T)
-run env GPU=1 GPU_BENCH_EXE="$exe" "$exe" ops --batch 1 --seq 128
+run "$exe" ops --batch 1 --seq 128
 expect_rc 0 "gpu_bench ops runs on the emulated device"
 for what in "matmul bf16     q/k/v/proj" "matmul fast16bf lm_head chunk (16384,C)" \
 	"matmul matmul_n q,k,v dW" "elem mix_rmsnorm_fwd fused, out bf16" "elem relu2_bwd bf16" \
@@ -40,9 +47,7 @@ fi
 
 # the whole script: the side-by-side rows and every default extra row
 # (depths 2 and 1: the extra rows at depth 2 come before depth 1's row)
-run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="2 1" \
-	GPU_BENCH_TORCH=0 GPU_BENCH_TORCH_REF="2:500" GPU_BENCH_STEPS=1 GPU_BENCH_BUDGET=60 \
-	bash bench/bench_gpu.sh
+bench GPU_BENCH_DEPTHS="2 1" GPU_BENCH_TORCH_REF="2:500" GPU_BENCH_BUDGET=60
 expect_rc 0 "bench_gpu.sh runs whole on the emulated device"
 expect_out_contains "device: emulated device" "the device line says the emulator"
 items=$(sed -nE 's/^default_alt="([^"]*)"$/\1/p' bench/bench_gpu.sh)
@@ -95,14 +100,11 @@ expect_out_contains "profile d1/" "the profiled step's lines at the second depth
 if grep -q "unknown switch" <<<"$out"; then bad "no unknown switch" "$(grep 'unknown switch' <<<"$out")"; else ok "no unknown switch"; fi
 # the time limits: the ops stopped, then a training run stopped, and the
 # script goes on to the next row each time
-run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="1" \
-	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_ALT="wg" GPU_BENCH_OPS_TIMEOUT=1 bash bench/bench_gpu.sh
+bench GPU_BENCH_DEPTHS=1 GPU_BENCH_ALT=wg GPU_BENCH_OPS_TIMEOUT=1
 expect_rc 0 "bench_gpu.sh with the ops stopped"
 expect_out_contains "== ops: stopped after 1 s" "the ops' time limit"
 if grep -qE '^1/wg +[0-9]+ ' <<<"$out"; then ok "the training rows ran after the ops stopped"; else bad "the rows after the ops stopped" "$(tail -n 4 <<<"$out")"; fi
-run env GPU=1 GPU_BENCH_EXE="$exe" GPU_BENCH_BATCH=1 GPU_BENCH_SEQ=64 GPU_BENCH_DEPTHS="1" \
-	GPU_BENCH_TORCH=0 GPU_BENCH_STEPS=1 GPU_BENCH_ALT="" GPU_BENCH_OPS_TIMEOUT=1 \
-	GPU_BENCH_RUN_TIMEOUT=0.01 bash bench/bench_gpu.sh
+bench GPU_BENCH_DEPTHS=1 GPU_BENCH_ALT= GPU_BENCH_OPS_TIMEOUT=1 GPU_BENCH_RUN_TIMEOUT=0.01
 expect_rc 0 "bench_gpu.sh with a training run stopped"
 expect_out_contains "== depth 1, attention mma: stopped after 0.01 s" "a training run's time limit"
 if grep -qE '^1 +- ' <<<"$out"; then ok "the stopped run's row has no figure"; else bad "the stopped run's row" "$(tail -n 3 <<<"$out")"; fi
