@@ -1715,13 +1715,14 @@ static void c_embed_scatter_add(struct tensor *gtable, const struct tensor *dout
 		/* keep the plan only for device-resident indices inside a pass scope */
 		int keep = g_cu.in_scope && pi == idx;
 		const struct dplan *p = dplan_get(c.op, idx, pi, N, Vt, keep);
-		const sc_shape sh = sc_launch(k, N < Vt ? N : Vt);   /* U <= min(N, Vt) runs */
+		const sc_shape sh = sc_launch(k);
+		const unsigned gr = grid_for((N < Vt ? N : Vt) * sh.S, 1);   /* U <= min(N, Vt) runs */
 		if (gtable->dtype == TD_BF16)
-			k_scatter<__nv_bfloat16><<<sh.gr, sh.nt, 0, g_cu.st>>>(
+			k_scatter<__nv_bfloat16><<<gr, sh.nt, 0, g_cu.st>>>(
 				(__nv_bfloat16 *)pg, pd, p->order, p->start, p->keys, p->Up, k, C, c0, Vt, sh.S);
 		else
-			k_scatter<float><<<sh.gr, sh.nt, 0, g_cu.st>>>((float *)pg, pd, p->order, p->start,
-								       p->keys, p->Up, k, C, c0, Vt, sh.S);
+			k_scatter<float><<<gr, sh.nt, 0, g_cu.st>>>((float *)pg, pd, p->order, p->start,
+								  p->keys, p->Up, k, C, c0, Vt, sh.S);
 		if (!keep)
 			dplan_drop();   /* made for this call only */
 	}

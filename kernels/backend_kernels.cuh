@@ -556,21 +556,18 @@ __device__ static inline void sc_put(__nv_bfloat16 *g, float acc)
 	*g = __float2bfloat16_rn(__bfloat162float(*g) + __bfloat162float(__float2bfloat16_rn(acc)));
 }
 
-/* k_scatter's launch for up to `runs` runs of k columns: nt threads a
- * block (k rounded up to a warp, at most SC_THREADS), S slices a run, gr
- * blocks (at most 2^20; the kernel strides over the rest) */
+/* k_scatter's block shape for rows of k columns: nt threads a block (k
+ * rounded up to a warp, at most SC_THREADS), S slices a run; a launch
+ * gives it runs x S blocks (fewer: the kernel strides over the rest) */
 struct sc_shape {
-	unsigned gr;
 	int nt, S;
 };
 
-static inline sc_shape sc_launch(int64_t k, int64_t runs)
+static inline sc_shape sc_launch(int64_t k)
 {
 	sc_shape s;
 	s.nt = k >= SC_THREADS ? SC_THREADS : k > 32 ? (int)((k + 31) / 32 * 32) : 32;
 	s.S = (int)((k + s.nt - 1) / s.nt);
-	int64_t b = runs * s.S;
-	s.gr = (unsigned)(b < 1 ? 1 : b > (1 << 20) ? 1 << 20 : b);
 	return s;
 }
 

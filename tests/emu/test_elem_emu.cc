@@ -305,8 +305,9 @@ static void scatter_case(const std::vector<int32_t> &idx, int64_t C, int64_t Vt,
 	const float *pd = d.data();
 	const int32_t *po = order.data(), *ps = start.data(), *pk = keys.data();
 	const int *pu = &U;
-	const sc_shape sh = sc_launch(k, std::min(N, Vt));
-	emu_launch(dim3(sh.gr), sh.nt, 0,
+	const sc_shape sh = sc_launch(k);
+	const dim3 gr((unsigned)(std::min(N, Vt) * sh.S));
+	emu_launch(gr, sh.nt, 0,
 		   [&] { k_scatter<float>(pg, pd, po, ps, pk, pu, k, C, c0, Vt, sh.S); });
 	CHECKF(rel(g, h) == 0, "k %lld, fp32 table: %.3g", (long long)k, rel(g, h));
 	/* a bf16 table, twice */
@@ -317,7 +318,7 @@ static void scatter_case(const std::vector<int32_t> &idx, int64_t C, int64_t Vt,
 	__nv_bfloat16 *pb = gb.data();
 	for (int r = 0; r < 2; r++) {
 		CPU->embed_scatter_add(&thb, &td, idx.data(), c0);
-		emu_launch(dim3(sh.gr), sh.nt, 0, [&] {
+		emu_launch(gr, sh.nt, 0, [&] {
 			k_scatter<__nv_bfloat16>(pb, pd, po, ps, pk, pu, k, C, c0, Vt, sh.S);
 		});
 	}
