@@ -26,7 +26,8 @@
 #   run(command="scripts/gpu-check.sh $OUT", carry=[".gpu-deps", "demo-out/data"],
 #       timeout_s=580)
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
-# 1 when a test failed, 4 when the build failed, 2 on bad usage.
+# 1 when a test failed or a command was not found (a misspelt phase), 4 when
+# the build failed, 2 on bad usage.
 set -u
 if [[ $# -ne 1 || "$1" == -* ]]; then
 	echo "usage: scripts/gpu-check.sh OUTDIR" >&2
@@ -55,22 +56,32 @@ pack() {
 		rm -rf "$log/curve"
 		tar -czf "$out/logs.tgz" -C "$out" logs 2>/dev/null
 	fi
-	rm -rf "$log"
+	rm -rf "$log" "$out/.not-found"
 }
 trap pack EXIT
 trap 'exit 143' TERM INT
 t_start=$SECONDS
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+# A command that is not found (a misspelt phase or helper) fails the run: bash
+# calls this in a subshell, so it leaves a mark in OUTDIR for the verdict.
+# nvidia-smi, absent on a machine without a GPU driver, goes through smi.
+rm -f "$out/.not-found"
+command_not_found_handle() {
+	echo "gpu-check.sh: command not found: $*" | tee -a "$summary" >&2
+	: >"$out/.not-found"
+	return 127
+}
+smi() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi "$@"; }
 
-note "supkit gpu-check $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+note "supkit gpu-check $(date -u +%FT%TZ), commit $({ command -v git >/dev/null && git rev-parse --short HEAD 2>/dev/null; } || echo '?')"
 {
-	nvidia-smi 2>&1
+	smi 2>&1
 	nvcc --version 2>&1
 	tpy=$(source tests/gpu/lib.sh && torch_py) &&
 		"$tpy" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
 } >"$log/env.txt"
-dev=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+dev=$(smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 note "device: ${dev:-none (nvidia-smi found no GPU)}"
 
 # 0. the build's libraries: a machine without them (the lent GPU machine has
@@ -118,7 +129,7 @@ fi
 # 2. tests
 failed=0
 has_gpu=0
-nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && has_gpu=1
+smi -L 2>/dev/null | grep -q '^GPU ' && has_gpu=1
 ((has_gpu)) || note "no CUDA device here: the suites skip (a dry run of this script)"
 suite() { # name cap command...
 	local name=$1 l
@@ -173,6 +184,11 @@ else
 fi
 verdict=passed
 ((has_gpu)) || verdict="passed (a dry run: nothing ran on a GPU)"
+if [[ -e "$out/.not-found" ]]; then
+	note "a command was not found (above): a phase may not have run"
+	failed=1
+	rm -f "$out/.not-found"
+fi
 ((failed)) && verdict=FAILED
 note "total: $((SECONDS - t_start)) s; tests $verdict"
 exit $((failed ? 1 : 0))

@@ -101,8 +101,12 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind k);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind k,
 			    cudaStream_t s);
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s);
-/* no effect: the emulator's one buffer is EMU_SMEM bytes (a launch checks) */
-template <class F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
+/* the kernel's dynamic shared memory limit (a launch checks it) */
+template <class F> cudaError_t cudaFuncSetAttribute(F k, cudaFuncAttribute, int v)
+{
+	return emu_set_smem_limit((const void *)k, v) ? (cudaError_t)cudaErrorInvalidValue
+						      : (cudaError_t)cudaSuccess;
+}
 
 /* Queue work on stream s (all streams are one queue). */
 void emu_enqueue(cudaStream_t s, std::function<void()> work);

@@ -1058,9 +1058,44 @@ void run_kernel(const void *key, dim3 grid, dim3 block, size_t smem,
 
 } // namespace
 
+/* each kernel's cudaFuncAttributeMaxDynamicSharedMemorySize */
+static std::unordered_map<const void *, int> &smem_limits()
+{
+	static std::unordered_map<const void *, int> m;
+	return m;
+}
+
+int emu_set_smem_limit(const void *key, int bytes)
+{
+	if (bytes < 0 || bytes > EMU_SMEM)
+		return -1;
+	smem_limits()[key] = bytes;
+	return 0;
+}
+
 void emu_run_kernel(const void *key, const char *name, dim3 grid, dim3 block, size_t smem,
 		    const std::function<void()> &body)
 {
+	/* what the hardware refuses as an invalid configuration */
+	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || grid.y > 65535 ||
+	    grid.z > 65535 || grid.x > 2147483647u) {
+		fprintf(stderr, "simt: launch of %s on a grid of %u x %u x %u blocks of %u threads: "
+				"an invalid configuration on the hardware\n",
+			name, grid.x, grid.y, grid.z, block.x);
+		abort();
+	}
+	if (smem > EMU_SMEM_DEFAULT) {
+		auto it = smem_limits().find(key);
+		size_t lim = it == smem_limits().end() ? EMU_SMEM_DEFAULT : (size_t)it->second;
+		if (smem > lim) {
+			fprintf(stderr,
+				"simt: launch of %s with %zu bytes of dynamic shared memory, over "
+				"its limit of %zu (cudaFuncSetAttribute "
+				"MaxDynamicSharedMemorySize): the hardware refuses it\n",
+				name, smem, lim);
+			abort();
+		}
+	}
 	if (!profiling()) {
 		run_kernel(key, grid, block, smem, body);
 		return;

@@ -96,7 +96,9 @@ inline const char *cudaGetErrorString(cudaError_t) { return "(emulated)"; }
 using std::max;
 using std::min;
 
-struct float2 {
+/* the vector types with CUDA's alignment, so that under SAN=1 a
+ * misaligned vector access (a fault on the GPU) stops the test */
+struct __attribute__((aligned(8))) float2 {
 	float x, y;
 };
 inline float2 make_float2(float x, float y)
@@ -138,7 +140,7 @@ inline unsigned atomicAdd(unsigned *p, unsigned v)
 struct __nv_bfloat16 {
 	uint16_t x;
 };
-struct __nv_bfloat162 {
+struct __attribute__((aligned(4))) __nv_bfloat162 {
 	__nv_bfloat16 x, y;
 };
 inline __nv_bfloat16 __float2bfloat16_rn(float f)
@@ -214,8 +216,15 @@ void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const fl
 /* Run body on every block of grid (x, y) with `threads` threads a block
  * (a multiple of 32), blocks in order; smem bytes of shared memory must
  * fit emu_smem (EMU_SMEM). */
-#define EMU_SMEM (232 * 1024)
+#define EMU_SMEM (227 * 1024)   /* an H100's or H200's most a block can opt in to */
 extern unsigned char emu_smem[EMU_SMEM];
+/* cudaFuncSetAttribute(key, cudaFuncAttributeMaxDynamicSharedMemorySize,
+ * bytes): 0, or -1 (the runtime's cudaErrorInvalidValue) over EMU_SMEM. A
+ * launch of more than EMU_SMEM_DEFAULT (48 KiB) bytes of dynamic shared
+ * memory aborts unless its kernel was given at least that many, as the
+ * hardware refuses such a launch. */
+#define EMU_SMEM_DEFAULT (48 * 1024)
+int emu_set_smem_limit(const void *key, int bytes);
 void emu_launch(dim3 grid, int threads, size_t smem, const std::function<void()> &body);
 /* collectives run by the last launch (a test's sanity figure) */
 extern uint64_t emu_collectives;

@@ -14,7 +14,9 @@
  * bytes with no barrier after the wait, passes the same kernels with
  * their barriers, and is off with EMU_RACECHECK=0 (children); that wgmma
  * reads its operands in the K-major 128-byte-swizzle layout and gives its
- * result only at the wait.
+ * result only at the wait; that a launch of more than 48 KiB of dynamic
+ * shared memory aborts unless its kernel's limit was raised to cover it,
+ * and so does a grid of no blocks or of over 65,535 rows (children).
  * The emulator's hand-over from a waiting thread straight to the next
  * runnable one must run the threads in the sequence of sweeping the block's
  * positions again and again: the sequence is checked entry by entry.
@@ -395,6 +397,34 @@ TEST(wgmma_layout_and_wait)
 	CHECKF(bad == 0, "%zu of 4096 results differ from 1 + A B", bad);
 }
 
+/* What the hardware refuses to launch, the emulator aborts on: more than
+ * 48 KiB of dynamic shared memory unless the kernel's
+ * cudaFuncAttributeMaxDynamicSharedMemorySize covers it (the attribute
+ * itself stops at EMU_SMEM, 227 KiB), a grid without blocks, and more than
+ * 65,535 rows of blocks. */
+TEST(launch_limits)
+{
+	std::vector<float> o(64);
+	CHECKF(emu_set_smem_limit((const void *)&k_plain, EMU_SMEM + 1) != 0,
+	       "a limit over %d bytes was taken", EMU_SMEM);
+	/* 48 KiB needs no attribute; 64 KiB with the attribute at 64 KiB runs */
+	emu_run_kernel((const void *)&k_phases, "k_phases", dim3(1), dim3(64), EMU_SMEM_DEFAULT,
+		       [&] { k_phases(o.data()); });
+	CHECK(emu_set_smem_limit((const void *)&k_phases, 64 * 1024) == 0);
+	emu_run_kernel((const void *)&k_phases, "k_phases", dim3(1), dim3(64), 64 * 1024,
+		       [&] { k_phases(o.data()); });
+	CHECKF(o[0] == 528.f, "k_phases ran: %g", o[0]);
+	bool sig = false;
+	for (const char *mode : { "smem_unset", "smem_low" }) {
+		std::string out = child(mode, &sig);
+		CHECKF(aborted_with(out, sig, "the hardware refuses it"), "%s: %s", mode, out.c_str());
+	}
+	for (const char *mode : { "grid0", "gridy" }) {
+		std::string out = child(mode, &sig);
+		CHECKF(aborted_with(out, sig, "an invalid configuration"), "%s: %s", mode, out.c_str());
+	}
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
@@ -420,6 +450,19 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[1], "race_ok")) {
 			emu_launch(dim3(2), 64, 512, [&] { k_race_war(true); });
 			emu_launch(dim3(2), 32, 512, [&] { k_race_raw(true); });
+		} else if (!strcmp(argv[1], "smem_unset") || !strcmp(argv[1], "smem_low")) {
+			/* 64 KiB of dynamic shared memory: allowed only to a kernel
+			 * given at least that much; k_plain gets 64 KiB - 16 bytes in
+			 * smem_low, nothing in smem_unset */
+			if (argv[1][5] == 'l')
+				emu_set_smem_limit((const void *)&k_plain, 64 * 1024 - 16);
+			emu_run_kernel((const void *)&k_plain, "k_plain", dim3(1), dim3(64), 64 * 1024,
+				       [&] { k_plain(o.data()); });
+		} else if (!strcmp(argv[1], "grid0") || !strcmp(argv[1], "gridy")) {
+			/* no blocks, or 65,536 rows of blocks: an invalid configuration */
+			dim3 g = argv[1][4] == '0' ? dim3(0) : dim3(1, 65536);
+			emu_run_kernel((const void *)&k_plain, "k_plain", g, dim3(64), 0,
+				       [&] { k_plain(o.data()); });
 		} else if (!strcmp(argv[1], "cpbad")) {
 			std::vector<unsigned char> g(64, 1), d(64, 0);
 			emu_launch(dim3(1), 32, 0, [&] { emu_cp16(d.data() + 16 * (threadIdx.x & 1), g.data(), true); });
@@ -433,5 +476,6 @@ int main(int argc, char **argv)
 	RUN(cp_async_lands_at_wait);
 	RUN(racecheck_pipelines);
 	RUN(wgmma_layout_and_wait);
+	RUN(launch_limits);
 	return t_done();
 }

@@ -4,7 +4,8 @@
 # does nothing), so that an error in its phases, budget, summary or packing
 # shows here and not in a lent GPU's minutes. Checks the exit status, a
 # summary line for the build, every suite and the benchmark, the dry-run
-# verdict, and logs.tgz holding every phase's log. Skips when nvcc is
+# verdict, and logs.tgz holding every phase's log; then, with one phase's call
+# misspelt, a failed run (exit 1, the command named). Skips when nvcc is
 # missing (the build phase needs it) or when a GPU is present (then
 # gpu-check.sh itself is the test). Reference: issue 10.
 set -u
@@ -40,5 +41,28 @@ for l in env.txt build.log cuda_ops.log select.log train_cli.log cuda_ops_async.
 	if grep -qx "logs/$l" <<<"$logs"; then ok "logs.tgz: $l"; else bad "logs.tgz: $l" "$(tr '\n' ' ' <<<"$logs")"; fi
 done
 [[ ! -e "$out/o/logs" ]] && ok "the logs folder packed away" || bad "the logs folder packed away"
+# A misspelt phase (suite select -> suit select) must fail the run, not pass
+# it with a phase missing: the script, so edited, runs from a tree of links to
+# this one (it finds the repository from its own path).
+root="$out/root"
+mkdir -p "$root/scripts"
+for f in * .[!.]*; do
+	[[ $f == scripts || $f == .git ]] || ln -s "$PWD/$f" "$root/$f"
+done
+for f in scripts/*; do ln -s "$PWD/$f" "$root/$f"; done
+rm "$root/scripts/gpu-check.sh"
+sed 's/^suite select /suit select /' scripts/gpu-check.sh >"$root/scripts/gpu-check.sh"
+if grep -q '^suit select ' "$root/scripts/gpu-check.sh"; then
+	env SAN= GPU_CHECK_BUDGET=300 bash "$root/scripts/gpu-check.sh" "$out/m" >"$out/m.stdout" 2>&1
+	rc=$?
+	[[ $rc == 1 ]] && ok "a misspelt phase: exit 1" || bad "a misspelt phase: exit 1" "$rc: $(tail -n 5 "$out/m.stdout")"
+	for want in '^gpu-check.sh: command not found: suit select ' '^a command was not found' \
+		'^total: [0-9]+ s; tests FAILED'; do
+		if grep -qE "$want" "$out/m/summary.txt" 2>/dev/null; then ok "misspelt: $want"; else bad "misspelt: $want" "$(tail -c 600 "$out/m/summary.txt" 2>/dev/null)"; fi
+	done
+	[[ ! -e "$out/m/.not-found" ]] && ok "misspelt: no mark left in OUTDIR" || bad "misspelt: no mark left in OUTDIR"
+else
+	bad "the misspelling was made (is the line still 'suite select ...'?)"
+fi
 echo "$pass passed, $fail failed, 0 skipped"
 [[ $fail == 0 ]]
