@@ -99,11 +99,13 @@ $(BUILD)/libkernels.a: $(CU_OBJS)
 
 # The CUDA kernels on the CPU: kernels/attention_mma.cu and
 # kernels/backend_kernels.cuh built as host C++ for the SIMT emulator of
-# tests/emu (no nvcc, no GPU needed); tests/emu/test_*.cc.
+# tests/emu (no nvcc, no GPU needed); tests/emu/test_*.cc (test_cudart_emu
+# includes tests/emu/cudart.cc, the emulated runtime, itself).
 CXXFLAGS := -std=c++17 -Wall -Wextra -Wno-unknown-pragmas -Wno-unused-function \
 	-fno-strict-aliasing $(WERROR) $(OPT) -g $(SANFLAGS)
 EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu/test_*.cc))
-$(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc $(wildcard tests/emu/*.h tests/emu/shim/*.h) \
+$(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/cudart.cc \
+		$(wildcard tests/emu/*.h tests/emu/shim/*.h) \
 		kernels/attention_mma.cu $(wildcard kernels/*.cuh) kernels/cuda_internal.h \
 		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)

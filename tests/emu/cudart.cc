@@ -9,15 +9,21 @@
 #include <map>
 #include <vector>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace {
 
 struct block {
 	size_t n;
 	cudaMemoryType type;
+	bool guarded;   /* pages of its own, closed to the host (guard()) */
 };
 std::map<uintptr_t, block> g_mem;   /* allocations by start address */
 size_t g_used;
 std::deque<std::function<void()>> g_q;
+cudaStream_t g_qstream;   /* the stream of the work in g_q */
 bool g_draining;
 const size_t TOTAL = (size_t)80 << 30;
 
@@ -44,20 +50,121 @@ const block *find(const void *p)
 	return a < it->first + (it->second.n ? it->second.n : 1) ? &it->second : NULL;
 }
 
+} // namespace
+
+void emu_check_arg(const char *kernel, int i, const void *p)
+{
+	if (!p || find(p) || find((const char *)p - 1))
+		return;
+	fprintf(stderr, "emu cudart: %s: argument %d (%p) points outside device memory\n", kernel,
+		i, p);
+	abort();
+}
+
+namespace {
+
 cudaMemoryType type_of(const void *p)
 {
 	const block *b = find(p);
 	return b ? b->type : cudaMemoryTypeUnregistered;
 }
 
+/* The host's access to device memory. On a GPU the host cannot touch
+ * what cudaMalloc and cudaMallocAsync return (a segfault); here that is
+ * host memory. So, but under AddressSanitizer (whose checks need malloc's
+ * blocks) or with EMU_HOSTCHECK=0, each such block is pages of its own
+ * that the host cannot read or write, opened only while queued work runs
+ * (kernels, copies, cuBLAS, CUB) and while a synchronous copy copies: a
+ * host access at any other time stops the process with a line naming the
+ * address. Managed memory and cudaHostAlloc's stay open, as on a GPU. */
+#if defined(__SANITIZE_ADDRESS__)
+const bool k_asan = true;
+#else
+const bool k_asan = false;
+#endif
+
+bool guard()
+{
+	static const bool g =
+		!k_asan && !(getenv("EMU_HOSTCHECK") && strcmp(getenv("EMU_HOSTCHECK"), "0") == 0);
+	return g;
+}
+
+int g_open;   /* depth of dev_open scopes */
+
+/* the bytes of whole pages that hold n (at least one page) */
+size_t pages(size_t n)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	return (n ? (n + pg - 1) / pg : 1) * pg;
+}
+
+void set_dev(int prot)
+{
+	for (auto &e : g_mem)
+		if (e.second.guarded && mprotect((void *)e.first, pages(e.second.n), prot))
+			fail("mprotect of device memory", (void *)e.first);
+}
+
+/* device memory open to this thread while in scope */
+struct dev_open {
+	dev_open()
+	{
+		if (guard() && g_open++ == 0)
+			set_dev(PROT_READ | PROT_WRITE);
+	}
+	~dev_open()
+	{
+		if (guard() && --g_open == 0)
+			set_dev(PROT_NONE);
+	}
+};
+
+/* a fault on a closed device block: say so, then abort; any other: the
+ * default action */
+void on_segv(int, siginfo_t *si, void *)
+{
+	const block *b = find(si->si_addr);
+	if (b && b->guarded) {
+		char m[200];
+		int k = snprintf(m, sizeof m,
+				 "emu cudart: the host touched device memory at %p (cudaMalloc'd: "
+				 "a segfault on a GPU; copy it with cudaMemcpy)\n",
+				 si->si_addr);
+		if (write(2, m, (size_t)k) < 0)
+			abort();
+		abort();
+	}
+	signal(SIGSEGV, SIG_DFL);
+}
+
 cudaError_t alloc(void **p, size_t n, cudaMemoryType t)
 {
 	size_t r = (n + 255) / 256 * 256;
-	void *q = aligned_alloc(256, r ? r : 256);
-	if (!q)
-		return cudaErrorMemoryAllocation;
+	bool g = guard() && t == cudaMemoryTypeDevice;
+	void *q;
+	if (g) {
+		static bool handler;
+		if (!handler) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_sigaction = on_segv;
+			sa.sa_flags = SA_SIGINFO;
+			sigaction(SIGSEGV, &sa, NULL);
+			handler = true;
+		}
+		q = mmap(NULL, pages(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (q == MAP_FAILED)
+			return cudaErrorMemoryAllocation;
+	} else {
+		q = aligned_alloc(256, r ? r : 256);
+		if (!q)
+			return cudaErrorMemoryAllocation;
+	}
 	memset(q, 0xff, r ? r : 256);   /* a read of memory nothing wrote shows (NaN, -1) */
-	g_mem[(uintptr_t)q] = block{ n, t };
+	if (g && !g_open && mprotect(q, pages(n), PROT_NONE))
+		fail("mprotect of device memory", q);
+	g_mem[(uintptr_t)q] = block{ n, t, g };
 	g_used += n;
 	*p = q;
 	return cudaSuccess;
@@ -69,14 +176,20 @@ void release(void *p)
 	if (it == g_mem.end())
 		fail("free of a pointer that is no allocation's start", p);
 	g_used -= it->second.n;
+	if (it->second.guarded)
+		munmap(p, pages(it->second.n));
+	else
+		free(p);
 	g_mem.erase(it);
-	free(p);
 }
 
 void drain()
 {
 	if (g_draining)
 		fail("the queue drained from queued work", NULL);
+	if (g_q.empty())
+		return;
+	dev_open o;
 	g_draining = true;
 	while (!g_q.empty()) {
 		std::function<void()> w = std::move(g_q.front());
@@ -148,6 +261,34 @@ void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, f
 					__float2bfloat16_rn(c[(size_t)j * m + i]);
 }
 
+/* cuBLAS's own checks of cublasGemmEx's arguments (its documentation):
+ * a negative size, or a leading dimension under max(1, the stored rows),
+ * is CUBLAS_STATUS_INVALID_VALUE; types outside its table for the compute
+ * type are CUBLAS_STATUS_NOT_SUPPORTED (CUBLAS_COMPUTE_32F: A, B and C in
+ * fp32, or A and B in bf16 with C in bf16 or fp32; the _FAST_ compute types:
+ * fp32 only; cublasDgemm: the sizes). The backend's BLAS_CK then aborts as on the
+ * GPU. */
+bool dims_bad(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb,
+	      int ldc)
+{
+	int ar = ta == CUBLAS_OP_N ? m : k, br = tb == CUBLAS_OP_N ? k : n;
+	return m < 0 || n < 0 || k < 0 || lda < std::max(1, ar) || ldb < std::max(1, br) ||
+	       ldc < std::max(1, m);
+}
+
+cublasStatus_t gemm_check(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+			  cudaDataType_t at, int lda, cudaDataType_t bt, int ldb, cudaDataType_t ct,
+			  int ldc, cublasComputeType_t comp)
+{
+	if (dims_bad(ta, tb, m, n, k, lda, ldb, ldc))
+		return CUBLAS_STATUS_INVALID_VALUE;
+	bool f32 = at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F;
+	bool bf = at == CUDA_R_16BF && bt == CUDA_R_16BF && (ct == CUDA_R_16BF || ct == CUDA_R_32F);
+	if (comp == CUBLAS_COMPUTE_32F ? !(f32 || bf) : comp == CUBLAS_COMPUTE_32F_FAST_16BF ? !f32 : true)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
 CBLAS_TRANSPOSE tr(cublasOperation_t o)
 {
 	return o == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
@@ -164,12 +305,25 @@ __attribute__((constructor)) void one_blas_thread(void)
 
 } // namespace
 
-void emu_enqueue(cudaStream_t, std::function<void()> work)
+/* One queue stands for every stream. That is the GPU's order only while
+ * the work in flight is one stream's: work on another stream (the default
+ * stream, NULL, too: the backend's is non-blocking) before the host has
+ * waited may run beside it on a GPU, so it aborts here. */
+void emu_enqueue(cudaStream_t s, std::function<void()> work)
 {
 	if (eager() || g_draining) {
+		dev_open o;
 		work();
 		return;
 	}
+	if (!g_q.empty() && s != g_qstream) {
+		fprintf(stderr,
+			"emu cudart: work queued on stream %p while stream %p's is in flight, "
+			"with no wait between (on a GPU they may run side by side)\n",
+			s, g_qstream);
+		abort();
+	}
+	g_qstream = s;
 	g_q.push_back(std::move(work));
 }
 
@@ -303,6 +457,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind)
 {
 	drain();
+	dev_open o;
 	if (n)
 		memmove(dst, src, n);
 	return cudaSuccess;
@@ -315,6 +470,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind
 	if (type_of(dst) == cudaMemoryTypeUnregistered) {
 		/* into pageable host memory: returns once the copy is done */
 		drain();
+		dev_open o;
 		memmove(dst, src, n);
 	} else if (type_of(src) == cudaMemoryTypeUnregistered) {
 		/* from pageable host memory: staged when issued */
@@ -337,39 +493,54 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
 
 /* ---- cuBLAS ---- */
 
+namespace {
+/* a handle: the stream its calls are queued on (cublasSetStream; the
+ * default stream, NULL, until then) */
+struct blas_handle {
+	cudaStream_t st;
+};
+} // namespace
+
 cublasStatus_t cublasCreate(cublasHandle_t *h)
 {
-	static int one;
-	*h = &one;
+	*h = new blas_handle{ NULL };
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t)
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s)
 {
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	((blas_handle *)h)->st = s;
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasSetPointerMode(cublasHandle_t, cublasPointerMode_t m)
+cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t m)
 {
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
 	return m == CUBLAS_POINTER_MODE_HOST ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
 			    int n, int k, const void *alpha, const void *A, cudaDataType_t at,
 			    int lda, const void *B, cudaDataType_t bt, int ldb, const void *beta,
 			    void *C, cudaDataType_t ct, int ldc, cublasComputeType_t comp,
 			    cublasGemmAlgo_t)
 {
-	if (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF)
-		return CUBLAS_STATUS_NOT_SUPPORTED;
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	if (ok != CUBLAS_STATUS_SUCCESS)
+		return ok;
 	float al = *(const float *)alpha, be = *(const float *)beta;
-	emu_enqueue(NULL, [=]() {
+	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		gemm_now(ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp);
 	});
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
 					  cublasOperation_t tb, int m, int n, int k,
 					  const void *alpha, const void *A, cudaDataType_t at,
 					  int lda, long long sA, const void *B, cudaDataType_t bt,
@@ -377,11 +548,18 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
 					  cudaDataType_t ct, int ldc, long long sC, int batch,
 					  cublasComputeType_t comp, cublasGemmAlgo_t)
 {
-	if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F ||
-	    (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF))
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	if (ok != CUBLAS_STATUS_SUCCESS)
+		return ok;
+	if (batch < 0)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	/* fp32 only here: what the backend calls it with */
+	if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	float al = *(const float *)alpha, be = *(const float *)beta;
-	emu_enqueue(NULL, [=]() {
+	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		for (int i = 0; i < batch; i++)
 			gemm_now(ta, tb, m, n, k, al, (const float *)A + i * sA, at, lda,
 				 (const float *)B + i * sB, bt, ldb, be, (float *)C + i * sC, ct, ldc,
@@ -392,19 +570,24 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t ta,
 
 /* The pointer arrays are device memory that a queued copy may fill: read
  * when the GEMMs run, not when they are issued. */
-cublasStatus_t cublasGemmBatchedEx(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb,
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
 				   int m, int n, int k, const void *alpha,
 				   const void *const Aarray[], cudaDataType_t at, int lda,
 				   const void *const Barray[], cudaDataType_t bt, int ldb,
 				   const void *beta, void *const Carray[], cudaDataType_t ct, int ldc,
 				   int batch, cublasComputeType_t comp, cublasGemmAlgo_t)
 {
-	if (comp != CUBLAS_COMPUTE_32F && comp != CUBLAS_COMPUTE_32F_FAST_16BF)
-		return CUBLAS_STATUS_NOT_SUPPORTED;
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	if (ok != CUBLAS_STATUS_SUCCESS)
+		return ok;
+	if (batch < 0)
+		return CUBLAS_STATUS_INVALID_VALUE;
 	if (batch > 0 && (!find(Aarray) || !find(Barray) || !find(Carray)))
 		fail("cublasGemmBatchedEx: pointer arrays outside device memory", Aarray);
 	float al = *(const float *)alpha, be = *(const float *)beta;
-	emu_enqueue(NULL, [=]() {
+	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		for (int i = 0; i < batch; i++)
 			gemm_now(ta, tb, m, n, k, al, Aarray[i], at, lda, Barray[i], bt, ldb, be,
 				 Carray[i], ct, ldc, comp);
@@ -412,12 +595,16 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t, cublasOperation_t ta, cublasO
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasDgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
 			   int n, int k, const double *alpha, const double *A, int lda,
 			   const double *B, int ldb, const double *beta, double *C, int ldc)
 {
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (dims_bad(ta, tb, m, n, k, lda, ldb, ldc))
+		return CUBLAS_STATUS_INVALID_VALUE;
 	double al = *alpha, be = *beta;
-	emu_enqueue(NULL, [=]() {
+	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		if (m && n)
 			cblas_dgemm(CblasColMajor, tr(ta), tr(tb), m, n, k, al, A, lda, B, ldb, be,
 				    C, ldc);

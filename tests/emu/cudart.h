@@ -111,8 +111,20 @@ template <class F> cudaError_t cudaFuncSetAttribute(F k, cudaFuncAttribute, int 
 /* Queue work on stream s (all streams are one queue). */
 void emu_enqueue(cudaStream_t s, std::function<void()> work);
 
+/* A kernel's pointer argument i must be NULL or point into (or just past)
+ * memory the device can reach (cudaMalloc, cudaMallocAsync, managed,
+ * cudaHostAlloc) that is not freed: else the launch aborts, naming the
+ * kernel and argument (on a GPU, an illegal address in the kernel). */
+void emu_check_arg(const char *kernel, int i, const void *p);
+template <class T> inline void emu_arg(const char *, int, const T &) {}
+template <class T> inline void emu_arg(const char *k, int i, T *p)
+{
+	emu_check_arg(k, i, (const void *)p);
+}
+
 /* `k<<<g, b, smem, st>>>(args)`, rewritten: the arguments are converted to
- * the kernel's parameter types and copied, the launch queued. */
+ * the kernel's parameter types and checked (pointers: emu_check_arg) and
+ * copied, the launch queued. */
 template <class... P> struct emu_kcall {
 	dim3 g, b;
 	size_t smem;
@@ -125,6 +137,8 @@ template <class... P> struct emu_kcall {
 		const char *nm = name;
 		dim3 gg = g, bb = b;
 		size_t sm = smem;
+		int i = 0;
+		(emu_arg(nm, i++, a), ...);
 		std::tuple<P...> args(a...);
 		emu_enqueue(st, [kk, nm, gg, bb, sm, args]() {
 			emu_run_kernel((const void *)kk, nm, gg, bb, sm, [&]() { std::apply(kk, args); });

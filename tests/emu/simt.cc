@@ -627,6 +627,8 @@ float __shfl_sync(unsigned mask, float v, int src)
 void emu_cp16(void *dst, const void *src, bool valid)
 {
 	smem16(dst, "cp.async destination outside shared memory or not 16-byte aligned");
+	if ((uintptr_t)src & 15)   /* PTX: both addresses aligned to the copy's size */
+		die("cp.async source not 16-byte aligned");
 	cpcopy c;
 	c.dst = (unsigned char *)dst;
 	c.group = 0;

@@ -8,7 +8,8 @@
  * (a child with the argument profile); that a cp.async copy lands in
  * shared memory at its thread's wait_group that covers its group, not
  * before (EMU_CPASYNC=wait, the default) or at issue (EMU_CPASYNC=now, a
- * child), and that one to memory outside shared memory aborts; that the
+ * child), and that one to memory outside shared memory, or from a source
+ * not 16-byte aligned, aborts; that the
  * race check of the tile pipelines (EMU_RACECHECK) aborts on a refill of
  * bytes another warp read since the last barrier and on a read of landed
  * bytes with no barrier after the wait, passes the same kernels with
@@ -22,12 +23,10 @@
  * positions again and again: the sequence is checked entry by entry.
  */
 #include "t.h"
-#include "tests/emu/simt.h"
+#include "tests/emu/emu_test.h"
 
 #include <string>
 #include <vector>
-
-#include <sys/wait.h>
 
 namespace {
 
@@ -111,32 +110,6 @@ void k_diverge(float *o)
 		v = __shfl_xor_sync(0xffffffffu, v, 1);
 	}
 	o[threadIdx.x] = v;
-}
-
-std::string self;
-
-/* run this binary with arg (env: assignments before it): its stdout and
- * stderr, and whether it died of a signal */
-std::string child(const char *arg, bool *signalled, const char *env = "")
-{
-	char out[8192];
-	int st = t_run_self(self.c_str(), env, arg, out, sizeof out);
-	/* the shell reports a child killed by SIGABRT as exit status 128 + 6 */
-	*signalled = st != -1 && ((WIFSIGNALED(st)) || (WIFEXITED(st) && WEXITSTATUS(st) > 128));
-	return out;
-}
-
-/* a child's output (sig: it died of a signal) says it aborted with `what`
- * before it could return */
-bool aborted_with(const std::string &out, bool sig, const char *what)
-{
-	return sig && out.find(what) != std::string::npos && out.find("returned") == std::string::npos;
-}
-
-/* ... or that it returned */
-bool returned(const std::string &out, bool sig)
-{
-	return !sig && out.find("returned") != std::string::npos;
 }
 
 } // namespace
@@ -309,6 +282,9 @@ TEST(cp_async_lands_at_wait)
 	out = child("cpbad", &sig);
 	CHECKF(aborted_with(out, sig, "cp.async destination outside shared memory"),
 	       "a cp.async to global memory: %s", out.c_str());
+	out = child("cpsrc", &sig);
+	CHECKF(aborted_with(out, sig, "cp.async source not 16-byte aligned"),
+	       "a cp.async from 8 bytes off alignment: %s", out.c_str());
 }
 
 namespace {
@@ -463,6 +439,10 @@ int main(int argc, char **argv)
 			dim3 g = argv[1][4] == '0' ? dim3(0) : dim3(1, 65536);
 			emu_run_kernel((const void *)&k_plain, "k_plain", g, dim3(64), 0,
 				       [&] { k_plain(o.data()); });
+		} else if (!strcmp(argv[1], "cpsrc")) {
+			/* a source 8 bytes off 16-byte alignment */
+			alignas(16) unsigned char g[64] = { 1 };
+			emu_launch(dim3(1), 32, 512, [&] { emu_cp16(emu_smem + 16 * threadIdx.x, g + 8, true); });
 		} else if (!strcmp(argv[1], "cpbad")) {
 			std::vector<unsigned char> g(64, 1), d(64, 0);
 			emu_launch(dim3(1), 32, 0, [&] { emu_cp16(d.data() + 16 * (threadIdx.x & 1), g.data(), true); });

@@ -8,6 +8,8 @@
 typedef void *cublasHandle_t;
 typedef enum {
 	CUBLAS_STATUS_SUCCESS = 0,
+	CUBLAS_STATUS_NOT_INITIALIZED = 1,
+	CUBLAS_STATUS_INVALID_VALUE = 7,
 	CUBLAS_STATUS_NOT_SUPPORTED = 15,
 } cublasStatus_t;
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
