@@ -266,8 +266,9 @@ void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, f
  * is CUBLAS_STATUS_INVALID_VALUE; types outside its table for the compute
  * type are CUBLAS_STATUS_NOT_SUPPORTED (CUBLAS_COMPUTE_32F: A, B and C in
  * fp32, or A and B in bf16 with C in bf16 or fp32; the _FAST_ compute types:
- * fp32 only; cublasDgemm: the sizes). The backend's BLAS_CK then aborts as on the
- * GPU. */
+ * fp32 only; cublasDgemm: the sizes); a NULL handle is
+ * CUBLAS_STATUS_NOT_INITIALIZED, a negative batch count INVALID_VALUE. The
+ * backend's BLAS_CK then aborts as on the GPU. */
 bool dims_bad(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb,
 	      int ldc)
 {
@@ -276,11 +277,13 @@ bool dims_bad(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, i
 	       ldc < std::max(1, m);
 }
 
-cublasStatus_t gemm_check(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-			  cudaDataType_t at, int lda, cudaDataType_t bt, int ldb, cudaDataType_t ct,
-			  int ldc, cublasComputeType_t comp)
+cublasStatus_t gemm_check(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+			  int n, int k, cudaDataType_t at, int lda, cudaDataType_t bt, int ldb,
+			  cudaDataType_t ct, int ldc, cublasComputeType_t comp, int batch = 1)
 {
-	if (dims_bad(ta, tb, m, n, k, lda, ldb, ldc))
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (batch < 0 || dims_bad(ta, tb, m, n, k, lda, ldb, ldc))
 		return CUBLAS_STATUS_INVALID_VALUE;
 	bool f32 = at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F;
 	bool bf = at == CUDA_R_16BF && bt == CUDA_R_16BF && (ct == CUDA_R_16BF || ct == CUDA_R_32F);
@@ -528,9 +531,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
 			    void *C, cudaDataType_t ct, int ldc, cublasComputeType_t comp,
 			    cublasGemmAlgo_t)
 {
-	if (!h)
-		return CUBLAS_STATUS_NOT_INITIALIZED;
-	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	cublasStatus_t ok = gemm_check(h, ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
 	if (ok != CUBLAS_STATUS_SUCCESS)
 		return ok;
 	float al = *(const float *)alpha, be = *(const float *)beta;
@@ -548,13 +549,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 					  cudaDataType_t ct, int ldc, long long sC, int batch,
 					  cublasComputeType_t comp, cublasGemmAlgo_t)
 {
-	if (!h)
-		return CUBLAS_STATUS_NOT_INITIALIZED;
-	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	cublasStatus_t ok = gemm_check(h, ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp, batch);
 	if (ok != CUBLAS_STATUS_SUCCESS)
 		return ok;
-	if (batch < 0)
-		return CUBLAS_STATUS_INVALID_VALUE;
 	/* fp32 only here: what the backend calls it with */
 	if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)
 		return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -577,13 +574,9 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cubla
 				   const void *beta, void *const Carray[], cudaDataType_t ct, int ldc,
 				   int batch, cublasComputeType_t comp, cublasGemmAlgo_t)
 {
-	if (!h)
-		return CUBLAS_STATUS_NOT_INITIALIZED;
-	cublasStatus_t ok = gemm_check(ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
+	cublasStatus_t ok = gemm_check(h, ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp, batch);
 	if (ok != CUBLAS_STATUS_SUCCESS)
 		return ok;
-	if (batch < 0)
-		return CUBLAS_STATUS_INVALID_VALUE;
 	if (batch > 0 && (!find(Aarray) || !find(Barray) || !find(Carray)))
 		fail("cublasGemmBatchedEx: pointer arrays outside device memory", Aarray);
 	float al = *(const float *)alpha, be = *(const float *)beta;
