@@ -25,6 +25,7 @@
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -351,12 +352,23 @@ static void blas_ck(cublasStatus_t s, const char *op)
 /* Row-major X (r x c) is column-major X^T (c x r): H = U^T U is, column-
  * major, Uc Uc^T with Uc = U^T (d x V); W = U + c U H is Wc = Wc + c Hc Uc
  * with Hc = H^T as stored. */
+/* cuBLAS takes int sizes: larger ones stop the run instead of wrapping */
+static void blas_dims(size_t V, size_t d, const char *op)
+{
+	if (V > (size_t)INT_MAX || d > (size_t)INT_MAX) {
+		fprintf(stderr, "backend_cuda: %s: %zu x %zu is over cuBLAS's int sizes\n", op, V,
+			d);
+		abort();
+	}
+}
+
 extern "C" void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d)
 {
-	cuda_prof_begin();
 	const double one = 1.0, zero = 0.0;
 	if (!d)
 		return;
+	blas_dims(V, d, "optim gram64");
+	cuda_prof_begin();
 	blas_ck(cublasDgemm(opt_blas(), CUBLAS_OP_N, CUBLAS_OP_T, (int)d, (int)d, (int)V, &one, U,
 			    (int)d, U, (int)d, &zero, H, (int)d), "optim gram64");
 	odone("optim gram64");
@@ -365,10 +377,11 @@ extern "C" void cuda_opt_gram64(double *H, const double *U, size_t V, size_t d)
 extern "C" void cuda_opt_ng_whiten(double *W, const double *U, const double *H, double c,
 				   size_t V, size_t d)
 {
-	cuda_prof_begin();
 	const double one = 1.0;
 	if (!V || !d)
 		return;
+	blas_dims(V, d, "optim ng_whiten");
+	cuda_prof_begin();
 	CUDA_CK("optim ng_whiten", cudaMemcpyAsync(W, U, V * d * sizeof(double),
 						   cudaMemcpyDefault, cuda_stream()));
 	blas_ck(cublasDgemm(opt_blas(), CUBLAS_OP_N, CUBLAS_OP_N, (int)d, (int)V, (int)d, &c, H,
