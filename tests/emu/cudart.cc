@@ -19,6 +19,7 @@ struct block {
 	size_t n;
 	cudaMemoryType type;
 	bool guarded;   /* pages of its own, closed to the host (guard()) */
+	bool freeing;   /* cudaFreeAsync issued: gone for any work queued after it */
 };
 std::map<uintptr_t, block> g_mem;   /* allocations by start address */
 size_t g_used;
@@ -54,10 +55,15 @@ const block *find(const void *p)
 
 void emu_check_arg(const char *kernel, int i, const void *p)
 {
-	if (!p || find(p) || find((const char *)p - 1))
+	if (!p)
 		return;
-	fprintf(stderr, "emu cudart: %s: argument %d (%p) points outside device memory\n", kernel,
-		i, p);
+	const block *b = find(p);
+	if (!b)
+		b = find((const char *)p - 1);
+	if (b && !b->freeing)
+		return;
+	fprintf(stderr, "emu cudart: %s: argument %d (%p) points %s\n", kernel, i, p,
+		b ? "into memory freed by cudaFreeAsync before the launch" : "outside device memory");
 	abort();
 }
 
@@ -138,6 +144,19 @@ void on_segv(int, siginfo_t *si, void *)
 	signal(SIGSEGV, SIG_DFL);
 }
 
+/* p in a block that cudaFreeAsync has already freed (in stream order)
+ * stops the process: on a GPU, work queued after the free may find the
+ * memory reused */
+void unfreed(const void *p, const char *what)
+{
+	const block *b = find(p);
+	if (b && b->freeing) {
+		fprintf(stderr, "emu cudart: %s on %p, memory freed by cudaFreeAsync before it\n",
+			what, p);
+		abort();
+	}
+}
+
 cudaError_t alloc(void **p, size_t n, cudaMemoryType t)
 {
 	size_t r = (n + 255) / 256 * 256;
@@ -164,7 +183,7 @@ cudaError_t alloc(void **p, size_t n, cudaMemoryType t)
 	memset(q, 0xff, r ? r : 256);   /* a read of memory nothing wrote shows (NaN, -1) */
 	if (g && !g_open && mprotect(q, pages(n), PROT_NONE))
 		fail("mprotect of device memory", q);
-	g_mem[(uintptr_t)q] = block{ n, t, g };
+	g_mem[(uintptr_t)q] = block{ n, t, g, false };
 	g_used += n;
 	*p = q;
 	return cudaSuccess;
@@ -435,8 +454,12 @@ cudaError_t cudaFreeHost(void *p)
 
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
-	if (!find(p))
-		fail("cudaFreeAsync of memory that is no allocation", p);
+	auto it = g_mem.find((uintptr_t)p);
+	if (it == g_mem.end())
+		fail("cudaFreeAsync of a pointer that is no allocation's start", p);
+	if (it->second.freeing)
+		fail("cudaFreeAsync twice", p);
+	it->second.freeing = true;
 	emu_enqueue(s, [p]() { release(p); });
 	return cudaSuccess;
 }
@@ -470,6 +493,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind
 {
 	if (!n)
 		return cudaSuccess;
+	unfreed(dst, "cudaMemcpyAsync");
+	unfreed(src, "cudaMemcpyAsync");
 	if (type_of(dst) == cudaMemoryTypeUnregistered) {
 		/* into pageable host memory: returns once the copy is done */
 		drain();
@@ -490,6 +515,7 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
 {
 	if (n && !find(p))
 		fail("cudaMemsetAsync on memory that is no allocation", p);
+	unfreed(p, "cudaMemsetAsync");
 	emu_enqueue(s, [p, v, n]() { memset(p, v, n); });
 	return cudaSuccess;
 }
@@ -534,6 +560,8 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
 	cublasStatus_t ok = gemm_check(h, ta, tb, m, n, k, at, lda, bt, ldb, ct, ldc, comp);
 	if (ok != CUBLAS_STATUS_SUCCESS)
 		return ok;
+	for (const void *p : { A, B, (const void *)C })
+		unfreed(p, "cublasGemmEx");
 	float al = *(const float *)alpha, be = *(const float *)beta;
 	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		gemm_now(ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, comp);

@@ -7,7 +7,9 @@
  * compute type (CUBLAS_STATUS_NOT_SUPPORTED); cudaFuncSetAttribute's
  * MaxDynamicSharedMemorySize over the 227 KiB a block can have
  * (cudaErrorInvalidValue); a kernel launched with a pointer argument into
- * host memory or freed device memory (an illegal address on the GPU). And
+ * host memory or freed device memory (an illegal address on the GPU), or
+ * into memory cudaFreeAsync freed earlier in stream order, and a copy or a
+ * GEMM on such memory. And
  * that a call they take computes: a small bf16 product with fp32 output
  * against its sums; launches on device, managed and mapped host memory.
  * And that the host touching cudaMalloc'd memory outside queued work (a
@@ -71,6 +73,16 @@ TEST(kernel_pointer_args)
 		CHECKF(aborted_with(out, sig, "k_fill: argument ") &&
 			       out.find("points outside device memory") != std::string::npos,
 		       "%s: %s", mode, out.c_str());
+	}
+	/* freed in stream order (cudaFreeAsync), then used by work queued after */
+	std::string out = child("freed_async_arg", &sig);
+	CHECKF(aborted_with(out, sig, "k_fill: argument 0") &&
+		       out.find("freed by cudaFreeAsync") != std::string::npos,
+	       "a launch after cudaFreeAsync: %s", out.c_str());
+	for (const char *mode : { "freed_async_copy", "freed_async_gemm" }) {
+		out = child(mode, &sig);
+		CHECKF(aborted_with(out, sig, "memory freed by cudaFreeAsync before it"), "%s: %s", mode,
+		       out.c_str());
 	}
 }
 
@@ -242,6 +254,21 @@ int main(int argc, char **argv)
 			else
 				cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, d, CUDA_R_32F, 8, d,
 					     CUDA_R_32F, 8, &zero, d, CUDA_R_32F, 8, CUBLAS_COMPUTE_32F,
+					     CUBLAS_GEMM_DEFAULT);
+			cudaDeviceSynchronize();
+		} else if (!strncmp(argv[1], "freed_async_", 12)) {
+			cudaFreeAsync(d, NULL);
+			float h[4] = { 0 };
+			const float one = 1, zero = 0;
+			cublasHandle_t bh;
+			cublasCreate(&bh);
+			if (!strcmp(argv[1], "freed_async_arg"))
+				fill(d, NULL, 64, NULL, false);
+			else if (!strcmp(argv[1], "freed_async_copy"))
+				cudaMemcpyAsync(d, h, sizeof h, cudaMemcpyHostToDevice, NULL);
+			else
+				cublasGemmEx(bh, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, d, CUDA_R_32F, 2, d,
+					     CUDA_R_32F, 2, &zero, d, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
 					     CUBLAS_GEMM_DEFAULT);
 			cudaDeviceSynchronize();
 		} else if (!strcmp(argv[1], "host_read")) {
