@@ -49,7 +49,8 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 	grep -q '"device_peak_memory_mib"' "$TMP/cuda1/result.json" && ok "result.json has the device's peak memory" ||
 		bad "result.json has the device's peak memory"
 	m=$(grep -o '"backend_modes": *"[^"]*"' "$TMP/cuda1/result.json")
-	[[ "$m" == *"attn=${SUPKIT_CUDA_ATTN:-mma} mm=${SUPKIT_CUDA_MM:-bf16} "* && "$m" == *mlp_bf16=* &&
+	[[ "$m" == *"attn=${SUPKIT_CUDA_ATTN:-mma} mm=${SUPKIT_CUDA_MM:-bf16} async=${SUPKIT_CUDA_ASYNC:-0} "* &&
+		"$m" == *mlp_bf16=* &&
 		"$m" == *"attn_ds=${SUPKIT_CUDA_ATTN_DS:-1}"* ]] &&
 		! grep -q '"backend_modes"' "$TMP/cpu/result.json" &&
 		ok "result.json: the CUDA backend's modes ($m)" || bad "result.json: the CUDA backend's modes" "'$m'"
