@@ -390,6 +390,14 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	double tps = (double)c->batch_rows * c->seq_len * c->grad_accum;
 	cJSON_AddNumberToObject(j, "tokens_per_step", tps);
 	cJSON_AddNumberToObject(j, "tokens", tps * R->step);
+	/* the timed steps' rate: training_seconds counts the steps from
+	 * warmup_steps on (on a resume too, the step index being global;
+	 * config refuses warmup_steps >= steps, so a finished run has some) */
+	int timed = R->step > c->warmup_steps ? R->step - c->warmup_steps : 0;
+	if (timed > 0 && R->train_seconds > 0)
+		cJSON_AddNumberToObject(j, "tokens_per_second", tps * timed / R->train_seconds);
+	else
+		cJSON_AddNullToObject(j, "tokens_per_second");
 	cJSON_AddNumberToObject(j, "steps", R->step);
 	cJSON_AddNumberToObject(j, "final_loss", final_loss);
 	cJSON_AddNumberToObject(j, "eval_tokens", (double)c->eval_tokens);

@@ -31,6 +31,23 @@ for k in val_bpb heldout_bpb num_params parameter_accounting training_seconds tr
 done
 if grep -q '"pass_rows": *4\b' "$TMP/full/result.json"; then ok "pass_rows = 0 on the CPU: one pass of the micro-batch's 4 rows"
 else bad "pass_rows = 0 on the CPU: one pass of the micro-batch's 4 rows" "$(grep -o '"pass_rows": *[0-9]*' "$TMP/full/result.json")"; fi
+# tokens_per_second: the timed steps' (from warmup_steps on) tokens over training_seconds
+tps_check() { # run_dir label
+	local w s t ts r
+	w=$(grep -o '^warmup_steps *= *[0-9]*' "$1/config.cfg" | grep -o '[0-9]*$')
+	s=$(num "$1/result.json" steps)
+	t=$(num "$1/result.json" tokens_per_step)
+	ts=$(num "$1/result.json" training_seconds)
+	r=$(num "$1/result.json" tokens_per_second)
+	if [[ -n "$w" && -n "$r" ]] && awk -v r="$r" -v w="$w" -v s="$s" -v t="$t" -v ts="$ts" \
+		'BEGIN { x = t * (s - w) / ts; exit !(r > 0 && (r - x) ^ 2 <= (1e-9 * x) ^ 2) }'; then
+		ok "result.json: tokens_per_second is the timed steps' rate ($2: $r)"
+	else
+		bad "result.json: tokens_per_second is the timed steps' rate ($2)" "warmup '$w' steps '$s' tokens/step '$t' seconds '$ts' -> '$r'"
+	fi
+}
+tps_check "$TMP/full" "200 steps"
+tps_check "$TMP/init" "3 steps, none untimed"
 sha=$(sha256sum "$TMP/full/config.cfg" | cut -c1-64)
 if grep -q "\"config_sha256\": \"$sha\"" "$TMP/full/result.json"; then ok "config_sha256 is the SHA-256 of config.cfg"
 else bad "config_sha256 is the SHA-256 of config.cfg"; fi
@@ -54,6 +71,7 @@ if [[ -f "$TMP/b/checkpoint/state.json" && ! -e "$TMP/b/result.json" ]]; then ok
 else bad "stopped run has a checkpoint, no result"; fi
 run supkit train --resume "$TMP/b" --quiet
 expect_rc 0 "resume to the end"
+tps_check "$TMP/b" "resumed"
 expect_same_file "$TMP/a/model.safetensors" "$TMP/b/model.safetensors" "resumed weights bit-identical"
 expect_same_file "$TMP/a/optim.bin" "$TMP/b/optim.bin" "resumed optimizer state bit-identical"
 run supkit train --resume "$TMP/b" --quiet
