@@ -151,12 +151,7 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	for (int j = 0; j < pc->oe_tables && j < COMPUTE_OE_TABLES_MAX && j < ACCOUNTING_OE_TABLES_MAX; j++)
 		r->oe_rows[j] = pc->oe_rows[j];
 
-	double attn = 0;
-	for (int i = 0; i < c->depth; i++) {
-		int w = config_window(c, i);
-		attn += 12.0 * r->H * r->head_dim * (w < c->seq_len ? w : c->seq_len);
-	}
-	r->flops_token = 6.0 * (double)(r->p_lm_head + r->p_matrices) + attn;
+	r->flops_token = flops_per_token(c, pc);   /* trainer/accounting.c, shared with result.json */
 	r->flops_step = r->flops_token * tok;
 	r->step_denominator = (o->denom == COMPUTE_DENOM_PAPER && is_paper_d6(r)) ? COMPUTE_PAPER_D6_STEP_FLOPS
 										    : r->flops_step;

@@ -7,7 +7,8 @@
 # 12, when their buffers began to fill from a pool of draws instead of a
 # draw a value, which took half a minute; so that a time limit cutting the
 # training runs short keeps them). MFU = FLOPs/token (supkit audit compute, SPEC 5)
-# x tokens/s / the device's bf16 dense peak (table below).
+# x tokens/s / the device's bf16 dense peak (gpu_bench peak: supkit train's
+# figure, SUPKIT_PEAK_TFLOPS for a device it does not know).
 # Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
 # Figures only, nothing asserted.
 #   GPU_BENCH_STEPS (3) timed steps per depth after one warm-up step
@@ -120,13 +121,11 @@ else
 	export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 fi
-case "$name" in
-*H100*PCIe*) peak=756 ;;
-*H100* | *H200*) peak=989.5 ;;   # SXM bf16 dense
-*A100*) peak=312 ;;
-*) peak="" ;;
-esac
-echo "device: $name; bf16 dense peak: ${peak:-unknown for this device (no MFU)} TFLOP/s"
+# the device's dense bf16 peak as supkit train reckons MFU (H100, H200, A100
+# by name, or SUPKIT_PEAK_TFLOPS; none elsewhere)
+peak=$(gpu_run "$exe" peak 2>/dev/null | sed -n 's/^peak_tflops: //p')
+[[ "$peak" == 0 ]] && peak=""
+echo "device: $name; bf16 dense peak: ${peak:-unknown for this device (no MFU; SUPKIT_PEAK_TFLOPS sets one)} TFLOP/s"
 
 
 flops_token() { # depth

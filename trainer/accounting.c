@@ -1,6 +1,7 @@
 /* accounting.c: parameter accounting over the paramspec table (see
  * accounting.h; SPEC section 5). */
 #include "trainer/accounting.h"
+#include "trainer/config.h"
 
 #include <string.h>
 
@@ -53,4 +54,14 @@ cJSON *param_counts_json(const struct param_counts *c)
 	cJSON_AddNumberToObject(j, "oe_tables", c->oe_tables);
 	cJSON_AddNumberToObject(j, "total", (double)c->total);
 	return j;
+}
+
+double flops_per_token(const struct config *c, const struct param_counts *pc)
+{
+	double attn = 0;
+	for (int i = 0; i < c->depth; i++) {
+		int w = config_window(c, i);
+		attn += 12.0 * config_heads(c) * c->head_dim * (w < c->seq_len ? w : c->seq_len);
+	}
+	return 6.0 * (double)(pc->lm_head + pc->block_matrices) + attn;
 }

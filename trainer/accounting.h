@@ -14,6 +14,8 @@
 #include <cjson/cJSON.h>
 #include "trainer/paramspec.h"
 
+struct config;
+
 #define ACCOUNTING_OE_TABLES_MAX 16
 
 struct param_counts {
@@ -27,5 +29,8 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 /* The counts as a JSON object (keys as the struct fields; oe_rows an array),
  * the same keys as `supkit audit compute --json` under "params". */
 cJSON *param_counts_json(const struct param_counts *c);
+/* FLOPs a token (SPEC section 5): 6 (lm_head + block matrices) + the sum
+ * over layers of 12 H head_dim min(window, T). */
+double flops_per_token(const struct config *c, const struct param_counts *pc);
 
 #endif

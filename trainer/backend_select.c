@@ -9,6 +9,7 @@
  */
 #include "trainer/backend_select.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,5 +161,48 @@ size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak)
 	}
 #endif
 	(void)bk;
+	return 0;
+}
+
+double peak_bf16_flops(const char *name)
+{
+	if (strstr(name, "H100") && strstr(name, "PCIe"))
+		return 756e12;
+	if (strstr(name, "H100") || strstr(name, "H200"))
+		return 989.5e12;   /* SXM */
+	if (strstr(name, "A100"))
+		return 312e12;
+	return 0;
+}
+
+int backend_device_name(const struct backend_ops *bk, char *buf, size_t n)
+{
+	if (n)
+		buf[0] = 0;
+#if SUPKIT_CUDA
+	if (is_cuda(bk) && cuda_device_name(buf, n) == 0)
+		return 0;
+	if (n)
+		buf[0] = 0;
+#endif
+	(void)bk;
+	return -1;
+}
+
+int backend_peak_flops(const struct backend_ops *bk, double *peak, struct err *e)
+{
+	*peak = 0;
+	const char *v = getenv("SUPKIT_PEAK_TFLOPS");
+	if (v && *v) {
+		char *end;
+		double t = strtod(v, &end);
+		if (*end || !(t > 0) || !isfinite(t))
+			return err_set(e, EXIT_USAGE, "SUPKIT_PEAK_TFLOPS '%s' is not a positive number (TFLOP/s)", v);
+		*peak = t * 1e12;
+		return 0;
+	}
+	char name[256];
+	if (backend_device_name(bk, name, sizeof name) == 0)
+		*peak = peak_bf16_flops(name);
 	return 0;
 }

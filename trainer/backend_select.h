@@ -45,4 +45,18 @@ void backend_optim_attach(struct optim *o, const struct backend_ops *bk);
  * memory in use as the device reports it, its peak); 0 for cpu. */
 size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak);
 
+/* The name of bk's device into buf (n bytes): the GPU's as CUDA reports it
+ * for cuda; returns -1 (buf empty) for cpu or when it cannot be read. */
+int backend_device_name(const struct backend_ops *bk, char *buf, size_t n);
+/* The dense bf16 tensor-core peak of a GPU by its name, in FLOP/s: H100
+ * SXM and H200 989.5e12, H100 PCIe 756e12, A100 312e12; 0 for any other
+ * name (unknown). */
+double peak_bf16_flops(const char *device_name);
+/* *peak = the FLOP/s that a run's MFU on bk is reckoned against:
+ * SUPKIT_PEAK_TFLOPS (a positive number, in TFLOP/s) when set; else for
+ * cuda the device's (peak_bf16_flops of its name); else 0 (none: no MFU).
+ * Returns -1 with e set (EXIT_USAGE) when SUPKIT_PEAK_TFLOPS is not a
+ * positive number, else 0. */
+int backend_peak_flops(const struct backend_ops *bk, double *peak, struct err *e);
+
 #endif

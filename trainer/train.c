@@ -199,6 +199,7 @@ struct run {
 	uint32_t n_token_bytes;
 	cJSON *curve;              /* array of per-step objects */
 	double train_seconds, loop_seconds;
+	double peak_flops;         /* the MFU's denominator (backend_peak_flops; 0: none) */
 	int step;                  /* steps completed */
 	char sha[65];
 	int fp64;
@@ -394,10 +395,21 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	 * warmup_steps on (on a resume too, the step index being global;
 	 * config refuses warmup_steps >= steps, so a finished run has some) */
 	int timed = R->step > c->warmup_steps ? R->step - c->warmup_steps : 0;
-	if (timed > 0 && R->train_seconds > 0)
-		cJSON_AddNumberToObject(j, "tokens_per_second", tps * timed / R->train_seconds);
+	double tok_s = timed > 0 && R->train_seconds > 0 ? tps * timed / R->train_seconds : 0;
+	double fpt = flops_per_token(c, &pc);
+	if (tok_s > 0)
+		cJSON_AddNumberToObject(j, "tokens_per_second", tok_s);
 	else
 		cJSON_AddNullToObject(j, "tokens_per_second");
+	cJSON_AddNumberToObject(j, "flops_per_token", fpt);
+	/* MFU against the device's dense bf16 peak (or SUPKIT_PEAK_TFLOPS) */
+	if (tok_s > 0 && R->peak_flops > 0) {
+		cJSON_AddNumberToObject(j, "peak_flops", R->peak_flops);
+		cJSON_AddNumberToObject(j, "mfu_percent", 100.0 * fpt * tok_s / R->peak_flops);
+	} else {
+		cJSON_AddNullToObject(j, "peak_flops");
+		cJSON_AddNullToObject(j, "mfu_percent");
+	}
 	cJSON_AddNumberToObject(j, "steps", R->step);
 	cJSON_AddNumberToObject(j, "final_loss", final_loss);
 	cJSON_AddNumberToObject(j, "eval_tokens", (double)c->eval_tokens);
@@ -406,6 +418,11 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddStringToObject(j, "config_sha256", R->sha);
 	cJSON_AddStringToObject(j, "supkit_version", SUPKIT_VERSION);
 	cJSON_AddStringToObject(j, "backend", model_backend(R->m)->name);
+	char dev[256];
+	if (backend_device_name(model_backend(R->m), dev, sizeof dev) == 0)
+		cJSON_AddStringToObject(j, "device", dev);
+	else
+		cJSON_AddNullToObject(j, "device");
 	if (model_backend(R->m)->modes)
 		cJSON_AddStringToObject(j, "backend_modes", model_backend(R->m)->modes());
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
@@ -526,6 +543,8 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		goto out;
 	}
 	if (model_create(cfg, &R.m, e) < 0)
+		goto out;
+	if (backend_peak_flops(model_backend(R.m), &R.peak_flops, e) < 0)   /* before, not after, the run */
 		goto out;
 	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
 		goto out;

@@ -60,6 +60,23 @@ for k in backbone total wte value_embeds lm_head block_matrices scalars oe; do
 	if [[ -n "$a" && "$a" == "$b" ]]; then ok "accounting $k equals audit compute ($a)"
 	else bad "accounting $k equals audit compute" "audit '$a', train '$b'"; fi
 done
+a=$(tr -d ' \n' <<<"$out" | grep -o '"per_token":[0-9.e+]*' | cut -d: -f2)
+b=$(num "$TMP/full/result.json" flops_per_token)
+if [[ -n "$a" ]] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(a == b) }'; then ok "flops_per_token equals audit compute's ($a)"
+else bad "flops_per_token equals audit compute's" "audit '$a', train '$b'"; fi
+# MFU: none on the CPU; against SUPKIT_PEAK_TFLOPS when given; a bad one refused before the run
+if grep -q '"mfu_percent": *null' "$TMP/full/result.json" && grep -q '"peak_flops": *null' "$TMP/full/result.json"
+then ok "result.json: no MFU on the CPU"; else bad "result.json: no MFU on the CPU" "$(grep -o '"mfu_percent": *[^,]*' "$TMP/full/result.json")"; fi
+SUPKIT_PEAK_TFLOPS=0.002 run trn --set steps=4 -o "$TMP/mfu"
+expect_rc 0 "a run with SUPKIT_PEAK_TFLOPS"
+m=$(num "$TMP/mfu/result.json" mfu_percent)
+if awk -v m="$m" -v f="$(num "$TMP/mfu/result.json" flops_per_token)" -v t="$(num "$TMP/mfu/result.json" tokens_per_second)" \
+	-v p="$(num "$TMP/mfu/result.json" peak_flops)" 'BEGIN { x = 100 * f * t / 2e9; exit !(p == 2e9 && m > 0 && (m - x) ^ 2 <= (1e-9 * x) ^ 2) }'
+then ok "result.json: mfu_percent against SUPKIT_PEAK_TFLOPS ($m%)"; else bad "result.json: mfu_percent against SUPKIT_PEAK_TFLOPS" "'$m'"; fi
+SUPKIT_PEAK_TFLOPS=fast run trn --set steps=4 -o "$TMP/mfubad"
+expect_rc 2 "a bad SUPKIT_PEAK_TFLOPS refused"
+expect_err_contains "SUPKIT_PEAK_TFLOPS 'fast'" "the refusal names SUPKIT_PEAK_TFLOPS"
+expect_no_file "$TMP/mfubad/result.json" "no result from a refused run"
 
 # 3. resume: 20 steps straight vs 8 + resume, bit-identical
 run trn --set steps=20 -o "$TMP/a"

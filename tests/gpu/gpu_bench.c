@@ -34,6 +34,11 @@
  *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *
+ *   gpu_bench peak
+ *       "peak_tflops: P": the dense bf16 peak that MFU is reckoned against
+ *       (trainer/backend_select.h backend_peak_flops: SUPKIT_PEAK_TFLOPS, or
+ *       the device's by name; 0 where unknown), as supkit train's result.json.
+ *
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
  * Left out: any check of the figures (tests/gpu/test_cuda_ops.c checks).
@@ -50,6 +55,7 @@
 #include "lib/progress.h"
 #include "lib/rng.h"
 #include "trainer/backend.h"
+#include "trainer/backend_select.h"
 #include "trainer/backend_select.h"
 #include "trainer/config.h"
 #include "trainer/model.h"
@@ -504,7 +510,8 @@ int main(int argc, char **argv)
 {
 	const char *usage = "usage: gpu_bench ops [--batch B] [--seq T]\n"
 			    "       gpu_bench train --depth L [--batch B] [--seq T] [--steps S] [--budget SEC]"
-			    " [--pass-rows P]\n";
+			    " [--pass-rows P]\n"
+			    "       gpu_bench peak\n";
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
@@ -527,6 +534,16 @@ int main(int argc, char **argv)
 	char name[128] = "?";
 	cuda_device_name(name, sizeof name);
 	printf("device: %s\n", name);
+	if (!strcmp(argv[1], "peak")) {
+		struct err e = { 0 };
+		double pk;
+		if (backend_peak_flops(backend_cuda(), &pk, &e) < 0) {
+			fprintf(stderr, "gpu_bench: %s\n", e.msg);
+			return EXIT_USAGE;
+		}
+		printf("peak_tflops: %g\n", pk / 1e12);
+		return 0;
+	}
 	if (!strcmp(argv[1], "ops"))
 		return run_ops(B, T);
 	if (!strcmp(argv[1], "train"))

@@ -62,6 +62,23 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
 		bad "result.json: MLP activations $want on cuda, fp32 on cpu" \
 			"$(grep -ho '"mlp_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
+	# the device by name on cuda, none on cpu; MFU where its peak is known
+	# (an H100, H200 or A100 by name: on the emulated device, none)
+	dv=$(grep -o '"device": *"[^"]*"' "$TMP/cuda1/result.json")
+	[[ -n "$dv" ]] && grep -q '"device": *null' "$TMP/cpu/result.json" &&
+		ok "result.json: the device ($dv) on cuda, none on cpu" ||
+		bad "result.json: the device on cuda, none on cpu" "'$dv'"
+	p=$(num "$TMP/cuda1/result.json" peak_flops)
+	mf=$(num "$TMP/cuda1/result.json" mfu_percent)
+	if [[ -z "$p" ]]; then
+		grep -q '"mfu_percent": *null' "$TMP/cuda1/result.json" && ok "result.json: no MFU where the peak is unknown ($dv)" ||
+			bad "result.json: no MFU where the peak is unknown" "'$mf'"
+	else
+		awk -v m="$mf" -v p="$p" -v f="$(num "$TMP/cuda1/result.json" flops_per_token)" \
+			-v t="$(num "$TMP/cuda1/result.json" tokens_per_second)" \
+			'BEGIN { x = 100 * f * t / p; exit !(m > 0 && (m - x) ^ 2 <= (1e-9 * x) ^ 2) }' &&
+			ok "result.json: MFU $mf% against the device's peak $p" || bad "result.json: MFU against the device's peak" "'$mf' '$p'"
+	fi
 	# the norms' outputs likewise (SUPKIT_CUDA_NORM_BF16)
 	want=bf16
 	[[ "${SUPKIT_CUDA_NORM_BF16:-1}" == 0 || "${SUPKIT_CUDA_MM:-bf16}" != bf16 ]] && want=fp32

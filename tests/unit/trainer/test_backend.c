@@ -6,7 +6,7 @@
  * Attention runs with T = 150 (three row blocks of 64) and windows 0, 40
  * and T, so the block and window edges are crossed. Backward ops are
  * checked against hand-derived naive gradients and, for the loss, against
- * central differences.
+ * central differences. And the MFU's denominator (peak_flops).
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +18,7 @@
 #include "lib/bf16.h"
 #include "lib/rng.h"
 #include "trainer/backend.h"
+#include "trainer/backend_select.h"
 
 static const struct backend_ops *bk;
 static struct rng R;
@@ -743,6 +744,34 @@ TEST(elementwise_and_gates)
 	free(h), free(dout), free(gl), free(ve), free(v0), free(s);
 }
 
+/* The MFU's denominator: a GPU's dense bf16 peak by its name (as CUDA
+ * reports them), none for other names; SUPKIT_PEAK_TFLOPS over it, refused
+ * when not a positive number; none for the CPU backend. */
+TEST(peak_flops)
+{
+	CHECK(peak_bf16_flops("NVIDIA H100 80GB HBM3") == 989.5e12);
+	CHECK(peak_bf16_flops("NVIDIA H200") == 989.5e12);
+	CHECK(peak_bf16_flops("NVIDIA H100 PCIe") == 756e12);
+	CHECK(peak_bf16_flops("NVIDIA A100-SXM4-80GB") == 312e12);
+	CHECK(peak_bf16_flops("NVIDIA L40S") == 0);
+	CHECK(peak_bf16_flops("SIMT emulator (tests/emu)") == 0);
+	struct err e = { 0 };
+	double p = -1;
+	unsetenv("SUPKIT_PEAK_TFLOPS");
+	CHECK(backend_peak_flops(bk, &p, &e) == 0 && p == 0);
+	setenv("SUPKIT_PEAK_TFLOPS", "2.5", 1);
+	CHECK(backend_peak_flops(bk, &p, &e) == 0 && p == 2.5e12);
+	const char *bad[] = { "x", "-1", "0", "1e3x", "inf" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		setenv("SUPKIT_PEAK_TFLOPS", bad[i], 1);
+		err_clear(&e);
+		CHECKF(backend_peak_flops(bk, &p, &e) == -1 && e.code == EXIT_USAGE &&
+			       strstr(e.msg, "SUPKIT_PEAK_TFLOPS"),
+		       "'%s': %s", bad[i], e.msg);
+	}
+	unsetenv("SUPKIT_PEAK_TFLOPS");
+}
+
 int main(void)
 {
 	bk = backend_cpu();
@@ -760,5 +789,6 @@ int main(void)
 	RUN(ngram_rows_and_counts);
 	RUN(mul_cols_ds_fp64_sum);
 	RUN(elementwise_and_gates);
+	RUN(peak_flops);
 	return t_done();
 }
