@@ -237,13 +237,15 @@ int main(int argc, char **argv)
 			fill(d, host.data(), 64);
 		} else if (!strcmp(argv[1], "freed_arg")) {
 			cudaFree(d);
-			fill(d, NULL, 64);
+			float *gone = d;
+			d = NULL;
+			fill(gone, NULL, 64);
 		} else if (!strncmp(argv[1], "two_streams", 11) || !strncmp(argv[1], "blas_", 5)) {
 			/* a kernel on st, not waited for, then a kernel or a GEMM on
 			 * the default stream, or a GEMM on st */
 			cudaStream_t st;
 			cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
-			cublasHandle_t h;
+			cublasHandle_t h = NULL;
 			cublasCreate(&h);
 			if (!strcmp(argv[1], "blas_set_stream"))
 				cublasSetStream(h, st);
@@ -260,7 +262,7 @@ int main(int argc, char **argv)
 			cudaFreeAsync(d, NULL);
 			float h[4] = { 0 };
 			const float one = 1, zero = 0;
-			cublasHandle_t bh;
+			cublasHandle_t bh = NULL;
 			cublasCreate(&bh);
 			if (!strcmp(argv[1], "freed_async_arg"))
 				fill(d, NULL, 64, NULL, false);
@@ -284,8 +286,12 @@ int main(int argc, char **argv)
 			fill(h, NULL, 64);
 			m[1] += h[2];
 			printf("open %g\n", (double)m[1]);
+			cudaFree(m);
+			cudaFreeHost(h);
 		}
+		cudaFree(d);
 		printf("returned\n");
+		fflush(stdout);   /* before LeakSanitizer's exit, which skips stdio's */
 		return 0;
 	}
 	RUN(gemm_ex_checks);
