@@ -177,15 +177,13 @@ double peak_bf16_flops(const char *name)
 
 int backend_device_name(const struct backend_ops *bk, char *buf, size_t n)
 {
-	if (n)
-		buf[0] = 0;
 #if SUPKIT_CUDA
 	if (is_cuda(bk) && cuda_device_name(buf, n) == 0)
 		return 0;
-	if (n)
-		buf[0] = 0;
 #endif
 	(void)bk;
+	if (n)
+		buf[0] = 0;
 	return -1;
 }
 

@@ -50,20 +50,20 @@ fi
 bench GPU_BENCH_DEPTHS="2 1" GPU_BENCH_TORCH_REF="2:500" GPU_BENCH_BUDGET=60 SUPKIT_PEAK_TFLOPS=0.0001
 expect_rc 0 "bench_gpu.sh runs whole on the emulated device"
 expect_out_contains "device: emulated device" "the device line says the emulator"
+summary=$(sed -n '/^== summary/,$p' <<<"$out")
 # MFU against the peak gpu_bench peak gives (here SUPKIT_PEAK_TFLOPS: the
 # emulator has none): row 2's from its RESULT's tokens/s and audit's FLOPs
 expect_out_contains "bf16 dense peak: 0.0001 TFLOP/s" "the peak from gpu_bench peak (SUPKIT_PEAK_TFLOPS)"
 f2=$(supkit-audit compute --depth 2 --json 2>/dev/null | grep -o '"per_token": *[0-9.e+]*' | sed 's/.*: *//')
 tk=$(sed -nE 's/^RESULT .* depth=2 .* tokens_per_s=([0-9]+) .*/\1/p' <<<"$out" | head -n 1)
 wmfu=$(awk -v t="$tk" -v f="$f2" 'BEGIN { printf "%.1f%%", 100 * t * f / (0.0001 * 1e12) }')
-if [[ -n "$f2" && -n "$tk" ]] && grep -qE "^2 +$tk +${wmfu//./\\.} " <<<"$(sed -n '/^== summary/,$p' <<<"$out")"; then
+if [[ -n "$f2" && -n "$tk" ]] && grep -qE "^2 +$tk +${wmfu//./\\.} " <<<"$summary"; then
 	ok "row 2's MFU against that peak ($wmfu)"
 else
-	bad "row 2's MFU" "want '$tk $wmfu' in: $(grep -E '^2 ' <<<"$(sed -n '/^== summary/,$p' <<<"$out")")"
+	bad "row 2's MFU" "want '$tk $wmfu' in: $(grep -E '^2 ' <<<"$summary")"
 fi
 items=$(sed -nE 's/^default_alt="([^"]*)"$/\1/p' bench/bench_gpu.sh)
 [[ -n "$items" ]] || bad "the default GPU_BENCH_ALT" "no default_alt= line in bench_gpu.sh"
-summary=$(sed -n '/^== summary/,$p' <<<"$out")
 for label in 2 1 $(printf '2/%s ' $items); do
 	if grep -qE "^$(sed 's/[+.]/\\&/g' <<<"$label") +[0-9]+ " <<<"$summary"; then
 		ok "summary row $label has a figure"

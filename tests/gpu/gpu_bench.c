@@ -56,7 +56,6 @@
 #include "lib/rng.h"
 #include "trainer/backend.h"
 #include "trainer/backend_select.h"
-#include "trainer/backend_select.h"
 #include "trainer/config.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
