@@ -6,8 +6,9 @@
  * a limit (SAFETENSORS_MAX_HEADER) and within the file, the header is a JSON
  * object, every dtype known (F64, F32, BF16, F16, I64, I32, U16, U8), shape
  * dimensions non-negative, shape x dtype size == end - begin, offsets in
- * range, spans not overlapping, and at most SAFETENSORS_MAX_TENSORS tensors.
- * Every error names the file and the tensor.
+ * range, spans not overlapping, at most SAFETENSORS_MAX_TENSORS tensors, and
+ * every name and __metadata__ string valid UTF-8 without NUL. Every error
+ * names the file and the tensor (or the string's byte offset in the header).
  *
  * The writer sorts tensors by name, writes offsets contiguous in that order,
  * pads the header with spaces to a multiple of 8 (as the reference does), and
