@@ -29,8 +29,10 @@
  * early or leave bytes over.
  *
  * Memory: the footer (at most PQ_MAX_FOOTER bytes), one page compressed and
- * decompressed (at most PQ_MAX_PAGE bytes each) and the current column
- * chunk's dictionary page; whole files are never loaded.
+ * decompressed (at most PQ_MAX_PAGE bytes each; a page header is read
+ * through a 4 KiB window that grows while the header is cut short, a small
+ * page with it) and the current column chunk's dictionary page; whole files
+ * are never loaded.
  *
  * Leaves out: nested or repeated columns, other physical and logical types,
  * the codecs and encodings listed as refused, page CRCs (not checked),
@@ -84,7 +86,8 @@ uint64_t pq_rows(const struct pq_file *f);
 size_t pq_row_groups(const struct pq_file *f);
 uint64_t pq_file_size(const struct pq_file *f);
 /* Row group rg's rows and the size of its chunk of the column (compressed
- * bytes, pages and headers: a measure of progress). */
+ * bytes, pages and headers: a measure of progress). Here and below,
+ * rg < pq_row_groups(f). */
 uint64_t pq_row_group_rows(const struct pq_file *f, size_t rg);
 uint64_t pq_row_group_bytes(const struct pq_file *f, size_t rg);
 /* Name of row group rg's codec ("UNCOMPRESSED", "SNAPPY", "GZIP", "ZSTD"). */
