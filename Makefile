@@ -37,7 +37,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) lapacke openblas 2>/dev/null)
 # or LDFLAGS's paths (scripts/gpu-deps.sh's unpacked libraries)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcrypto -larchive -lcjson -lpcre2-8)
 BLAS_LIBS := $(shell pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas)
-LIBS := $(PKG_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
+# data/parquet.c's codecs (Debian ships no snappy.pc)
+CODEC_LIBS := $(shell pkg-config --libs libzstd zlib 2>/dev/null || echo -lzstd -lz) -lsnappy
+LIBS := $(PKG_LIBS) $(CODEC_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
 
 OPT ?= -O2
 WERROR := $(if $(DEV),-Werror,)
@@ -56,8 +58,9 @@ CU_SRCS := $(wildcard kernels/*.cu)
 CU_BUILD := build
 CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(CU_SRCS))
 
-MODULES := lib replay supplements trainer audit
+MODULES := lib data replay supplements trainer audit
 DEPS_lib := lib
+DEPS_data := data lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
 DEPS_trainer := trainer lib

@@ -33,6 +33,7 @@ pkgs=(
 	libgfortran5 libquadmath0
 	libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
 	libgsl-dev libgsl27 libgslcblas0
+	libsnappy-dev libsnappy1v5 libzstd-dev zlib1g-dev
 	make
 )
 
