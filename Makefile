@@ -11,8 +11,9 @@
 #                   (scripts/demo.sh)
 #   make bench      check, build, benchmarks (bench/*.sh), figures printed,
 #                   nothing asserted
-#   make install    check, build the tools, install them and the man pages;
-#                   PREFIX=/usr/local, DESTDIR staged
+#   make install    check, build the tools, install them, the man pages and
+#                   configs/ (as PREFIX/share/supkit/configs, where supkit
+#                   train --arm finds it); PREFIX=/usr/local, DESTDIR staged
 #   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
 #   DEV=1           -Werror
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
@@ -245,12 +246,19 @@ bench:
 	@$(MAKE) --no-print-directory build-only
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash bench/run.sh
 
+# configs/ keeps its layout under share/supkit: baseline.cfg and each arm's
+# .cfg and .diff (supkit-train(1), CONFIGURATION: where --arm looks)
+SHARE := $(DESTDIR)$(PREFIX)/share/supkit
 install: check-deps
 	@$(MAKE) --no-print-directory tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(SHARE)/configs/arms/d6 $(SHARE)/configs/arms/d8
+	install -m 644 configs/baseline.cfg $(SHARE)/configs/
+	install -m 644 $(wildcard configs/arms/d6/*.cfg configs/arms/d6/*.diff) $(SHARE)/configs/arms/d6/
+	install -m 644 $(wildcard configs/arms/d8/*.cfg configs/arms/d8/*.diff) $(SHARE)/configs/arms/d8/
 
 clean:
 	rm -rf build bin
