@@ -76,13 +76,15 @@ echo "-- supkit audit compute (the demo's configs)"
 supkit audit compute "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg"
 supkit audit compute --json "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg" \
 	>"$supp/audit/compute.json"
+# the audits run in $out on paths relative to it, which their JSON records
+# (runs/RUN/model.safetensors, data/train_0000.bin): no path of this machine
 echo "-- supkit audit geometry"
-supkit audit geometry --json "$out/runs"/*/model.safetensors >"$supp/audit/geometry.json"
-supkit audit geometry "$out/runs"/*/model.safetensors
+(cd "$out" && supkit audit geometry --json runs/*/model.safetensors) >"$supp/audit/geometry.json"
+(cd "$out" && supkit audit geometry runs/*/model.safetensors)
 if supkit audit step0 --help >/dev/null 2>&1; then
 	echo "-- supkit audit step0"
-	supkit audit step0 --config "$supp/configs/00_dense_native.cfg" --data "$out/data"
-	supkit audit step0 --json --config "$supp/configs/00_dense_native.cfg" --data "$out/data" \
+	(cd "$out" && supkit audit step0 --config supplement/configs/00_dense_native.cfg --data data)
+	(cd "$out" && supkit audit step0 --json --config supplement/configs/00_dense_native.cfg --data data) \
 		>"$supp/audit/step0.json"
 fi
 echo "-- supkit audit stats (01 - 00 over the paired seeds)"
