@@ -1,10 +1,19 @@
 # supkit: one non-recursive Makefile (shared/DESIGN.md, Build).
 #
-#   make            install missing Debian packages, build every tool
-#   make test       build, run every unit and CLI test, print "N passed, N failed"
-#   make demo       the main job on this machine (scripts/demo.sh)
-#   make bench      benchmarks (bench/*.sh), figures printed, nothing asserted
-#   make install    PREFIX=/usr/local
+#   make            check the Debian packages (scripts/install-deps.sh --check:
+#                   a missing one stops the build with the command that
+#                   installs it; nothing is installed), build everything
+#   make build      the same
+#   make deps       install the missing Debian packages (scripts/install-deps.sh)
+#   make test       install what is missing, build, run every unit and CLI
+#                   test, print "N passed, N failed"
+#   make demo       install what is missing, run the main job on this machine
+#                   (scripts/demo.sh)
+#   make bench      check, build, benchmarks (bench/*.sh), figures printed,
+#                   nothing asserted
+#   make install    check, build the tools, install them, the man pages and
+#                   configs/ (as PREFIX/share/supkit/configs, where supkit
+#                   train --arm finds it); PREFIX=/usr/local, DESTDIR staged
 #   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
 #   DEV=1           -Werror
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
@@ -184,21 +193,30 @@ $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $(BUILD)/front/supkit.d -o $@ $< $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
-.PHONY: all build tools tests cuda deps test test-run demo bench clean install fuzz fuzz-run dep-flags
+.PHONY: all build build-only check-deps tools tests cuda deps test test-run demo bench clean install fuzz \
+	fuzz-run dep-flags
 # The dependencies' compile flags (line 1) and link flags (line 2), for the
 # scripts that compile a driver against the archives (tests/gpu/lib.sh).
 dep-flags:
 	@echo '$(PKG_CFLAGS) $(EXTRA_CFLAGS)'
 	@echo '$(LDFLAGS) $(LIBS)'
 
-all: deps
-	@$(MAKE) --no-print-directory build
+all: build
+
+# build and install check the packages first and stop when one is missing;
+# only deps, test and demo install. build-only: the build
+# without the check (after deps).
+build: check-deps
+	@$(MAKE) --no-print-directory build-only
+
+check-deps:
+	@bash scripts/install-deps.sh --check --build
 
 # tests/fuzz/fuzz.mk (libFuzzer harnesses) adds FUZZ_REPLAY: plain drivers that replay the
 # committed regression inputs inside make test; and the fuzz / fuzz-run targets.
 -include tests/fuzz/fuzz.mk
 
-build: tools tests cuda $(FUZZ_REPLAY)
+build-only: tools tests cuda $(FUZZ_REPLAY)
 
 tools: $(TOOLS)
 tests: $(UNIT_TESTS) $(EMU_TOOLS)
@@ -215,7 +233,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-only
 	@$(MAKE) --no-print-directory test-run
 
 test-run:
@@ -223,18 +241,27 @@ test-run:
 
 demo:
 	@bash scripts/install-deps.sh --demo
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-only
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash scripts/demo.sh
 
-bench: deps
-	@$(MAKE) --no-print-directory build
+bench:
+	@bash scripts/install-deps.sh --check
+	@$(MAKE) --no-print-directory build-only
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash bench/run.sh
 
-install: all
+# configs/ keeps its layout under share/supkit: baseline.cfg and each arm's
+# .cfg and .diff (supkit-train(1), CONFIGURATION: where --arm looks)
+SHARE := $(DESTDIR)$(PREFIX)/share/supkit
+install: check-deps
+	@$(MAKE) --no-print-directory tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	-install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(SHARE)/configs/arms/d6 $(SHARE)/configs/arms/d8
+	install -m 644 configs/baseline.cfg $(SHARE)/configs/
+	install -m 644 $(wildcard configs/arms/d6/*.cfg configs/arms/d6/*.diff) $(SHARE)/configs/arms/d6/
+	install -m 644 $(wildcard configs/arms/d8/*.cfg configs/arms/d8/*.diff) $(SHARE)/configs/arms/d8/
 
 clean:
 	rm -rf build bin

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,6 +76,33 @@ char *path_join(const char *a, const char *b)
 	if (la == 0)
 		return xstrdup(b);
 	return xasprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+int path_relative_to(const char *dir, const char *path, char **out, struct err *e)
+{
+	char rdir[PATH_MAX], rparent[PATH_MAX];
+	if (!realpath(dir, rdir))
+		return err_errno(e, EXIT_USAGE, "cannot resolve '%s'", dir);
+	const char *base = path_basename(path);
+	char *parent = path_dirname(path);
+	int ok = realpath(parent, rparent) != NULL;
+	free(parent);
+	if (!ok)
+		return err_errno(e, EXIT_USAGE, "cannot resolve the folder of '%s'", path);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return err_set(e, EXIT_USAGE, "'%s' does not name a file", path);
+	char *full = path_join(rparent, base);
+	size_t n = strlen(rdir);
+	if (n == 1) /* "/" */
+		n = 0;
+	if (strncmp(full, rdir, n) != 0 || full[n] != '/') {
+		err_set(e, EXIT_USAGE, "'%s' is not inside '%s'", path, dir);
+		free(full);
+		return -1;
+	}
+	*out = xstrdup(full + n + 1);
+	free(full);
+	return 0;
 }
 
 int dir_sync(const char *path)

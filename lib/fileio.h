@@ -46,5 +46,11 @@ char *path_dirname(const char *path);
 const char *path_basename(const char *path);
 /* Join a and b with one '/', caller frees. */
 char *path_join(const char *a, const char *b);
+/* path as a relative path from the folder dir: both resolved (symlinks
+ * followed, path's last component kept as given), then dir's part taken
+ * off, e.g. ("/s", "/s/r/x.cfg") -> "r/x.cfg" whatever the current folder.
+ * *out is fresh (caller frees). -1 with e (EXIT_USAGE) when dir or path's
+ * folder cannot be resolved or path is not inside dir. */
+int path_relative_to(const char *dir, const char *path, char **out, struct err *e);
 
 #endif

@@ -2,7 +2,7 @@
  *
  *   supkit replay apply BASELINE PATCH [-o OUT]
  *   supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]
- *   supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]
+ *   supkit replay diff BASELINE FILE... [-n RUN]... [--relative-to DIR] [-o DIFFS.json]
  *
  * Thin: parse options, read files, call replay/udiff.h, replay/mkdiff.h and
  * replay/replay.h, print, write atomically. Leaves out every diff rule (in
@@ -211,12 +211,15 @@ static int cmd_run(int argc, char **argv)
 /* ---- diff ---- */
 
 static const char diff_usage[] =
-	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]\n"
-	"       supkit replay diff -u BASELINE FILE [-o OUT]\n"
+	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [--relative-to DIR] [-o DIFFS.json]\n"
+	"       supkit replay diff -u BASELINE FILE [--relative-to DIR] [-o OUT]\n"
 	"Write a diffs file: for each FILE a `diff -U 0` of BASELINE against it (labelled with the\n"
-	"paths as given) and its SHA-256. A run is named after FILE's parent folder, or by the\n"
-	"-n options in order. With -u, the plain diff of one FILE (exit 0 even when they differ).";
+	"paths as given, or relative to DIR) and its SHA-256. A run is named after FILE's parent\n"
+	"folder, or by the -n options in order. With -u, the plain diff of one FILE (exit 0 even\n"
+	"when they differ).";
+enum { OPT_RELATIVE_TO = 300 };
 static const struct cli_opt diff_opts[] = {
+	{"relative-to", OPT_RELATIVE_TO, "DIR", "label the files with their paths relative to DIR (inside it)"},
 	{"name", 'n', "RUN", "name the next FILE's run (repeat once per FILE)"},
 	{"output", 'o', "DIFFS.json", "write the diffs file here (atomically) instead of stdout"},
 	{"unified", 'u', NULL, "print the plain -U 0 diff of one FILE instead of a diffs file"},
@@ -224,7 +227,7 @@ static const struct cli_opt diff_opts[] = {
 };
 
 struct diff_args {
-	const char *out;
+	const char *out, *relative_to;
 	int unified;
 	const char **names;
 	int n_names;
@@ -240,7 +243,24 @@ static int diff_opt(int key, const char *arg, void *ctx, struct err *e)
 		a->names[a->n_names++] = arg;
 	else if (key == 'u')
 		a->unified = 1;
+	else if (key == OPT_RELATIVE_TO)
+		a->relative_to = arg;
 	return 0;
+}
+
+/* The label of path: as given, or relative to --relative-to's folder (a
+ * diffs file made anywhere then names the same files). Caller frees. */
+static char *diff_label(const struct diff_args *a, const char *path)
+{
+	if (!a->relative_to)
+		return xstrdup(path);
+	struct err e = {0};
+	char *rel;
+	if (path_relative_to(a->relative_to, path, &rel, &e) < 0) {
+		err_prefix(&e, "--relative-to");
+		fail(&e);
+	}
+	return rel;
 }
 
 /* The name of the folder holding path (after resolving it). */
@@ -267,8 +287,11 @@ static int diff_unified(const struct diff_args *a, char *base, size_t blen, char
 	size_t len, tlen;
 	if (file_read_all(ops[1], REPLAY_MAX_BASELINE_BYTES, &data, &len, &e) < 0)
 		fail(&e);
-	if (replay_make_diff(base, blen, ops[0], data, len, ops[1], &text, &tlen, &e) < 0)
+	char *base_label = diff_label(a, ops[0]), *label = diff_label(a, ops[1]);
+	if (replay_make_diff(base, blen, base_label, data, len, label, &text, &tlen, &e) < 0)
 		fail(&e);
+	free(base_label);
+	free(label);
 	if (a->out) {
 		if (file_write_atomic(a->out, text, tlen, &e) < 0)
 			fail(&e);
@@ -306,23 +329,24 @@ static int cmd_diff(int argc, char **argv)
 	if (a.unified)
 		return diff_unified(&a, base, blen, ops, nf);
 	struct replay_input *in = xcalloc((size_t)nf, sizeof *in);
-	char **owned = xcalloc((size_t)nf * 2, sizeof *owned);
+	char **owned = xcalloc((size_t)nf * 3, sizeof *owned);
+	char *base_label = diff_label(&a, ops[0]);
 	for (int i = 0; i < nf; i++) {
 		size_t len;
-		if (file_read_all(ops[i + 1], REPLAY_MAX_BASELINE_BYTES, &owned[2 * i], &len, &e) < 0)
+		if (file_read_all(ops[i + 1], REPLAY_MAX_BASELINE_BYTES, &owned[3 * i], &len, &e) < 0)
 			fail(&e);
-		in[i].data = owned[2 * i];
+		in[i].data = owned[3 * i];
 		in[i].len = len;
-		in[i].label = ops[i + 1];
+		in[i].label = owned[3 * i + 2] = diff_label(&a, ops[i + 1]);
 		if (a.n_names) {
 			in[i].run = a.names[i];
 		} else {
-			if (!(owned[2 * i + 1] = parent_name(ops[i + 1], &e)))
+			if (!(owned[3 * i + 1] = parent_name(ops[i + 1], &e)))
 				fail(&e);
-			in[i].run = owned[2 * i + 1];
+			in[i].run = owned[3 * i + 1];
 		}
 	}
-	cJSON *j = replay_make_diffs(base, blen, ops[0], in, (size_t)nf, &e);
+	cJSON *j = replay_make_diffs(base, blen, base_label, in, (size_t)nf, &e);
 	if (!j)
 		fail(&e);
 	if (a.out) {
@@ -332,9 +356,10 @@ static int cmd_diff(int argc, char **argv)
 		json_print_stdout(j);
 	}
 	cJSON_Delete(j);
-	for (int i = 0; i < 2 * nf; i++)
+	for (int i = 0; i < 3 * nf; i++)
 		free(owned[i]);
 	free(owned);
+	free(base_label);
 	free(in);
 	free(base);
 	free(ops);

@@ -415,6 +415,37 @@ int config_load_file(struct config *c, const char *path, struct err *e)
 	return rc;
 }
 
+int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e)
+{
+	struct config *b = xmalloc(sizeof *b), *a = xmalloc(sizeof *a);
+	config_defaults(b);
+	config_defaults(a);
+	int rc = -1;
+	if (config_load_file(b, base_path, e) != 0 || config_load_file(a, arm_path, e) != 0)
+		goto out;
+	for (int i = 0; i < NKEYS; i++) {
+		char vb[1024], va[1024];
+		key_format(b, &keys[i], vb, sizeof vb);
+		key_format(a, &keys[i], va, sizeof va);
+		if (!strcmp(va, vb))
+			continue;
+		/* the canonical text reads back as the same value */
+		struct config tmp = *c;
+		if (key_parse(&tmp, &keys[i], va, e) != 0) {
+			err_prefix(e, "%s", arm_path);
+			goto out;
+		}
+		*c = tmp;
+		c->origin.key_src[i] = origin_source(c, arm_path);
+		c->origin.key_line[i] = a->origin.key_line[i];
+	}
+	rc = 0;
+out:
+	free(b);
+	free(a);
+	return rc;
+}
+
 int config_set(struct config *c, const char *kv, struct err *e)
 {
 	if (strchr(kv, '\n'))

@@ -143,6 +143,11 @@ void config_defaults(struct config *c);
 int config_load_file(struct config *c, const char *path, struct err *e);
 /* Parse text (name used in messages) over c. */
 int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);
+/* An arm's switches over c: every key whose value in the config file
+ * arm_path differs from its value in the config file base_path (each read
+ * over the defaults) takes arm_path's value; messages name arm_path and the
+ * key's line there. 0 or -1 with e set. */
+int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e);
 /* Apply one "key=value" override (from --set). */
 int config_set(struct config *c, const char *kv, struct err *e);
 /* Check cross-key constraints (e.g. qk_mask needs qk_scale, out_lambdas needs
