@@ -87,16 +87,13 @@ static int write_data(struct archive *a, const void *buf, size_t len, const char
 }
 
 /* Stream one file into the archive, checking it still has the manifest's bytes. */
-static int write_file(struct archive *a, const char *dir, const struct manifest_entry *m, int64_t mtime,
-		      const char *out, char *buf, struct progress *pg, uint64_t *done, struct err *e)
+static int write_file(struct archive *a, const struct scan *s, const char *dir, const struct manifest_entry *m,
+		      int64_t mtime, const char *out, char *buf, struct progress *pg, uint64_t *done, struct err *e)
 {
-	char *p = path_join(dir, m->path);
-	int fd = open(p, O_RDONLY | O_NOFOLLOW);
-	if (fd < 0) {
-		err_errno(e, EXIT_SYS, "cannot open '%s'", p);
-		free(p);
+	int fd;
+	if (scan_open(s, dir, m->path, &fd, e) < 0)
 		return -1;
-	}
+	char *p = path_join(dir, m->path);
 	struct archive_entry *ent = entry_new(m->path, m->size, mtime);
 	int rc = 0;
 	if (archive_write_header(a, ent) != ARCHIVE_OK)
@@ -206,7 +203,7 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 		goto fail;
 	buf = xmalloc(CHUNK);
 	for (size_t i = 0; i < s.actual.n; i++)
-		if ((rc = write_file(a, dir, &s.actual.e[i], o->mtime, out, buf, &pg, &done, e)) < 0)
+		if ((rc = write_file(a, &s, dir, &s.actual.e[i], o->mtime, out, buf, &pg, &done, e)) < 0)
 			goto fail;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		rc = err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
