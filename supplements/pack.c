@@ -25,6 +25,7 @@
 #include "lib/sha256.h"
 #include "supplements/manifest.h"
 #include "supplements/scan.h"
+#include "supplements/zipdir.h"
 
 #define CHUNK (1u << 20)
 
@@ -133,10 +134,38 @@ static int write_file(struct archive *a, const struct scan *s, const char *dir, 
 	return rc;
 }
 
+/* The archive just written (tmp) holds manifest.json, then m's paths, in
+ * order and byte for byte: libarchive's writer converts names (to its own
+ * near-NFC form), so this is checked rather than assumed. */
+static int check_names(const char *tmp, const char *out, const struct manifest *m, struct err *e)
+{
+	struct zipdir zd;
+	if (zipdir_read(tmp, m->n + 1, &zd, e) < 0) {
+		err_prefix(e, "the archive written for '%s' does not read back", out);
+		e->code = EXIT_SYS;
+		return -1;
+	}
+	int rc = 0;
+	if (zd.n != m->n + 1)
+		rc = err_set(e, EXIT_SYS, "'%s': %zu entries written, %zu expected", out, zd.n, m->n + 1);
+	for (size_t i = 0; rc == 0 && i < zd.n; i++) {
+		const char *want = i ? m->e[i - 1].path : MANIFEST_NAME;
+		if (zd.e[i].name_len != strlen(want) || memcmp(zd.e[i].name, want, zd.e[i].name_len) != 0) {
+			char *q = scan_quote(zd.e[i].name, zd.e[i].name_len);
+			rc = err_set(e, EXIT_SYS, "'%s': entry '%s' was written as '%s'", out, want, q);
+			free(q);
+		}
+	}
+	zipdir_release(&zd);
+	return rc;
+}
+
 int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct pack_result *r,
 	     struct err *e)
 {
 	memset(r, 0, sizeof *r);
+	if (!out[0])
+		return err_set(e, EXIT_USAGE, "the zip to write is named by an empty string");
 	struct stat st;
 	if (stat(dir, &st) != 0)
 		return err_errno(e, EXIT_USAGE, "cannot open '%s'", dir);
@@ -211,6 +240,12 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	}
 	archive_write_free(a);
 	a = NULL;
+	if (fflush(af.fp) != 0) {
+		rc = err_errno(e, EXIT_SYS, "cannot write '%s'", out);
+		goto fail;
+	}
+	if ((rc = check_names(af.tmp_path, out, &s.actual, e)) < 0)
+		goto fail;
 	if ((rc = atomic_commit(&af, e)) < 0)
 		goto out;
 	r->entries = s.actual.n + 1;

@@ -2,7 +2,8 @@
  *
  * Two layers: the central directory (zipdir.c) is checked as a whole first,
  * then libarchive streams the data and each entry is checked again from
- * libarchive's own view (type, links, encryption, size) as it is written.
+ * libarchive's own view (its place in the file and its name, type, links,
+ * encryption, size) as it is written.
  * Reference: issue 3; libarchive archive_read(3), archive_entry(3).
  */
 #include "supplements/unpack.h"
