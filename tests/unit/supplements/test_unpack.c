@@ -179,6 +179,7 @@ static const struct hostile hostile[] = {
 	{"latin1-name-noflag.zip", "entry 'caf\\xe9.txt'", "not valid UTF-8"},
 	{"long-name.zip", "nnnnnnnn'", "a name component of 256 bytes"},
 	{"bomb-many.zip", "933 times the archive's 17990 bytes", "--max-ratio"},
+	{"descriptor-mismatch.zip", "entry 'a.txt'", "no data descriptor matching the central directory"},
 	{NULL, NULL, NULL},
 };
 
