@@ -271,7 +271,9 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 					if (*f[k] != 0xFFFFFFFFu)
 						continue;
 					if (qe - q < 8) {
-						err_set(e, EXIT_USAGE, "'%s': entry '%s': short zip64 extra field", path, x->name);
+						char *q = scan_quote(x->name, x->name_len);
+						err_set(e, EXIT_USAGE, "'%s': entry '%s': short zip64 extra field", path, q);
+						free(q);
 						goto fail;
 					}
 					*f[k] = le64(q);

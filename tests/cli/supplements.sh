@@ -315,6 +315,15 @@ assert all(unicodedata.is_normalized("NFC", n) for n in names), names
 assert paths == sorted(n for n in names if n != "manifest.json"), (paths, names)
 assert "na\u00efve.txt" in names, names' "$TMP/nfd.zip"
 	expect_rc 0 "the zip's names and the manifest's paths are the same NFC (Python)"
+	# --diffs and --baseline name entries in NFC too
+	cp -r "$S/tree" "$TMP/dt"
+	mkdir "$TMP/dt/$(printf 'r\xc3\xa9glages')"
+	mv "$TMP/dt/diffs.json" "$TMP/dt/baseline.cfg" "$TMP/dt/$(printf 'r\xc3\xa9glages')/"
+	supkit-pack -q "$TMP/dt" -o "$TMP/dt.zip" >/dev/null
+	run supkit-verify --diffs "$(printf 're\xcc\x81glages/diffs.json')" \
+		--baseline "$(printf 're\xcc\x81glages/baseline.cfg')" "$TMP/dt.zip"
+	expect_rc 0 "--diffs and --baseline in NFD find the entries"
+	expect_out_contains "3 of 3 runs replayed ok" "--diffs in NFD: the runs replayed"
 	# both forms of one name in a folder: refused at pack time
 	"$PY" -c '
 import os, sys, unicodedata
