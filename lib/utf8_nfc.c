@@ -1033,8 +1033,10 @@ char *utf8_nfc(const char *s, size_t n, size_t *out_len)
 	/* 1. full canonical decomposition */
 	for (size_t i = 0; i < n;) {
 		size_t k = utf8_seq(p + i, n - i);
-		if (!k)
+		if (!k) {
+			free(c.v);
 			return NULL;
+		}
 		decompose(&c, decode(p + i, k));
 		i += k;
 	}

@@ -255,7 +255,10 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	goto out;
 fail:
 	if (a) {
-		archive_write_fail(a);
+		/* closed, not archive_write_fail()ed: a failed writer never
+		 * releases an entry's deflate stream or its output filter; what
+		 * close writes goes to the temporary file, removed below */
+		archive_write_close(a);
 		archive_write_free(a);
 		a = NULL;
 	}

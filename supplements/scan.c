@@ -128,11 +128,29 @@ struct tree_node {
 	ino_t ino;
 	int is_dir;
 	int bad;     /* refused (an issue was listed) */
+	size_t dir;  /* the folder holding it: an index into scan_tree.d */
+};
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	size_t parent;  /* index into scan_tree.d; SIZE_MAX for the root */
 };
 struct scan_tree {
 	struct tree_node *v;   /* sorted by nfc once walked (the root first) */
 	size_t n, cap;
+	struct dir_id *d;      /* every folder walked, d[0] the root (never sorted) */
+	size_t nd, dcap;
 };
+
+static size_t dir_push(struct scan_tree *t, dev_t dev, ino_t ino, size_t parent)
+{
+	if (t->nd == t->dcap) {
+		t->dcap = t->dcap ? 2 * t->dcap : 16;
+		t->d = xrealloc(t->d, t->dcap * sizeof *t->d);
+	}
+	t->d[t->nd] = (struct dir_id){dev, ino, parent};
+	return t->nd++;
+}
 
 static struct tree_node *tree_push(struct scan_tree *t)
 {
@@ -154,6 +172,7 @@ static void tree_free(struct scan_tree *t)
 		free(t->v[i].nfc);
 	}
 	free(t->v);
+	free(t->d);
 	free(t);
 }
 
@@ -180,8 +199,8 @@ static int nfc_check(const char *r, struct err *e)
  * O_NOFOLLOW | O_DIRECTORY and must be the folder the listing saw (device
  * and inode), so a folder swapped for a link during the walk is an error,
  * never followed. */
-static int walk_dir(int dfd, const char *root, const char *raw, int depth, struct scan_tree *t, struct scan *s,
-		    const struct scan_opts *o, struct err *e)
+static int walk_dir(int dfd, size_t me, const char *root, const char *raw, int depth, struct scan_tree *t,
+		    struct scan *s, const struct scan_opts *o, struct err *e)
 {
 	if (depth > WALK_MAX_DEPTH)
 		return issue(s, o, root, raw, strlen(raw), e, "folders nested deeper than %d", WALK_MAX_DEPTH);
@@ -220,6 +239,7 @@ static int walk_dir(int dfd, const char *root, const char *raw, int depth, struc
 			x->dev = st.st_dev;
 			x->ino = st.st_ino;
 			x->is_dir = 1;
+			x->dir = me;
 			test_hook(r);
 			int cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			struct stat cs;
@@ -230,7 +250,8 @@ static int walk_dir(int dfd, const char *root, const char *raw, int depth, struc
 			else if (fstat(cfd, &cs) != 0 || cs.st_dev != st.st_dev || cs.st_ino != st.st_ino)
 				rc = changed(root, r, e);
 			else
-				rc = walk_dir(cfd, root, r, depth + 1, t, s, o, e);
+				rc = walk_dir(cfd, dir_push(t, st.st_dev, st.st_ino, me), root, r, depth + 1, t, s, o,
+					      e);
 			if (cfd >= 0)
 				close(cfd);
 		} else if (!S_ISREG(st.st_mode)) {
@@ -242,6 +263,7 @@ static int walk_dir(int dfd, const char *root, const char *raw, int depth, struc
 			x->size = (uint64_t)st.st_size;
 			x->dev = st.st_dev;
 			x->ino = st.st_ino;
+			x->dir = me;
 		}
 		free(r);
 	}
@@ -261,14 +283,6 @@ static int cmp_node_nfc(const void *a, const void *b)
 		return !y->raw[0] - !x->raw[0];
 	int c = strcmp(x->nfc, y->nfc);
 	return c ? c : strcmp(x->raw, y->raw);
-}
-
-static const struct tree_node *tree_find_raw(const struct scan_tree *t, const char *raw)
-{
-	for (size_t i = 0; i < t->n; i++) /* only on the way to an open: a few folders deep */
-		if (!strcmp(t->v[i].raw, raw))
-			return &t->v[i];
-	return NULL;
 }
 
 static const struct tree_node *tree_find_nfc(const struct scan_tree *t, const char *nfc)
@@ -293,22 +307,31 @@ static int tree_open(const struct scan_tree *t, const char *root, const struct t
 		     struct err *e)
 {
 	test_hook(x->raw);
+	/* the folders from the root down to x's: chain[0] the root */
+	size_t chain[WALK_MAX_DEPTH + 2], depth = 0;
+	for (size_t k = x->dir; k != SIZE_MAX && depth < WALK_MAX_DEPTH + 2; k = t->d[k].parent)
+		chain[depth++] = k;
+	for (size_t a = 0, b = depth - 1; a < b; a++, b--) {
+		size_t c = chain[a];
+		chain[a] = chain[b];
+		chain[b] = c;
+	}
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return err_errno(e, EXIT_SYS, "cannot open folder '%s'", root);
-	if (fstat(fd, &st) != 0 || st.st_dev != t->v[0].dev || st.st_ino != t->v[0].ino) {
+	if (fstat(fd, &st) != 0 || st.st_dev != t->d[0].dev || st.st_ino != t->d[0].ino) {
 		close(fd);
 		return changed(root, "", e);
 	}
 	char *walked = xstrdup(x->raw);
-	for (char *p = walked, *sl; (sl = strchr(p, '/')); p = sl + 1) {
+	size_t k = 1;
+	for (char *p = walked, *sl; (sl = strchr(p, '/')); p = sl + 1, k++) {
 		*sl = '\0';
-		const struct tree_node *dn = tree_find_raw(t, walked);
-		int nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nfd = k < depth ? openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 		close(fd);
 		fd = nfd;
-		if (fd < 0 || !dn || fstat(fd, &st) != 0 || st.st_dev != dn->dev || st.st_ino != dn->ino) {
+		if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != t->d[chain[k]].dev || st.st_ino != t->d[chain[k]].ino) {
 			if (fd >= 0)
 				close(fd);
 			changed(root, walked, e);
@@ -418,7 +441,8 @@ static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s,
 	top->dev = st.st_dev;
 	top->ino = st.st_ino;
 	top->is_dir = 1;
-	int rc = walk_dir(rfd, root, "", 0, t, s, o, e);
+	dir_push(t, st.st_dev, st.st_ino, SIZE_MAX);
+	int rc = walk_dir(rfd, 0, root, "", 0, t, s, o, e);
 	close(rfd);
 	if (rc < 0)
 		return -1;
