@@ -385,35 +385,30 @@ int st_open(struct st_file *f, const char *path, struct err *e)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_errno(e, EXIT_SYS, "cannot open '%s'", path);
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		err_errno(e, EXIT_SYS, "cannot stat '%s'", path);
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(e, EXIT_USAGE, "'%s': not a regular file", path);
-	}
-	if (st.st_size < 8) {
-		close(fd);
-		return err_set(e, EXIT_USAGE, "'%s': too short for a safetensors file (%lld bytes)", path,
-			       (long long)st.st_size);
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
-		close(fd);
-		return err_set(e, EXIT_SYS, "'%s': too large to map", path);
-	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	int saved = errno;
+	int rc = st_open_fd(f, fd, path, e);
 	close(fd);
-	if (m == MAP_FAILED) {
-		errno = saved;
-		return err_errno(e, EXIT_SYS, "cannot map '%s'", path);
-	}
+	return rc;
+}
+
+int st_open_fd(struct st_file *f, int fd, const char *name, struct err *e)
+{
+	file_clear(f);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return err_errno(e, EXIT_SYS, "cannot stat '%s'", name);
+	if (!S_ISREG(st.st_mode))
+		return err_set(e, EXIT_USAGE, "'%s': not a regular file", name);
+	if (st.st_size < 8)
+		return err_set(e, EXIT_USAGE, "'%s': too short for a safetensors file (%lld bytes)", name,
+			       (long long)st.st_size);
+	if ((uint64_t)st.st_size > SIZE_MAX)
+		return err_set(e, EXIT_SYS, "'%s': too large to map", name);
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return err_errno(e, EXIT_SYS, "cannot map '%s'", name);
 	f->map = m;
 	f->map_len = (size_t)st.st_size;
-	if (file_parse(f, path, e) < 0) {
+	if (file_parse(f, name, e) < 0) {
 		st_close(f);
 		return -1;
 	}

@@ -53,6 +53,9 @@ uint64_t st_numel(const struct st_tensor *t);
 
 /* Open and validate a file; tensors' data point into the mapped file. */
 int st_open(struct st_file *f, const char *path, struct err *e);
+/* The same on an open file (fd stays open and the caller's; name is used in
+ * messages): for callers that opened it themselves, safely. */
+int st_open_fd(struct st_file *f, int fd, const char *name, struct err *e);
 /* The same on bytes in memory (copied); name is used in messages. */
 int st_open_mem(struct st_file *f, const void *buf, size_t len, const char *name, struct err *e);
 void st_close(struct st_file *f);
