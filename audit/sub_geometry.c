@@ -39,7 +39,10 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	struct ctx *c = vc;
 	switch (key) {
 	case OPT_JSON: c->json = 1; return 0;
-	case 'o': c->output = arg; return 0;
+	case 'o':
+		cli_no_stdout(arg, "--output (use --json for the JSON on standard output)");
+		c->output = arg;
+		return 0;
 	case OPT_ALLOW_MISSING: c->g.allow_missing = 1; return 0;
 	case 'q': c->g.quiet = 1; return 0;
 	case OPT_METHOD:
@@ -69,6 +72,8 @@ int audit_geometry_main(int argc, char **argv)
 		free(files);
 		cli_usage_error("no checkpoint given");
 	}
+	for (int i = 0; i < nf; i++)
+		cli_no_stdin(files[i], "CHECKPOINT (checkpoints are mapped from files)");
 	cJSON *rep = geom_audit(files, nf, &c.g, &e);
 	free(files);
 	if (!rep) {

@@ -11,16 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e)
+int file_read_fp(FILE *f, const char *name, size_t max_bytes, char **out, size_t *len, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return err_set(e, EXIT_USAGE, "'%s' is a directory", path);
-	}
 	size_t cap = 1 << 16, n = 0;
 	char *buf = xmalloc(cap + 1);
 	for (;;) {
@@ -35,23 +27,35 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, s
 		n += got;
 		if (max_bytes && n > max_bytes) {
 			free(buf);
-			fclose(f);
-			return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", path, max_bytes);
+			return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", name, max_bytes);
 		}
 		if (got < want)
 			break;
 	}
 	if (ferror(f)) {
 		free(buf);
-		fclose(f);
-		return err_set(e, EXIT_SYS, "cannot read '%s'", path);
+		return err_set(e, EXIT_SYS, "cannot read '%s'", name);
 	}
-	fclose(f);
 	buf[n] = '\0';
 	*out = buf;
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return err_set(e, EXIT_USAGE, "'%s' is a directory", path);
+	}
+	int rc = file_read_fp(f, path, max_bytes, out, len, e);
+	fclose(f);
+	return rc;
 }
 
 char *path_dirname(const char *path)

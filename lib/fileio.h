@@ -16,6 +16,9 @@
 /* Read a whole file into a fresh NUL-terminated buffer (*len excludes the NUL).
  * Refuses files larger than max_bytes (0 = no limit). Caller frees *out. */
 int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e);
+/* The same from an open stream (read to its end; not closed); name is used
+ * in messages. */
+int file_read_fp(FILE *f, const char *name, size_t max_bytes, char **out, size_t *len, struct err *e);
 
 /* Write len bytes to path atomically (temp + fsync + rename). */
 int file_write_atomic(const char *path, const void *data, size_t len, struct err *e);

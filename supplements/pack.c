@@ -121,7 +121,7 @@ static int write_file(struct archive *a, const struct scan *s, const char *dir, 
 		rc = write_data(a, buf, (size_t)r, out, e);
 		n += (uint64_t)r;
 		*done += (uint64_t)r;
-		progress_update(pg, 0, "packing: %.1f MB", (double)*done / 1e6);
+		progress_at(pg, 0, (double)*done, "packing:");
 	}
 	uint8_t d[SHA256_LEN];
 	char hex[65];
@@ -209,7 +209,8 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	int rc = atomic_open(&af, out, e);
 	struct progress pg;
 	progress_init(&pg, o->quiet);
-	pg.last = now_seconds() - pg.interval + 1.0; /* first line after a second */
+	progress_start(&pg, (double)manifest_total_size(&s.actual), 0, NULL);  /* the walk's bytes */
+	pg.delay = 1.0; /* first line after a second */
 	uint64_t done = 0;
 	if (rc < 0)
 		goto out;

@@ -16,6 +16,8 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/progress.h"
+#include "lib/stream.h"
+#include "lib/utf8.h"
 #include "trainer/corpus.h"
 #include "trainer/data.h"
 #include "trainer/loader.h"
@@ -23,7 +25,7 @@
 #include "trainer/tokenizer.h"
 
 enum {
-	O_VOCAB = 256, O_PATTERN, O_FORMAT, O_DELIM, O_QUIET, O_RANKS, O_VAL_FILES, O_VAL_EVERY,
+	O_VOCAB = 256, O_PATTERN, O_FORMAT, O_DELIM, O_RANKS, O_VAL_FILES, O_VAL_EVERY,
 	O_SHARD_TOKENS, O_SKIP_INVALID, O_FORCE, O_JSON, O_U32, O_TOKEN_BYTES, O_N, O_MAX_SHARE,
 	O_MAX_DUP, O_SEQ_LEN, O_BATCH_ROWS, O_SEED, O_COUNT,
 };
@@ -46,8 +48,11 @@ static int on_opt(int key, const char *arg, void *vctx, struct err *e)
 	case O_PATTERN: o->pattern = arg; return 0;
 	case O_FORMAT: return corpus_format_parse(arg, &o->corpus.format, e);
 	case O_DELIM: o->corpus.delim = arg; return 0;
-	case O_QUIET: o->quiet = 1; return 0;
-	case O_RANKS: o->ranks = arg; return 0;
+	case 'q': o->quiet = 1; return 0;
+	case O_RANKS:
+		cli_no_stdin(arg, "--ranks (a rank file)");
+		o->ranks = arg;
+		return 0;
 	case 'o': o->out = arg; return 0;
 	case O_VAL_FILES: return cli_parse_i64(arg, 0, 1 << 30, &o->val_files, "--val-files", e);
 	case O_VAL_EVERY: return cli_parse_i64(arg, 0, INT64_MAX, &o->val_every, "--val-every", e);
@@ -57,7 +62,10 @@ static int on_opt(int key, const char *arg, void *vctx, struct err *e)
 	case O_FORCE: o->force = 1; return 0;
 	case O_JSON: o->json = 1; return 0;
 	case O_U32: o->u32 = 1; return 0;
-	case O_TOKEN_BYTES: o->token_bytes = arg; return 0;
+	case O_TOKEN_BYTES:
+		cli_no_stdin(arg, "--token-bytes (a token_bytes file)");
+		o->token_bytes = arg;
+		return 0;
 	case O_N: return cli_parse_i64(arg, 1, 1024, &o->n, "--n", e);
 	case O_MAX_SHARE:
 		if (cli_parse_double(arg, &o->max_share, "--max-share", e) < 0)
@@ -143,14 +151,17 @@ static int sub_train(int argc, char **argv)
 		{"vocab", O_VOCAB, "V", "vocabulary size incl. the 4 reserved specials (default 8192)"},
 		OPT_PATTERN, OPT_CORPUS,
 		{"output", 'o', "DIR", "write DIR/ranks.tiktoken, DIR/token_bytes.bin, DIR/tokenizer.json"},
-		{"quiet", O_QUIET, NULL, "no progress on stderr"},
+		{"json", O_JSON, NULL, "print tokenizer.json and the files written as one JSON object"},
+		{"quiet", 'q', NULL, "no progress, summary or list of files (errors only)"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data train-tokenizer [options] -o DIR CORPUS...";
+	const char *usage = "usage: supkit data train-tokenizer [options] -o DIR CORPUS...\n"
+			    "A CORPUS of - is read from standard input (as text unless --format says).";
 	struct opts o;
 	opts_init(&o);
 	int i = parse(argc, argv, t, usage, &o);
 	if (!o.out || i >= argc)
 		cli_usage_error("need -o DIR and at least one corpus file");
+	cli_no_stdout(o.out, "-o DIR (train-tokenizer writes a folder)");
 	struct err e = {0};
 	struct texts tx = {0};
 	struct corpus_counts c = {0};
@@ -196,8 +207,15 @@ static int sub_train(int argc, char **argv)
 		fprintf(stderr, "%s: %u ranks + %d specials (V = %u) from %llu documents (%llu empty, %llu invalid UTF-8) in %.1f s\n",
 			err_prog, tk.n_ranks, TOKENIZER_N_SPECIAL, tk.n_vocab, (unsigned long long)c.docs,
 			(unsigned long long)c.empty, (unsigned long long)c.invalid_utf8, now_seconds() - t0);
-	if (rc == 0)
+	if (rc == 0 && o.json) {
+		cJSON *files = cJSON_AddObjectToObject(j, "files");
+		cJSON_AddStringToObject(files, "ranks", rp);
+		cJSON_AddStringToObject(files, "token_bytes", bp);
+		cJSON_AddStringToObject(files, "tokenizer", jp);
+		json_print_stdout(j);
+	} else if (rc == 0 && !o.quiet) {
 		printf("%s\n%s\n%s\n", rp, bp, jp);
+	}
 	cJSON_Delete(j);
 	free(rp);
 	free(bp);
@@ -219,14 +237,16 @@ static int sub_tokenize(int argc, char **argv)
 		{"skip-invalid", O_SKIP_INVALID, NULL, "drop invalid UTF-8 documents (default: encode their bytes)"},
 		{"force", O_FORCE, NULL, "replace an existing output folder"},
 		{"json", O_JSON, NULL, "print the report (data.json) on stdout"},
-		{"quiet", O_QUIET, NULL, "no progress on stderr"},
+		{"quiet", 'q', NULL, "no progress, notes or table (errors only; --json still printed)"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data tokenize [options] --ranks FILE -o DIR CORPUS...";
+	const char *usage = "usage: supkit data tokenize [options] --ranks FILE -o DIR CORPUS...\n"
+			    "A CORPUS of - is read from standard input (as text unless --format says).";
 	struct opts o;
 	opts_init(&o);
 	int i = parse(argc, argv, t, usage, &o);
 	if (!o.ranks || !o.out || i >= argc)
 		cli_usage_error("need --ranks FILE, -o DIR and at least one corpus file");
+	cli_no_stdout(o.out, "-o DIR (tokenize writes a folder)");
 	struct err e = {0};
 	struct tokenizer tk;
 	if (tokenizer_load(&tk, o.ranks, o.pattern, &e) < 0)
@@ -239,7 +259,7 @@ static int sub_tokenize(int argc, char **argv)
 	tokenizer_free(&tk);
 	if (rc < 0)
 		return err_report(&e);
-	if (r.counts.empty || r.counts.invalid_utf8)
+	if ((r.counts.empty || r.counts.invalid_utf8) && !o.quiet)
 		fprintf(stderr, "%s: %llu empty documents skipped; %llu invalid UTF-8 documents %s\n",
 			err_prog, (unsigned long long)r.counts.empty,
 			(unsigned long long)r.counts.invalid_utf8,
@@ -248,7 +268,7 @@ static int sub_tokenize(int argc, char **argv)
 		cJSON *j = tokenize_report_json(&r);
 		json_print_stdout(j);
 		cJSON_Delete(j);
-	} else {
+	} else if (!o.quiet) {
 		printf("split  shards  documents  tokens  bytes\n");
 		const char *nm[2] = {"train", "val"};
 		for (int s = 0; s < 2; s++)
@@ -276,14 +296,25 @@ static int parse_one_with_ranks(int argc, char **argv, const struct cli_opt *t, 
 	return i;
 }
 
-/* Write b to path atomically, or to stdout when path is NULL. */
-static int output_bytes(const char *path, const struct bytes *b, struct err *e)
+/* encode's and decode's output: -o FILE or standard output ("-" or none). */
+static int to_stdout(const struct opts *o)
 {
-	if (path)
-		return file_write_atomic(path, b->v, b->n, e);
-	if (b->n && fwrite(b->v, 1, b->n, stdout) != b->n)
-		return err_errno(e, EXIT_SYS, "cannot write to stdout");
-	return 0;
+	return !o->out || stream_is_std(o->out);
+}
+
+/* The --json object of encode and decode: input, output (null when the
+ * result is in the object), tokens and bytes of text. */
+static cJSON *codec_json(const char *input, const struct opts *o, size_t tokens, size_t bytes)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "input", input);
+	if (to_stdout(o))
+		cJSON_AddNullToObject(j, "output");
+	else
+		cJSON_AddStringToObject(j, "output", o->out);
+	cJSON_AddNumberToObject(j, "tokens", (double)tokens);
+	cJSON_AddNumberToObject(j, "bytes", (double)bytes);
+	return j;
 }
 
 static int sub_encode(int argc, char **argv)
@@ -291,18 +322,28 @@ static int sub_encode(int argc, char **argv)
 	static const struct cli_opt t[] = {
 		OPT_RANKS, OPT_PATTERN,
 		{"u32", O_U32, NULL, "write raw little-endian uint32 ids instead of one id a line"},
-		{"output", 'o', "FILE", "write to FILE (atomically) instead of stdout"},
+		{"output", 'o', "FILE", "write to FILE (atomically) instead of stdout (-)"},
+		{"json", O_JSON, NULL, "print one JSON object: the counts, and the ids unless -o FILE"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data encode --ranks FILE [--pattern REGEX] [--u32] [-o FILE] TEXTFILE";
+	const char *usage = "usage: supkit data encode --ranks FILE [--pattern REGEX] [--u32] [-o FILE] [--json] TEXTFILE\n"
+			    "TEXTFILE - reads standard input.";
 	struct opts o;
 	struct err e = {0};
 	struct tokenizer tk;
 	int i = parse_one_with_ranks(argc, argv, t, usage, "text", &o, &tk, &e);
 	if (i < 0)
 		return err_report(&e);
+	if (o.json && o.u32 && to_stdout(&o)) {
+		tokenizer_free(&tk);
+		cli_usage_error("--json without -o FILE prints the ids in the JSON object: no --u32");
+	}
+	if (o.u32 && !o.json && to_stdout(&o) && stream_stdout_binary("uint32 ids", " or give -o FILE", &e) < 0) {
+		tokenizer_free(&tk);
+		return err_report(&e);
+	}
 	char *text;
 	size_t n;
-	if (file_read_all(argv[i], CORPUS_MAX_FILE, &text, &n, &e) < 0) {
+	if (stream_read_all(argv[i], CORPUS_MAX_FILE, &text, &n, &e) < 0) {
 		tokenizer_free(&tk);
 		return err_report(&e);
 	}
@@ -321,8 +362,20 @@ static int sub_encode(int argc, char **argv)
 			bytes_append(&out, s, (size_t)l);
 		}
 	}
-	if (rc == 0)
-		rc = output_bytes(o.out, &out, &e);
+	if (rc == 0 && !(o.json && to_stdout(&o)))
+		rc = stream_write_all(o.out, out.v, out.n, &e);
+	if (rc == 0 && o.json) {
+		cJSON *j = codec_json(argv[i], &o, ids.n, n);
+		if (to_stdout(&o)) {
+			cJSON *a = cJSON_AddArrayToObject(j, "ids");
+			for (size_t k = 0; k < ids.n; k++)
+				cJSON_AddItemToArray(a, cJSON_CreateNumber(ids.v[k]));
+		} else {
+			cJSON_AddStringToObject(j, "format", o.u32 ? "u32" : "text");
+		}
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	}
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
@@ -368,14 +421,39 @@ static int ids_parse(const char *path, const char *d, size_t n, int u32, struct 
 	return 0;
 }
 
+/* b as a JSON string: valid UTF-8 as it is, each byte of an invalid
+ * sequence, and NUL, as U+FFFD (JSON text is UTF-8, and cJSON's strings end
+ * at NUL; the exact bytes go to a file with -o). */
+static cJSON *utf8_string(const struct bytes *b)
+{
+	struct bytes t = {0};
+	const unsigned char *p = (const unsigned char *)b->v;
+	for (size_t i = 0; i < b->n;) {
+		size_t k = p[i] ? utf8_seq(p + i, b->n - i) : 0;
+		if (k) {
+			bytes_append(&t, p + i, k);
+			i += k;
+		} else {
+			bytes_append(&t, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	bytes_append(&t, "", 1);
+	cJSON *s = cJSON_CreateString((const char *)t.v);
+	bytes_free(&t);
+	return s;
+}
+
 static int sub_decode(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
 		OPT_RANKS, OPT_PATTERN,
 		{"u32", O_U32, NULL, "read raw little-endian uint32 ids instead of one id a line"},
-		{"output", 'o', "FILE", "write to FILE (atomically) instead of stdout"},
+		{"output", 'o', "FILE", "write to FILE (atomically) instead of stdout (-)"},
+		{"json", O_JSON, NULL, "print one JSON object: the counts, and the text unless -o FILE"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data decode --ranks FILE [--u32] [-o FILE] IDSFILE";
+	const char *usage = "usage: supkit data decode --ranks FILE [--u32] [-o FILE] [--json] IDSFILE\n"
+			    "IDSFILE - reads standard input.";
 	struct opts o;
 	struct err e = {0};
 	struct tokenizer tk;
@@ -386,7 +464,7 @@ static int sub_decode(int argc, char **argv)
 	size_t n;
 	struct ids ids = {0};
 	struct bytes out = {0};
-	int rc = file_read_all(argv[i], CORPUS_MAX_FILE, &d, &n, &e);
+	int rc = stream_read_all(argv[i], CORPUS_MAX_FILE, &d, &n, &e);
 	if (rc == 0) {
 		rc = ids_parse(argv[i], d, n, o.u32, &ids, &e);
 		free(d);
@@ -395,8 +473,16 @@ static int sub_decode(int argc, char **argv)
 		err_prefix(&e, "'%s'", argv[i]);
 		rc = -1;
 	}
-	if (rc == 0)
-		rc = output_bytes(o.out, &out, &e);
+	if (rc == 0 && !(o.json && to_stdout(&o)))
+		rc = stream_write_all(o.out, out.v, out.n, &e);
+	if (rc == 0 && o.json) {
+		cJSON *j = codec_json(argv[i], &o, ids.n, out.n);
+		cJSON_AddBoolToObject(j, "valid_utf8", utf8_valid((const char *)out.v, out.n));
+		if (to_stdout(&o))
+			cJSON_AddItemToObject(j, "text", utf8_string(&out));
+		json_print_stdout(j);
+		cJSON_Delete(j);
+	}
 	bytes_free(&out);
 	ids_free(&ids);
 	tokenizer_free(&tk);
@@ -417,6 +503,8 @@ static int sub_stats(int argc, char **argv)
 	int i = parse(argc, argv, t, usage, &o);
 	if (i >= argc)
 		cli_usage_error("need at least one shard");
+	for (int k = i; k < argc; k++)
+		cli_no_stdin(argv[k], "SHARD (shards are mapped from files)");
 	struct err e = {0};
 	uint32_t *tb = NULL, ntb = 0;
 	if (o.token_bytes && tokenizer_token_bytes(o.token_bytes, &tb, &ntb, &e) < 0)
@@ -505,6 +593,8 @@ static int sub_overlap(int argc, char **argv)
 	int i = parse(sep < 0 ? argc : sep, argv, t, usage, &o);
 	if (sep < 0 || i >= sep || sep + 1 >= argc)
 		cli_usage_error("need TRAIN_SHARD... -- VAL_SHARD...");
+	for (int k = i; k < argc; k++)
+		cli_no_stdin(argv[k], "a shard (shards are mapped from files)");
 	struct err e = {0};
 	struct overlap_report r;
 	if (data_overlap((const char *const *)argv + i, sep - i, (const char *const *)argv + sep + 1,
@@ -554,9 +644,9 @@ static int sub_batches(int argc, char **argv)
 		{"batch-rows", O_BATCH_ROWS, "B", "rows a batch (default 64, the config's batch_rows)"},
 		{"seed", O_SEED, "S", "the run's seed (default 42, the config's; 0: the original's order)"},
 		{"count", O_COUNT, "N", "number of batches to write (steps x grad_accum for a whole run)"},
-		{"output", 'o', "FILE", "write the batches to FILE (atomically)"},
+		{"output", 'o', "FILE", "write the batches to FILE (atomically), or - (standard output)"},
 		{"json", O_JSON, NULL, "print a JSON summary on stdout"},
-		{"quiet", O_QUIET, NULL, "no progress on stderr"},
+		{"quiet", 'q', NULL, "no progress or summary on stderr"},
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data batches [options] --count N -o FILE TRAIN_SHARD...";
 	struct opts o;
@@ -564,34 +654,47 @@ static int sub_batches(int argc, char **argv)
 	int i = parse(argc, argv, t, usage, &o);
 	if (!o.out || o.count <= 0 || i >= argc)
 		cli_usage_error("need --count N, -o FILE and at least one train shard");
+	for (int k = i; k < argc; k++)
+		cli_no_stdin(argv[k], "TRAIN_SHARD (shards are mapped from files)");
+	const int piped = stream_is_std(o.out);
+	if (piped && o.json)
+		cli_usage_error("--json cannot go with -o - (standard output carries the batches)");
 	const int T = (int)o.seq_len, B = (int)o.batch_rows;
 	const size_t n = (size_t)B * (size_t)T;
 	if (n > ((size_t)1 << 30))
 		cli_usage_error("--batch-rows x --seq-len is %zu tokens; at most 2^30", n);
 	struct err e = {0};
+	if (piped && stream_stdout_binary("batches", " or give -o FILE", &e) < 0)
+		return err_report(&e);
 	struct loader ld;
 	if (loader_open((const char *const *)(argv + i), argc - i, T, B, (uint64_t)o.seed, &ld, &e) < 0)
 		return err_report(&e);
 	int32_t *in = xmalloc(n * sizeof *in), *tg = xmalloc(n * sizeof *tg);
 	uint8_t *buf = xmalloc(2 * n * 4);
-	struct atomic_file af;
-	int rc = atomic_open(&af, o.out, &e);
+	struct atomic_file af = {0};
+	int rc = piped ? 0 : atomic_open(&af, o.out, &e);
+	FILE *fp = piped ? stdout : af.fp;
 	struct progress pr;
 	progress_init(&pr, o.quiet);
+	progress_start(&pr, (double)o.count, 0, "batches");
 	uint64_t epoch = 0;
 	for (int64_t b = 0; b < o.count && rc == 0; b++) {
 		epoch = loader_next(&ld, in, tg);
 		for (size_t k = 0; k < 2 * n; k++)
 			put_le32(buf + 4 * k, (uint32_t)(k < n ? in[k] : tg[k - n]));
-		if (fwrite(buf, 1, 2 * n * 4, af.fp) != 2 * n * 4) {
-			rc = err_errno(&e, EXIT_SYS, "cannot write '%s'", o.out);
-			atomic_abort(&af);
+		if (fwrite(buf, 1, 2 * n * 4, fp) != 2 * n * 4) {
+			rc = piped ? err_errno(&e, EXIT_SYS, "cannot write to standard output")
+				   : err_errno(&e, EXIT_SYS, "cannot write '%s'", o.out);
+			if (!piped)
+				atomic_abort(&af);
 		}
-		progress_update(&pr, b + 1 == o.count, "batch %lld/%lld  epoch %llu", (long long)(b + 1),
-				(long long)o.count, (unsigned long long)epoch);
+		progress_at(&pr, b + 1 == o.count, (double)(b + 1), "batch %lld/%lld  epoch %llu",
+			    (long long)(b + 1), (long long)o.count, (unsigned long long)epoch);
 	}
 	progress_done(&pr);
-	if (rc == 0)
+	if (rc == 0 && piped && fflush(stdout) != 0)
+		rc = err_errno(&e, EXIT_SYS, "cannot write to standard output");
+	else if (rc == 0 && !piped)
 		rc = atomic_commit(&af, &e);
 	if (rc == 0 && o.json) {
 		cJSON *j = cJSON_CreateObject();
@@ -633,7 +736,7 @@ static int sub_brown(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
 		{"output", 'o', "DIR", "write DIR/cXNN.txt, one plain-text document per corpus file"},
-		{"quiet", O_QUIET, NULL, "no summary on stderr"},
+		{"quiet", 'q', NULL, "no summary on stderr"},
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data brown -o DIR BROWN_DIR\n"
 			    "Turn the Brown corpus (form C: files ca01..cr09 of word/tag tokens) into plain text.";
@@ -642,6 +745,8 @@ static int sub_brown(int argc, char **argv)
 	int i = parse(argc, argv, t, usage, &o);
 	if (!o.out || i != argc - 1)
 		cli_usage_error("need -o DIR and the corpus folder");
+	cli_no_stdout(o.out, "-o DIR (brown writes a folder)");
+	cli_no_stdin(argv[i], "BROWN_DIR (a folder)");
 	struct err e = {0};
 	DIR *d = opendir(argv[i]);
 	if (!d) {

@@ -35,7 +35,8 @@ static const char usage[] =
 	"usage: supkit train [options] CONFIG -o RUNDIR\n"
 	"       supkit train [options] --arm NAME [CONFIG] -o RUNDIR\n"
 	"       supkit train --resume RUNDIR [options]\n"
-	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).";
+	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).\n"
+	"A CONFIG of - is read from standard input.";
 
 struct args {
 	char **sets;               /* owned copies, "key=value" */
@@ -58,11 +59,20 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	case O_SET:
 		add_set(a, xstrdup(arg));
 		return 0;
-	case 'o': a->out = arg; return 0;
+	case 'o':
+		cli_no_stdout(arg, "-o RUNDIR (a run folder)");
+		a->out = arg;
+		return 0;
 	case O_ARM: a->arm = arg; return 0;
-	case O_RESUME: a->resume = arg; return 0;
+	case O_RESUME:
+		cli_no_stdin(arg, "--resume RUNDIR (a run folder)");
+		a->resume = arg;
+		return 0;
 	case O_FORCE: a->force = 1; return 0;
-	case O_TOKEN_BYTES: a->token_bytes = arg; return 0;
+	case O_TOKEN_BYTES:
+		cli_no_stdin(arg, "--token-bytes (a token_bytes file)");
+		a->token_bytes = arg;
+		return 0;
 	case O_STOP_AFTER: return cli_parse_i64(arg, 0, 1000000000, &a->stop_after, "--stop-after", e);
 	case O_BACKEND:
 		add_set(a, xasprintf("backend=%s", arg));

@@ -28,6 +28,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/sha256.h"
+#include "lib/stream.h"
 
 enum key_type { KT_INT, KT_I64, KT_U64, KT_DOUBLE, KT_BOOL, KT_ENUM, KT_STR };
 
@@ -408,7 +409,7 @@ int config_load_file(struct config *c, const char *path, struct err *e)
 {
 	char *text;
 	size_t len;
-	if (file_read_all(path, 1u << 20, &text, &len, e) != 0)
+	if (stream_read_all(path, 1u << 20, &text, &len, e) != 0)
 		return -1;
 	int rc = config_load_text(c, text, len, path, e);
 	free(text);

@@ -138,8 +138,8 @@ struct config {
 
 /* Defaults (the benchmark baseline). */
 void config_defaults(struct config *c);
-/* Parse a config file over c (start from defaults first). 0 or -1 with
- * "FILE:LINE: message" in e. */
+/* Parse a config file ("-": standard input) over c (start from defaults
+ * first). 0 or -1 with "FILE:LINE: message" in e. */
 int config_load_file(struct config *c, const char *path, struct err *e);
 /* Parse text (name used in messages) over c. */
 int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);

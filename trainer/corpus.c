@@ -10,6 +10,7 @@
 #include <string.h>
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 
 int corpus_format_parse(const char *s, enum corpus_format *out, struct err *e)
 {
@@ -125,7 +126,7 @@ int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn
 {
 	char *buf;
 	size_t n;
-	if (file_read_all(path, CORPUS_MAX_FILE, &buf, &n, e) < 0)
+	if (stream_read_all(path, CORPUS_MAX_FILE, &buf, &n, e) < 0)
 		return -1;
 	enum corpus_format f = o->format;
 	if (f == CORPUS_AUTO)

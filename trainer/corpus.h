@@ -43,8 +43,9 @@ struct corpus_counts {
 /* Called once per non-empty document, in file order. Returns 0 or -1 (e set). */
 typedef int (*corpus_fn)(const char *doc, size_t len, int valid_utf8, void *ctx, struct err *e);
 
-/* Read one corpus file and call fn for each document; counts accumulate into
- * c. Errors name the file and the line (JSONL) or entry (JSON array). */
+/* Read one corpus file ("-": standard input, lib/stream.h) and call fn for
+ * each document; counts accumulate into c. Errors name the file and the line
+ * (JSONL) or entry (JSON array). */
 int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn, void *ctx,
 		     struct corpus_counts *c, struct err *e);
 /* Parse "auto", "text", "jsonl", "json". */

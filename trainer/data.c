@@ -13,6 +13,7 @@
 #include "lib/json.h"
 #include "lib/progress.h"
 #include "lib/sha256.h"
+#include "lib/stream.h"
 #include "trainer/shard.h"
 
 /* ---- tokenize ---- */
@@ -29,6 +30,9 @@ struct tok_ctx {
 	struct ids ids;
 	struct progress pg;
 	const char *file;
+	uint64_t in_done;          /* input bytes of the files finished */
+	uint64_t in_size;          /* size of the current file (0: not known) */
+	uint64_t in_docs;          /* document bytes of the current file so far */
 };
 
 static int open_shard(struct tok_ctx *c, int split, struct err *e)
@@ -71,9 +75,13 @@ static int tok_doc(const char *doc, size_t len, int valid, void *vctx, struct er
 	c->r->docs[split]++;
 	c->r->tokens[split] += c->ids.n + 1;
 	c->r->bytes[split] += len;
-	progress_update(&c->pg, 0, "data: %s: %llu documents, %llu tokens", c->file,
-			(unsigned long long)(c->r->docs[0] + c->r->docs[1]),
-			(unsigned long long)(c->r->tokens[0] + c->r->tokens[1]));
+	/* input read: the finished files, and within this one its documents'
+	 * bytes (markup and delimiters are not counted, so the share lags a bit) */
+	c->in_docs += len;
+	uint64_t here = c->in_size && c->in_docs > c->in_size ? c->in_size : c->in_docs;
+	progress_at(&c->pg, 0, (double)(c->in_done + here), "data: %s: %llu documents, %llu tokens",
+		    c->file, (unsigned long long)(c->r->docs[0] + c->r->docs[1]),
+		    (unsigned long long)(c->r->tokens[0] + c->r->tokens[1]));
 	return 0;
 }
 
@@ -154,12 +162,27 @@ int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const cha
 	c.o = o;
 	c.r = r;
 	c.dir = tmp;
+	/* progress over the input bytes: the files' sizes (none known with "-") */
+	uint64_t total = 0;
+	int sized = 1;
+	for (int i = 0; i < o->n_inputs; i++) {
+		if (stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode) && !stream_is_std(o->inputs[i]))
+			total += (uint64_t)st.st_size;
+		else
+			sized = 0;
+	}
 	progress_init(&c.pg, o->quiet);
+	progress_start(&c.pg, sized ? (double)total : 0, 0, NULL);
 	int rc = 0;
 	for (int i = 0; i < o->n_inputs && rc == 0; i++) {
 		c.to_val = o->val_files && i >= o->n_inputs - o->val_files;
 		c.file = o->inputs[i];
+		c.in_size = 0;
+		c.in_docs = 0;
+		if (!stream_is_std(o->inputs[i]) && stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode))
+			c.in_size = (uint64_t)st.st_size;
 		rc = corpus_read_file(o->inputs[i], &o->corpus, tok_doc, &c, &r->counts, e);
+		c.in_done += c.in_size ? c.in_size : c.in_docs;
 	}
 	for (int s = 0; s < 2 && rc == 0; s++)
 		if (c.w[s].open)
@@ -175,9 +198,9 @@ int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const cha
 		free(p);
 		cJSON_Delete(j);
 	}
-	progress_update(&c.pg, 1, "data: %llu train + %llu val documents, %llu + %llu tokens",
-			(unsigned long long)r->docs[0], (unsigned long long)r->docs[1],
-			(unsigned long long)r->tokens[0], (unsigned long long)r->tokens[1]);
+	progress_at(&c.pg, 1, (double)c.in_done, "data: %llu train + %llu val documents, %llu + %llu tokens",
+		    (unsigned long long)r->docs[0], (unsigned long long)r->docs[1],
+		    (unsigned long long)r->tokens[0], (unsigned long long)r->tokens[1]);
 	progress_done(&c.pg);
 	for (int s = 0; s < 2; s++)
 		shard_writer_abort(&c.w[s]);

@@ -557,6 +557,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
 	struct progress pr;
 	progress_init(&pr, o->quiet);
+	progress_start(&pr, cfg->steps, R.step, "steps");   /* rate and ETA from here (a resume too) */
 	double last_loss = NAN;
 	int start = R.step, stopped = 0;
 	r = 0;
@@ -612,8 +613,8 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 			cJSON_AddNumberToObject(c, "val_bpb", bpb);
 		}
 		cJSON_AddItemToArray(R.curve, c);
-		progress_update(&pr, R.step == cfg->steps, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
-				R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
+		progress_at(&pr, R.step == cfg->steps, R.step, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
+			    R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
 		if (cfg->checkpoint_every > 0 && R.step % cfg->checkpoint_every == 0 && R.step < cfg->steps &&
 		    save_checkpoint(&R, e) < 0) {
 			r = -1;
