@@ -15,7 +15,10 @@
 #ifndef SUPKIT_CHECKPOINT_H
 #define SUPKIT_CHECKPOINT_H
 
+#include <stdint.h>
+#include <cjson/cJSON.h>
 #include "lib/err.h"
+#include "lib/sha256.h"
 #include "trainer/param.h"
 
 /* Write table t to path; meta (NULL-terminated key, value, key, value...,
@@ -25,5 +28,49 @@ int checkpoint_save(const struct param_table *t, const char *path, const char *c
 /* Fill the values p->w of table t from path. On error t may be partly
  * loaded (the caller discards it). */
 int checkpoint_load(struct param_table *t, const char *path, struct err *e);
+
+/* ---- the resume state: a run folder's checkpoint/state.json ----
+ *
+ * A resume checkpoint is a folder of CKPT_NFILES files written by the
+ * trainer (params.safetensors, optim.bin, loader.bin) and state.json, which
+ * records where the run stands and each file's SHA-256:
+ *   {"blas_threads": N, "config_sha256": HEX, "curve": [...],
+ *    "files": {"loader.bin": HEX, "optim.bin": HEX, "params.safetensors": HEX},
+ *    "step": S, "training_loop_seconds": X, "training_seconds": Y}
+ * Reading checks every field's type and range; each refusal is one line
+ * naming the file and the field. A state.json without "files" (one written
+ * before the hashes were recorded) is refused: it cannot be verified. */
+#define CKPT_NFILES 3
+extern const char *const ckpt_files[CKPT_NFILES];   /* file names, "files" keys */
+#define CKPT_BLAS_THREADS_MAX 4096
+
+struct ckpt_state {
+	int64_t step;                          /* steps completed, in [0, steps) */
+	double training_seconds;               /* >= 0, finite */
+	double training_loop_seconds;          /* >= training_seconds, finite */
+	char config_sha256[SHA256_HEX_LEN + 1];
+	int blas_threads;                      /* in [1, CKPT_BLAS_THREADS_MAX] */
+	char sha256[CKPT_NFILES][SHA256_HEX_LEN + 1];   /* of ckpt_files[i] */
+	cJSON *curve;   /* array of step objects: "step" = index, finite "loss";
+	                   ckpt_state_write only reads it; ckpt_state_read makes
+	                   it (freed by ckpt_state_release) */
+};
+
+/* Fill st->sha256 from the files in folder dir. EXIT_SYS when one cannot
+ * be read. */
+int ckpt_state_hash(const char *dir, struct ckpt_state *st, struct err *e);
+/* Write st as state.json at path (atomic). */
+int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *e);
+/* Read and check state.json at path for a run of `steps` steps: step an
+ * integer in [0, steps) with a curve of exactly step entries, seconds
+ * finite and ordered, config_sha256 and every file's SHA-256 64 hex digits,
+ * blas_threads an integer in [1, CKPT_BLAS_THREADS_MAX], no other key. -1
+ * with e (EXIT_USAGE) naming path and the field; st then holds nothing to
+ * release. */
+int ckpt_state_read(const char *path, int64_t steps, struct ckpt_state *st, struct err *e);
+/* Check each file of folder dir against st->sha256: -1 with e (EXIT_USAGE)
+ * naming the first missing or changed file. */
+int ckpt_state_verify(const char *dir, const struct ckpt_state *st, struct err *e);
+void ckpt_state_release(struct ckpt_state *st);
 
 #endif

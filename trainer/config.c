@@ -8,9 +8,11 @@
  *
  * Format: one `key = value` a line; `#` at the start of a line or after
  * white space starts a comment; blank lines ignored; white space around key
- * and value ignored; CR before LF tolerated. Integers are decimal; numbers
- * are C strtod syntax, finite; switches are 0 or 1; enumerations are one of
- * their listed words; strings are the rest of the line (may be empty).
+ * and value ignored; a line ends at LF, CR LF or a lone CR (so a file saved
+ * with old Mac line ends is not one long comment). Integers are decimal;
+ * numbers are C strtod syntax, finite; switches are 0 or 1; enumerations
+ * are one of their listed words; strings are the rest of the line (may be
+ * empty).
  *
  * Reference: shared/SPEC.md sections 1-4 (keys and defaults) and 9 (format);
  * the arms of section 3.
@@ -378,7 +380,7 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 	int line = 0;
 	while (pos < len) {
 		size_t end = pos;
-		while (end < len && text[end] != '\n')
+		while (end < len && text[end] != '\n' && text[end] != '\r')
 			end++;
 		line++;
 		size_t n = end - pos;
@@ -400,7 +402,8 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 		free(s);
 		if (rc)
 			return -1;
-		pos = end + 1;
+		/* a line ends at LF, CR LF or a lone CR */
+		pos = end + (end + 1 < len && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1);
 	}
 	return 0;
 }
@@ -449,8 +452,8 @@ out:
 
 int config_set(struct config *c, const char *kv, struct err *e)
 {
-	if (strchr(kv, '\n'))
-		return err_set(e, EXIT_USAGE, "--set: '%s' holds a newline", kv);
+	if (strpbrk(kv, "\n\r"))   /* a line end: the printed config would read back otherwise */
+		return err_set(e, EXIT_USAGE, "--set: '%s' holds a line end", kv);
 	char *s = xstrdup(kv);
 	int rc = apply_line(c, s, "--set", 0, e);
 	free(s);

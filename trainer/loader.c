@@ -240,6 +240,22 @@ int loader_restore(struct loader *ld, const uint8_t *st, size_t len, struct err 
 		if (get64(st + 72 + 8 * i) >= ld->n_docs)
 			return err_set(e, EXIT_USAGE, "loader state: offset %llu: document id out of range",
 				       (unsigned long long)(72 + 8 * i));
+	/* The documents taken from the order so far, (epoch - 1) n_docs + next,
+	 * are the buffered ones and those the batches consumed: each of a
+	 * batch's B rows takes 1 to T + 1 documents (each at least one token). */
+	uint64_t row_max = (uint64_t)ld->T + 1, per_batch = (uint64_t)ld->B * row_max;
+	if (f[6] > (UINT64_MAX / 2 - f[7]) / per_batch)   /* no overflow below */
+		return err_set(e, EXIT_USAGE, "loader state: offset 56: %llu batches is beyond any run",
+			       (unsigned long long)f[6]);
+	uint64_t taken_max = f[6] * per_batch + f[7], taken_min = f[6] * (uint64_t)ld->B + f[7];
+	if (f[4] - 1 > taken_max / ld->n_docs)
+		return err_set(e, EXIT_USAGE, "loader state: offset 40: epoch %llu is beyond what %llu batches reach",
+			       (unsigned long long)f[4], (unsigned long long)f[6]);
+	uint64_t taken = (f[4] - 1) * ld->n_docs + f[5];
+	if (taken < taken_min || taken > taken_max)
+		return err_set(e, EXIT_USAGE, "loader state: offset 40: epoch %llu, position %llu and %llu buffered "
+			       "documents do not follow from %llu batches", (unsigned long long)f[4],
+			       (unsigned long long)f[5], (unsigned long long)f[7], (unsigned long long)f[6]);
 	ld->epoch = f[4];
 	ld->next = f[5];
 	ld->batches = f[6];

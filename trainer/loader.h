@@ -65,7 +65,9 @@ void loader_close(struct loader *ld);
 /* Position for checkpoint resume: a small self-describing byte string (magic
  * "SKLOADR1", T, B, seed, document count, epoch, next, batches, buffered ids).
  * loader_state returns a fresh buffer (caller frees) and its length;
- * loader_restore refuses state made for other shards, T, B or seed. */
+ * loader_restore refuses state made for other shards, T, B or seed, and a
+ * position (epoch, next, buffered documents) that its batch count cannot
+ * reach: each batch takes B to B (T + 1) documents. */
 uint8_t *loader_state(const struct loader *ld, size_t *len);
 int loader_restore(struct loader *ld, const uint8_t *state, size_t len, struct err *e);
 

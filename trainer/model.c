@@ -301,20 +301,10 @@ static void bytes_note(struct model *m)
 
 /* ---- creation ---- */
 
-/* Bytes of parameter s in the parameter block, a multiple of 16: fp32
- * value and gradient (and fp64 ones in fp64 runs); OE tables of fp32 runs
- * a bf16 value and gradient, of fp64 runs the values only (their gradient
- * is compact). */
+/* Bytes of parameter s in the parameter block (paramspec_block_bytes). */
 static size_t param_bytes(const struct model *m, const struct param_spec *s)
 {
-	size_t b;
-	if (s->kind != PK_OE_TABLE)
-		b = s->numel * 2 * (sizeof(float) + (m->dt == TD_F64 ? sizeof(double) : 0));
-	else if (m->dt == TD_F64)
-		b = s->numel * (sizeof(float) + sizeof(double));
-	else
-		b = s->numel * 2 * sizeof(bf16);
-	return (b + 15) & ~(size_t)15;
+	return paramspec_block_bytes(s, m->dt == TD_F64);
 }
 
 /* 1 when q_tau entry (l, h, c) is frozen by qk_mask = l0_hf16. */

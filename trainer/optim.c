@@ -1183,6 +1183,22 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		seen[pi] |= (uint8_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
+		/* values: finite; second moments >= 0; the AdamW counter >= 0 */
+		for (size_t i = 0; which != 2 && i < want; i++) {
+			uint64_t u = rd_u64(d + at + 8 * i);
+			double x;
+			memcpy(&x, &u, 8);
+			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
+					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+				goto out;
+			}
+		}
+		if (which == 2 && (int64_t)rd_u64(d + at) < 0) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %lld is negative", path, (unsigned long long)r,
+				name, (long long)(int64_t)rd_u64(d + at));
+			goto out;
+		}
 		if (which == 2) {
 			st->step = (int64_t)rd_u64(d + at);
 		} else if (which == 5) {

@@ -157,8 +157,9 @@ int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
  * (fp32 master weights of wte/value_embeds with embed_state = fp32; every
  * parameter of an fp64 run): optim_load writes those into p->w / p->w64, so
  * load the checkpoint first, then the optimizer state. Written atomically;
- * load checks that every record matches a parameter and size (the error
- * names the file and the record). */
+ * load checks that every record matches a parameter and size, that every
+ * value is finite, the second moments (exp_avg_sq, second_momentum_buffer)
+ * >= 0 and each step >= 0 (the error names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
 int optim_load(struct optim *o, const char *path, struct err *e);
 

@@ -736,8 +736,27 @@ int tokenizer_token_bytes(const char *path, uint32_t **out, uint32_t *n_vocab, s
 	else if (n != 16 + 4 * (size_t)get32(p + 12) || get32(p + 12) == 0)
 		rc = err_set(e, EXIT_USAGE, "'%s': offset 12: vocab size %u does not match the file size %zu",
 			     path, get32(p + 12), n);
+	else if (get32(p + 12) <= TOKENIZER_N_SPECIAL)
+		rc = err_set(e, EXIT_USAGE, "'%s': offset 12: vocab size %u leaves no room for %d special tokens", path,
+			     get32(p + 12), TOKENIZER_N_SPECIAL);
+	uint32_t V = rc == 0 ? get32(p + 12) : 0, any = 0;
+	/* lengths: ranks 1..TOKENIZER_MAX_TOKEN_BYTES (0: a rank hole), the
+	 * specials (the last TOKENIZER_N_SPECIAL ids) 0 */
+	for (uint32_t i = 0; rc == 0 && i < V; i++) {
+		uint32_t b = get32(p + 16 + 4 * (size_t)i);
+		size_t off = 16 + 4 * (size_t)i;
+		if (i >= V - TOKENIZER_N_SPECIAL && b != 0)
+			rc = err_set(e, EXIT_USAGE, "'%s': offset %zu: token %u is a special token, its length %u is not 0",
+				     path, off, i, b);
+		else if (b > TOKENIZER_MAX_TOKEN_BYTES)
+			rc = err_set(e, EXIT_USAGE, "'%s': offset %zu: token %u has length %u, above the %u bytes a token "
+				     "may have", path, off, i, b, (unsigned)TOKENIZER_MAX_TOKEN_BYTES);
+		any |= b;
+	}
+	if (rc == 0 && !any)
+		rc = err_set(e, EXIT_USAGE, "'%s': every token has length 0", path);
 	if (rc == 0) {
-		*n_vocab = get32(p + 12);
+		*n_vocab = V;
 		*out = xmalloc(4 * (size_t)*n_vocab);
 		for (uint32_t i = 0; i < *n_vocab; i++)
 			(*out)[i] = get32(p + 16 + 4 * (size_t)i);

@@ -34,6 +34,9 @@
 /* Rank files larger than this are refused (cl100k_base is ~1.7 MB). */
 #define TOKENIZER_MAX_RANK_FILE (64u << 20)
 #define TOKENIZER_MAX_RANKS (1u << 22)
+/* The longest token a token_bytes file may give: far above any BPE token of
+ * real text (tens of bytes), a bound that refuses garbage lengths. */
+#define TOKENIZER_MAX_TOKEN_BYTES (1u << 16)
 
 /* A growable array of token ids. */
 struct ids {
@@ -101,7 +104,10 @@ int tokenizer_save_ranks(const struct tokenizer *tk, const char *path, struct er
 /* token_bytes file: "SKTOKBYT", u32 version 1, u32 V, then V u32 (all
  * little-endian): UTF-8 byte length of each token, 0 for the specials. */
 int tokenizer_save_token_bytes(const struct tokenizer *tk, const char *path, struct err *e);
-/* Read a token_bytes file for BPB; *out (caller frees) has *n_vocab entries. */
+/* Read a token_bytes file for BPB; *out (caller frees) has *n_vocab entries.
+ * Refused, naming the file and the offset: V <= TOKENIZER_N_SPECIAL, a
+ * special token (the last TOKENIZER_N_SPECIAL ids) of non-zero length, a
+ * length above TOKENIZER_MAX_TOKEN_BYTES, every length 0. */
 int tokenizer_token_bytes(const char *path, uint32_t **out, uint32_t *n_vocab, struct err *e);
 
 /* Train a byte-level BPE (bpe_train.c). Ranks 0..255 are the single bytes in

@@ -2,7 +2,9 @@
  * round trip through model_save and init_from, the dtypes and names in the
  * file, and refusal of files that do not fit the model (missing, extra or
  * misshapen tensors, masked q_tau entries that are not 0), each naming the
- * file and the tensor. Files go to a fresh temporary folder.
+ * file and the tensor; the resume state (state.json): round trip, the
+ * files' SHA-256 verified, every field range-checked, each refusal naming
+ * the file and the field. Files go to a fresh temporary folder.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,9 @@
 
 #include "t.h"
 #include "lib/fileio.h"
+#include "lib/json.h"
 #include "lib/safetensors.h"
+#include "lib/sha256.h"
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
 #include "trainer_fixture.h"
@@ -159,6 +163,171 @@ TEST(masked_entries_must_be_zero)
 	model_free(m);
 }
 
+/* ---- the resume state ---- */
+
+/* text with the first `from` replaced by `to` (fresh string) */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	if (!at)
+		return NULL;
+	size_t a = (size_t)(at - text), nf = strlen(from), nt = strlen(to);
+	char *r = malloc(strlen(text) - nf + nt + 1);
+	memcpy(r, text, a);
+	memcpy(r + a, to, nt);
+	strcpy(r + a + nt, at + nf);
+	return r;
+}
+
+/* A checkpoint folder ck of three files and its state at step 3. */
+static void make_state(const char *ck, struct ckpt_state *st, char **text)
+{
+	struct err e;
+	CHECK(dir_make_all(ck, &e) == 0);
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]);
+		char body[64];
+		snprintf(body, sizeof body, "the bytes of %s", ckpt_files[i]);
+		CHECK(file_write_atomic(p, body, strlen(body), &e) == 0);
+		free(p);
+	}
+	memset(st, 0, sizeof *st);
+	st->step = 3;
+	st->training_seconds = 1.25;
+	st->training_loop_seconds = 2.5;
+	memset(st->config_sha256, 'a', SHA256_HEX_LEN);
+	st->blas_threads = 2;
+	st->curve = cJSON_CreateArray();
+	for (int i = 0; i < 3; i++) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "loss", 6.0 - i);
+		cJSON_AddNumberToObject(c, "step", i);
+		cJSON_AddItemToArray(st->curve, c);
+	}
+	CHECKF(ckpt_state_hash(ck, st, &e) == 0, "%s", e.msg);
+	char *ps = path_join(ck, "state.json");
+	CHECKF(ckpt_state_write(ps, st, &e) == 0, "%s", e.msg);
+	size_t n;
+	CHECK(file_read_all(ps, 0, text, &n, &e) == 0);
+	free(ps);
+}
+
+TEST(resume_state_round_trip_and_hashes)
+{
+	char *ck = path_join(dir, "ck1");
+	struct ckpt_state w, r;
+	char *text;
+	struct err e;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json");
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.step == 3 && r.training_seconds == 1.25 && r.training_loop_seconds == 2.5 && r.blas_threads == 2);
+	CHECK_STREQ(r.config_sha256, w.config_sha256);
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]);
+		char hex[65];
+		CHECK(sha256_file_hex(p, hex, NULL, &e) == 0);
+		CHECK_STREQ(r.sha256[i], hex);   /* what sha256sum prints */
+		free(p);
+	}
+	CHECK(cJSON_GetArraySize(r.curve) == 3);
+	CHECK(strstr(text, "\"files\": {") && strstr(text, "\"optim.bin\": \""));
+	CHECKF(ckpt_state_verify(ck, &r, &e) == 0, "%s", e.msg);
+	/* one changed byte of any file, or a file missing, is refused naming it */
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]), *body;
+		size_t n;
+		CHECK(file_read_all(p, 0, &body, &n, &e) == 0);
+		body[n - 1] ^= 1;
+		CHECK(file_write_atomic(p, body, n, &e) == 0);
+		CHECK(ckpt_state_verify(ck, &r, &e) == -1 && e.code == EXIT_USAGE);
+		CHECKF(strstr(e.msg, p) && strstr(e.msg, "SHA-256") && strstr(e.msg, "state.json records"), "%s", e.msg);
+		body[n - 1] ^= 1;
+		CHECK(file_write_atomic(p, body, n, &e) == 0);
+		CHECK(ckpt_state_verify(ck, &r, &e) == 0);
+		free(body);
+		free(p);
+	}
+	char *pl = path_join(ck, "loader.bin");
+	unlink(pl);
+	CHECK(ckpt_state_verify(ck, &r, &e) == -1 && strstr(e.msg, pl) && strstr(e.msg, "cannot open") &&
+	      e.code == EXIT_USAGE);
+	free(pl);
+	ckpt_state_release(&r);
+	cJSON_Delete(w.curve);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
+TEST(resume_state_fields_checked)
+{
+	char *ck = path_join(dir, "ck2");
+	struct ckpt_state w, r;
+	char *text;
+	struct err e;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json");
+	char hex_opt[80];
+	snprintf(hex_opt, sizeof hex_opt, "\"optim.bin\": \"%s\"", w.sha256[1]);
+	struct { const char *from, *to, *want; } bad[] = {
+		{"\n  \"step\": 3,", "\n  \"step\": 10,", "step: 10 is out of range [0, 9]"},
+		{"\n  \"step\": 3,", "\n  \"step\": -1,", "step: -1 is out of range [0, 9]"},
+		{"\n  \"step\": 3,", "\n  \"step\": 2.5,", "step: 2.5 is not an integer"},
+		{"\n  \"step\": 3,", "\n  \"step\": \"3\",", "step: not a number"},
+		{"\n  \"step\": 3,", "\n  \"step\": 1e999,", "step: inf is not an integer"},
+		{"\n  \"step\": 3,", "\n  \"step\": 2,", "curve: 3 entries, but step is 2"},
+		{"\n  \"step\": 3,", "\n", "step: missing"},
+		{"\"blas_threads\": 2", "\"blas_threads\": -1", "blas_threads: -1 is out of range [1, 4096]"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 0", "blas_threads: 0 is out of range"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 100000", "blas_threads: 100000 is out of range"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 1.5", "blas_threads: 1.5 is not an integer"},
+		{"\"training_seconds\": 1.25", "\"training_seconds\": -1", "training_seconds: not a finite number"},
+		{"\"training_seconds\": 1.25", "\"training_seconds\": 3", "training_loop_seconds: 2.5 is less than"},
+		{"\"training_loop_seconds\": 2.5", "\"training_loop_seconds\": null", "training_loop_seconds: not a finite"},
+		{"\"config_sha256\": \"aaaa", "\"config_sha256\": \"Aaaa", "config_sha256: not a SHA-256"},
+		{hex_opt, "\"optim.bin\": \"0123\"", "files.optim.bin: not a SHA-256"},
+		{hex_opt, "\"optim.bin \": \"0123\"", "files.optim.bin: missing"},
+		{"\"files\": {", "\"extra\": 1, \"files\": {", "unknown key 'extra'"},
+		{"\"step\": 1\n", "\"step\": 5\n", "curve[1]: not the object of step 1"},
+		{"\"loss\": 6,", "\"loss\": \"6\",", "curve[0]: loss is not a finite number"},
+		{"\"curve\": [", "\"curve\": {\"a\": [", "curve: not an array"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *t = replaced(text, bad[i].from, bad[i].to);
+		CHECKF(t != NULL, "case %zu: no '%s' in the state", i, bad[i].from);
+		if (!t)
+			continue;
+		if (bad[i].to[0] == '"' && !strncmp(bad[i].to, "\"curve\": {", 10)) {   /* close the object */
+			char *u = replaced(t, "\n  ],", "\n  ]},");
+			free(t);
+			t = u;
+		}
+		CHECK(file_write_atomic(ps, t, strlen(t), &e) == 0);
+		CHECKF(ckpt_state_read(ps, 10, &r, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, bad[i].want) &&
+		       strstr(e.msg, ps), "case %zu: %s", i, e.msg);
+		free(t);
+	}
+	/* a checkpoint of an older supkit train: no "files" */
+	cJSON *j = json_parse(text, strlen(text), "state", &e);
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "files");
+	CHECK(json_write_file(ps, j, &e) == 0);
+	cJSON_Delete(j);
+	CHECK(ckpt_state_read(ps, 10, &r, &e) == -1);
+	CHECKF(strstr(e.msg, ps) && strstr(e.msg, "files: missing: the checkpoint records no SHA-256 of its files") &&
+	       strstr(e.msg, "--force"), "%s", e.msg);
+	/* the state as written is read back */
+	CHECK(file_write_atomic(ps, text, strlen(text), &e) == 0);
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	ckpt_state_release(&r);
+	/* a run of steps = step has no checkpoint at that step */
+	CHECK(ckpt_state_read(ps, 3, &r, &e) == -1 && strstr(e.msg, "step: 3 is out of range [0, 2]"));
+	cJSON_Delete(w.curve);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -168,6 +337,8 @@ int main(void)
 	RUN(round_trip);
 	RUN(refuses_mismatch);
 	RUN(masked_entries_must_be_zero);
+	RUN(resume_state_round_trip_and_hashes);
+	RUN(resume_state_fields_checked);
 	dir_remove_tree(dir);
 	return t_done();
 }

@@ -66,6 +66,36 @@ TEST(syntax)
 	CHECK(config_model_dim(&c) == 384 && config_heads(&c) == 3);
 }
 
+/* A line ends at LF, CR LF or a lone CR: a CR-only file that opens with a
+ * comment is not one long comment (which left every key at its default),
+ * and errors count lines the same way. */
+TEST(line_ends_cr_crlf_lf)
+{
+	const char *texts[] = {
+		"# comment\rdepth = 6\rvocab_size = 512\r",
+		"# comment\r\ndepth = 6\r\nvocab_size = 512\r\n",
+		"# comment\ndepth = 6\r\nvocab_size = 512",
+		"# comment\r\r\ndepth = 6\n\rvocab_size = 512\r",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		struct config c;
+		struct err e;
+		CHECKF(load(&c, texts[i], &e) == 0, "case %zu: %s", i, e.msg);
+		CHECKF(c.depth == 6 && c.vocab_size == 512, "case %zu: depth %d vocab_size %d", i, c.depth,
+		       c.vocab_size);
+	}
+	struct config c;
+	struct err e;
+	/* line numbers: CR LF is one line end, CR CR two */
+	CHECK(load(&c, "depth = 6\rfoo = 1\r", &e) != 0 && strstr(e.msg, "t.cfg:2: unknown key 'foo'"));
+	CHECK(load(&c, "depth = 6\r\nfoo = 1\r\n", &e) != 0 && strstr(e.msg, "t.cfg:2: unknown key 'foo'"));
+	CHECK(load(&c, "depth = 6\r\rfoo = 1", &e) != 0 && strstr(e.msg, "t.cfg:3: unknown key 'foo'"));
+	/* a value cannot hold a line end: the printed config would read back otherwise */
+	config_defaults(&c);
+	CHECK(config_set(&c, "init_from=a\rb", &e) != 0 && strstr(e.msg, "holds a line end"));
+	CHECK(config_set(&c, "init_from=a\nb", &e) != 0 && strstr(e.msg, "holds a line end"));
+}
+
 static void expect_err(const char *text, const char *want)
 {
 	struct config c;
@@ -460,6 +490,7 @@ int main(void)
 	RUN(defaults_are_benchmark);
 	RUN(baseline_file_equals_defaults);
 	RUN(syntax);
+	RUN(line_ends_cr_crlf_lf);
 	RUN(bad_lines_name_file_and_line);
 	RUN(conflicts_name_file_and_line);
 	RUN(set_overrides);

@@ -143,6 +143,45 @@ TEST(state_resume_continues_the_stream)
 	}
 }
 
+static void put64le(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A state whose position its batch count cannot reach is refused: each
+ * batch takes B to B (T + 1) documents from the order. */
+TEST(state_position_must_follow_the_batches)
+{
+	struct err e;
+	const char *paths[2] = {shard_a, shard_b};
+	struct loader a, b;
+	CHECK(loader_open(paths, 2, 16, 2, 7, &a, &e) == 0);
+	CHECK(loader_open(paths, 2, 16, 2, 7, &b, &e) == 0);
+	int32_t in[32], tg[32];
+	for (int i = 0; i < 40; i++)
+		loader_next(&a, in, tg);
+	size_t n;
+	uint8_t *st = loader_state(&a, &n);
+	uint8_t *x = malloc(n);
+	CHECKF(loader_restore(&b, st, n, &e) == 0, "%s", e.msg);
+	struct { size_t off; uint64_t v; const char *want; } bad[] = {
+		{40, (uint64_t)1 << 63, "offset 40: epoch 9223372036854775808 is beyond what 40 batches reach"},
+		{40, a.epoch + 1, "offset 40"},
+		{56, 0, "do not follow from 0 batches"},
+		{56, (uint64_t)1 << 62, "offset 56"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		memcpy(x, st, n);
+		put64le(x + bad[i].off, bad[i].v);
+		CHECKF(loader_restore(&b, x, n, &e) < 0 && strstr(e.msg, bad[i].want), "case %zu: %s", i, e.msg);
+	}
+	free(x);
+	free(st);
+	loader_close(&a);
+	loader_close(&b);
+}
+
 TEST(open_refuses)
 {
 	struct err e;
@@ -161,6 +200,7 @@ int main(void)
 	RUN(matches_python_reference);
 	RUN(seeded_invariants_and_determinism);
 	RUN(state_resume_continues_the_stream);
+	RUN(state_position_must_follow_the_batches);
 	RUN(open_refuses);
 	free(shard_a);
 	free(shard_b);

@@ -1002,6 +1002,7 @@ TEST(state_load_rejects_bad_files)
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "not an optimizer state"));
 	/* unknown record name: rename the first record's first letter */
 	data[0] = 'S';
+	char name0 = data[20];
 	data[20] = '#';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "record 0"));
@@ -1009,6 +1010,48 @@ TEST(state_load_rejects_bad_files)
 	char empty[16] = "SUPKOPT1";
 	CHECK(file_write_atomic(path, empty, sizeof empty, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "momentum_buffer"));
+	/* values out of range, each in the first record of its kind: a
+	 * negative second moment, a NaN momentum, a negative AdamW step */
+	data[20] = name0;   /* the file as saved */
+	CHECK(file_write_atomic(path, data, len, &e) == 0);
+	CHECKF(optim_load(o, path, &e) == 0, "%s", e.msg);
+	struct { const char *suffix; double v; const char *want; } bad[] = {
+		{".exp_avg_sq", -1.0, "is -1, not a finite number >= 0"},
+		{".second_momentum_buffer", -0.5, "is -0.5, not a finite number >= 0"},
+		{".momentum_buffer", NAN, "is nan, not a finite number"},
+		{".exp_avg", INFINITY, "is inf, not a finite number"},
+		{".step", -1.0, "-1 is negative"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		char *x = malloc(len);
+		memcpy(x, data, len);
+		size_t at = 16, hit = 0;
+		while (at + 4 <= len && !hit) {
+			uint32_t nl;
+			memcpy(&nl, x + at, 4);
+			const char *name = x + at + 4;
+			size_t sl = strlen(bad[k].suffix);
+			uint64_t cnt;
+			memcpy(&cnt, x + at + 4 + nl + 4, 8);
+			size_t d = at + 4 + nl + 12;
+			if (nl >= sl && !memcmp(name + nl - sl, bad[k].suffix, sl) &&
+			    (sl != strlen(".exp_avg") || name[nl - sl - 1] != 'q')) {
+				if (!strcmp(bad[k].suffix, ".step")) {
+					int64_t v = (int64_t)bad[k].v;
+					memcpy(x + d, &v, 8);
+				} else {
+					memcpy(x + d, &bad[k].v, 8);
+				}
+				hit = 1;
+			}
+			at = d + 8 * cnt;
+		}
+		CHECKF(hit, "no record ending in '%s'", bad[k].suffix);
+		CHECK(file_write_atomic(path, x, len, &e) == 0);
+		CHECKF(optim_load(o, path, &e) == -1 && strstr(e.msg, bad[k].want) && strstr(e.msg, bad[k].suffix + 1) &&
+		       strstr(e.msg, path), "'%s': %s", bad[k].suffix, e.msg);
+		free(x);
+	}
 	free(data);
 	optim_free(o);
 	table_free(&a);

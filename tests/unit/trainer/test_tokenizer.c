@@ -310,6 +310,59 @@ TEST(bad_rank_files_refused)
 }
 
 
+/* A token_bytes file of V entries len[0..V) (version 1) at path. */
+static void write_token_bytes(const char *path, uint32_t V, const uint32_t *len)
+{
+	size_t n = 16 + 4 * (size_t)V;
+	unsigned char *b = calloc(n, 1);
+	memcpy(b, "SKTOKBYT", 8);
+	b[8] = 1;
+	for (int k = 0; k < 4; k++)
+		b[12 + k] = (unsigned char)(V >> (8 * k));
+	for (uint32_t i = 0; i < V; i++)
+		for (int k = 0; k < 4; k++)
+			b[16 + 4 * i + k] = (unsigned char)(len[i] >> (8 * k));
+	struct err e;
+	CHECK(file_write_atomic(path, b, n, &e) == 0);
+	free(b);
+}
+
+/* token_bytes lengths are checked as read: each refusal names the file,
+ * the offset and the token. */
+TEST(token_bytes_lengths_checked)
+{
+	char dir[] = "/tmp/supkit-tb-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *p = path_join(dir, "token_bytes.bin");
+	struct err e;
+	uint32_t *v = NULL, nv = 0;
+	/* the trainer's fixture (supkit data's output) is accepted */
+	CHECKF(tokenizer_token_bytes("tests/fixtures/train/data/token_bytes.bin", &v, &nv, &e) == 0, "%s", e.msg);
+	CHECK(nv == 512 && v[511] == 0 && v[0] == 1);
+	free(v);
+	uint32_t ok[10] = {1, 1, 2, 0, 3, 65536, 0, 0, 0, 0};   /* a rank hole (0), a long token */
+	write_token_bytes(p, 10, ok);
+	CHECKF(tokenizer_token_bytes(p, &v, &nv, &e) == 0, "%s", e.msg);
+	CHECK(nv == 10 && v[5] == 65536);
+	free(v);
+	struct { uint32_t V; uint32_t len[10]; const char *want; } bad[] = {
+		{10, {0xffffffffu, 1, 1, 1, 1, 1, 0, 0, 0, 0}, "offset 16: token 0 has length 4294967295"},
+		{10, {1, 1, 1, 1, 1, 65537, 0, 0, 0, 0}, "offset 36: token 5 has length 65537"},
+		{10, {1, 1, 1, 1, 1, 1, 0, 0, 0, 7}, "offset 52: token 9 is a special token, its length 7 is not 0"},
+		{10, {1, 1, 1, 1, 1, 1, 1, 0, 0, 0}, "offset 40: token 6 is a special token"},
+		{10, {0}, "every token has length 0"},
+		{4, {0}, "offset 12: vocab size 4 leaves no room for 4 special tokens"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		write_token_bytes(p, bad[i].V, bad[i].len);
+		CHECKF(tokenizer_token_bytes(p, &v, &nv, &e) < 0 && strstr(e.msg, bad[i].want) && strstr(e.msg, p) &&
+		       e.code == EXIT_USAGE, "case %zu: %s", i, e.msg);
+	}
+	unlink(p);
+	rmdir(dir);
+	free(p);
+}
+
 static int hexval(int c)
 {
 	return c <= '9' ? c - '0' : c - 'a' + 10;
@@ -436,6 +489,7 @@ int main(void)
 	RUN(train_matches_python_reference);
 	RUN(train_tie_break_by_hand);
 	RUN(bad_rank_files_refused);
+	RUN(token_bytes_lengths_checked);
 	RUN(utf8_matches_python);
 	RUN(brown_detag_rules);
 	RUN(heap_merge_equals_scan);
