@@ -72,13 +72,13 @@ DEPS_lib := lib
 DEPS_data := data lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
-DEPS_trainer := trainer lib
-DEPS_audit := audit trainer lib
+DEPS_trainer := trainer data lib
+DEPS_audit := audit trainer data lib
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
 CPPFLAGS += -DSUPKIT_CUDA=1
-DEPS_trainer := trainer kernels lib
-DEPS_audit := audit trainer kernels lib
+DEPS_trainer := trainer kernels data lib
+DEPS_audit := audit trainer kernels data lib
 LIBS += -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 endif
 endif
@@ -119,10 +119,10 @@ EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu
 $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/cudart.cc \
 		$(wildcard tests/emu/*.h tests/emu/shim/*.h) \
 		kernels/attention_mma.cu $(wildcard kernels/*.cuh) kernels/cuda_internal.h \
-		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
+		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
-		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
 # The whole CUDA backend on the CPU (tests/emu/cudart.h): kernels/*.cu with
 # their launches rewritten by tests/emu/launch.sed, built as host C++ against
@@ -151,27 +151,27 @@ $(BUILD)/emu/test_cuda_ops.o: tests/gpu/test_cuda_ops.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
 $(BUILD)/tests/emu/test_cuda_ops_emu: $(BUILD)/emu/test_cuda_ops.o $(EMU_RT_OBJS) \
-		$(BUILD)/libtrainer.a $(BUILD)/liblib.a
+		$(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 EMU_TESTS += $(BUILD)/tests/emu/test_cuda_ops_emu
 # supkit-train on the emulated device, for tests/cli/train_cuda_emu.sh
 $(BUILD)/emu/cmd_train.o: trainer/cmd_train.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
 $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
-		$(BUILD)/liblib.a
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 # gpu_bench on the emulated device, for tests/cli/bench_gpu_emu.sh (its code
 # paths run at small sizes before a lent GPU runs them at full size)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
 $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
-		$(BUILD)/liblib.a
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/gpu_bench
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))

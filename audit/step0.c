@@ -26,7 +26,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/progress.h"
-#include "trainer/loader.h"
+#include "data/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/paramspec.h"

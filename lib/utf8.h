@@ -1,6 +1,6 @@
 /* utf8.h: strict UTF-8 validation, shared by the corpus readers
- * (trainer/corpus.c), the tokenizer's byte-level fallback
- * (trainer/tokenizer.c) and the supplement manifest's path check
+ * (data/corpus.c), the tokenizer's byte-level fallback
+ * (data/tokenizer.c) and the supplement manifest's path check
  * (supplements/manifest.c, scan.c); and Unicode Normalization Form C
  * (lib/utf8_nfc.c), the one form of every name in a supplement.
  * utf8_seq is inline: callers use it per character. Leaves out the other

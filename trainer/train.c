@@ -32,12 +32,12 @@
 #include "trainer/accounting.h"
 #include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
-#include "trainer/loader.h"
+#include "data/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/paramspec.h"
 #include "trainer/rundir.h"
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 
 /* ---- small helpers ---- */
 

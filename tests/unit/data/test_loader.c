@@ -1,4 +1,4 @@
-/* test_loader.c: trainer/loader.c against an independent Python rendering of
+/* test_loader.c: data/loader.c against an independent Python rendering of
  * the best-fit packing loader (tests/fixtures/loader/make_loader_ref.py:
  * 500 batches over two shards, through two epoch wraps), plus the
  * invariants with a shuffling seed, checkpoint resume and refused inputs. */
@@ -7,7 +7,7 @@
 
 #include "lib/json.h"
 #include "lib/sha256.h"
-#include "trainer/loader.h"
+#include "data/loader.h"
 #include "t.h"
 
 static char *shard_a, *shard_b;

@@ -4,7 +4,7 @@
  * big-endian hosts (ids are read in place), compression. Every problem is
  * reported with the file and the byte offset where it was found.
  */
-#include "trainer/shard.h"
+#include "data/shard.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* test_tokenizer.c: trainer/tokenizer.c and trainer/bpe_train.c against
+/* test_tokenizer.c: data/tokenizer.c and data/bpe_train.c against
  * independent implementations: the split equals Python's `regex` module
  * (chunks.json, make_chunks.py), encoding equals OpenAI's tiktoken Rust core
  * on the real cl100k_base ranks (make_tiktoken.sh), training equals a plain
@@ -12,8 +12,8 @@
 
 #include "lib/fileio.h"
 #include "lib/json.h"
-#include "trainer/corpus.h"
-#include "trainer/tokenizer.h"
+#include "data/corpus.h"
+#include "data/tokenizer.h"
 #include "t.h"
 
 static char *fx(const char *name)

@@ -1,7 +1,7 @@
 /* data.c: corpus -> shards, shard statistics, train/validation overlap.
  * Contract in data.h (issue 6, SPEC sections 4 and 9). Leaves out: threads.
  */
-#include "trainer/data.h"
+#include "data/data.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "lib/progress.h"
 #include "lib/sha256.h"
 #include "lib/stream.h"
-#include "trainer/shard.h"
+#include "data/shard.h"
 
 /* ---- tokenize ---- */
 

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "lib/err.h"
-#include "trainer/corpus.h"
-#include "trainer/tokenizer.h"
+#include "data/corpus.h"
+#include "data/tokenizer.h"
 
 struct tokenize_opts {
 	const char *const *inputs;

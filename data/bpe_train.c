@@ -12,7 +12,7 @@
  * each merge rescans the pieces that contain the pair. Leaves out: parallel
  * counting, frequency cut-offs, special tokens (added by the tokenizer).
  */
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
  * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9).
  *
- * Thin: each subcommand parses its options, calls trainer/tokenizer.c,
+ * Thin: each subcommand parses its options, calls data/tokenizer.c,
  * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
  * of the issue's command surface; man/supkit-data.1 documents it.
  */
@@ -18,11 +18,11 @@
 #include "lib/progress.h"
 #include "lib/stream.h"
 #include "lib/utf8.h"
-#include "trainer/corpus.h"
-#include "trainer/data.h"
-#include "trainer/loader.h"
-#include "trainer/shard.h"
-#include "trainer/tokenizer.h"
+#include "data/corpus.h"
+#include "data/data.h"
+#include "data/loader.h"
+#include "data/shard.h"
+#include "data/tokenizer.h"
 
 enum {
 	O_VOCAB = 256, O_PATTERN, O_FORMAT, O_DELIM, O_RANKS, O_VAL_FILES, O_VAL_EVERY,
@@ -632,7 +632,7 @@ static int sub_overlap(int argc, char **argv)
 /* ---- batches ---- */
 
 /* The trainer's token stream, exported: COUNT batches of the loader
- * (trainer/loader.h) over the shards, each its inputs (B,T) then its
+ * (data/loader.h) over the shards, each its inputs (B,T) then its
  * targets (B,T), int32 little-endian, row-major. With the run's seq_len,
  * batch_rows and seed these are the micro-batches supkit train consumes, in
  * order (grad_accum of them a step), so another implementation can train on

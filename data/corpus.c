@@ -4,7 +4,7 @@
  * Leaves out: streaming (each file is read whole, up to CORPUS_MAX_FILE);
  * NUL bytes inside JSON strings (cJSON strings end at the first NUL).
  */
-#include "trainer/corpus.h"
+#include "data/corpus.h"
 
 #include <stdlib.h>
 #include <string.h>

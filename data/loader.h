@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/err.h"
-#include "trainer/shard.h"
+#include "data/shard.h"
 
 #define LOADER_BUFFER_DOCS 1000
 #define LOADER_REFILL_DOCS 128

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include "lib/err.h"
 #include "lib/utf8.h"
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 
 #define CORPUS_MAX_FILE (2ull << 30) /* 2 GiB per input file */
 

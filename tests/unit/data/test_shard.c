@@ -1,4 +1,4 @@
-/* test_shard.c: trainer/shard.c: writer/reader round trip, a shard packed by
+/* test_shard.c: data/shard.c: writer/reader round trip, a shard packed by
  * Python (tests/fixtures/loader/make_loader_ref.py) read back, and every
  * malformed header or token refused with the file and offset named. */
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "trainer/shard.h"
+#include "data/shard.h"
 #include "t.h"
 
 static char tmpdir[] = "/tmp/supkit-shard-XXXXXX";

@@ -13,7 +13,7 @@
  * part of a valid sequence is its own piece (its single-byte token), so
  * decode(encode(x)) == x for every byte string.
  *
- * Training (trainer/bpe_train.c): see bpe_train below.
+ * Training (data/bpe_train.c): see bpe_train below.
  *
  * Ownership: a struct tokenizer owns everything it points to until
  * tokenizer_free. Encoding uses the tokenizer's match data: one thread at a

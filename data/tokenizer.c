@@ -14,7 +14,7 @@
  * text; each byte outside a valid sequence is a piece of its own.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 
 #include <archive.h>
 #include <pcre2.h>

@@ -6,7 +6,7 @@
  * make_dataloader in karpathy/autoresearch prepare.py, written afresh in C.
  * Leaves out: tokenization on the fly (shards are pre-tokenized), threads.
  */
-#include "trainer/loader.h"
+#include "data/loader.h"
 
 #include <stdlib.h>
 #include <string.h>
