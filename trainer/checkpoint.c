@@ -29,11 +29,13 @@ int checkpoint_save(const struct param_table *t, const char *path, const char *c
 	bf16 **tmp = xcalloc(t->n ? t->n : 1, sizeof *tmp);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct param *p = &t->p[i];
-		if (p->store == PARAM_BF16) {
+		if (p->store == PARAM_BF16 && !p->w64) {
 			tmp[i] = xmalloc((p->numel ? p->numel : 1) * sizeof(bf16));
 			for (size_t j = 0; j < p->numel; j++)
 				tmp[i][j] = bf16_from_f32(param_w_at(p, j));
 			st_writer_add(&w, p->name, ST_BF16, p->ndim, p->shape, tmp[i]);
+		} else if (p->w64) {   /* fp64 runs: the exact values */
+			st_writer_add(&w, p->name, ST_F64, p->ndim, p->shape, p->w64);
 		} else {
 			st_writer_add(&w, p->name, ST_F32, p->ndim, p->shape, p->w);
 		}
@@ -85,6 +87,22 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 				got, want);
 			goto out;
 		}
+		if (p->w64 && s->dtype == ST_F64) {   /* fp64 runs: F64 kept exactly */
+			int bad = st_to_f64(s, p->w64, e) != 0;
+			if (bad)
+				err_prefix(e, "'%s': tensor '%s'", path, p->name);
+			for (size_t j = 0; !bad && p->mask && j < p->numel; j++)
+				if (p->mask[j] && p->w64[j] != 0) {
+					err_set(e, EXIT_USAGE, "'%s': tensor '%s': masked entry %zu is not 0",
+						path, p->name, j);
+					bad = 1;
+				}
+			for (size_t j = 0; !bad && j < p->numel; j++)
+				p->w[j] = (float)p->w64[j];
+			if (bad)
+				goto out;
+			continue;
+		}
 		/* bf16-stored values (p->wb) arrive through an fp32 row buffer */
 		float *v = p->w ? p->w : xmalloc((p->numel ? p->numel : 1) * sizeof *v);
 		int bad = st_to_f32(s, v, e) != 0;
@@ -103,6 +121,8 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 				param_w_set(p, j, v[j]);
 			free(v);
 		}
+		for (size_t j = 0; !bad && p->w64 && j < p->numel; j++)
+			p->w64[j] = p->w[j];     /* fp64 runs: the fp32 values widened */
 		if (bad)
 			goto out;
 	}

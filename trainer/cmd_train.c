@@ -187,7 +187,11 @@ int main(int argc, char **argv)
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	} else if (s.finished) {
-		printf("%s: %d steps, final loss %.4f, val_bpb %.6f", o.run_dir, s.steps_done, s.final_loss, s.val_bpb);
+		/* as result.json: a BPB not measured (eval_tokens or
+		 * heldout_tokens = 0, null there) is left out */
+		printf("%s: %d steps, final loss %.4f", o.run_dir, s.steps_done, s.final_loss);
+		if (!isnan(s.val_bpb))
+			printf(", val_bpb %.6f", s.val_bpb);
 		if (!isnan(s.heldout_bpb))
 			printf(", heldout_bpb %.6f", s.heldout_bpb);
 		printf("\n");

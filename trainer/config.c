@@ -49,6 +49,8 @@ static const char *const w_init[] = {"benchmark", "dense", NULL};
 static const char *const w_dtype[] = {"fp32", "fp64", NULL};
 static const char *const w_backend[] = {"auto", "cpu", "cuda", NULL};
 static const char *const w_polar[] = {"bf16", "fp32", NULL};
+static const char *const w_parith[] = {"compiled", "eager", NULL};
+static const char *const w_logits[] = {"bf16", "fp32", NULL};
 static const char *const w_muoneq[] = {"off", "bieq", "r", "rc", NULL};
 static const char *const w_neusite[] = {"direction", "gradient", NULL};
 static const char *const w_estate[] = {"bf16", "fp32", NULL};
@@ -84,6 +86,7 @@ static const struct key_def keys[] = {
 	I("ve_gate_channels", ve_gate_channels, "32", 1, 16384),
 	D("norm_eps", norm_eps, "1.1920928955078125e-07", 0, 1),
 	DP("softcap", softcap, "15", 1e6),
+	E("logits", logits, "bf16", w_logits),
 	DP("rope_base", rope_base, "10000", 1e12),
 	E("init", init, "benchmark", w_init),
 	S("init_from", init_from, ""),
@@ -118,6 +121,7 @@ static const struct key_def keys[] = {
 	D("bieq_tau", bieq_tau, "25", 0, 1e9),
 	B("cooldown", cooldown, "0"),
 	E("polar", polar, "bf16", w_polar),
+	E("polar_arith", polar_arith, "compiled", w_parith),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),

@@ -22,10 +22,12 @@
 #include <stdint.h>
 #include "lib/err.h"
 
-enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: random c_proj (tests) */
+enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: every zero tensor drawn (tests) */
 enum cfg_dtype { DTYPE_F32, DTYPE_F64 };                 /* CPU compute precision */
 enum cfg_backend { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
 enum cfg_polar { POLAR_BF16, POLAR_FP32 };
+enum cfg_polar_arith { POLAR_ARITH_COMPILED, POLAR_ARITH_EAGER }; /* bf16 Polar Express */
+enum cfg_logits { LOGITS_BF16, LOGITS_FP32 };            /* lm_head output before the softcap */
 enum cfg_muoneq { MUONEQ_OFF, MUONEQ_BIEQ, MUONEQ_R, MUONEQ_RC };
 enum cfg_neumann_site { NEUMANN_DIRECTION, NEUMANN_GRADIENT };
 enum cfg_embed_state { EMBED_STATE_BF16, EMBED_STATE_FP32 };
@@ -65,8 +67,10 @@ struct config {
 	int ve_gate_channels;      /* ve_gate_channels = 32 */
 	double norm_eps;           /* norm_eps = 1.1920928955078125e-07 (2^-23) */
 	double softcap;            /* softcap = 15 */
+	enum cfg_logits logits;    /* logits = bf16 | fp32 (fp32 runs; fp64 runs keep fp64) */
 	double rope_base;          /* rope_base = 10000 */
-	enum cfg_init init;        /* init = benchmark | dense */
+	enum cfg_init init;        /* init = benchmark | dense (every zero-initialised
+	                              tensor drawn; conflicts with init_from) */
 	char init_from[512];       /* init_from = (empty) | FILE.safetensors */
 
 	/* batch and schedule (SPEC 2) */
@@ -102,6 +106,8 @@ struct config {
 	double bieq_tau;           /* bieq_tau = 25 (0 = undamped) */
 	int cooldown;              /* cooldown = 0 | 1 */
 	enum cfg_polar polar;      /* polar = bf16 | fp32 */
+	enum cfg_polar_arith polar_arith; /* polar_arith = compiled | eager (bf16 polar of
+	                              fp32 runs: torch.compile on CUDA, or eager PyTorch) */
 	int neumann;               /* neumann = 0 | 1 */
 	double neumann_tau;        /* neumann_tau = 80 */
 	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */

@@ -476,6 +476,10 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddStringToObject(j, "mlp_activations", dtype_word(model_mlp_dtype(R->m)));
 	cJSON_AddStringToObject(j, "attn_activations", dtype_word(model_attn_dtype(R->m)));
 	cJSON_AddStringToObject(j, "norm_activations", dtype_word(model_norm_dtype(R->m)));
+	cJSON_AddStringToObject(j, "logits", dtype_word(model_logits_dtype(R->m)));
+	int pm = polar_mode_of(c);
+	cJSON_AddStringToObject(j, "polar_arithmetic", R->fp64 ? "fp64" : pm == POLAR_MODE_FP32 ? "fp32"
+				: pm == POLAR_MODE_BF16_EAGER ? "bf16_eager" : "bf16_compiled");
 	char *p = path_join(R->o->run_dir, "result.json");
 	int r = json_write_file(p, j, e);
 	free(p);

@@ -151,6 +151,56 @@ expect_rc 0 "fp64 run"
 run trn --set steps=6 --set dtype=fp64 --stop-after 3 -o "$TMP/f2"
 run supkit train --resume "$TMP/f2" --quiet
 expect_same_file "$TMP/f1/model.safetensors" "$TMP/f2/model.safetensors" "fp64 resume bit-identical"
+# an fp64 run's model.safetensors holds its exact values: F64 throughout
+st_dtypes() { # file: the dtypes of its header, sorted, unique
+	local n
+	n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+	tail -c +9 "$1" | head -c "$n" | grep -oE '"dtype" *: *"[A-Z0-9]+"' | grep -oE '[A-Z0-9]+"$' | tr -d '"' | sort -u | tr '\n' ' '
+}
+d=$(st_dtypes "$TMP/f1/model.safetensors")
+if [[ "$d" == "F64 " ]]; then ok "fp64 run: model.safetensors is F64 throughout"
+else bad "fp64 run: model.safetensors is F64 throughout" "dtypes: $d"; fi
+d=$(st_dtypes "$TMP/full/model.safetensors")
+if [[ "$d" == "BF16 F32 " ]]; then ok "fp32 run: model.safetensors in the benchmark's BF16 and F32"
+else bad "fp32 run: model.safetensors in the benchmark's BF16 and F32" "dtypes: $d"; fi
+
+# 5b. the arithmetic keys: recorded, in force, fp64 runs exact whatever they say
+word() { grep -o "\"$2\": *\"[a-z0-9_]*\"" "$1" | head -1 | sed 's/.*: *"//; s/"$//'; }
+arith_check() { # run_dir logits polar_arithmetic label
+	local l p
+	l=$(word "$1/result.json" logits) p=$(word "$1/result.json" polar_arithmetic)
+	if [[ "$l" == "$2" && "$p" == "$3" ]]; then ok "result.json: logits $2, polar_arithmetic $3 ($4)"
+	else bad "result.json: logits $2, polar_arithmetic $3 ($4)" "logits '$l', polar_arithmetic '$p'"; fi
+}
+arith_check "$TMP/full" bf16 bf16_compiled "the defaults"
+arith_check "$TMP/f1" fp64 fp64 "an fp64 run"
+if grep -qx 'logits = bf16' "$TMP/full/config.cfg" && grep -qx 'polar_arith = compiled' "$TMP/full/config.cfg"
+then ok "config.cfg records logits and polar_arith"; else bad "config.cfg records logits and polar_arith"; fi
+run trn --set steps=20 --set logits=fp32 --set polar_arith=eager -o "$TMP/old"
+expect_rc 0 "a run with fp32 logits and eager polar"
+arith_check "$TMP/old" fp32 bf16_eager "logits = fp32, polar_arith = eager"
+if ! cmp -s "$TMP/old/model.safetensors" "$TMP/a/model.safetensors"; then ok "the arithmetic keys change the weights"
+else bad "the arithmetic keys change the weights"; fi
+run trn --set steps=6 --set dtype=fp64 --set logits=fp32 --set polar_arith=eager -o "$TMP/f3"
+expect_rc 0 "fp64 run with other arithmetic keys"
+st_data() { # file: its tensors' bytes (after the header, which names the config's SHA-256)
+	local n
+	n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+	tail -c +$((9 + n)) "$1"
+}
+if [[ -s "$TMP/f3/model.safetensors" ]] && cmp -s <(st_data "$TMP/f1/model.safetensors") <(st_data "$TMP/f3/model.safetensors")
+then ok "fp64 runs: logits and polar_arith change no weight"; else bad "fp64 runs: logits and polar_arith change no weight"; fi
+arith_check "$TMP/f3" fp64 fp64 "an fp64 run, whatever the keys say"
+
+# 5c. the summary line says what result.json says: no val_bpb when none was measured
+run trn --set steps=3 --set eval_tokens=0 -o "$TMP/noeval"
+expect_rc 0 "a run with eval_tokens = 0"
+if grep -q '"val_bpb": *null' "$TMP/noeval/result.json" && [[ "$out" != *nan* && "$out" != *val_bpb* && "$out" == *heldout_bpb* ]]
+then ok "eval_tokens = 0: val_bpb null in result.json and left out of the summary"
+else bad "eval_tokens = 0: val_bpb null in result.json and left out of the summary" "$out"; fi
+run trn --set steps=3 --set eval_tokens=0 --set heldout_tokens=0 --json -o "$TMP/noeval2"
+if grep -q '"val_bpb": *null' <<<"$out" && grep -q '"heldout_bpb": *null' <<<"$out"; then ok "--json: BPBs not measured are null"
+else bad "--json: BPBs not measured are null" "$out"; fi
 
 # 6. fast-fail and refusals
 run trn --set steps=5 --set max_loss=1 -o "$TMP/ff"

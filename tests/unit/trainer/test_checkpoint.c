@@ -1,6 +1,6 @@
 /* test_checkpoint.c: parameter table <-> safetensors (trainer/checkpoint.c):
  * round trip through model_save and init_from, the dtypes and names in the
- * file, and refusal of files that do not fit the model (missing, extra or
+ * file (F64 throughout for fp64 runs, reloaded bit for bit), and refusal of files that do not fit the model (missing, extra or
  * misshapen tensors, masked q_tau entries that are not 0), each naming the
  * file and the tensor; the resume state (state.json): round trip, the
  * files' SHA-256 verified, every field range-checked, each refusal naming
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "lib/bf16.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/safetensors.h"
@@ -85,6 +86,70 @@ TEST(round_trip)
 	if (m2) {
 		struct param *p = param_find(model_params(m2), "lm_head.weight");
 		CHECK(p->w64 && p->w64[5] == (double)param_find(t, "lm_head.weight")->w[5]);
+		model_free(m2);
+	}
+	free(path);
+	model_free(m);
+}
+
+/* fp64 runs write their exact values (F64 for every parameter, wte's not
+ * bf16-representable after training) and reload them bit for bit; an fp32
+ * run reading that file gets fp32 values, bf16-stored ones rounded to bf16 */
+TEST(fp64_exact_round_trip)
+{
+	const char *kv[32];
+	int k = 0;
+	for (int i = 0; base[i]; i++)
+		kv[k++] = base[i];
+	kv[k++] = "dtype=fp64";
+	kv[k] = NULL;
+	struct config c;
+	struct model *m = make(kv, &c);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param_table *t = model_params(m);
+	/* values an fp64 run holds after some steps: neither fp32 nor bf16 */
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		for (size_t j = 0; j < p->numel; j++)
+			if (!(p->mask && p->mask[j]))
+				p->w64[j] += 1e-10 * (double)(j % 7 + 1) + 1.0 / 3.0;
+	}
+	char *path = xasprintf("%s/f64.safetensors", dir);
+	struct err e = {0};
+	CHECKF(model_save(m, path, NULL, &e) == 0, "%s", e.msg);
+	struct st_file f;
+	CHECKF(st_open(&f, path, &e) == 0, "%s", e.msg);
+	int all64 = f.n == t->n;
+	for (size_t i = 0; i < f.n; i++)
+		all64 &= f.t[i].dtype == ST_F64;
+	CHECKF(all64, "an fp64 run's checkpoint is not F64 throughout");
+	st_close(&f);
+	struct config c2 = c;
+	c2.init = INIT_BENCHMARK;
+	snprintf(c2.init_from, sizeof c2.init_from, "%s", path);
+	struct model *m2 = NULL;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		int same = 1;
+		for (size_t i = 0; i < t->n; i++)
+			same &= !memcmp(t->p[i].w64, t2->p[i].w64, t->p[i].numel * sizeof(double));
+		CHECKF(same, "fp64 values not reloaded bit for bit");
+		struct param *p = param_find(t2, "lm_head.weight");
+		CHECK(p->w[3] == (float)p->w64[3]);
+		model_free(m2);
+	}
+	c2.dtype = DTYPE_F32;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		struct param *lm = param_find(t2, "lm_head.weight");
+		struct param *wte = param_find(t2, "transformer.wte.weight");
+		struct param *lm0 = param_find(t, "lm_head.weight"), *wte0 = param_find(t, "transformer.wte.weight");
+		CHECK(lm->w[7] == (float)lm0->w64[7]);
+		CHECK(wte->w[7] == bf16_round((float)wte0->w64[7]) && wte->w[7] != (float)wte0->w64[7]);
 		model_free(m2);
 	}
 	free(path);
@@ -335,6 +400,7 @@ int main(void)
 		return 1;
 	}
 	RUN(round_trip);
+	RUN(fp64_exact_round_trip);
 	RUN(refuses_mismatch);
 	RUN(masked_entries_must_be_zero);
 	RUN(resume_state_round_trip_and_hashes);

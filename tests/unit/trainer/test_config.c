@@ -31,6 +31,8 @@ TEST(defaults_are_benchmark)
 	CHECK(c.oe_m == 150855 && c.oe_n == 3 && c.oe_k == 2);
 	CHECK(c.norm_eps == 1.0 / 8388608.0);
 	CHECK(c.qk_scale == QK_SCALE_NONE && c.muoneq == MUONEQ_OFF && c.embed_state == EMBED_STATE_BF16);
+	/* the benchmark's arithmetic as it ran (torch.compile, autocast on CUDA) */
+	CHECK(c.logits == LOGITS_BF16 && c.polar == POLAR_BF16 && c.polar_arith == POLAR_ARITH_COMPILED);
 	struct err e;
 	CHECK(config_validate(&c, &e) == 0);
 }
@@ -140,6 +142,9 @@ TEST(conflicts_name_file_and_line)
 	expect_err("steps = 5\n", "t.cfg:1: warmup_steps 11 must be below steps 5");
 	expect_err("seq_len = 33\n", "t.cfg:1: seq_len 33 is odd");
 	expect_err("window_pattern = SSXL\n", "t.cfg:1: window_pattern: 'SSXL' may hold only S and L");
+	expect_err("init = dense\ninit_from = a.safetensors\n", "t.cfg:2: init = dense conflicts with init_from");
+	expect_err("logits = fp16\n", "t.cfg:1: logits: 'fp16' is not one of bf16, fp32");
+	expect_err("polar_arith = fused\n", "t.cfg:1: polar_arith: 'fused' is not one of compiled, eager");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
