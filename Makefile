@@ -63,13 +63,13 @@ DEPS_lib := lib
 DEPS_data := data lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
-DEPS_trainer := trainer lib
-DEPS_audit := audit trainer lib
+DEPS_trainer := trainer data lib
+DEPS_audit := audit trainer data lib
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
 CPPFLAGS += -DSUPKIT_CUDA=1
-DEPS_trainer := trainer kernels lib
-DEPS_audit := audit trainer kernels lib
+DEPS_trainer := trainer kernels data lib
+DEPS_audit := audit trainer kernels data lib
 LIBS += -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 endif
 endif

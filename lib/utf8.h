@@ -45,4 +45,10 @@ static inline size_t utf8_seq(const unsigned char *p, size_t n)
 /* 1 when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
 int utf8_valid(const char *s, size_t n);
 
+/* Bytes of the UTF-8 text that decoding s[0..n) with replacement gives: each
+ * valid sequence as it is, each maximal ill-formed subpart (Unicode 15
+ * section 3.9, "U+FFFD substitution of maximal subparts"; what Python's
+ * bytes.decode("utf-8", errors="replace") does) one U+FFFD, 3 bytes. */
+size_t utf8_replaced_len(const char *s, size_t n);
+
 #endif
