@@ -404,6 +404,8 @@ static int extend(struct rd *r, struct pk_value *c, size_t first)
 				return fail(r, "uses a %s as a dict key (not hashable)", what(r->stack[i]));
 		}
 	}
+	if (k == 0)
+		return 0;
 	grow_items(c, count, k);
 	memcpy(c->u.items + count, r->stack + first, k * sizeof *r->stack);
 	c->n = (uint32_t)(c->kind == PK_DICT ? (count + k) / 2 : count + k);

@@ -30,8 +30,11 @@
  * NEXT_BUFFER, READONLY_BUFFER, DUP, the Python 2 strings STRING,
  * BINSTRING, SHORT_BINSTRING, sets (EMPTY_SET, ADDITEMS, FROZENSET),
  * unknown opcodes; and every inconsistency: a length beyond the input or
- * the current frame, a stack or mark underflow, a container of the wrong
- * kind under APPEND(S) or SETITEM(S), a memo index that is not the next
+ * the current frame (an opcode may not run past its FRAME's end, as in
+ * Python's pure-Python unpickler; a FRAME may begin only where the last
+ * one ends), a stack or mark underflow, a container of the wrong
+ * kind under APPEND(S) or SETITEM(S), a dict key Python could not hash
+ * (a list, dict or object), a memo index that is not the next
  * one or an existing one, a memo read of a container (values are not
  * shared: the result is a tree), STOP with other than exactly one value
  * and no open MARK, bytes after STOP, a missing STOP.

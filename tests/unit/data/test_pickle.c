@@ -373,8 +373,8 @@ TEST(limits_at_the_boundary)
  * truncated, in one line */
 TEST(every_cut)
 {
-	const char *names[] = {"tokenizer.pkl", "tokenizer_p0.pkl", "tokenizer_p2.pkl"};
-	for (int f = 0; f < 3; f++) {
+	const char *names[] = {"tokenizer.pkl", "tokenizer_p0.pkl"};
+	for (int f = 0; f < 2; f++) {
 		size_t n;
 		char *b = fix(names[f], &n);
 		CHECK(b);
@@ -403,8 +403,9 @@ TEST(every_cut)
 	}
 }
 
-/* byte flips of a real tokenizer.pkl: read or refused in one line (the
- * sanitizers watch the rest) */
+/* byte flips of a real tokenizer.pkl (every byte of protocol 4's, every
+ * third of protocol 0's): read or refused in one line (the sanitizers
+ * watch the rest) */
 TEST(byte_flips)
 {
 	const char *names[] = {"tokenizer.pkl", "tokenizer_p0.pkl"};
@@ -416,7 +417,7 @@ TEST(byte_flips)
 		if (!b)
 			continue;
 		int bad = 0, read = 0;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i += f ? 3 : 1)
 			for (int h = 0; h < 4; h++) {
 				unsigned char old = (unsigned char)b[i];
 				b[i] = (char)(h < 2 ? how[h] : h == 2 ? old ^ 0x80 : old + 1);
