@@ -63,7 +63,7 @@ int data_import_tokenizer_main(int argc, char **argv)
 		char proto[16];
 		snprintf(proto, sizeof proto, r.protocol >= 2 ? "%d" : "0 or 1", r.protocol);
 		fprintf(stderr, "%s: '%s' (pickle protocol %s): %u ranks + 4 specials (V = %u, BOS %u); "
-			"token_bytes %s, %u tokens not UTF-8 on their own\n",
+			"token_bytes %s (%u tokens count other than their byte length)\n",
 			err_prog, r.name, proto, r.n_ranks, r.n_vocab, r.bos_id,
 			r.token_bytes_checked ? "from the ranks, equal to the given file" : "from the ranks",
 			r.non_utf8_tokens);

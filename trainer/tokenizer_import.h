@@ -47,7 +47,7 @@ struct tokenizer_import_report {
 	int protocol;              /* the pickle's protocol */
 	int pattern_default;       /* 1 when the pattern is TOKENIZER_PATTERN_DEFAULT */
 	int token_bytes_checked;   /* 1 when token_bytes.pt was read and agreed */
-	uint32_t non_utf8_tokens;  /* tokens whose table entry differs from their byte length */
+	uint32_t non_utf8_tokens;  /* tokens whose table entry is not their byte length */
 	char pkl_sha256[SHA256_HEX_LEN + 1];
 	char token_bytes_sha256[SHA256_HEX_LEN + 1];   /* "" without token_bytes.pt */
 };
