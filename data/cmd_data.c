@@ -1,5 +1,6 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
- * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9).
+ * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9);
+ * import-tokenizer is in sub_data_import.c.
  *
  * Thin: each subcommand parses its options, calls data/tokenizer.c,
  * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
@@ -20,6 +21,7 @@
 #include "lib/utf8.h"
 #include "data/corpus.h"
 #include "data/data.h"
+#include "data/data_cmds.h"
 #include "data/loader.h"
 #include "data/shard.h"
 #include "data/tokenizer.h"
@@ -807,6 +809,7 @@ static const struct cli_sub subs[] = {
 	{"overlap", sub_overlap, "leakage check: duplicate documents and shared n-grams"},
 	{"batches", sub_batches, "export the trainer's token stream (its loader's batches)"},
 	{"brown", sub_brown, "turn the tagged Brown corpus into plain text"},
+	{"import-tokenizer", data_import_tokenizer_main, "autoresearch's tokenizer.pkl to a tokenizer folder"},
 	{NULL, NULL, NULL},
 };
 

@@ -85,7 +85,7 @@ static int tok_doc(const char *doc, size_t len, int valid, void *vctx, struct er
 	return 0;
 }
 
-static int replace_dir(const char *tmp, const char *out, int force, struct err *e)
+int data_replace_dir(const char *tmp, const char *out, int force, struct err *e)
 {
 	struct stat st;
 	char *old = NULL;
@@ -206,7 +206,7 @@ int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const cha
 		shard_writer_abort(&c.w[s]);
 	ids_free(&c.ids);
 	if (rc == 0)
-		rc = replace_dir(tmp, out_dir, o->force, e);
+		rc = data_replace_dir(tmp, out_dir, o->force, e);
 	if (rc < 0)
 		dir_remove_tree(tmp);
 	free(tmp);

@@ -43,6 +43,11 @@ struct tokenize_report {
 	uint32_t vocab_size, bos_id;
 };
 
+/* Move the finished folder tmp to out (a temporary folder beside it, from
+ * dir_temp_beside): an existing out is refused unless force, then replaced
+ * (moved aside, removed after the rename). Gives tmp the umask's mode. */
+int data_replace_dir(const char *tmp, const char *out, int force, struct err *e);
+
 int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const char *out_dir,
 		  struct tokenize_report *r, struct err *e);
 cJSON *tokenize_report_json(const struct tokenize_report *r);

@@ -707,17 +707,27 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int tokenizer_save_token_bytes(const struct tokenizer *tk, const char *path, struct err *e)
+int tokenizer_write_token_bytes(const char *path, const uint32_t *tb, uint32_t n_vocab, struct err *e)
 {
-	size_t n = 16 + 4 * (size_t)tk->n_vocab;
+	size_t n = 16 + 4 * (size_t)n_vocab;
 	unsigned char *buf = xcalloc(n, 1);
 	memcpy(buf, TB_MAGIC, 8);
 	put32(buf + 8, 1);
-	put32(buf + 12, tk->n_vocab);
-	for (uint32_t t = 0; t < tk->n_ranks; t++)
-		put32(buf + 16 + 4 * (size_t)t, tk->tok[t] ? tk->tok_len[t] : 0);
+	put32(buf + 12, n_vocab);
+	for (uint32_t t = 0; t < n_vocab; t++)
+		put32(buf + 16 + 4 * (size_t)t, tb[t]);
 	int rc = file_write_atomic(path, buf, n, e);
 	free(buf);
+	return rc;
+}
+
+int tokenizer_save_token_bytes(const struct tokenizer *tk, const char *path, struct err *e)
+{
+	uint32_t *tb = xcalloc(tk->n_vocab ? tk->n_vocab : 1, sizeof *tb);
+	for (uint32_t t = 0; t < tk->n_ranks; t++)
+		tb[t] = tk->tok[t] ? tk->tok_len[t] : 0;
+	int rc = tokenizer_write_token_bytes(path, tb, tk->n_vocab, e);
+	free(tb);
 	return rc;
 }
 

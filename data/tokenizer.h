@@ -104,6 +104,8 @@ int tokenizer_save_ranks(const struct tokenizer *tk, const char *path, struct er
 /* token_bytes file: "SKTOKBYT", u32 version 1, u32 V, then V u32 (all
  * little-endian): UTF-8 byte length of each token, 0 for the specials. */
 int tokenizer_save_token_bytes(const struct tokenizer *tk, const char *path, struct err *e);
+/* Write a token_bytes file of the n_vocab given lengths (atomic). */
+int tokenizer_write_token_bytes(const char *path, const uint32_t *tb, uint32_t n_vocab, struct err *e);
 /* Read a token_bytes file for BPB; *out (caller frees) has *n_vocab entries.
  * Refused, naming the file and the offset: V <= TOKENIZER_N_SPECIAL, a
  * special token (the last TOKENIZER_N_SPECIAL ids) of non-zero length, a

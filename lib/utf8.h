@@ -58,5 +58,10 @@ char *utf8_nfc(const char *s, size_t n, size_t *out_len);
 int utf8_is_nfc(const char *s, size_t n);
 /* The Unicode version of the normalization tables ("14.0.0"). */
 const char *utf8_nfc_unicode_version(void);
+/* Bytes of the UTF-8 text that decoding s[0..n) with replacement gives: each
+ * valid sequence as it is, each maximal ill-formed subpart (Unicode 15
+ * section 3.9, "U+FFFD substitution of maximal subparts"; what Python's
+ * bytes.decode("utf-8", errors="replace") does) one U+FFFD, 3 bytes. */
+size_t utf8_replaced_len(const char *s, size_t n);
 
 #endif
