@@ -74,6 +74,14 @@ DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
 DEPS_trainer := trainer data lib
 DEPS_audit := audit trainer data lib
+# plot draws with cairo and its FreeType font backend; a machine without
+# them (the GPU machine's carried libraries) builds the other tools
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo freetype2 2>/dev/null)
+CAIRO_LIBS := $(shell pkg-config --libs cairo freetype2 2>/dev/null)
+ifneq ($(CAIRO_LIBS),)
+MODULES += plot
+DEPS_plot := plot lib
+endif
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
 CPPFLAGS += -DSUPKIT_CUDA=1
@@ -104,6 +112,8 @@ $$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1))
 	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
+$(BUILD)/plot/%.o $(BUILD)/tests/plot/% $(BIN)/supkit-plot: CFLAGS += $(CAIRO_CFLAGS)
+$(BUILD)/tests/plot/% $(BIN)/supkit-plot: LIBS += $(CAIRO_LIBS)
 
 $(BUILD)/libkernels.a: $(CU_OBJS)
 	@mkdir -p $(@D)
@@ -217,6 +227,9 @@ check-deps:
 -include tests/fuzz/fuzz.mk
 
 build-only: tools tests cuda $(FUZZ_REPLAY)
+ifeq ($(CAIRO_LIBS),)
+	@echo "✗ supkit plot skipped: cairo not found (pkg-config cairo freetype2; Debian libcairo2-dev)"
+endif
 
 tools: $(TOOLS)
 tests: $(UNIT_TESTS) $(EMU_TOOLS)

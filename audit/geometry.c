@@ -22,6 +22,10 @@
  * group of Table 4 averages the members whose figures exist (not all zero)
  * and counts the others.
  *
+ * The spectrum (geom_opts.spectrum) is dgesdd's on the whole matrix, scaled
+ * as above: the Gram matrix squares the condition number, which would lose
+ * the small singular values that a spectrum plot shows.
+ *
  * Left out: tensors of unknown names are skipped; nothing is written here
  * (the command prints or writes the report).
  */
@@ -387,6 +391,71 @@ static int svd_spec2(const double *w, int64_t m, int64_t n, double *out, struct 
 	return 0;
 }
 
+/* The singular values of w (m x n, row-major, finite, divided by 2^k;
+ * destroyed), times 2^k, descending into sv (min(m, n)). */
+static int spectrum_scaled(double *w, int64_t m, int64_t n, int k, double *sv, struct err *e)
+{
+	int64_t q = m < n ? m : n;
+	if (q == 0)
+		return 0;
+	/* Row-major W (m x n) is column-major W^T (n x m): same singular values.
+	 * JOBZ = 'N': U and VT are not referenced (LDU, LDVT >= 1). */
+	double du[1], dv[1];
+	lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, w,
+					 (lapack_int)n, sv, du, 1, dv, 1);
+	if (info != 0)
+		return err_set(e, EXIT_SYS, "LAPACKE_dgesdd failed (info %d)", (int)info);
+	for (int64_t i = 0; i < q; i++)
+		sv[i] = ldexp(sv[i], k);
+	return 0;
+}
+
+int geom_matrix_spectrum(const double *w, int64_t m, int64_t n, double *sv, struct err *e)
+{
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	size_t mn = (size_t)(m * n);
+	struct scan sc = {0};
+	scan_add(&sc, w, mn);
+	if (sc.bad)
+		return scan_refuse(&sc, 2, (int64_t[2]){m, n}, e);
+	int k = scale_exp(sc.max_abs);
+	double *c = xmalloc((mn ? mn : 1) * sizeof *c);
+	if (mn)
+		memcpy(c, w, mn * sizeof *c);
+	scale_by(c, mn, k);
+	int rc = spectrum_scaled(c, m, n, k, sv, e);
+	free(c);
+	return rc;
+}
+
+/* geom_tensor_spectrum on a tensor already scanned. */
+static int tensor_spectrum(const struct st_tensor *t, double max_abs, double *sv, struct err *e)
+{
+	int64_t m = t->ndim ? t->shape[0] : 1;
+	uint64_t numel = st_numel(t);
+	int64_t n = m ? (int64_t)(numel / (uint64_t)m) : 0;
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	int k = scale_exp(max_abs);
+	double *w = xmalloc((size_t)(numel ? numel : 1) * sizeof *w);
+	int rc = st_to_f64(t, w, e);
+	if (rc == 0) {
+		scale_by(w, (size_t)numel, k);
+		rc = spectrum_scaled(w, m, n, k, sv, e);
+	}
+	free(w);
+	return rc;
+}
+
+int geom_tensor_spectrum(const struct st_tensor *t, double *sv, struct err *e)
+{
+	double max_abs = 0;
+	if (tensor_scan(t, &max_abs, e) < 0)
+		return -1;
+	return tensor_spectrum(t, max_abs, sv, e);
+}
+
 /* Stats of w (m x n, row-major, finite, already divided by 2^k by
  * scale_by; read only). */
 static int stats_scaled(const double *w, int64_t m, int64_t n, enum geom_method method, int k,
@@ -724,6 +793,7 @@ struct mat {
 	const char *kind;
 	double max_abs;          /* from the scan before the analysis */
 	struct geom_stats s;
+	double *sv;              /* with spectrum: min(rows, cols) singular values */
 };
 
 /* Group summary {"stable_rank", "mean_row_energy", "n", "n_undefined",
@@ -926,6 +996,13 @@ static int64_t first_gap(int64_t *code, size_t nc, int64_t n)
 	return want < n ? want : -1;
 }
 
+static void mats_free(struct mat *m, size_t nm)
+{
+	for (size_t i = 0; i < nm; i++)
+		free(m[i].sv);
+	free(m);
+}
+
 cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geom_opts *o,
 		     int file_i, int file_n, struct err *e)
 {
@@ -1061,6 +1138,15 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 			err_prefix(e, "'%s': tensor '%s'", path, m[i].t->name);
 			goto fail;
 		}
+		if (o->spectrum) {
+			int64_t r = m[i].t->shape[0], c = m[i].t->shape[1];
+			m[i].sv = xmalloc((size_t)((r < c ? r : c) > 0 ? (r < c ? r : c) : 1) * sizeof *m[i].sv);
+			if (tensor_spectrum(m[i].t, m[i].max_abs, m[i].sv, e) < 0) {
+				progress_done(&pr);
+				err_prefix(e, "'%s': tensor '%s'", path, m[i].t->name);
+				goto fail;
+			}
+		}
 	}
 	progress_done(&pr);
 
@@ -1089,6 +1175,12 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		cJSON_AddItemToObject(x, "fro_sq", energy_num(m[i].s.fro2, m[i].s.max_abs));
 		cJSON_AddItemToObject(x, "sigma1_sq", energy_num(m[i].s.spec2, m[i].s.max_abs));
 		cJSON_AddNumberToObject(x, "max_abs", m[i].s.max_abs);
+		if (m[i].sv) {
+			int64_t q = m[i].t->shape[0] < m[i].t->shape[1] ? m[i].t->shape[0] : m[i].t->shape[1];
+			cJSON *a = cJSON_AddArrayToObject(x, "singular_values");
+			for (int64_t j = 0; j < q; j++)
+				cJSON_AddItemToArray(a, num(m[i].sv[j]));
+		}
 	}
 	cJSON *t4 = cJSON_AddObjectToObject(out, "table4");
 	cJSON_AddItemToObject(t4, "wte", group_summary(m, nm, GG_WTE, 1));
@@ -1117,11 +1209,11 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 			goto fail;
 		cJSON_AddItemToObject(sc, scal_names[k], v);
 	}
-	free(m);
+	mats_free(m, nm);
 	return out;
 fail:
 	cJSON_Delete(out);
-	free(m);
+	mats_free(m, nm);
 	return NULL;
 }
 

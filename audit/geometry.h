@@ -24,8 +24,12 @@
  *   scalars  x0_lambdas, wte_lambdas, resid_lambdas, out_lambdas as stored
  * Several checkpoints are grouped by arm (geom_arm_of) and averaged.
  *
- * Left out: the full singular spectrum (only sigma_1 is needed); tensors
- * that are not the model's (unknown names) are skipped.
+ * With spectrum (geom_opts), also every singular value of each matrix, by
+ * LAPACK dgesdd (values only) on the whole matrix in float64: M N 8 bytes
+ * and ~4 M N^2 flops a matrix (N <= M), against the Gram path's streamed
+ * blocks; the tables do not use them.
+ *
+ * Left out: tensors that are not the model's (unknown names) are skipped.
  */
 #ifndef SUPKIT_AUDIT_GEOMETRY_H
 #define SUPKIT_AUDIT_GEOMETRY_H
@@ -66,6 +70,15 @@ int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method me
 int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct geom_stats *out,
 		      struct err *e);
 
+/* Every singular value of a row-major M x N matrix of doubles, descending,
+ * into sv (min(M, N) doubles): LAPACK dgesdd (JOBZ = 'N') on W / 2^k (as
+ * geom_matrix_stats scales), each value times 2^k. 0 or -1: a NaN or
+ * infinite entry (EXIT_USAGE, as geom_matrix_stats), a LAPACK failure
+ * (EXIT_SYS). */
+int geom_matrix_spectrum(const double *w, int64_t m, int64_t n, double *sv, struct err *e);
+/* The same on a float tensor of a checkpoint (rows = shape[0]). */
+int geom_tensor_spectrum(const struct st_tensor *t, double *sv, struct err *e);
+
 /* Table groups of a matrix. */
 enum geom_group {
 	GG_WTE, GG_LM_HEAD, GG_OE, GG_VALUE_EMBED, GG_ATTN, GG_MLP, GG_VE_GATE, GG_OTHER, GG_NGROUPS
@@ -83,11 +96,15 @@ struct geom_opts {
 	enum geom_method method;
 	int allow_missing;     /* tables whose tensors are missing become null, not errors */
 	int quiet;             /* no progress */
+	int spectrum;          /* every matrix's singular values in the report */
 };
 
 /* Audit one checkpoint; returns a fresh JSON object (caller cJSON_Delete()s)
  * {"path", "arm", "arm_source", "depth", "width", "matrices", "table4",
- *  "q_tau", "scalars"}, or NULL with e set (a missing tensor names the table
+ *  "q_tau", "scalars"} (matrices: name -> {"group", "rows", "cols",
+ *  "stable_rank", "mean_row_energy", "fro_sq", "sigma1_sq", "max_abs"}, and
+ *  "singular_values" with spectrum: descending, null for one beyond
+ *  float64's range when scaled back), or NULL with e set (a missing tensor names the table
  * that needs it; a NaN or infinity in any tensor read, checked before the
  * analysis, names the tensor: EXIT_USAGE). The work is bounded by the
  * tensors present, whatever layer index a name holds. */

@@ -18,6 +18,7 @@ static const struct {
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
+	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
 	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
 	{"verify", "verify a supplement zip or folder against its manifest"},

@@ -7,7 +7,8 @@
 #   3. train a small model on the CPU: two arms x two seeds
 #   4. audits: compute table, geometry of the checkpoints, step-0, stats
 #   5. write the runs' configs as a baseline plus diffs, replay them
-#   6. pack everything into a supplement zip and verify it
+#   6. figures of the curves, the contrasts and the geometry (PDF and PNG)
+#   7. pack everything into a supplement zip and verify it
 # Prints where everything went and ends with the verify verdict.
 #
 #   DEMO_OUT=dir   output folder (default ./demo-out)
@@ -54,7 +55,7 @@ if [[ "${GPU:-}" == 1 ]]; then
 else
 	size=(--set depth=2 --set model_dim=128 --set head_dim=64 --set vocab_size=$vocab --set seq_len=128
 		--set batch_rows=8 --set grad_accum=2 --set steps="$steps" --set warmup_steps=2
-		--set eval_tokens=32768 --set heldout_tokens=32768 --set backend=cpu)
+		--set eval_tokens=32768 --set heldout_tokens=32768 --set eval_every=50 --set backend=cpu)
 fi
 # data_dir = data, the runs training in $out: no path of this machine in the
 # supplement's configs (nor in the config_sha256 of its results)
@@ -107,7 +108,22 @@ done
 supkit replay diff --relative-to "$supp" "$supp/baseline.cfg" "${cfgs[@]}" "${names[@]}" -o "$supp/diffs.json"
 supkit replay run --baseline "$supp/baseline.cfg" "$supp/diffs.json" -o "$out/replayed"
 
-stage "6. supplement: pack and verify"
+stage "6. figures"
+if [[ -x "$BIN/supkit-plot" ]]; then
+	fig="$supp/figures"
+	mkdir -p "$fig"
+	supkit audit geometry -q --spectrum --json "$out/runs"/*/model.safetensors >"$supp/audit/geometry_spectra.json"
+	for ext in pdf png; do
+		supkit plot curves "$supp/results" -o "$fig/curves.$ext"
+		supkit plot stats "$supp/audit/stats.json" -o "$fig/contrasts.$ext"
+		supkit plot geometry "$supp/audit/geometry.json" -o "$fig/geometry.$ext"
+		supkit plot geometry --spectrum "$supp/audit/geometry_spectra.json" -o "$fig/spectra.$ext"
+	done
+else
+	echo "supkit plot not built (cairo missing): no figures"
+fi
+
+stage "7. supplement: pack and verify"
 supkit pack "$supp" -o "$out/supplement.zip"
 set +e
 supkit verify "$out/supplement.zip"
@@ -119,6 +135,7 @@ cat <<EOF
 tokenizer   $out/tokenizer
 shards      $out/data
 runs        $out/runs
+figures     $out/supplement/figures
 supplement  $out/supplement  ->  $out/supplement.zip
 verify: $([[ $rc == 0 ]] && echo "OK, every entry and replayed run checked out" || echo "FAILED (exit $rc)")
 EOF

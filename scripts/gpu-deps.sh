@@ -16,8 +16,10 @@
 #                                     RPATH): eval "$(scripts/gpu-deps.sh env)"
 #   scripts/gpu-deps.sh list          the package names, one a line
 #
-# The list is the -dev packages of install-deps.sh's build_pkgs, the shared
-# libraries they point at, and those libraries' own runtime dependencies that
+# The list is the -dev packages of install-deps.sh's build_pkgs but cairo's
+# (libcairo2-dev: its pkg-config needs glib's and X's; without it the build
+# leaves supkit plot out, which no GPU check uses), the shared libraries
+# they point at, and those libraries' own runtime dependencies that
 # a minimal image may lack (libarchive's compressors and libxml2, OpenBLAS's
 # libgfortran), and GNU make for an image without it; tests/cli/gpu_deps.sh
 # checks it covers build_pkgs. Debian 12's

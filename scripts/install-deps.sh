@@ -24,7 +24,8 @@ set -euo pipefail
 # make test), nvcc's host compiler and libstdc++ for the GPU=1 build that
 # tests/gpu/link.sh makes where nvcc (the CUDA toolkit) is installed
 build_pkgs=(gcc g++ binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
-	libopenblas-dev libpcre2-dev libgsl-dev libsnappy-dev libzstd-dev zlib1g-dev)
+	libopenblas-dev libpcre2-dev libgsl-dev libsnappy-dev libzstd-dev zlib1g-dev libcairo2-dev
+	fonts-dejavu-core)
 test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
 ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
 

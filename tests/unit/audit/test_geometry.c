@@ -776,6 +776,107 @@ TEST(nonfinite_refused)
 	}
 }
 
+/* Every singular value (geom_matrix_spectrum, geom_tensor_spectrum and the
+ * report's "singular_values" with spectrum) against numpy's SVD
+ * (tests/fixtures/geometry/spectra.json, make_spectra.py): each to 1e-12 of
+ * the largest (an SVD's absolute accuracy), descending, their squares
+ * summing to ||W||_F^2; the matrices near 1e-170 .. 1e250 scaled back. */
+static void check_spectrum(const double *sv, int64_t q, const cJSON *want, const char *what)
+{
+	CHECKF(cJSON_GetArraySize(want) == q, "%s: %d values, numpy %d", what, (int)q,
+	       cJSON_GetArraySize(want));
+	if (cJSON_GetArraySize(want) != q)
+		return;
+	double s0 = cJSON_GetArrayItem(want, 0)->valuedouble;
+	int i = 0;
+	for (const cJSON *x = want->child; x; x = x->next, i++) {
+		CHECKF(fabs(sv[i] - x->valuedouble) <= 1e-12 * s0 + 1e-323, "%s: s[%d] %.17g, numpy %.17g",
+		       what, i, sv[i], x->valuedouble);
+		if (i)
+			CHECKF(sv[i] <= sv[i - 1], "%s: s[%d] above s[%d]", what, i, i - 1);
+	}
+}
+
+TEST(spectrum_matches_numpy)
+{
+	cJSON *x = t_fix_json("geometry", "spectra.json");
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	static const char *const files[2] = {"matrices.safetensors", "edge/scaled.safetensors"};
+	static const char *const keys[2] = {"matrices", "scaled"};
+	struct err e;
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		struct st_file f;
+		char *p = fix(files[k]);
+		CHECKF(st_open(&f, p, &e) == 0, "%s", e.msg);
+		for (const cJSON *w = cJSON_GetObjectItem(x, keys[k])->child; w; w = w->next, n++) {
+			const struct st_tensor *t = st_find(&f, w->string);
+			CHECKF(t != NULL, "%s missing", w->string);
+			if (!t)
+				continue;
+			int64_t q = t->shape[0] < t->shape[1] ? t->shape[0] : t->shape[1];
+			double *sv = xcalloc((size_t)q, sizeof *sv);
+			CHECKF(geom_tensor_spectrum(t, sv, &e) == 0, "%s", e.msg);
+			check_spectrum(sv, q, w, w->string);
+			if (k == 0) {   /* sum of squares = ||W||_F^2, s[0]^2 = sigma_1^2 */
+				struct geom_stats g;
+				double ss = 0;
+				geom_tensor_stats(t, GEOM_SVD, &g, &e);
+				for (int64_t i = 0; i < q; i++)
+					ss += sv[i] * sv[i];
+				CHECK_REL(ss, g.fro2, w->string);
+				CHECK_REL(sv[0] * sv[0], g.spec2, w->string);
+				/* the double-matrix entry point gives the same values */
+				double *a = xmalloc((size_t)(t->shape[0] * t->shape[1]) * sizeof *a);
+				double *sv2 = xcalloc((size_t)q, sizeof *sv2);
+				st_to_f64(t, a, &e);
+				CHECK(geom_matrix_spectrum(a, t->shape[0], t->shape[1], sv2, &e) == 0);
+				CHECK(memcmp(sv, sv2, (size_t)q * sizeof *sv) == 0);
+				free(a);
+				free(sv2);
+			}
+			free(sv);
+		}
+		st_close(&f);
+		free(p);
+	}
+	CHECK(n == 13);
+	/* a NaN is refused as by the stats */
+	double bad[4] = {1, NAN, 2, 3}, sv[2];
+	CHECK(geom_matrix_spectrum(bad, 2, 2, sv, &e) < 0 && e.code == EXIT_USAGE);
+	/* the report: "singular_values" with spectrum only */
+	char *p = fix("runs/oe_joint_a/model.safetensors");
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1, .spectrum = 1};
+	cJSON *rep = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(rep != NULL, "%s", e.msg);
+	int m = 0;
+	for (const cJSON *w = cJSON_GetObjectItem(x, "checkpoint")->child; rep && w; w = w->next, m++) {
+		const cJSON *mat = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "matrices"), w->string);
+		const cJSON *a = cJSON_GetObjectItem(mat, "singular_values");
+		CHECKF(cJSON_IsArray(a), "%s: no singular_values", w->string);
+		if (!cJSON_IsArray(a))
+			continue;
+		int q = cJSON_GetArraySize(a);
+		double *v = xcalloc((size_t)(q ? q : 1), sizeof *v);
+		int i = 0;
+		for (const cJSON *y = a->child; y; y = y->next)
+			v[i++] = y->valuedouble;
+		check_spectrum(v, q, w, w->string);
+		free(v);
+	}
+	CHECK(m == 34);
+	cJSON_Delete(rep);
+	o.spectrum = 0;
+	rep = geom_audit_file(p, &o, 0, 1, &e);
+	CHECK(rep && !cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "matrices"),
+							       "lm_head.weight"), "singular_values"));
+	cJSON_Delete(rep);
+	free(p);
+	cJSON_Delete(x);
+}
+
 int main(void)
 {
 	RUN(small_matrices_match_numpy);
@@ -790,5 +891,6 @@ int main(void)
 	RUN(scaled_matrices_match_numpy);
 	RUN(edge_checkpoints_match_numpy);
 	RUN(nonfinite_refused);
+	RUN(spectrum_matches_numpy);
 	return t_done();
 }
