@@ -535,8 +535,6 @@ int main(void)
 	RUN(defaults_are_benchmark);
 	RUN(baseline_file_equals_defaults);
 	RUN(syntax);
-	RUN(scan_text_and_set_at);
-	RUN(switches_against_defaults);
 	RUN(bad_lines_name_file_and_line);
 	RUN(conflicts_name_file_and_line);
 	RUN(set_overrides);
@@ -549,5 +547,7 @@ int main(void)
 	RUN(paramspec_names_order_groups);
 	RUN(arms);
 	RUN(mutations);
+	RUN(scan_text_and_set_at);
+	RUN(switches_against_defaults);
 	return t_done();
 }
