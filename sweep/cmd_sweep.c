@@ -459,6 +459,12 @@ static int cmd_task(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	cli_set_prog("supkit-sweep");
+	/* --version first, as in `supkit-sweep [status|task] --version` */
+	int sub = argc >= 2 && (!strcmp(argv[1], "status") || !strcmp(argv[1], "task"));
+	if (argc >= 2 + sub && !strcmp(argv[1 + sub], "--version")) {
+		printf("supkit-sweep %s\n", SUPKIT_VERSION);
+		return EXIT_OK;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "status"))
 		return cmd_status(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "task"))

@@ -57,6 +57,12 @@ expect_rc 2 "no executor: usage error"
 run supkit sweep "$TMP/bad.cfg" -o "$TMP/bad" --local 2 --slurm
 expect_rc 2 "--local and --slurm together refused"
 
+for sub in "" status task; do
+	run supkit-sweep $sub --version
+	if [[ $rc == 0 && "$out" == "supkit-sweep "* ]]; then ok "supkit-sweep${sub:+ $sub} --version"
+	else bad "supkit-sweep${sub:+ $sub} --version" "exit $rc, '$out'"; fi
+done
+
 # dry run: the runs listed, nothing written; the job script printed, the same bytes twice
 sweep_file "$TMP/s.cfg"
 run supkit sweep "$TMP/s.cfg" -o "$TMP/dry" --dry-run
