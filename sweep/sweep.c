@@ -253,34 +253,47 @@ static int on_line(const char *key, const char *value, const char *name, int lin
 	return 0;
 }
 
-int sweep_parse(struct sweep *s, const char *path, struct err *e)
+int sweep_parse_text(struct sweep *s, const char *text, size_t len, const char *name, const char *workdir,
+		     struct err *e)
 {
 	memset(s, 0, sizeof *s);
-	s->path = xstrdup(path);
-	char real[PATH_MAX];
-	if (!realpath(path, real))
-		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
-	s->workdir = path_dirname(real);
-	char *text;
-	size_t len;
-	if (file_read_all(path, SWEEP_FILE_MAX, &text, &len, e) != 0)
-		return -1;
-	int rc = config_scan_text(text, len, path, on_line, s, e);
-	free(text);
-	if (rc)
+	s->path = xstrdup(name);
+	s->workdir = xstrdup(workdir);
+	if (config_scan_text(text, len, name, on_line, s, e) != 0)
 		return -1;
 	if (!s->n_arms)
-		return err_set(e, EXIT_USAGE, "%s: no arms (arms = NAME ...)", path);
+		return err_set(e, EXIT_USAGE, "%s: no arms (arms = NAME ...)", name);
 	if (!s->n_seeds)
-		return err_set(e, EXIT_USAGE, "%s: no seeds (seeds = N ...)", path);
+		return err_set(e, EXIT_USAGE, "%s: no seeds (seeds = N ...)", name);
 	for (int i = 0; i < s->n_over; i++)
 		if (s->n_depths && !strcmp(s->over[i].key, "depth"))
-			return err_set(e, EXIT_USAGE, "%s:%d: depth: set by depths (line %d), not an override", path,
+			return err_set(e, EXIT_USAGE, "%s:%d: depth: set by depths (line %d), not an override", name,
 				       s->over[i].line, s->depths_line);
 	long n = (long)s->n_arms * s->n_seeds * (s->n_depths ? s->n_depths : 1);
 	if (n > SWEEP_RUNS_MAX)
-		return err_set(e, EXIT_USAGE, "%s: %ld runs, more than %d", path, n, SWEEP_RUNS_MAX);
+		return err_set(e, EXIT_USAGE, "%s: %ld runs, more than %d", name, n, SWEEP_RUNS_MAX);
 	return 0;
+}
+
+int sweep_parse(struct sweep *s, const char *path, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	char real[PATH_MAX];
+	if (!realpath(path, real)) {
+		s->path = xstrdup(path);
+		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
+	}
+	char *text;
+	size_t len;
+	if (file_read_all(path, SWEEP_FILE_MAX, &text, &len, e) != 0) {
+		s->path = xstrdup(path);
+		return -1;
+	}
+	char *dir = path_dirname(real);
+	int rc = sweep_parse_text(s, text, len, path, dir, e);
+	free(dir);
+	free(text);
+	return rc;
 }
 
 /* path from the sweep's working folder when relative; fresh */

@@ -116,6 +116,10 @@ struct sweep {
  * 0, or -1 with e set (EXIT_USAGE "FILE:LINE: ...", EXIT_SYS when the file
  * cannot be read). sweep_free releases s either way. */
 int sweep_parse(struct sweep *s, const char *path, struct err *e);
+/* The same over text (len bytes; name for messages, workdir the folder
+ * relative paths are taken from). */
+int sweep_parse_text(struct sweep *s, const char *text, size_t len, const char *name, const char *workdir,
+		     struct err *e);
 /* Resolve every run's config (see above) into s->runs, all of them before
  * returning: 0, or -1 with e naming the run, file and line. configs_env
  * ($SUPKIT_CONFIGS) and exe (the program's path) find the configs folder

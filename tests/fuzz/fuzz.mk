@@ -29,6 +29,7 @@ FUZZ_MOD_stats := audit
 FUZZ_MOD_checkpoint := trainer
 FUZZ_MOD_loader_state := trainer
 FUZZ_MOD_parquet := data
+FUZZ_MOD_sweep := sweep
 
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(foreach n,$(FUZZ_ALL),$(if $(FUZZ_MOD_$(n)),$(n)))
