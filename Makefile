@@ -67,9 +67,12 @@ CU_SRCS := $(wildcard kernels/*.cu)
 CU_BUILD := build
 CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(CU_SRCS))
 
-MODULES := lib data replay supplements trainer audit
+MODULES := lib data replay supplements trainer audit sweep
 DEPS_lib := lib
 DEPS_data := data lib
+# the sweep runner reads configs (trainer/config.c, arm_file.c) and starts
+# supkit-train as child processes: no model code
+DEPS_sweep := sweep trainer lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
 DEPS_trainer := trainer data lib

@@ -17,6 +17,7 @@ static const struct {
 	const char *name, *what;
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
+	{"sweep", "run a grid of training runs here or as a Slurm job array"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
 	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},

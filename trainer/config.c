@@ -338,15 +338,41 @@ static unsigned char origin_source(struct config *c, const char *name)
 }
 
 
+/* Set key (a name of the table) to value text, recording src and line as
+ * where it was set; errors are "WHERE: message". */
+static int set_key(struct config *c, const char *key, const char *value, const char *src, int line,
+		   const char *where, struct err *e)
+{
+	int ki = key_index(key);
+	if (ki < 0)
+		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, key);
+	struct config tmp = *c;
+	if (key_parse(&tmp, &keys[ki], value, e) != 0) {
+		err_prefix(e, "%s", where);
+		return -1;
+	}
+	*c = tmp;
+	c->origin.key_src[ki] = origin_source(c, src);
+	c->origin.key_line[ki] = line;
+	return 0;
+}
+
+static void where_text(char *where, size_t n, const char *src, int line)
+{
+	if (line > 0)
+		snprintf(where, n, "%s:%d", src, line);
+	else
+		snprintf(where, n, "%s", src);
+}
+
 /* Apply one logical line (already comment-stripped, not trimmed): "key = value".
- * line 0 means an override. Errors are "WHERE: message". */
-static int apply_line(struct config *c, char *s, const char *src, int line, struct err *e)
+ * line 0 means an override. Errors are "WHERE: message". With fn, the key
+ * and value go to fn instead of c (config_scan_text). */
+static int apply_line_fn(struct config *c, char *s, const char *src, int line, config_line_fn fn,
+			 void *ctx, struct err *e)
 {
 	char where[300];
-	if (line > 0)
-		snprintf(where, sizeof where, "%s:%d", src, line);
-	else
-		snprintf(where, sizeof where, "%s", src);
+	where_text(where, sizeof where, src, line);
 	char *eq = strchr(s, '=');
 	if (!eq)
 		return err_set(e, EXIT_USAGE, "%s: expected 'key = value'", where);
@@ -364,21 +390,32 @@ static int apply_line(struct config *c, char *s, const char *src, int line, stru
 	*ve = 0;
 	if (!*kb)
 		return err_set(e, EXIT_USAGE, "%s: missing key before '='", where);
-	int ki = key_index(kb);
-	if (ki < 0)
-		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, kb);
-	struct config tmp = *c;
-	if (key_parse(&tmp, &keys[ki], vb, e) != 0) {
-		err_prefix(e, "%s", where);
-		return -1;
-	}
-	*c = tmp;
-	c->origin.key_src[ki] = origin_source(c, src);
-	c->origin.key_line[ki] = line;
-	return 0;
+	if (fn)
+		return fn(kb, vb, src, line, ctx, e);
+	return set_key(c, kb, vb, src, line, where, e);
 }
 
-int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e)
+static int apply_line(struct config *c, char *s, const char *src, int line, struct err *e)
+{
+	return apply_line_fn(c, s, src, line, NULL, NULL, e);
+}
+
+int config_set_at(struct config *c, const char *key, const char *value, const char *src, int line,
+		  struct err *e)
+{
+	char where[300];
+	where_text(where, sizeof where, src, line);
+	return set_key(c, key, value, src, line, where, e);
+}
+
+int config_has_key(const char *name)
+{
+	return key_index(name) >= 0;
+}
+
+/* The file syntax over text: each line to c (fn NULL) or to fn. */
+static int load_text(struct config *c, const char *text, size_t len, const char *name, config_line_fn fn,
+		     void *ctx, struct err *e)
 {
 	size_t pos = 0;
 	int line = 0;
@@ -402,7 +439,7 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 			j++;
 		int rc = 0;
 		if (s[j])
-			rc = apply_line(c, s, name, line, e);
+			rc = apply_line_fn(c, s, name, line, fn, ctx, e);
 		free(s);
 		if (rc)
 			return -1;
@@ -410,6 +447,17 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 		pos = end + (end + 1 < len && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1);
 	}
 	return 0;
+}
+
+int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e)
+{
+	return load_text(c, text, len, name, NULL, NULL, e);
+}
+
+int config_scan_text(const char *text, size_t len, const char *name, config_line_fn fn, void *ctx,
+		     struct err *e)
+{
+	return load_text(NULL, text, len, name, fn, ctx, e);
 }
 
 int config_load_file(struct config *c, const char *path, struct err *e)
@@ -429,7 +477,7 @@ int config_apply_switches(struct config *c, const char *base_path, const char *a
 	config_defaults(b);
 	config_defaults(a);
 	int rc = -1;
-	if (config_load_file(b, base_path, e) != 0 || config_load_file(a, arm_path, e) != 0)
+	if ((base_path && config_load_file(b, base_path, e) != 0) || config_load_file(a, arm_path, e) != 0)
 		goto out;
 	for (int i = 0; i < NKEYS; i++) {
 		char vb[1024], va[1024];

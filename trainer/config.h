@@ -151,9 +151,27 @@ int config_load_file(struct config *c, const char *path, struct err *e);
 int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);
 /* An arm's switches over c: every key whose value in the config file
  * arm_path differs from its value in the config file base_path (each read
- * over the defaults) takes arm_path's value; messages name arm_path and the
- * key's line there. 0 or -1 with e set. */
+ * over the defaults; base_path NULL: the defaults themselves) takes
+ * arm_path's value; messages name arm_path and the key's line there. 0 or
+ * -1 with e set. */
 int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e);
+/* The file syntax without the key table, for files that mix config keys
+ * with keys of their own (supkit sweep's sweep file): fn gets each
+ * `key = value` line's key and value (trimmed, comments removed), the name
+ * and the line number, and returns 0 or -1 with e set (its message names
+ * "NAME:LINE" itself). A line without '=' or without a key is an error
+ * "NAME:LINE: ...". Stops at the first error. */
+typedef int (*config_line_fn)(const char *key, const char *value, const char *name, int line, void *ctx,
+			      struct err *e);
+int config_scan_text(const char *text, size_t len, const char *name, config_line_fn fn, void *ctx,
+		     struct err *e);
+/* Set one key from value text, as a line of a file would: src and line (0:
+ * none) are recorded as where it was set and open any message
+ * ("SRC:LINE: steps: 'x' is not an integer"); an unknown key is an error. */
+int config_set_at(struct config *c, const char *key, const char *value, const char *src, int line,
+		  struct err *e);
+/* 1 when name is a config key. */
+int config_has_key(const char *name);
 /* Apply one "key=value" override (from --set). */
 int config_set(struct config *c, const char *kv, struct err *e);
 /* Check cross-key constraints (e.g. qk_mask needs qk_scale, out_lambdas needs

@@ -31,6 +31,7 @@ FUZZ_MOD_loader_state := data
 FUZZ_MOD_parquet := data
 FUZZ_MOD_ckpt_state := trainer
 FUZZ_MOD_pickle := data
+FUZZ_MOD_sweep := sweep
 
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(foreach n,$(FUZZ_ALL),$(if $(FUZZ_MOD_$(n)),$(n)))
