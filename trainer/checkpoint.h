@@ -7,7 +7,10 @@
  * the same shape, and the file may hold no other tensor (a checkpoint of
  * another arm or size is refused, naming the file and the tensor). Any
  * float dtype is accepted and converted to fp32; bf16-stored parameters are
- * rounded to bf16 on load.
+ * rounded to bf16 on load. A file whose every name carries torch.compile's
+ * "_orig_mod." prefix (ST_COMPILE_PREFIX, a compiled model's state_dict)
+ * is read as if it had none; one that mixes prefixed and plain names is
+ * refused (st_compile_prefix).
  *
  * fp64 runs: these functions read and write p->w only; the model's
  * model_save / model_create (init_from) keep w64 in step.
