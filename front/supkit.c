@@ -17,6 +17,7 @@ static const struct {
 	const char *name, *what;
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
+	{"eval", "validation and held-out BPB of a checkpoint (ours or a PyTorch state_dict)"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
 	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
