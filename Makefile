@@ -176,6 +176,15 @@ $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/
 		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+# supkit-eval on the emulated device (tests/gpu/train_cli.sh evaluates the
+# run it trains with both)
+$(BUILD)/emu/cmd_eval.o: trainer/cmd_eval.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
+$(BUILD)/emu/bin/supkit-eval: $(BUILD)/emu/cmd_eval.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 # gpu_bench on the emulated device, for tests/cli/bench_gpu_emu.sh (its code
 # paths run at small sizes before a lent GPU runs them at full size)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
@@ -185,7 +194,7 @@ $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/lib
 		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
-EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/gpu_bench
+EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/supkit-eval $(BUILD)/emu/bin/gpu_bench
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)

@@ -17,6 +17,7 @@ static const struct {
 	const char *name, *what;
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
+	{"eval", "validation and held-out BPB of a checkpoint (ours or a PyTorch state_dict)"},
 	{"sweep", "run a grid of training runs here or as a Slurm job array"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
 	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},

@@ -63,28 +63,36 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 	if (st_open(&f, path, e) != 0)
 		return -1;
 	int rc = -1;
+	char *want = NULL;
+	/* torch.compile's wrapper names every tensor "_orig_mod.<name>" */
+	int pre = st_compile_prefix(&f, path, e);
+	if (pre < 0)
+		goto out;
+	const size_t skip = pre ? sizeof ST_COMPILE_PREFIX - 1 : 0;
 	for (size_t i = 0; i < f.n; i++)
-		if (!param_find(t, f.t[i].name)) {
+		if (!param_find(t, f.t[i].name + skip)) {
 			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is not a parameter of this model", path,
 				f.t[i].name);
 			goto out;
 		}
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		const struct st_tensor *s = st_find(&f, p->name);
+		free(want);
+		want = pre ? xasprintf(ST_COMPILE_PREFIX "%s", p->name) : xstrdup(p->name);
+		const struct st_tensor *s = st_find(&f, want);
 		if (!s) {
-			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is missing", path, p->name);
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is missing", path, want);
 			goto out;
 		}
 		int same = s->ndim == p->ndim;
 		for (int k = 0; same && k < p->ndim; k++)
 			same = s->shape[k] == p->shape[k];
 		if (!same) {
-			char got[160], want[160];
+			char got[160], exp[160];
 			shape_str(got, sizeof got, s->ndim, s->shape);
-			shape_str(want, sizeof want, p->ndim, p->shape);
-			err_set(e, EXIT_USAGE, "'%s': tensor '%s' has shape %s, expected %s", path, p->name,
-				got, want);
+			shape_str(exp, sizeof exp, p->ndim, p->shape);
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s' has shape %s, expected %s", path, s->name,
+				got, exp);
 			goto out;
 		}
 		if (p->w64 && s->dtype == ST_F64) {   /* fp64 runs: F64 kept exactly */
@@ -107,13 +115,13 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 		float *v = p->w ? p->w : xmalloc((p->numel ? p->numel : 1) * sizeof *v);
 		int bad = st_to_f32(s, v, e) != 0;
 		if (bad)
-			err_prefix(e, "'%s': tensor '%s'", path, p->name);
+			err_prefix(e, "'%s': tensor '%s'", path, s->name);
 		for (size_t j = 0; !bad && p->store == PARAM_BF16 && j < p->numel; j++)
 			v[j] = bf16_round(v[j]);
 		for (size_t j = 0; !bad && p->mask && j < p->numel; j++)
 			if (p->mask[j] && v[j] != 0) {
 				err_set(e, EXIT_USAGE, "'%s': tensor '%s': masked entry %zu is not 0",
-					path, p->name, j);
+					path, s->name, j);
 				bad = 1;
 			}
 		if (v != p->w) {
@@ -128,6 +136,7 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 	}
 	rc = 0;
 out:
+	free(want);
 	st_close(&f);
 	return rc;
 }

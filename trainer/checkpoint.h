@@ -12,7 +12,11 @@
  * float dtype is accepted. fp32 runs convert each to fp32 and round
  * bf16-stored parameters to bf16. fp64 runs keep an F64 tensor exactly
  * (w64; w its fp32 rounding), so an fp64 run's own checkpoint reloads
- * bit for bit; other dtypes are read as in fp32 runs and widened.
+ * bit for bit; other dtypes are read as in fp32 runs and widened. A file
+ * whose every name carries torch.compile's "_orig_mod." prefix
+ * (ST_COMPILE_PREFIX, a compiled model's state_dict) is read as if it had
+ * none; one that mixes prefixed and plain names is refused
+ * (st_compile_prefix).
  */
 #ifndef SUPKIT_CHECKPOINT_H
 #define SUPKIT_CHECKPOINT_H
