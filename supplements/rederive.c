@@ -547,14 +547,13 @@ static int place(struct ctx *c, const char *dir, const char *rel, const char *en
 	return rc;
 }
 
-/* Run bin with argv in dir, stdout into dir/.stdout; the JSON it printed
+/* Run bin with argv in dir, its standard output and error into files beside
+ * dir (not in it: no input can be named like them); the JSON it printed
  * (NULL with *why set when it failed or printed none). *status: its exit
  * status (-1 when it did not exit). */
-static cJSON *run_json(struct ctx *c, const char *bin, char *const argv[], const char *dir, int *status,
-		       char **why)
+static cJSON *run_json(const char *bin, char *const argv[], const char *dir, int *status, char **why)
 {
-	(void)c;
-	char *outp = path_join(dir, ".stdout"), *errp = path_join(dir, ".stderr");
+	char *outp = xasprintf("%s.stdout", dir), *errp = xasprintf("%s.stderr", dir);
 	*status = -1;
 	fflush(NULL);
 	pid_t pid = fork();
@@ -678,9 +677,10 @@ static void do_command(struct ctx *c, struct rd_report *r, const struct manifest
 	char buf[400];
 	const char *refused = t ? args_refused(t, d.args, d.n_args, buf, sizeof buf) : NULL;
 	char *dir = NULL;
-	if (!ok)
+	if (!ok) {
+		free(why);
 		why = xasprintf("its derivation record is not readable: %s", e.msg);
-	else if (!why && !t)
+	} else if (!why && !t)
 		why = xasprintf("'%s %s' is not a command supkit verify runs", d.tool, d.command);
 	else if (!why && refused)
 		why = xstrdup(refused);
@@ -703,7 +703,7 @@ static void do_command(struct ctx *c, struct rd_report *r, const struct manifest
 		if (!has_json)
 			argv[k++] = "--json";
 		int st;
-		cJSON *re = run_json(c, c->audit_bin, argv, dir, &st, &why);
+		cJSON *re = run_json(c->audit_bin, argv, dir, &st, &why);
 		free(argv);
 		if (re && st != 0) {
 			why = xasprintf("supkit-audit %s exited %d", d.command, st);
@@ -745,7 +745,7 @@ static void do_check(struct ctx *c, struct rd_report *r, const struct manifest_e
 	if (!why) {
 		char *argv[] = {c->audit_bin, "compute", "--check", "published.json", "--json", NULL};
 		int st;
-		cJSON *re = run_json(c, c->audit_bin, argv, dir, &st, &why);
+		cJSON *re = run_json(c->audit_bin, argv, dir, &st, &why);
 		const cJSON *figs = cJSON_GetObjectItemCaseSensitive(re, "figures");
 		if (re && !cJSON_IsArray(figs))
 			why = xstrdup("supkit-audit compute --check printed no figures");
@@ -847,8 +847,8 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 			gwhy = xstrdup(e.msg);
 		if (!gwhy)
 			gwhy = place_inputs(c, &gd[q], dir, x);
-		/* the group's claims, in a file of their own */
-		const char *cname = ".supkit-verify-claims.json";
+		/* the group's claims, in a file of their own beside the folder */
+		char *cname = dir ? xasprintf("%s.claims.json", dir) : NULL;
 		int *orig = xmalloc((members + 1) * sizeof *orig);
 		if (!gwhy) {
 			cJSON *f = claims_new();
@@ -863,17 +863,15 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 						one, "derivation", cJSON_Duplicate(claims_derivation(pub, cl), 1));
 					cJSON_AddItemToArray(fl, one);
 				}
-			char *cp = path_join(dir, cname);
-			if (json_write_file(cp, f, &e) < 0)
+			if (json_write_file(cname, f, &e) < 0)
 				gwhy = xstrdup(e.msg);
-			free(cp);
 			cJSON_Delete(f);
 		}
 		if (!gwhy) {
 			char **argv = argv_new(c->audit_bin, t->command, gd[q].n_args + 4);
 			size_t k = 2;
 			argv[k++] = "--check";
-			argv[k++] = (char *)cname;
+			argv[k++] = cname;
 			argv[k++] = "--json";
 			for (size_t i = 0; i < gd[q].n_args; i++) {
 				const char *a = gd[q].args[i];
@@ -889,12 +887,11 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 				}
 			}
 			int st;
-			cJSON *re = run_json(c, c->audit_bin, argv, dir, &st, &gwhy);
+			cJSON *re = run_json(c->audit_bin, argv, dir, &st, &gwhy);
 			free(argv);
 			const cJSON *figs = cJSON_GetObjectItemCaseSensitive(re, "figures");
 			if (re && !cJSON_IsArray(figs))
 				gwhy = xasprintf("supkit-audit %s --check printed no figures", t->command);
-			size_t seen = 0;
 			for (const cJSON *f = cJSON_IsArray(figs) ? figs->child : NULL; f; f = f->next) {
 				const cJSON *cl = cJSON_GetObjectItemCaseSensitive(f, "claim");
 				if (!cJSON_IsNumber(cl) || cl->valuedouble < 0 || cl->valuedouble >= (double)members)
@@ -909,7 +906,6 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 				if (!rv)
 					rv = cJSON_GetObjectItemCaseSensitive(f, "recomputed");
 				char *where = xasprintf("claims[%d] (%s)", oi, wh);
-				seen++;
 				if (cJSON_IsString(st2) && !strcmp(st2->valuestring, "missing")) {
 					const cJSON *wy = cJSON_GetObjectItemCaseSensitive(f, "why");
 					set_why(x, xasprintf("%s: not re-derived: %s", where,
@@ -932,12 +928,12 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 			}
 			if (re)
 				x->rederived = 1;
-			(void)seen;
 			cJSON_Delete(re);
 		}
 		if (gwhy)
 			set_why(x, xasprintf("%zu claims: %s", members, gwhy)), free(gwhy);
 		free(orig);
+		free(cname);
 		free(dir);
 	}
 	/* checked counts every claim; those not re-derived stay out of done */
@@ -1072,7 +1068,7 @@ static void do_run(struct ctx *c, struct rd_report *r, const struct manifest_ent
 				"config.cfg", NULL};
 		int st;
 		char *w = NULL;
-		cJSON *re = run_json(c, c->audit_bin, argv, dir, &st, &w);
+		cJSON *re = run_json(c->audit_bin, argv, dir, &st, &w);
 		const cJSON *arm0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(re, "arms"), 0);
 		if (!arm0) {
 			set_why(x, w ? w : xstrdup("supkit-audit compute printed no arms"));
@@ -1191,7 +1187,7 @@ static void do_run(struct ctx *c, struct rd_report *r, const struct manifest_ent
 						"model.safetensors", NULL};
 				int st;
 				char *w = NULL;
-				cJSON *re = run_json(c, c->eval_bin, argv, dir, &st, &w);
+				cJSON *re = run_json(c->eval_bin, argv, dir, &st, &w);
 				if (!re || st != 0) {
 					set_why(x, xasprintf("val_bpb, heldout_bpb: %s", w ? w : "supkit-eval failed"));
 				} else {

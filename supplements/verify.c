@@ -280,8 +280,10 @@ static int sums_manifest(const char *path, struct verify_report *r, struct err *
 		struct manifest one;
 		int rc = verify_sums_parse(c->data, c->len, name, &one, e);
 		free(name);
-		if (rc < 0)
+		if (rc < 0) {
+			manifest_release(&one);
 			return -1;
+		}
 		for (size_t k = 0; k < one.n; k++) {
 			const struct manifest_entry *x = manifest_find(&r->expected, one.e[k].path);
 			if (x && strcmp(x->sha256, one.e[k].sha256)) {

@@ -85,7 +85,7 @@ struct verify_report {
 /* Parse sha256sum-format text ("<64 hex>  <path>" or "<64 hex> *<path>", a
  * leading '\' for escaped names, or "SHA256 (<path>) = <hex>") into m
  * (initialised here; sizes 0, paths in NFC, sorted). name is used in
- * messages (line numbers). */
+ * messages (line numbers). Release m in every case. */
 int verify_sums_parse(const char *text, size_t len, const char *name, struct manifest *m, struct err *e);
 int verify_path(const char *path, const struct verify_opts *o, struct verify_report *r, struct err *e);
 void verify_report_release(struct verify_report *r);

@@ -37,6 +37,8 @@ supkit audit compute --json --claims "$supp/claims/compute.json" "$supp/configs/
 (cd "$work" && supkit audit geometry -q --json runs/*/model.safetensors) >"$supp/audit/geometry.json" || made=0
 (cd "$supp" && supkit audit step0 -q --json --tokens 64 --config configs/00_dense_native.cfg --data data) \
 	>"$supp/audit/step0.json" || made=0
+(cd "$supp" && supkit audit trajectory -q --steps 2 --config configs/00_dense_native.cfg --data data \
+	-o audit/trajectory.json) >/dev/null || made=0
 supkit audit stats --json -o "$supp/audit/stats.json" --claims "$supp/claims/stats.json" "$work/runs" || made=0
 (cd "$supp" && supkit audit digest -o audit/digests.json checkpoints/*.safetensors) >/dev/null || made=0
 cp "$supp/configs/00_dense_native.cfg" "$supp/baseline.cfg"
@@ -46,7 +48,7 @@ supkit replay diff --relative-to "$supp" "$supp/baseline.cfg" "$supp"/results/*/
 
 run supkit pack "$supp" -o "$TMP/s.zip"
 expect_rc 0 "pack it"
-expect_out_contains "11 derived entries recorded" "pack records 11 derivations (5 audits, 2 claims files, 4 run records)"
+expect_out_contains "12 derived entries recorded" "pack records 12 derivations (6 audits, 2 claims files, 4 run records)"
 [[ -z "$errout" ]] && ok "pack: no note (every input packed)" || bad "pack: no note (every input packed)"
 if have_unzip=$(command -v unzip); then
 	unzip -p "$TMP/s.zip" manifest.json >"$TMP/m.json"
@@ -58,6 +60,16 @@ if have_unzip=$(command -v unzip); then
 	if grep -q '/tmp\|'"$TMP" "$TMP/m.json"; then bad "the manifest holds no path of this machine"
 	else ok "the manifest holds no path of this machine"; fi
 else skip "the manifest's records" "unzip not installed"; fi
+
+# --- the audits read their own records back (the issue's two commands) ----------
+run supkit audit compute --check "$supp/audit/compute.json"
+expect_rc 0 "audit compute --check SUPPLEMENT/audit/compute.json: exit 0"
+expect_out_contains "80 figures compared, 0 disagree" "audit compute --check of the demo's record: 0 of 80 disagree"
+run supkit audit stats --check "$supp/audit/stats.json" "$supp/results"
+expect_rc 0 "audit stats --check SUPPLEMENT/audit/stats.json SUPPLEMENT/results: exit 0"
+if grep -qE '^[0-9]+ figures: [0-9]+ ok, 0 rounding, 0 inconsistent, 0 missing$' <<<"$out"; then
+	ok "audit stats --check of the demo's record: every figure ok"
+else bad "audit stats --check of the demo's record: every figure ok" "$out"; fi
 
 # --- untampered: every number re-derived, all agree ---------------------------
 run supkit verify -q "$TMP/s.zip"
@@ -96,6 +108,8 @@ tamper "stats audit" audit/stats.json '0,/"mean": [-0-9.e]*/s//"mean": 1.9/' "au
 tamper "geometry audit" audit/geometry.json '0,/"stable_rank": [0-9.e]*/s//"stable_rank": 3.5/' \
 	"audit/geometry.json  arms.00_dense_native.table4.attn_square.stable_rank"
 tamper "step-0 audit" audit/step0.json '0,/"loss": [0-9.e]*/s//"loss": 5.5/' "audit/step0.json  closed_form[0].loss"
+tamper "trajectory audit" audit/trajectory.json '0,/"loss": [0-9.e]*/s//"loss": 5.5/' \
+	"audit/trajectory.json  modes[0].steps[0].loss"
 tamper "digest audit" audit/digests.json '0,/"digest": "./s//"digest": "X/' \
 	'audit/digests.json  checkpoints["checkpoints/00_dense_native_s42.safetensors"].digest'
 tamper "run record (curve)" results/01_dense_opt_s43/result.json 's/"final_loss": [0-9.e]*/"final_loss": 4.5/' \
@@ -175,7 +189,9 @@ run supkit verify -q "$TMP/t.zip"
 expect_rc 0 "a derivation whose input is not packed: not a failure"
 expect_out_contains "not      audit/step0.json  (supkit audit step0: step0: no token sample packed ('data/train_0000.bin'))" \
 	"verify says why step0 is not re-derived"
-expect_out_contains "(1 entries not fully re-derived)" "the last line counts it"
+expect_out_contains "not      audit/trajectory.json  (supkit audit trajectory: trajectory: no token sample packed ('data/train_0000.bin'))" \
+	"and why trajectory is not"
+expect_out_contains "(2 entries not fully re-derived)" "the last line counts them"
 
 # --- hostile records: no option verify does not run, no path outside ------------
 if [[ -n "$have_unzip" ]]; then
