@@ -845,7 +845,8 @@ static void do_claims(struct ctx *c, struct rd_report *r, const struct manifest_
 			gwhy = xstrdup("supkit-audit not found (beside supkit-verify or on PATH)");
 		if (!gwhy && !(dir = task_dir(c, &e)))
 			gwhy = xstrdup(e.msg);
-		if (!gwhy)
+		/* a compute claim names its arm, depth and set: its check reads no file */
+		if (!gwhy && t->operands_in_check)
 			gwhy = place_inputs(c, &gd[q], dir, x);
 		/* the group's claims, in a file of their own beside the folder */
 		char *cname = dir ? xasprintf("%s.claims.json", dir) : NULL;

@@ -450,8 +450,10 @@ void verify_report_print(FILE *f, const struct verify_report *r, const char *pat
 	if (r->rederived && r->rd.n) {
 		if (r->rd.disagreed)
 			fprintf(f, "; %zu of %zu re-derived numbers disagree", r->rd.disagreed, r->rd.done);
-		else
+		else if (r->rd.done)
 			fprintf(f, "; %zu numbers re-derived, all agree", r->rd.done);
+		else
+			fprintf(f, "; no number re-derived");
 		if (r->rd.not_rederived)
 			fprintf(f, " (%zu entries not fully re-derived)", r->rd.not_rederived);
 	}

@@ -193,6 +193,15 @@ expect_out_contains "not      audit/trajectory.json  (supkit audit trajectory: t
 	"and why trajectory is not"
 expect_out_contains "(2 entries not fully re-derived)" "the last line counts them"
 
+# compute claims name their arm, depth and set: re-derived without the config
+mkdir -p "$TMP/cc/claims"
+supkit audit compute --claims "$TMP/cc/claims/compute.json" "$supp/configs/01_dense_opt.cfg" >/dev/null
+supkit pack -q "$TMP/cc" -o "$TMP/cc.zip" >/dev/null 2>&1
+run supkit verify -q "$TMP/cc.zip"
+expect_rc 0 "compute claims without their config packed: exit 0"
+grep -q '; 6 numbers re-derived, all agree$' <<<"$out" && ok "compute claims without their config: all 6 re-derived" ||
+	bad "compute claims without their config: all 6 re-derived" "$out"
+
 # --- hostile records: no option verify does not run, no path outside ------------
 if [[ -n "$have_unzip" ]]; then
 	rm -rf "$TMP/h"
