@@ -73,8 +73,8 @@ void stats_rules_free(struct stats_rules *r);
 void stats_records_init(struct stats_records *r);
 void stats_records_free(struct stats_records *r);
 /* Add a folder (every result.json under it, recursively, in name order) or a
- * file (a single result.json record, or a results JSON mapping run names to
- * records; "-": standard input, which has no folder to name a single
+ * file (a single result.json record, a results JSON mapping run names to
+ * records, or an array of records named by "run_name", "run" or "name"; "-": standard input, which has no folder to name a single
  * record's run, so only the mapping is taken there). rules may be NULL.
  * Refuses duplicate runs. */
 int stats_records_add_path(struct stats_records *r, const char *path,
@@ -227,6 +227,33 @@ struct stats_check_counts {
 int stats_check_published(const cJSON *pub, const char *name, const struct stats_cells *cells,
 			  int input_decimals, cJSON *out, struct stats_check_counts *counts,
 			  struct err *e);
+/* Check stats_to_json's own record (its "cells" and "contrasts": every
+ * per-seed value, mean, SD, interval, improved count, t, n and ratio)
+ * against the cells: a number agrees within 1e-12, relative. Items as
+ * stats_check_published writes them (status "ok", "inconsistent" or
+ * "missing"). Fails only on a malformed file. */
+int stats_check_own(const cJSON *pub, const char *name, const struct stats_cells *cells, cJSON *out,
+		    struct stats_check_counts *counts, struct err *e);
+/* 1 when pub has the layout of stats_to_json (a "cells" array). */
+int stats_is_own(const cJSON *pub);
+
+/* Check the stats claims of a claims file (lib/claims.h; each "figure" is
+ * {"table": "cell", "cell", "split", "seeds", "stat": mean|sd|value,
+ * "seed"}, {"table": "contrast", "terms", "seeds", "split", "stat":
+ * mean|sd|ci_low|ci_high|delta|k_improved|t, "seed"} or {"table": "ratio",
+ * "split", "numerator", "denominator"}) with the published file's rules.
+ * The inputs are exact unless the figure gives "input_decimals" (or
+ * input_decimals >= 0 overrides it for every claim). Items carry "claim",
+ * the claim's index; *n_other counts claims of other commands (left out). */
+int stats_check_claims(const cJSON *claims, const char *name, const struct stats_cells *cells,
+		       int input_decimals, cJSON *out, struct stats_check_counts *counts, int *n_other,
+		       struct err *e);
+/* Append the figures of the Markdown tables (each seed's BPB, cell means and
+ * SDs; contrast means, SDs, interval bounds, per-seed deltas, k/n improved
+ * and ratios), as printed, to a claims file, each with derivation deriv. */
+void stats_claims_add(cJSON *file, const struct stats_cells *cells, const struct stats_results *res,
+		      const cJSON *deriv);
+
 /* One line per figure that is not OK (all lines when verbose), then a total. */
 void stats_print_check(FILE *f, const cJSON *items, const struct stats_check_counts *counts,
 		       int verbose);

@@ -5,6 +5,7 @@
  * reported with the file and the byte offset where it was found.
  */
 #include "data/shard.h"
+#include "lib/derivation.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,7 @@ int shard_read_header(const char *path, uint32_t *vocab_size, uint32_t *bos_id,
 	}
 	ssize_t r = pread(fd, h, sizeof h, 0);
 	close(fd);
+	deriv_log_file(path);
 	if (r < 0)
 		return err_errno(e, EXIT_SYS, "cannot read '%s'", path);
 	if (r < (ssize_t)sizeof h)

@@ -23,7 +23,7 @@ static const struct {
 	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
 	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
-	{"verify", "verify a supplement zip or folder against its manifest"},
+	{"verify", "verify a supplement: its manifest, its diffs, every derived number re-derived"},
 	{"unpack", "safely extract a supplement zip"},
 	{"data", "train a BPE tokenizer, tokenize a corpus into shards"},
 	{NULL, NULL},

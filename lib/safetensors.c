@@ -35,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 #include "bf16.h"
+#include "derivation.h"
 #include "fileio.h"
 #include "json.h"
 #include "sha256.h"
@@ -413,6 +414,8 @@ int st_open(struct st_file *f, const char *path, struct err *e)
 		return err_errno(e, EXIT_SYS, "cannot open '%s'", path);
 	int rc = st_open_fd(f, fd, path, e);
 	close(fd);
+	if (rc == 0)
+		deriv_log_file(path);
 	return rc;
 }
 

@@ -39,10 +39,10 @@ mv "$out_dir/supkit-train.1.tmp" "$out_dir/supkit-train.1"
 declare -A title=([config]="TRAINER CONFIG" [data]="TOKENIZER AND TOKEN SHARDS"
 	[records]="RUN RECORDS AND CONTRAST SPECS" [safetensors]="CHECKPOINTS"
 	[diffs]="DIFFS FILES" [manifest]="SUPPLEMENT MANIFEST" [optim]="OPTIMIZER STATE"
-	[checkpoint]="MODEL CHECKPOINTS" [run]="RUN FOLDERS")
+	[checkpoint]="MODEL CHECKPOINTS" [run]="RUN FOLDERS" [derivations]="DERIVATIONS AND CLAIMS")
 {
 	cat man/src/supkit-formats.head
-	for topic in config run data records checkpoint safetensors optim diffs manifest; do
+	for topic in config run data records checkpoint safetensors optim diffs manifest derivations; do
 		f=man/src/supkit-formats-$topic.mdoc
 		[[ -f $f ]] || continue
 		echo ".Sh ${title[$topic]}"

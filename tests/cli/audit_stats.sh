@@ -83,6 +83,42 @@ run supkit-audit stats --check "$S/stats.json" "$S/runs"
 expect_rc 1 "--check: figures without runs exit 1"
 expect_out_contains "missing      d6/00 [val]: d6/00: no runs in the records" "--check: missing cell named"
 
+# --json read back by --check (the round trip): every cell and contrast
+# figure, 0 disagreements; the papers' results with their naming rules, and
+# result.json folders
+for recs in "--names $S/paper.rules $S/paper_results.json" "$S/runs" "$S/flat_results.json"; do
+	supkit-audit stats --json $recs >"$TMP/own.json" 2>/dev/null
+	run supkit-audit stats --check "$TMP/own.json" $recs
+	expect_rc 0 "round trip: --json -> --check exits 0 (${recs##*/})"
+	if grep -qE '^[0-9]+ figures: [0-9]+ ok, 0 rounding, 0 inconsistent, 0 missing$' <<<"$out"; then
+		ok "round trip: every figure ok (${recs##*/}: $(grep -oE '^[0-9]+ figures' <<<"$out"))"
+	else bad "round trip: every figure ok (${recs##*/})" "$out"; fi
+done
+supkit-audit stats --json --names "$S/paper.rules" "$S/paper_results.json" >"$TMP/own.json" 2>/dev/null
+sed -i '0,/"sd": [0-9.e-]*/s//"sd": 0.5/' "$TMP/own.json"
+run supkit-audit stats --check "$TMP/own.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 1 "round trip: a changed SD exits 1"
+if grep -q '^inconsistent d6/00 \[heldout\] sd: published 0.5, computed 0.00' <<<"$out" && grep -q ' 1 inconsistent' <<<"$out"; then
+	ok "round trip: exactly the changed SD named"
+else bad "round trip: exactly the changed SD named" "$out"; fi
+grep -q '"derivation": {' "$TMP/own.json" && grep -q '"command": "stats"' "$TMP/own.json" &&
+	ok "--json records its derivation" || bad "--json records its derivation"
+
+# --claims: the tables' figures as printed; --check re-derives each exactly
+run supkit-audit stats --names "$S/paper.rules" --claims "$TMP/claims.json" "$S/paper_results.json"
+expect_rc 0 "--claims with the tables"
+grep -q '"value": "-0.001395"' "$TMP/claims.json" && ok "--claims: a contrast mean as printed" || bad "--claims: a contrast mean as printed"
+run supkit-audit stats --check "$TMP/claims.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 0 "--check of the claims: exit 0"
+expect_out_contains " 0 rounding, 0 inconsistent, 0 missing" "--check of the claims: each the rounding of its figure"
+sed -i '0,/"value": "-0.001395"/s//"value": "-0.001396"/' "$TMP/claims.json"
+run supkit-audit stats --check "$TMP/claims.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 1 "a claim off by one unit of its last place, from exact inputs: exit 1"
+expect_out_contains "inconsistent contrasts table: 1. Opt | Dense (01 - 00) at d6, validation, mean [val] mean: published -0.001396, computed -0.001395" \
+	"the claim named with where it appears"
+run supkit-audit stats --check "$TMP/claims.json" --input-decimals 6 --names "$S/paper.rules" "$S/paper_results.json"
+expect_out_contains " 0 inconsistent" "the same claim with inputs printed to 6 decimals: within their rounding"
+
 # Bad input: one line, file and place named, exit 2, no output file.
 mkdir -p "$TMP/r1/a" "$TMP/r1/b"
 printf '{"arm":"00","depth":8,"val_bpb":1.0,"heldout_bpb":1.0}\n' >"$TMP/r1/a/result.json"

@@ -18,6 +18,7 @@
 FUZZ_MOD_udiff := replay
 FUZZ_MOD_diffs := replay
 FUZZ_MOD_manifest := supplements
+FUZZ_MOD_records := supplements
 FUZZ_MOD_zipdir := supplements
 FUZZ_MOD_safetensors := lib
 FUZZ_MOD_shard := data

@@ -202,7 +202,7 @@ static int check_file(const char *name, struct compute_opts o, int *ncmp, char *
 		printf("  %s\n", e.msg);
 		return -2;
 	}
-	int nd = compute_check(j, name, &o, lines, ncmp, &e);
+	int nd = compute_check(j, name, &o, lines, ncmp, NULL, &e);
 	if (nd < 0)
 		printf("  %s\n", e.msg);
 	cJSON_Delete(j);
@@ -265,7 +265,7 @@ TEST(check_bad_input)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		cJSON *j = json_parse(bad[i], strlen(bad[i]), "t.json", &e);
 		CHECK(j != NULL);
-		int rc = compute_check(j, "t.json", &DEFAULTS, &lines, &ncmp, &e);
+		int rc = compute_check(j, "t.json", &DEFAULTS, &lines, &ncmp, NULL, &e);
 		CHECKF(rc == -1 && strstr(e.msg, want[i]) && strstr(e.msg, "'t.json'"), "%s -> %s", bad[i],
 		       rc == -1 ? e.msg : "accepted");
 		cJSON_Delete(j);
@@ -460,7 +460,7 @@ TEST(check_mutations)
 			parsed++;
 			char *lines = NULL;
 			int ncmp;
-			int rc = compute_check(j, "m.json", &DEFAULTS, &lines, &ncmp, &e);
+			int rc = compute_check(j, "m.json", &DEFAULTS, &lines, &ncmp, NULL, &e);
 			if (rc < 0) {
 				refused++;
 				CHECKF(strstr(e.msg, "'m.json'") && !strchr(e.msg, '\n'), "%s", e.msg);
