@@ -128,18 +128,22 @@ int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn
 	size_t n;
 	if (stream_read_all(path, CORPUS_MAX_FILE, &buf, &n, e) < 0)
 		return -1;
+	int rc = corpus_read_mem(path, buf, n, o, fn, ctx, c, e);
+	free(buf);
+	return rc;
+}
+
+int corpus_read_mem(const char *path, const char *buf, size_t n, const struct corpus_opts *o, corpus_fn fn,
+		    void *ctx, struct corpus_counts *c, struct err *e)
+{
 	enum corpus_format f = o->format;
 	if (f == CORPUS_AUTO)
 		f = ends_with(path, ".jsonl") ? CORPUS_JSONL : ends_with(path, ".json") ? CORPUS_JSON : CORPUS_TEXT;
-	int rc;
 	if (f == CORPUS_JSONL)
-		rc = read_jsonl(path, buf, n, fn, ctx, c, e);
-	else if (f == CORPUS_JSON)
-		rc = read_json(path, buf, n, fn, ctx, c, e);
-	else
-		rc = read_text(path, buf, n, o->delim, fn, ctx, c, e);
-	free(buf);
-	return rc;
+		return read_jsonl(path, buf, n, fn, ctx, c, e);
+	if (f == CORPUS_JSON)
+		return read_json(path, buf, n, fn, ctx, c, e);
+	return read_text(path, buf, n, o->delim, fn, ctx, c, e);
 }
 
 /* ---- Brown corpus ---- */

@@ -1042,7 +1042,7 @@ static void ob_state(struct obuf *b, const struct optim *o, const char *pname, c
 	free(d);
 }
 
-int optim_save(const struct optim *o, const char *path, struct err *e)
+unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 {
 	struct obuf b = {0};
 	uint64_t nrec = 0;
@@ -1074,8 +1074,16 @@ int optim_save(const struct optim *o, const char *path, struct err *e)
 			free(w);
 		}
 	}
-	int rc = file_write_atomic(path, b.d, b.n, e);
-	free(b.d);
+	*len = b.n;
+	return b.d;
+}
+
+int optim_save(const struct optim *o, const char *path, struct err *e)
+{
+	size_t n;
+	unsigned char *d = optim_state_bytes(o, &n);
+	int rc = file_write_atomic(path, d, n, e);
+	free(d);
 	return rc;
 }
 
@@ -1124,7 +1132,14 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 	size_t len;
 	if (file_read_all(path, limit, &data, &len, e))
 		return -1;
-	const unsigned char *d = (const unsigned char *)data;
+	int rc = optim_load_mem(o, data, len, path, e);
+	free(data);
+	return rc;
+}
+
+int optim_load_mem(struct optim *o, const void *data, size_t len, const char *path, struct err *e)
+{
+	const unsigned char *d = data;
 	size_t at = 16;
 	int rc = -1;
 	uint8_t *seen = NULL;
@@ -1255,6 +1270,5 @@ trunc:
 	err_set(e, EXIT_USAGE, "'%s': truncated at byte %zu", path, at);
 out:
 	free(seen);
-	free(data);
 	return rc;
 }

@@ -161,7 +161,11 @@ int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
  * value is finite, the second moments (exp_avg_sq, second_momentum_buffer)
  * >= 0 and each step >= 0 (the error names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
+/* The bytes optim_save writes (malloc'd, *len bytes; caller frees). */
+unsigned char *optim_state_bytes(const struct optim *o, size_t *len);
 int optim_load(struct optim *o, const char *path, struct err *e);
+/* optim_load on the file's len bytes at data (name in messages). */
+int optim_load_mem(struct optim *o, const void *data, size_t len, const char *name, struct err *e);
 
 /* ---- matrix operators (trainer/polar.c); row-major m x n ---- */
 

@@ -992,10 +992,19 @@ TEST(state_load_rejects_bad_files)
 	char *data;
 	size_t len;
 	CHECK(file_read_all(path, 0, &data, &len, &e) == 0);
+	/* the in-memory reader and writer: the file's bytes */
+	size_t blen;
+	unsigned char *bytes = optim_state_bytes(o, &blen);
+	CHECK(blen == len && !memcmp(bytes, data, len));
+	free(bytes);
+	CHECKF(optim_load_mem(o, data, len, path, &e) == 0, "%s", e.msg);
+	struct err e2;
+	CHECK(optim_load_mem(o, data, len - 5, path, &e2) == -1);
 	/* truncated */
 	CHECK(file_write_atomic(path, data, len - 5, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1);
 	CHECK(e.code == EXIT_USAGE && strstr(e.msg, path) && strstr(e.msg, "truncated"));
+	CHECK_STREQ(e.msg, e2.msg);
 	/* bad magic */
 	data[0] = 'X';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
