@@ -30,6 +30,12 @@ FUZZ_MOD_checkpoint := trainer
 FUZZ_MOD_loader_state := trainer
 FUZZ_MOD_parquet := data
 FUZZ_MOD_ckpt_state := trainer
+FUZZ_MOD_optim := trainer
+FUZZ_MOD_token_bytes := trainer
+FUZZ_MOD_decode := trainer
+FUZZ_MOD_geometry := audit
+FUZZ_MOD_compute := audit
+FUZZ_MOD_verify_walk := supplements
 
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(foreach n,$(FUZZ_ALL),$(if $(FUZZ_MOD_$(n)),$(n)))
