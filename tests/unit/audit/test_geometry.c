@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cblas.h>
+
 #include "audit/geometry.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -618,6 +620,40 @@ TEST(evr_zero_and_split_matrices)
 	}
 }
 
+/* A 21 x 21 matrix of 41 entries 3.7e19 and the rest 7e-9 down to
+ * subnormals (the fuzz finding tests/fuzz/regressions/geometry/
+ * crash-1924440bcc4d, its bytes cycled as doubles): with OpenBLAS on two
+ * threads the Gram matrix's tridiagonal form sends dstebz's bisection for
+ * the top eigenvalue alone (RANGE 'I') into a Sturm count that is not
+ * monotonic (dsyevr INFO 2). The audit takes every eigenvalue then
+ * (RANGE 'A', the cure LAPACK documents): every method succeeds and
+ * agrees. */
+TEST(evr_range_i_failure_recovered)
+{
+	static const unsigned char cyc[11] = {0x3e, 0x3e, 0x3e, 0x3e, 0x01, 0x00, 0x00, 0x44, 0x3e, 0x3e, 0x3e};
+	enum { M = 21 };
+	unsigned char *b = xmalloc(M * M * 8);
+	for (size_t i = 0; i < M * M * 8; i++)
+		b[i] = cyc[i % sizeof cyc];
+	double *w = xmalloc(M * M * sizeof *w);
+	memcpy(w, b, M * M * 8);
+	int threads = openblas_get_num_threads();
+	openblas_set_num_threads(2);
+	struct geom_stats s[3];
+	for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+		struct err e = {0};
+		CHECKF(geom_matrix_stats(w, M, M, (enum geom_method)meth, &s[meth], &e) == 0, "method %d: %s", meth,
+		       e.msg);
+	}
+	openblas_set_num_threads(threads);
+	CHECK(s[0].stable_rank >= 1 && s[0].stable_rank <= M);
+	for (int meth = 1; meth < 3; meth++)
+		CHECKF(fabs(s[meth].stable_rank - s[0].stable_rank) <= 1e-9 * s[0].stable_rank, "method %d: %.17g vs %.17g",
+		       meth, s[meth].stable_rank, s[0].stable_rank);
+	free(w);
+	free(b);
+}
+
 /* Entries near 1e-170 (squares underflow), 1e-310, 1e154 (the sum of
  * squares overflows), 1e200 and 1e250: the ratios match numpy's SVD of the
  * matrix as stored; the energies are scaled back where float64 holds them
@@ -787,6 +823,7 @@ int main(void)
 	RUN(missing_and_malformed_tensors);
 	RUN(allow_missing_bounded_by_tensors);
 	RUN(evr_zero_and_split_matrices);
+	RUN(evr_range_i_failure_recovered);
 	RUN(scaled_matrices_match_numpy);
 	RUN(edge_checkpoints_match_numpy);
 	RUN(nonfinite_refused);
