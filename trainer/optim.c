@@ -1198,7 +1198,13 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		seen[pi] |= (uint8_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
-		/* values: finite; second moments >= 0; the AdamW counter >= 0 */
+		/* values: finite; second moments >= 0; the AdamW counter >= 0;
+		 * what the state holds exactly (fp32 runs: fp32 values, bf16
+		 * moments bf16 values; the NorMuon buffer is fp64 always), so
+		 * that it is the state a run saved; masked entries 0 */
+		int bf16_m = (which == 0 || which == 1) && !o->fp64 && p->store == PARAM_BF16 &&
+			     o->c.embed_state == EMBED_STATE_BF16;
+		int f32 = !o->fp64 && which != 4;
 		for (size_t i = 0; which != 2 && i < want; i++) {
 			uint64_t u = rd_u64(d + at + 8 * i);
 			double x;
@@ -1206,6 +1212,16 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
 				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
 					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+				goto out;
+			}
+			if ((f32 && (double)(float)x != x) || (bf16_m && (double)bf16_round((float)x) != x)) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %.17g, not a value the run's %s "
+					"state holds", path, (unsigned long long)r, name, i, x, bf16_m ? "bf16" : "fp32");
+				goto out;
+			}
+			if (p->mask && p->mask[i] && x != 0 && which != 4) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, but it is masked (held at 0)",
+					path, (unsigned long long)r, name, i, x);
 				goto out;
 			}
 		}
