@@ -411,7 +411,12 @@ int data_ids_parse(const char *path, const char *d, size_t n, int u32, struct id
 			char buf[24];
 			int64_t v;
 			struct err pe;
-			if (len >= sizeof buf)
+			/* decimal digits only: strtoll would take a sign, blanks, and
+			 * stop at a NUL with bytes after it */
+			int digits = len < sizeof buf;
+			for (size_t k = 0; digits && k < len; k++)
+				digits = d[i + k] >= '0' && d[i + k] <= '9';
+			if (!digits)
 				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
 			memcpy(buf, d + i, len);
 			buf[len] = 0;

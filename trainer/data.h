@@ -71,8 +71,8 @@ struct overlap_report {
 int data_overlap(const char *const *train, int n_train, const char *const *val, int n_val, int n,
 		 struct overlap_report *r, struct err *e);
 
-/* decode's input: token ids as text (one decimal id a line, CR LF too,
- * empty lines skipped) or, with u32, raw little-endian uint32s, appended to
+/* decode's input: token ids as text (one decimal id a line, decimal
+ * digits only, at most 23, below 2^32; CR LF too, empty lines skipped) or, with u32, raw little-endian uint32s, appended to
  * out. -1 with e naming path and the line or offset. */
 int data_ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e);
 /* Decoded bytes b[0..n) as a JSON string: valid UTF-8 as it is, each byte of
