@@ -15,14 +15,15 @@
  * Names are arbitrary bytes: invalid UTF-8, NFD, control characters,
  * backslashes. Outside ROOT, BASE/sentinel and BASE/outside/secret hold
  * 4096 bytes no file in ROOT can hold (contents are shorter).
- * Invariants: the scan (not strict) returns 0; each entry it lists is one
- * regular file the harness made, under the NFC of its path, with its size
- * and SHA-256 (so nothing outside ROOT is read through a link); each
- * regular file made, link and FIFO is listed, or an issue names it or a
- * folder above it (or, for a duplicate, the entry it duplicates); verify
- * refuses only with EXIT_USAGE (manifest.json) or EXIT_CHECK (none), never
- * EXIT_SYS; "verified" implies no issue and every entry ok; the report
- * prints, and its JSON is valid UTF-8 that reads back.
+ * Invariants, on verify_path's walk (its scan, not strict): each entry it
+ * lists is one regular file the harness made, under the NFC of its path,
+ * with its size and SHA-256 (so nothing outside ROOT is read through a
+ * link); each regular file made, link and FIFO is listed, or an issue
+ * names it or a folder above it (or, for a duplicate, the entry it
+ * duplicates); verify refuses only with EXIT_USAGE (manifest.json) or
+ * EXIT_CHECK (none), never EXIT_SYS (the walk itself never fails);
+ * "verified" implies no issue and every entry ok; the report prints, and
+ * its JSON is valid UTF-8 that reads back.
  * Seeds: tests/fuzz/corpus/verify_walk/, written by FUZZ_WRITE_SEED=DIR
  * (tests/fuzz/README.md). Reference: supplements/scan.h, verify.h. */
 #include <errno.h>
@@ -55,6 +56,9 @@ static FILE *fuzz_null;
 
 struct node {
 	char *raw;          /* relative path under ROOT */
+	char *nfc;          /* raw in NFC (NULL when not UTF-8), after build */
+	char *quoted;       /* scan_quote(raw), after build */
+	int dup;            /* another file or folder made has the same NFC path */
 	int type;
 	int parent;         /* index of its folder, -1 for ROOT */
 	uint64_t size;
@@ -291,72 +295,85 @@ static void build(const uint8_t *data, size_t size)
 
 /* ---- checks ---- */
 
-static int has_issue(const struct scan *s, const char *raw)
+/* Each node's NFC path and quoted path, and whether a file or folder
+ * made has the same NFC path as another (a duplicate). */
+static int cmp_nfc(const void *x, const void *y)
 {
-	char *q = scan_quote(raw, strlen(raw));
-	int found = 0;
-	for (size_t i = 0; i < s->n_issues && !found; i++)
-		found = !strcmp(s->issues[i].path, q);
-	free(q);
-	return found;
+	const struct node *a = &nodes[*(const int *)x], *b = &nodes[*(const int *)y];
+	return strcmp(a->nfc, b->nfc);
 }
 
-/* 1 when another file or folder made has the same path in NFC as node k. */
-static int duplicated(int k)
+static void fuzz_names(void)
 {
-	char *a = utf8_nfc(nodes[k].raw, strlen(nodes[k].raw), NULL);
-	int found = 0;
-	for (int j = 0; a && j < nn && !found; j++) {
-		if (j == k || (nodes[j].type != N_FILE && nodes[j].type != N_DIR))
-			continue;
-		char *b = utf8_nfc(nodes[j].raw, strlen(nodes[j].raw), NULL);
-		found = b && !strcmp(a, b);
-		free(b);
+	int *ix = malloc((size_t)(nn ? nn : 1) * sizeof *ix), m = 0;
+	if (!ix)
+		abort();
+	for (int k = 0; k < nn; k++) {
+		nodes[k].nfc = utf8_nfc(nodes[k].raw, strlen(nodes[k].raw), NULL);
+		nodes[k].quoted = scan_quote(nodes[k].raw, strlen(nodes[k].raw));
+		nodes[k].dup = 0;
+		if (nodes[k].nfc && (nodes[k].type == N_FILE || nodes[k].type == N_DIR))
+			ix[m++] = k;
 	}
-	free(a);
-	return found;
+	qsort(ix, (size_t)m, sizeof *ix, cmp_nfc);
+	for (int i = 1; i < m; i++)
+		if (!strcmp(nodes[ix[i - 1]].nfc, nodes[ix[i]].nfc))
+			nodes[ix[i - 1]].dup = nodes[ix[i]].dup = 1;
+	free(ix);
 }
 
-/* An issue names node k or a folder above it, or k shares its NFC name
- * (a duplicate: the issue names one of the two). */
-static int explained(const struct scan *s, int k)
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* An issue (paths sorted in iss) names node k or a folder above it, or k
+ * is a duplicate (the issue names one of the two). */
+static int explained(char **iss, size_t ni, int k)
 {
 	for (int a = k; a >= 0; a = nodes[a].parent)
-		if (has_issue(s, nodes[a].raw))
+		if (bsearch(&nodes[a].quoted, iss, ni, sizeof *iss, cmp_str))
 			return 1;
-	return nodes[k].type == N_FILE && duplicated(k);
+	return nodes[k].type == N_FILE && nodes[k].dup;
+}
+
+/* A regular file made, not yet matched, with this NFC path, size and SHA-256. */
+static int find_file(const char *path, uint64_t size, const char *sha, const char *listed)
+{
+	for (int k = 0; k < nn; k++)
+		if (nodes[k].type == N_FILE && !listed[k] && nodes[k].nfc && !strcmp(nodes[k].nfc, path) &&
+		    nodes[k].size == size && !strcmp(nodes[k].sha, sha))
+			return k;
+	return -1;
 }
 
 static void check_scan(const struct scan *s)
 {
 	char *listed = calloc(FZ_MAX_NODES, 1);
-	if (!listed)
+	char **iss = malloc((s->n_issues ? s->n_issues : 1) * sizeof *iss);
+	if (!listed || !iss)
 		abort();
 	for (size_t i = 0; i < s->actual.n; i++) {
 		const struct manifest_entry *x = &s->actual.e[i];
 		if (x->size >= FZ_SENTINEL || !strcmp(x->sha256, sentinel_sha))
 			abort();   /* read outside ROOT */
-		int found = -1;
-		for (int k = 0; k < nn && found < 0; k++) {
-			if (nodes[k].type != N_FILE || listed[k])
-				continue;
-			char *nfc = utf8_nfc(nodes[k].raw, strlen(nodes[k].raw), NULL);
-			if (nfc && !strcmp(nfc, x->path) && nodes[k].size == x->size && !strcmp(nodes[k].sha, x->sha256))
-				found = k;
-			free(nfc);
-		}
+		int found = find_file(x->path, x->size, x->sha256, listed);
 		if (found < 0)
 			abort();
 		listed[found] = 1;
 	}
+	for (size_t i = 0; i < s->n_issues; i++)
+		iss[i] = s->issues[i].path;
+	qsort(iss, s->n_issues, sizeof *iss, cmp_str);
 	for (int k = 0; k < nn; k++) {
 		if (nodes[k].type == N_DIR || listed[k])
 			continue;
 		if (nodes[k].type == N_FILE && !strcmp(nodes[k].raw, MANIFEST_NAME))
 			continue;
-		if (!explained(s, k))
+		if (!explained(iss, s->n_issues, k))
 			abort();
 	}
+	free(iss);
 	for (size_t i = 0; i < s->n_issues; i++)
 		if (!s->issues[i].path || !s->issues[i].reason || strchr(s->issues[i].reason, '\n') ||
 		    !utf8_valid(s->issues[i].path, strlen(s->issues[i].path)))
@@ -374,21 +391,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dir_remove_tree(root);
 	nn = 0;
 	build(data, size);
+	fuzz_names();
 
-	struct scan s;
+	/* one walk (verify's): the scan is checked whether or not the
+	 * manifest is then accepted */
 	struct err e = {0};
-	struct scan_opts so = {.safetensors_digest = 1, .quiet = 1};
-	if (scan_path(root, &so, &s, &e) != 0)
-		abort();
-	check_scan(&s);
-	scan_release(&s);
-
 	struct verify_report r;
 	struct verify_opts vo = {.quiet = 1};
-	if (verify_path(root, &vo, &r, &e) != 0) {
-		if ((e.code != EXIT_USAGE && e.code != EXIT_CHECK) || !e.msg[0] || strchr(e.msg, '\n'))
-			abort();
-	} else {
+	int rc = verify_path(root, &vo, &r, &e);
+	if (rc != 0 && ((e.code != EXIT_USAGE && e.code != EXIT_CHECK) || !e.msg[0] || strchr(e.msg, '\n')))
+		abort();
+	check_scan(&r.scan);
+	if (rc == 0) {
 		if (r.verified && (r.scan.n_issues || r.cmp.n_ok != r.cmp.n))
 			abort();
 		verify_report_print(fuzz_null, &r, root);
@@ -404,8 +418,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cJSON_Delete(j);
 	}
 	verify_report_release(&r);
-	for (int k = 0; k < nn; k++)
+	for (int k = 0; k < nn; k++) {
 		free(nodes[k].raw);
+		free(nodes[k].nfc);
+		free(nodes[k].quoted);
+	}
 	return 0;
 }
 
