@@ -807,7 +807,9 @@ static double q_mean(const double *x, int64_t L, int64_t H, int64_t C, int64_t p
 {
 	double sum = 0;
 	int64_t k = 0;
-	for (int64_t l = s.l0; l < s.l1 && l < L; l++)
+	/* layers [l0, l1) within [0, L): the final layer L - 1 of a q_tau of
+	 * no layers is none */
+	for (int64_t l = s.l0 > 0 ? s.l0 : 0; l < s.l1 && l < L; l++)
 		for (int64_t h = 0; h < H; h++)
 			for (int64_t c = 0; c < C; c++) {
 				int64_t plane = planes ? c % planes : 0;

@@ -580,6 +580,40 @@ TEST(allow_missing_bounded_by_tensors)
 	rmdir(dir);
 }
 
+/* A q_tau of no layers ([0, H, hd/2], no block matrices, --allow-missing):
+ * its final layer (L - 1 = -1) is none. q_mean read layer -1, before the
+ * values (ASan: heap-buffer-overflow; the report held a garbage "final").
+ * The fuzz finding tests/fuzz/regressions/geometry/crash-fe946e558205. */
+TEST(q_tau_of_no_layers)
+{
+	char dir[] = "/tmp/supkit-geom-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	static float wte[16] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f,
+				0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+	struct st_writer w;
+	st_writer_init(&w);
+	int64_t ws[2] = {2, 8}, qs[3] = {0, 2, 2};
+	st_writer_add(&w, "transformer.wte.weight", ST_F32, 2, ws, wte);
+	st_writer_add(&w, "q_tau", ST_F32, 3, qs, wte);
+	char *p = path_join(dir, "q0.safetensors");
+	struct err e;
+	CHECKF(st_write(&w, p, &e) == 0, "%s", e.msg);
+	st_writer_release(&w);
+	struct geom_opts o = {.method = GEOM_GRAM, .allow_missing = 1, .quiet = 1};
+	cJSON *r = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(r != NULL, "%s", e.msg);
+	const cJSON *q = cJSON_GetObjectItem(r, "q_tau");
+	CHECK(cJSON_IsObject(q));
+	static const char *const keys[4] = {"mean", "layer0", "middle", "final"};
+	for (int k = 0; q && k < 4; k++)
+		CHECKF(cJSON_IsNull(cJSON_GetObjectItem(q, keys[k])), "q_tau.%s is not null", keys[k]);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(q, "by_layer")) == 0);
+	cJSON_Delete(r);
+	unlink(p);
+	free(p);
+	rmdir(dir);
+}
+
 /* ---- edges: tests/fixtures/geometry/edge (make.py edge()) ---- */
 
 static cJSON *edge_expected(void)
@@ -822,6 +856,7 @@ int main(void)
 	RUN(checkpoints_match_numpy);
 	RUN(missing_and_malformed_tensors);
 	RUN(allow_missing_bounded_by_tensors);
+	RUN(q_tau_of_no_layers);
 	RUN(evr_zero_and_split_matrices);
 	RUN(evr_range_i_failure_recovered);
 	RUN(scaled_matrices_match_numpy);
