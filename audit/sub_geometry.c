@@ -105,6 +105,8 @@ int audit_geometry_main(int argc, char **argv)
 		deriv_arg(&d, methods[c.g.method == GEOM_GRAM_EVR ? 1 : c.g.method == GEOM_SVD ? 2 : 0]);
 		if (c.g.allow_missing)
 			deriv_arg(&d, "--allow-missing");
+		if (c.g.spectrum)
+			deriv_arg(&d, "--spectrum");
 		size_t first = d.n_args;
 		for (int i = 0; i < nf; i++)
 			deriv_path_arg(&d, files[i]);

@@ -159,10 +159,17 @@ int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
  * parameter of an fp64 run): optim_load writes those into p->w / p->w64, so
  * load the checkpoint first, then the optimizer state. Written atomically;
  * load checks that every record matches a parameter and size, that every
- * value is finite, the second moments (exp_avg_sq, second_momentum_buffer)
+ * value is finite and one the run's state holds exactly (fp32 runs: fp32
+ * values, and bf16 values for the bf16 moments of wte and value_embeds
+ * with embed_state = bf16; the NorMuon buffer is fp64 always), masked
+ * q_tau entries 0, the second moments (exp_avg_sq, second_momentum_buffer)
  * >= 0 and each step >= 0 (the error names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
+/* The bytes optim_save writes (malloc'd, *len bytes; caller frees). */
+unsigned char *optim_state_bytes(const struct optim *o, size_t *len);
 int optim_load(struct optim *o, const char *path, struct err *e);
+/* optim_load on the file's len bytes at data (name in messages). */
+int optim_load_mem(struct optim *o, const void *data, size_t len, const char *name, struct err *e);
 
 /* ---- matrix operators (trainer/polar.c); row-major m x n ---- */
 

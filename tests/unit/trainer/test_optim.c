@@ -1021,10 +1021,19 @@ TEST(state_load_rejects_bad_files)
 	char *data;
 	size_t len;
 	CHECK(file_read_all(path, 0, &data, &len, &e) == 0);
+	/* the in-memory reader and writer: the file's bytes */
+	size_t blen;
+	unsigned char *bytes = optim_state_bytes(o, &blen);
+	CHECK(blen == len && !memcmp(bytes, data, len));
+	free(bytes);
+	CHECKF(optim_load_mem(o, data, len, path, &e) == 0, "%s", e.msg);
+	struct err e2;
+	CHECK(optim_load_mem(o, data, len - 5, path, &e2) == -1);
 	/* truncated */
 	CHECK(file_write_atomic(path, data, len - 5, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1);
 	CHECK(e.code == EXIT_USAGE && strstr(e.msg, path) && strstr(e.msg, "truncated"));
+	CHECK_STREQ(e.msg, e2.msg);
 	/* bad magic */
 	data[0] = 'X';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
@@ -1050,6 +1059,12 @@ TEST(state_load_rejects_bad_files)
 		{".momentum_buffer", NAN, "is nan, not a finite number"},
 		{".exp_avg", INFINITY, "is inf, not a finite number"},
 		{".step", -1.0, "-1 is negative"},
+		/* values the run's state cannot hold: fp32 momentum, wte's bf16
+		 * moments (embed_state = bf16), a masked q_tau entry */
+		{".momentum_buffer", 0.1, "entry 0 is 0.10000000000000001, not a value the run's fp32 state holds"},
+		{".momentum_buffer", 1e300, "is 1.0000000000000001e+300, not a value the run's fp32 state holds"},
+		{".exp_avg", 1.0009765625, "entry 0 is 1.0009765625, not a value the run's bf16 state holds"},
+		{"q_tau.exp_avg", 0.5, "entry 0 is 0.5, but it is masked (held at 0)"},
 	};
 	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 		char *x = malloc(len);
