@@ -7,9 +7,9 @@
  * measured peak covers the rest), kernel-level FLOP counts of the baseline
  * optimizer other than Polar Express, and wall-clock modelling.
  *
- * Reference: shared/SPEC.md section 5 (formulas and reference figures);
+ * Reference: supkit-audit(1), compute (formulas and reference figures);
  * papers 000/001 Table 1b (routing and Table-Neumann counts), paper 004
- * Table 5 (the Lemma-2 Neumann-Gram count); shared/vectors/README.md for the
+ * Table 5 (the Lemma-2 Neumann-Gram count); docs/papers.md for the
  * conventions.
  */
 #include "audit/compute.h"

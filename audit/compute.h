@@ -3,11 +3,11 @@
  * audit JSON against the recomputed figures (`supkit audit compute`).
  *
  * Parameter counts come from paramspec_build (the one model definition);
- * the FLOP and memory formulas live in compute.c (SPEC section 5, with the
- * papers' routing and Table-Neumann counts, documented in
+ * the FLOP and memory formulas live in compute.c (with the papers'
+ * routing and Table-Neumann counts, documented in
  * supkit-audit(1), COMPUTE).
  *
- * Conventions where the papers differ (shared/vectors/README.md):
+ * Conventions where the papers differ (docs/papers.md):
  *   Neumann-Gram count per V x d table: FULL = 4Vd^2 + 14Vd + 3d^2 + 3d
  *   (papers 000/001, the default) or LEMMA2 = 4Vd^2 + 4Vd (paper 004);
  *   step-FLOPs denominator of the extra-compute share: FORMULA (FLOPs/token

@@ -1,5 +1,5 @@
 /* geometry.c: stable rank, mean-row energy, the q_tau profile and the
- * residual scalars of checkpoints (contract in geometry.h; SPEC section 7;
+ * residual scalars of checkpoints (contract in geometry.h; supkit-audit(1);
  * papers 000/001 Table 4, Table 5a, Table 8b).
  *
  * ||W||_2^2 = lambda_max(G) with G the Gram matrix of the short side: for

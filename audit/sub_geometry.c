@@ -1,6 +1,6 @@
 /* sub_geometry.c: `supkit audit geometry`: stable rank, mean-row energy,
  * the q_tau profile and the residual scalars of checkpoints (thin: options,
- * then audit/geometry.c). Reference: SPEC section 7, papers' Tables 4, 5a, 8b. */
+ * then audit/geometry.c). Reference: supkit-audit(1); papers' Tables 4, 5a, 8b. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
- * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9);
+ * decode, stats, overlap, batches, brown (docs/data.md; supkit-formats(5));
  * import-tokenizer is in sub_data_import.c.
  *
  * Thin: each subcommand parses its options, calls data/tokenizer.c,
- * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
- * of the issue's command surface; man/supkit-data.1 documents it.
+ * bpe_train.c, corpus.c, data.c or shard.c, and reports; man/supkit-data.1
+ * documents the commands.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +119,7 @@ static int parse(int argc, char **argv, const struct cli_opt *t, const char *usa
 	return first;
 }
 
-#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's, SPEC 4)"}
+#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's)"}
 #define OPT_RANKS {"ranks", O_RANKS, "FILE", "rank file in tiktoken text format (gzip accepted)"}
 #define OPT_CORPUS                                                                              \
 	{"format", O_FORMAT, "FMT", "input format: auto (parquet by its magic, else by extension), text, " \

@@ -5,7 +5,7 @@
  * libarchive), the split by a PCRE2 pattern (UTF + UCP + DOLLAR_ENDONLY, so
  * \s, \p{L}, \p{N} and $ mean what they mean in tiktoken's Rust core), the
  * lowest-rank-first pair merge of tiktoken's byte_pair_merge, decoding and
- * the token_bytes file for BPB (SPEC section 4).
+ * the token_bytes file for BPB (docs/data.md).
  *
  * Leaves out: special-token recognition in text (only "ordinary" encoding is
  * offered; specials come from the caller, e.g. BOS), threads.

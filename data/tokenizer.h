@@ -1,4 +1,4 @@
-/* tokenizer.h: byte-level BPE, tiktoken-compatible (SPEC section 4).
+/* tokenizer.h: byte-level BPE, tiktoken-compatible (docs/data.md).
  *
  * A tokenizer is a set of mergeable ranks (token bytes -> id, the tiktoken
  * text format: base64 token, space, rank, one a line), a split pattern (PCRE2,

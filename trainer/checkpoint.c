@@ -3,7 +3,7 @@
  *
  * Left out: optimizer state (trainer/optim.c writes its own file), sharded
  * checkpoints, F16 output; what the resume state's files hold (train.c
- * writes and checks them against the state). Reference: SPEC section 9;
+ * writes and checks them against the state). Reference: supkit-formats(5);
  * safetensors format (lib/safetensors.h).
  */
 #include "trainer/checkpoint.h"

@@ -1,4 +1,4 @@
-/* checkpoint.h: the parameter table as a safetensors file (SPEC section 9):
+/* checkpoint.h: the parameter table as a safetensors file (supkit-formats(5)):
  * PyTorch state_dict names from the parameter table (paramspec), shapes as
  * in the table. Written atomically (lib/safetensors.c). Tables of fp32 runs
  * (no w64): bf16-stored parameters as BF16 (rounded to nearest even), every

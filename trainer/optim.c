@@ -1,6 +1,6 @@
-/* optim.c: MuonAdamW over the parameter table (SPEC 2; karpathy/autoresearch
+/* optim.c: MuonAdamW over the parameter table (docs/model.md; karpathy/autoresearch
  * train.py adamw_step_fused, muon_step_fused, MuonAdamW.setup_optimizer) and
- * the optimizer-side arms of SPEC 3, plus state save/load for resume.
+ * the optimizer-side arms of supkit-train(1), plus state save/load for resume.
  *
  * Groups (initial lr; k = (d/768)^-0.5): lm_head 0.004 k, wte and
  * value_embeds 0.6 k, resid_lambdas 0.005 (betas 0.8, 0.95), x0/wte/out

@@ -63,7 +63,7 @@ if have_unzip=$(command -v unzip); then
 	else ok "the manifest holds no path of this machine"; fi
 else skip "the manifest's records" "unzip not installed"; fi
 
-# --- the audits read their own records back (the two commands) ----------
+# --- the audits read their own records back ----------------------------------
 run supkit audit compute --check "$supp/audit/compute.json"
 expect_rc 0 "audit compute --check SUPPLEMENT/audit/compute.json: exit 0"
 expect_out_contains "80 figures compared, 0 disagree" "audit compute --check of the demo's record: 0 of 80 disagree"
@@ -140,7 +140,7 @@ if [[ -n "$have_unzip" ]]; then
 	else bad "checkpoint digest: exactly that digest named" "$lines"; fi
 else skip "checkpoint digest" "unzip not installed"; fi
 
-# the reviewer: a stats mean, flops.per_token and a val_bpb changed
+# a reviewer's case: a stats mean, flops.per_token and a val_bpb changed
 rm -rf "$TMP/t"
 cp -r "$supp" "$TMP/t"
 sed -i '0,/"mean": [-0-9.e]*/s//"mean": 1.9/' "$TMP/t/audit/stats.json"

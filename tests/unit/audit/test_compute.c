@@ -1,5 +1,5 @@
-/* test_compute.c: audit/compute.c against the published figures (SPEC 5,
- * Table 1b of papers 000/001 via tests/fixtures/compute/, evaluated in
+/* test_compute.c: audit/compute.c against the published figures (the
+ * reference figures of supkit-audit(1), Table 1b of papers 000/001 via tests/fixtures/compute/, evaluated in
  * Python by make_fixtures.py) and against counts derived by hand in this file
  * for other depths and OE moduli.
  */
@@ -38,8 +38,8 @@ static int report(int depth, const char *arm, const char *const *sets, const str
 	return 0;
 }
 
-/* SPEC section 5, the reference figures (4 decimals GFLOPs, 2 decimals MiB). */
-TEST(spec5_reference_figures)
+/* The reference figures (4 decimals GFLOPs, 2 decimals MiB). */
+TEST(reference_figures)
 {
 	struct compute_report r;
 	CHECK(report(6, NULL, NULL, &DEFAULTS, &r) == 0);
@@ -497,7 +497,7 @@ TEST(check_mutations)
 
 int main(void)
 {
-	RUN(spec5_reference_figures);
+	RUN(reference_figures);
 	RUN(table1b_vectors);
 	RUN(rounded_component_sums);
 	RUN(check_published);

@@ -1,7 +1,7 @@
 /* test_optim.c: trainer/optim.c, polar.c and schedule.c against the
  * PyTorch / numpy reference (tests/reference/torch_optim.py, fixtures in
  * tests/fixtures/optim/, made by tests/fixtures/optim/make.sh), plus the
- * operator invariants of SPEC 3 and state save/load.
+ * operator invariants of the arms and state save/load.
  *
  * Tolerances (per tensor, per step; "update error" = ||ours - ref||_2 /
  * ||ref_t - ref_{t-1}||_2, the error relative to what the step moved;
@@ -25,7 +25,7 @@
  *    our emulation reproduces the reference bit for bit
  *    on the fixture (operator and 3 full steps), but a one-ulp fp32
  *    difference anywhere upstream can flip a bf16 rounding in the first
- *    iteration and move the update by several percent (SPEC 2; the bf16 vs
+ *    iteration and move the update by several percent (docs/model.md; the bf16 vs
  *    fp32 polar gap on this fixture is 8% to 36% of the update), so the
  *    bounds are 2% update error and 3 in 4 Muon (tensor, step) results
  *    bit-equal: a misplaced rounding (e.g. beta2 or lr' * wd not in bf16)
