@@ -1,7 +1,7 @@
 /* data.h: the work behind `supkit data`: tokenizing corpora into
  * train/validation shards, reading corpora for tokenizer training, shard
  * and corpus statistics, and the train/validation leakage check. The
- * command (cmd_data.c) only parses and reports. Corpora are read by
+ * command (cmd_data.c and its data/sub_*.c) only parses and reports. Corpora are read by
  * data/corpus.h (text, JSON Lines, JSON arrays, parquet; binary input
  * refused).
  *

@@ -1,4 +1,4 @@
-/* sub_data_import.c: `supkit data import-tokenizer`: autoresearch's
+/* sub_import_tokenizer.c: `supkit data import-tokenizer`: autoresearch's
  * tokenizer.pkl (a pickled tiktoken Encoding, read as data: nothing in it is
  * executed) and, optionally, its token_bytes.pt, to a supkit tokenizer
  * folder (data/tokenizer_import.h). Prints the three paths, or with
@@ -11,10 +11,10 @@
 #include "lib/err.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
-#include "data/data_cmds.h"
+#include "data/data_args.h"
 #include "data/tokenizer_import.h"
 
-enum { O_TOKEN_BYTES = 256, O_FORCE, O_JSON, O_QUIET };
+enum { I_TOKEN_BYTES = 256, I_FORCE, I_JSON, I_QUIET };
 
 struct iopts {
 	struct tokenizer_import_opts imp;
@@ -26,9 +26,9 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	struct iopts *o = vc;
 	(void)e;
 	switch (key) {
-	case O_TOKEN_BYTES: o->imp.token_bytes = arg; return 0;
-	case O_FORCE: o->imp.force = 1; return 0;
-	case O_JSON: o->json = 1; return 0;
+	case I_TOKEN_BYTES: o->imp.token_bytes = arg; return 0;
+	case I_FORCE: o->imp.force = 1; return 0;
+	case I_JSON: o->json = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case 'o': o->imp.out = arg; return 0;
 	}
@@ -38,10 +38,10 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 int data_import_tokenizer_main(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
-		{"token-bytes", O_TOKEN_BYTES, "FILE", "autoresearch's token_bytes.pt: must equal the table computed from the ranks"},
+		{"token-bytes", I_TOKEN_BYTES, "FILE", "autoresearch's token_bytes.pt: must equal the table computed from the ranks"},
 		{"output", 'o', "DIR", "write DIR/ranks.tiktoken, DIR/token_bytes.bin, DIR/tokenizer.json"},
-		{"force", O_FORCE, NULL, "replace an existing output folder"},
-		{"json", O_JSON, NULL, "print the tokenizer.json record instead of the paths"},
+		{"force", I_FORCE, NULL, "replace an existing output folder"},
+		{"json", I_JSON, NULL, "print the tokenizer.json record instead of the paths"},
 		{"quiet", 'q', NULL, "errors only: no summary on stderr"},
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data import-tokenizer [options] -o DIR TOKENIZER.pkl\n"
