@@ -244,6 +244,13 @@ if [[ $(grep -c '' "$TMP/eval.log") == 4 ]] &&
 	grep -qx -- "--json --config config.cfg --data $(cd "$work/data" && pwd -P) model.safetensors" "$TMP/eval.log"; then
 	ok "--data: supkit-eval run once a checkpoint, on its config and the data folder"
 else bad "--data: supkit-eval run once a checkpoint" "$(cat "$TMP/eval.log")"; fi
+# the real supkit eval: each checkpoint re-scored on the data folder equals its run record
+run supkit verify --json --data "$work/data" "$TMP/s.zip"
+expect_rc 0 "--data with supkit eval: exit 0"
+if grep -q '"runs_not_rescored":[[:space:]]*0' <<<"$out" && grep -q '"disagreements":[[:space:]]*\[\]' <<<"$out" &&
+	[[ $(grep -c '"note":[[:space:]]*"val_bpb' <<<"$out") == 0 ]]; then
+	ok "--data with supkit eval: every run re-scored, every val_bpb and heldout_bpb agrees"
+else bad "--data with supkit eval: every run re-scored and agrees" "$(grep -n 'rescor\|disagree' <<<"$out" | head -n 5)"; fi
 run supkit verify --data "$work/data" --no-rederive "$TMP/s.zip"
 expect_rc 2 "--data with --no-rederive: usage error"
 finish
