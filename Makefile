@@ -36,7 +36,7 @@ BUILD := build/san
 BIN := build/san/bin
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
-# GPU builds compile every object with -DSUPKIT_CUDA: keep them apart.
+# GPU builds link kernels/ into the trainer's tools: keep them apart.
 ifeq ($(GPU),1)
 BUILD := $(BUILD)/gpu
 BIN := $(BUILD)/bin
@@ -61,7 +61,19 @@ LDFLAGS += $(SANFLAGS)
 # CUDA (compiled when nvcc is found; linked into the trainer with GPU=1)
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
-NVCCFLAGS ?= -O3 -std=c++17 -arch=sm_90a -I. -Xcompiler -fPIC,-Wall
+# One fat binary for the GPUs researchers have: machine code for sm_80 (A100),
+# sm_89 (RTX 4090, L40, L40S), sm_90a (H100, H200: the only code with
+# wgmma) and, where this nvcc knows them, Blackwell's sm_100 (B200) and
+# sm_120 (RTX 5090); and compute_80 PTX, which a later GPU's driver compiles.
+# The CUDA runtime picks the code for the device's compute capability when
+# the process starts. CUDA_ARCHS=90a builds the H100/H200 code alone (a
+# third of the compile time).
+NVCC_ARCHS_KNOWN := $(if $(NVCC),$(shell $(NVCC) --list-gpu-code 2>/dev/null))
+CUDA_ARCHS ?= 80 89 90a $(if $(filter sm_100,$(NVCC_ARCHS_KNOWN)),100) \
+	$(if $(filter sm_120,$(NVCC_ARCHS_KNOWN)),120)
+NVCC_GENCODE := $(foreach a,$(strip $(CUDA_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
+	-gencode arch=compute_80,code=compute_80
+NVCCFLAGS ?= -O3 -std=c++17 $(NVCC_GENCODE) -I. -Xcompiler -fPIC,-Wall
 CU_SRCS := $(wildcard kernels/*.cu)
 # nvcc's objects do not depend on BUILD's variant (SAN, GPU): one copy in
 # $(CU_BUILD)/kernels for all of them, each with its compile's output in
@@ -89,9 +101,11 @@ DEPS_plot := plot lib
 endif
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
-CPPFLAGS += -DSUPKIT_CUDA=1
-DEPS_trainer := trainer kernels data lib
-DEPS_audit := audit trainer kernels data lib
+# kernels/ registers the "cuda" backend from a static initialiser that no
+# symbol pulls in: the whole archive goes into the trainer's and audit's tools
+KERNELS_DEP_trainer := $(BUILD)/libkernels.a
+KERNELS_DEP_audit := $(BUILD)/libkernels.a
+KERNELS_LINK := -Wl,--whole-archive $(BUILD)/libkernels.a -Wl,--no-whole-archive
 LIBS += -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 endif
 endif
@@ -109,12 +123,12 @@ $(1)_TESTS := $$(patsubst tests/unit/$(1)/%.c,$$(BUILD)/tests/$(1)/%,$$(wildcard
 $$(BUILD)/lib$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(@D)
 	rm -f $$@ && ar rcs $$@ $$^
-$$(BIN)/supkit-%: $(1)/cmd_%.c $$($(1)_SUBOBJS) $$(call archives,$(1))
+$$(BIN)/supkit-%: $(1)/cmd_%.c $$($(1)_SUBOBJS) $$(call archives,$(1)) $$(KERNELS_DEP_$(1))
 	@mkdir -p $$(@D) $$(BUILD)/$(1)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$(BUILD)/$(1)/cmd_$$*.d -o $$@ $$< $$($(1)_SUBOBJS) $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
-$$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1))
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MF $$(BUILD)/$(1)/cmd_$$*.d -o $$@ $$< $$($(1)_SUBOBJS) $$(if $$(KERNELS_DEP_$(1)),$$(KERNELS_LINK)) $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
+$$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1)) $$(KERNELS_DEP_$(1))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
+	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(if $$(KERNELS_DEP_$(1)),$$(KERNELS_LINK)) $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
 $(BUILD)/plot/%.o $(BUILD)/tests/plot/% $(BIN)/supkit-plot: CFLAGS += $(CAIRO_CFLAGS)
@@ -142,12 +156,12 @@ $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/cudart.cc \
 # The whole CUDA backend on the CPU (tests/emu/cudart.h): kernels/*.cu with
 # their launches rewritten by tests/emu/launch.sed, built as host C++ against
 # the emulated CUDA runtime, cuBLAS and CUB, and tests/gpu/test_cuda_ops.c
-# linked with it (and backend_select.c built with SUPKIT_CUDA) as
+# linked with it (kernels/backend_cuda.cu registers "cuda" as it does on a GPU) as
 # build/tests/emu/test_cuda_ops_emu: the GPU op and training tests in make test.
 EMU_HDRS := $(wildcard tests/emu/*.h tests/emu/shim/*.h tests/emu/shim/cub/device/*.cuh) \
 	$(wildcard kernels/*.h kernels/*.cuh) trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h
 EMU_RT_OBJS := $(patsubst kernels/%.cu,$(BUILD)/emu/%.o,$(CU_SRCS)) $(BUILD)/emu/simt.o \
-	$(BUILD)/emu/cudart.o $(BUILD)/emu/backend_select.o
+	$(BUILD)/emu/cudart.o
 EMU_CXX = $(CXX) $(CPPFLAGS) -DSUPKIT_EMU -DSUPKIT_EMU_RT -Itests/emu/shim $(CXXFLAGS) $(PKG_CFLAGS) \
 	-Wno-sign-compare
 $(BUILD)/emu/%.cc: kernels/%.cu tests/emu/launch.sed
@@ -159,12 +173,9 @@ $(BUILD)/emu/optim.o: CXXFLAGS += -ffp-contract=off
 $(BUILD)/emu/%.o: tests/emu/%.cc $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(EMU_CXX) -c -o $@ $<
-$(BUILD)/emu/backend_select.o: trainer/backend_select.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
 $(BUILD)/emu/test_cuda_ops.o: tests/gpu/test_cuda_ops.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -MF $@.d -c -o $@ $<
 $(BUILD)/tests/emu/test_cuda_ops_emu: $(BUILD)/emu/test_cuda_ops.o $(EMU_RT_OBJS) \
 		$(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
@@ -191,7 +202,7 @@ $(BUILD)/emu/bin/supkit-eval: $(BUILD)/emu/cmd_eval.o $(EMU_RT_OBJS) $(BUILD)/li
 # paths at small sizes, without a GPU)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
 $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
 		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)

@@ -74,6 +74,11 @@
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
 #include "trainer/backend_mix.h"
+extern "C" {
+#include "lib/err.h"
+#include "trainer/backend_select.h"   /* peak_bf16_flops */
+#include "trainer/optim.h"            /* struct optim_device */
+}
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -91,6 +96,8 @@ static struct {
 	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC, and the device's concurrent
 	                    managed access */
 	int managed_ok;  /* the device's concurrentManagedAccess */
+	int dev;         /* the device's index (open's, --device N) */
+	int opened;      /* open has run (the device is fixed) */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
 	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
 	int attn16;      /* cuda_set_attn_bf16 / SUPKIT_CUDA_ATTN_BF16 */
@@ -235,7 +242,7 @@ static void wg_check(enum cuda_attn_mode mode)
 	cudaDeviceProp pr;
 	if (mode != CUDA_ATTN_WG)
 		return;
-	CUDA_CK("init", cudaGetDeviceProperties(&pr, 0));
+	CUDA_CK("init", cudaGetDeviceProperties(&pr, g_cu.dev));
 	if (pr.major != 9 || pr.minor != 0) {
 		fprintf(stderr, "backend_cuda: SUPKIT_CUDA_ATTN=wg needs a compute capability 9.0 "
 				"device (Hopper: wgmma), not %d.%d\n", pr.major, pr.minor);
@@ -250,11 +257,11 @@ static void cuda_init(void)
 	int n = cuda_device_count();
 	if (n < 1)
 		bk_fail("init", "no CUDA device");
-	CUDA_CK("init", cudaSetDevice(0));
+	CUDA_CK("init", cudaSetDevice(g_cu.dev));
 	CUDA_CK("init", cudaStreamCreateWithFlags(&g_cu.st, cudaStreamNonBlocking));
 	/* keep freed scratch in the pool instead of returning it at every sync */
 	cudaMemPool_t pool;
-	CUDA_CK("init", cudaDeviceGetDefaultMemPool(&pool, 0));
+	CUDA_CK("init", cudaDeviceGetDefaultMemPool(&pool, g_cu.dev));
 	uint64_t thr = UINT64_MAX;
 	CUDA_CK("init", cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
 	BLAS_CK("init", cublasCreate(&g_cu.blas));
@@ -264,7 +271,7 @@ static void cuda_init(void)
 	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 5, CUDA_ATTN_MMA);
 	wg_check(g_cu.attn);
 	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
-	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, 0));
+	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
 	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
@@ -429,7 +436,7 @@ extern "C" int cuda_device_count(void)
 extern "C" int cuda_device_name(char *buf, size_t n)
 {
 	cudaDeviceProp pr;
-	if (cuda_device_count() < 1 || cudaGetDeviceProperties(&pr, 0) != cudaSuccess) {
+	if (cuda_device_count() <= g_cu.dev || cudaGetDeviceProperties(&pr, g_cu.dev) != cudaSuccess) {
 		cudaGetLastError();
 		return -1;
 	}
@@ -1916,8 +1923,10 @@ static struct tensor ve_gathered(const struct tensor *table, const int32_t *idx,
 }
 
 static void c_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
-			       const struct tensor *table, const int32_t *idx, int round_bf16)
+			       const struct tensor *table, const int32_t *idx, int round_bf16,
+			       struct tensor *scratch)
 {
+	(void)scratch;   /* the rows are read in place, or gathered into own scratch */
 	int64_t N = tensor_rows(v), C = tensor_cols(v), H = tensor_cols(glog);
 	if (!g_cu.fuse_mix) {
 		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
@@ -1934,8 +1943,9 @@ static void c_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
 
 static void c_ve_gate_bwd_rows(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
 			       const struct tensor *glog, const struct tensor *table,
-			       const int32_t *idx, int round_bf16)
+			       const int32_t *idx, int round_bf16, struct tensor *scratch)
 {
+	(void)scratch;
 	int64_t N = tensor_rows(dv), C = tensor_cols(dv), H = tensor_cols(glog);
 	if (!g_cu.fuse_mix) {
 		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
@@ -2015,6 +2025,69 @@ static const char *c_modes(void)
 	return buf;
 }
 
+/* ---- the device entries of the backend object ---- */
+
+static int c_open(const struct backend_options *o, struct err *e)
+{
+	int n = cuda_device_count();
+	if (o->device < 0 || o->device >= n)
+		return err_set(e, EXIT_USAGE, "device %d: no such CUDA device (%d visible%s)",
+			       o->device, n, getenv("CUDA_VISIBLE_DEVICES") ?
+			       " under CUDA_VISIBLE_DEVICES" : "");
+	if (g_cu.opened && o->device != g_cu.dev)
+		return err_set(e, EXIT_USAGE, "device %d: this process already runs on CUDA device %d",
+			       o->device, g_cu.dev);
+	g_cu.dev = o->device;
+	g_cu.opened = 1;
+	cuda_init();
+	return 0;
+}
+
+static void *c_state_alloc(size_t n)
+{
+	return cuda_mem_alloc(n ? n : 1);
+}
+
+static const struct optim_device cuda_optim = {
+	/* .alloc = */ c_state_alloc,
+	/* .free = */ cuda_mem_free,
+	/* .nesterov = */ cuda_opt_nesterov,
+	/* .sumsq = */ cuda_opt_sumsq,
+	/* .muon_update = */ cuda_opt_muon_update,
+	/* .adamw = */ cuda_opt_adamw,
+	/* .step_w = */ cuda_opt_step_w,
+	/* .oe_sumsq = */ cuda_opt_oe_sumsq,
+	/* .oe_step = */ cuda_opt_oe_step,
+	/* .sumsq64 = */ cuda_opt_sumsq64,
+	/* .scale64 = */ cuda_opt_scale64,
+	/* .widen = */ cuda_opt_widen,
+	/* .narrow = */ cuda_opt_narrow,
+	/* .colsum64 = */ cuda_opt_colsum64,
+	/* .ng_project = */ cuda_opt_ng_project,
+	/* .gram64 = */ cuda_opt_gram64,
+	/* .ng_whiten = */ cuda_opt_ng_whiten,
+	/* .ng_combine = */ cuda_opt_ng_combine,
+};
+
+static const struct optim_device *c_optim(void)
+{
+	return &cuda_optim;
+}
+
+static double c_peak_flops(void)
+{
+	char name[256];
+	return cuda_device_name(name, sizeof name) == 0 ? peak_bf16_flops(name) : 0;
+}
+
+static size_t c_device_bytes(size_t *peak)
+{
+	struct cuda_mem_stats s;
+	cuda_mem_stats(&s);
+	*peak = s.device_peak;
+	return s.device_used;
+}
+
 static const struct backend_ops cuda_ops = {
 	/* .name = */ "cuda",
 	/* .zero = */ c_zero,
@@ -2058,7 +2131,23 @@ static const struct backend_ops cuda_ops = {
 	/* .ve_gate_fwd_rows = */ c_ve_gate_fwd_rows,
 	/* .ve_gate_bwd_rows = */ c_ve_gate_bwd_rows,
 	/* .softcap_ce_bf16 = */ c_softcap_ce_bf16,
+	/* .device_count = */ cuda_device_count,
+	/* .open = */ c_open,
+	/* .alloc = */ cuda_mem_alloc,
+	/* .free = */ cuda_mem_free,
+	/* .host_memory = */ 0,
+	/* .optim = */ c_optim,
+	/* .polar_express = */ cuda_polar_express,
+	/* .device_name = */ cuda_device_name,
+	/* .peak_flops = */ c_peak_flops,
+	/* .device_bytes = */ c_device_bytes,
+	/* .act_budget = */ (size_t)15 << 30,
+	/* .ce_rows = */ 4096,
 };
+
+/* kernels/ registers itself: linking these objects in is what makes
+ * backend = cuda exist (trainer/backend.h backend_find). */
+__attribute__((used)) static const int cuda_registered = (backend_register(&cuda_ops), 1);
 
 static const struct backend_ops *ops_table(void)
 {

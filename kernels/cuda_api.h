@@ -24,7 +24,12 @@
  * GEMMs round them to bf16 first, see CUDA_MM_BF16 and cuda_set_cast_reuse),
  * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
  * the host; Polar Express and the element-wise passes come here, through
- * backend_optim_attach).
+ * the backend object's polar_express and optim entries).
+ *
+ * The backend object registers itself under "cuda" (trainer/backend.h
+ * backend_register) when these objects are linked in; trainer/ finds it by
+ * name and never includes this header. Tests and benchmarks include it for
+ * the switches below.
  * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
  */
 #ifndef SUPKIT_CUDA_API_H
@@ -42,11 +47,13 @@ extern "C" {
 /* Number of usable CUDA devices; 0 when there is none or no driver. */
 int cuda_device_count(void);
 
-/* Name of device 0 (e.g. "NVIDIA H200") into buf; -1 without a device. */
+/* Name of the backend's device (open's, else 0; e.g. "NVIDIA H200") into
+ * buf; -1 without it. */
 int cuda_device_name(char *buf, size_t n);
 
-/* The backend table. Initialises device 0, a stream and the cuBLAS handle on
- * first use; aborts when there is no device (check cuda_device_count first). */
+/* The backend table, set up (the device open chose, else device 0, a
+ * stream and the cuBLAS handle) on first use; aborts when there is no
+ * device (check cuda_device_count first). */
 const struct backend_ops *backend_cuda(void);
 
 /* Matmul precision for fp32 operands. */
@@ -165,8 +172,8 @@ void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int mode);
 
 /* The optimizer's element-wise passes (kernels/optim.cu) on managed or
  * device memory, as the functions of struct optim_device (trainer/optim.h)
- * of the same names; trainer/backend_select.c assembles them with
- * cuda_mem_alloc / cuda_mem_free into backend_optim_device. */
+ * of the same names; kernels/backend_cuda.cu assembles them with
+ * cuda_mem_alloc / cuda_mem_free into the backend object's optim. */
 void cuda_opt_nesterov(float *x, float *buf, const float *g, size_t n, double w1, double mu);
 void cuda_opt_sumsq(double *ss, const float *x, size_t m, size_t n, int per_row);
 void cuda_opt_muon_update(float *w, const float *x, const double *s, size_t m, size_t n,

@@ -1,6 +1,6 @@
 /* optim.cu: the optimizer's passes on the GPU, the device of trainer/optim.h
- * (struct optim_device, assembled in trainer/backend_select.c as
- * backend_optim_device): Nesterov momentum, the NorMuon sums of squares,
+ * (struct optim_device, assembled in kernels/backend_cuda.cu as the
+ * backend object's optim): Nesterov momentum, the NorMuon sums of squares,
  * Muon's scaled cautious update, AdamW, the OE tables' two passes (row sums
  * of squares, the step), the equilibrators' (BiEq, MuonEq) passes on an
  * fp64 copy, and Neumann-Gram's passes. One thread an element (the sums:

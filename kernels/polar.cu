@@ -18,7 +18,8 @@
  * The Muon shape groups of the benchmark (SPEC 2) run as one batch each.
  * Left out: the optimizer around it (its element-wise passes are
  * kernels/optim.cu; trainer/optim.c hands Polar Express here through
- * optim_set_polar with backend_polar, a shape group a call).
+ * optim_set_polar with the backend object's polar_express, a shape group a
+ * call).
  * Reference: trainer/polar.c (the CPU reference and its coefficients, which
  * this table must equal: tests/gpu/test_cuda_ops.c compares the two);
  * Amsel et al., The Polar Express (2025).

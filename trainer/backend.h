@@ -14,9 +14,17 @@
  * Shape letters: N rows (= B*T tokens), C width, H heads, D head width,
  * V vocabulary, R rows of a chunk.
  *
- * Left out here: polar iterations and the optimizer's passes (trainer/optim.h:
- * optim_polar_fn, struct optim_device), bf16 compute (the CPU backend computes in
- * fp32 or fp64 on bf16-representable values; TD_BF16 is storage only).
+ * The table is the whole backend object: every entry is required (a fusion
+ * that a backend does not fuse runs as the ops it stands for, as the CPU
+ * backend does), and besides the model's ops it holds the device's memory,
+ * the optimizer's passes (trainer/optim.h struct optim_device), Polar
+ * Express, what the device is (name, peak FLOP/s, memory budget) and the
+ * options a run gives it. Backends are found by name in a registry
+ * (backend_find): the CPU backend is always there, and kernels/ registers
+ * "cuda" itself when it is linked in, so nothing in trainer/ names it.
+ *
+ * Left out here: bf16 compute (the CPU backend computes in fp32 or fp64 on
+ * bf16-representable values; TD_BF16 is storage only).
  * Reference: docs/model.md.
  */
 #ifndef SUPKIT_BACKEND_H
@@ -24,6 +32,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct err;            /* lib/err.h */
+struct optim_device;   /* trainer/optim.h */
+struct backend_options;   /* below */
 
 enum tdtype { TD_F32, TD_F64, TD_BF16 };
 
@@ -212,7 +228,7 @@ struct backend_ops {
 	void (*mul_cols_bwd)(struct tensor *dx, struct tensor *ds, const struct tensor *dout,
 			     const struct tensor *x, const struct tensor *s);
 
-	/* ---- optional (NULL: not offered) ---- */
+	/* ---- pass scope, storage and fusions ---- */
 	/* The model brackets each forward (+ backward) pass with scope(1) ...
 	 * scope(0). In between, matmul operands (weights and activations) are
 	 * written by this backend's ops only (not by the host, nor by the
@@ -226,12 +242,14 @@ struct backend_ops {
 	 * scope(0) waits for every op. Ops that return a value (dot,
 	 * softcap_ce) and ops outside a scope finish before they return. */
 	void (*scope)(int begin);
-	/* Wait until every op issued so far has finished. */
+	/* Wait until every op issued so far has finished (a backend whose ops
+	 * finish before they return: nothing to do). */
 	void (*sync)(void);
 	/* relu2_fwd for an output that, until an op overwrites it, is read
 	 * only as a matmul operand (not by any other op, nor accumulated into):
 	 * a backend may keep it in another form only (the CUDA backend, in a
-	 * pass scope with bf16 GEMMs: its bf16 cast alone, no fp32 values). */
+	 * pass scope with bf16 GEMMs: its bf16 cast alone, no fp32 values);
+	 * else relu2_fwd. */
 	void (*relu2_fwd_gemm)(struct tensor *out, const struct tensor *h);
 	/* Nonzero: the model may store the MLP's hidden pre-activation h, its
 	 * relu^2 u and the gradients du and dh (N,4C each) as TD_BF16, as the
@@ -243,7 +261,7 @@ struct backend_ops {
 	/* The settings in force that change a run's numbers or speed, as
 	 * "key=value" words (the CUDA backend: its attention kernels, GEMM
 	 * mode, asynchronous ops, cast reuse, bf16 MLP storage), for the run's
-	 * record; NULL: none. */
+	 * record; "" (never NULL): none. */
 	const char *(*modes)(void);
 	/* Nonzero: the model may store the attention's q, k, v (and q_tau's
 	 * normalised q) and its output y, (N,C) each, as TD_BF16 for this head
@@ -269,8 +287,7 @@ struct backend_ops {
 	 * matmul reads them as they are. The model asks once, when it is
 	 * created. */
 	int (*norm_bf16)(void);
-	/* ---- a layer's input mixing (required, after the optional ones
-	 * above so that the table's order stays) ----
+	/* ---- a layer's input mixing ----
 	 * x = c[0] xin + c[1] x0 (+ c[2] x0w where x0w is not NULL), then out,
 	 * rstd as rmsnorm_fwd(out, rstd, x, eps) (out TD_BF16 under
 	 * norm_bf16): the same values as axpby(x, c[0], xin, 0), axpby(x,
@@ -289,28 +306,28 @@ struct backend_ops {
 			struct tensor *g, int64_t i, const struct tensor *xin,
 			const struct tensor *x0, const struct tensor *x0w, const double *c);
 
-	/* ---- optional again ---- */
 	/* n (1 to 4) products out[i] = alpha op(a[i]) op(b[i]) + beta out[i]:
 	 * the same values as matmul(out[i], a[i], b[i], ...) for i = 0 .. n-1
 	 * (no out[i] overlaps an a[j] or b[j]; a[i] may be one tensor for
 	 * every i, so may b[i]). A backend may run them as one batched GEMM
 	 * where they share their shapes and dtypes (the CUDA backend with bf16
 	 * GEMMs: the attention's q, k, v projections and their weights'
-	 * gradients). NULL: the model calls matmul n times. */
+	 * gradients); else it calls matmul n times. */
 	void (*matmul_n)(int n, struct tensor *const *out, const struct tensor *const *a,
 			 const struct tensor *const *b, int ta, int tb, double alpha, double beta);
 	/* ve_gate_fwd and ve_gate_bwd with ve the rows idx[n] of table (N
 	 * indices, table (Vt, H*D)), as embed_gather(ve, table, idx, 0,
-	 * round_bf16, 0) would gather them: the same values, without the
-	 * gathered (N, H*D) ve (the CUDA backend reads the table's rows in the
-	 * gate's kernels). NULL: the model gathers, then gates. */
+	 * round_bf16, 0) would gather them: the same values. scratch (N, H*D,
+	 * v's dtype) is the caller's, for a backend that gathers into it and
+	 * then gates (the CPU backend); the CUDA backend reads the table's rows
+	 * in the gate's kernels and leaves it alone. */
 	void (*ve_gate_fwd_rows)(struct tensor *v, const struct tensor *glog,
-				 const struct tensor *table, const int32_t *idx, int round_bf16);
+				 const struct tensor *table, const int32_t *idx, int round_bf16,
+				 struct tensor *scratch);
 	void (*ve_gate_bwd_rows)(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
 				 const struct tensor *glog, const struct tensor *table,
-				 const int32_t *idx, int round_bf16);
+				 const int32_t *idx, int round_bf16, struct tensor *scratch);
 
-	/* ---- required (at the end, so that the table's order stays) ---- */
 	/* softcap_ce on bf16 logits (TD_F32 logits only), as the benchmark's
 	 * autocast makes them (its lm_head GEMM outputs bf16; `.float()` before
 	 * the softcap): each raw logit is rounded to bf16 (nearest even) before
@@ -320,11 +337,69 @@ struct backend_ops {
 	 * gradient. */
 	void (*softcap_ce_bf16)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
 				double cap, double dscale, int64_t *valid);
+
+	/* ---- the device: set-up, memory, optimizer, what it is ---- */
+	/* Devices this backend can run on (the CPU backend: 1; CUDA: the
+	 * devices CUDA_VISIBLE_DEVICES leaves, 0 without a GPU or a driver). */
+	int (*device_count)(void);
+	/* Set up for a run with these options before any other entry but
+	 * device_count is used; -1 with e set (EXIT_USAGE) when o->device is
+	 * not a device of this backend. A backend is opened once per process
+	 * (a second open with another device is refused). */
+	int (*open)(const struct backend_options *o, struct err *e);
+	/* n zeroed bytes that every op uses in place (managed memory for CUDA,
+	 * calloc for the CPU); NULL when out of memory. */
+	void *(*alloc)(size_t n);
+	void (*free)(void *p);
+	/* 1: alloc's memory is the host's own (the model's arrays may be read
+	 * and written by the host without a sync or a copy) */
+	int host_memory;
+	/* The optimizer's element-wise passes and state memory for this
+	 * backend's tensors (the CPU backend: optim_device_host). */
+	const struct optim_device *(*optim)(void);
+	/* Polar Express on `batch` row-major m x n fp32 matrices one after
+	 * another at X, in place, in arithmetic mode (trainer/optim.h
+	 * polar_express_f32's; the CPU backend runs that on each). */
+	void (*polar_express)(float *X, size_t batch, size_t m, size_t n, int mode);
+	/* The device's name into buf (n bytes): the GPU's as CUDA reports it;
+	 * -1 and buf empty for the CPU or when it cannot be read. */
+	int (*device_name)(char *buf, size_t n);
+	/* The device's dense bf16 tensor-core peak in FLOP/s; 0 unknown. */
+	double (*peak_flops)(void);
+	/* Bytes of device memory in use as the device reports it, and in
+	 * *peak its largest sample; 0 and 0 for the CPU. */
+	size_t (*device_bytes)(size_t *peak);
+	/* Bytes of activations one forward/backward pass may hold when
+	 * pass_rows = 0 (the model then runs the most rows that fit); 0: no
+	 * bound, the whole micro-batch in one pass. */
+	size_t act_budget;
+	/* Rows of logits the model makes at a time (a larger chunk where the
+	 * model's free buffers hold it, trainer/model.c). */
+	int ce_rows;
+};
+
+/* What a run asks of its backend (trainer/backend_select.c fills it from
+ * the config). */
+struct backend_options {
+	int device;    /* the device's index among those visible (--device N) */
+	int threads;   /* host threads for the CPU backend's BLAS; 0 = all cores */
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */
 const struct backend_ops *backend_cpu(void);
-/* Threads for OpenBLAS (0 = all cores). */
+/* Threads for OpenBLAS (0 = leave as is: all cores); open sets the run's. */
 void backend_cpu_set_threads(int n);
+
+/* Add bk to the registry under bk->name (a backend's own code does this
+ * when its objects are linked in: kernels/ registers "cuda"); aborts when
+ * the name is taken or the registry is full. The CPU backend is always
+ * there without registering. */
+void backend_register(const struct backend_ops *bk);
+/* The registered backend of that name, or NULL when this build has none. */
+const struct backend_ops *backend_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,6 +33,7 @@
 #include "trainer/backend.h"
 #include "trainer/backend_mix.h"
 #include "trainer/idx_sort.h"
+#include "trainer/optim.h"
 
 /* Programming errors (shape or dtype mismatches) abort with the op's name. */
 static void bk_check(int ok, const char *what)
@@ -502,6 +503,74 @@ static void d_mix_bwd(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w
 	backend_mix_bwd_ops(&cpu_ops, dx, dx0, dx0w, g, i, xin, x0, x0w, c);
 }
 
+/* The pass scope, storage and fusion entries as the plain ops they stand
+ * for: nothing is kept, every op finishes before it returns, nothing is
+ * stored in bf16. */
+static void d_scope(int begin) { (void)begin; }
+static void d_sync(void) {}
+static int d_no(void) { return 0; }
+static int d_no_attn(int head_dim) { (void)head_dim; return 0; }
+static const char *d_modes(void) { return ""; }
+
+static void d_matmul_n(int n, struct tensor *const *out, const struct tensor *const *a,
+		       const struct tensor *const *b, int ta, int tb, double alpha, double beta)
+{
+	for (int i = 0; i < n; i++)
+		d_matmul(out[i], a[i], b[i], ta, tb, alpha, beta);
+}
+
+static void d_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
+			       const struct tensor *table, const int32_t *idx, int round_bf16,
+			       struct tensor *scratch)
+{
+	d_embed_gather(scratch, table, idx, 0, round_bf16, 0);
+	d_ve_gate_fwd(v, glog, scratch);
+}
+
+static void d_ve_gate_bwd_rows(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
+			       const struct tensor *glog, const struct tensor *table,
+			       const int32_t *idx, int round_bf16, struct tensor *scratch)
+{
+	d_embed_gather(scratch, table, idx, 0, round_bf16, 0);
+	d_ve_gate_bwd(dglog, dve, dv, glog, scratch);
+}
+
+/* ---- the host as the device ---- */
+static int d_device_count(void) { return 1; }
+
+static int d_open(const struct backend_options *o, struct err *e)
+{
+	if (o->device != 0)
+		return err_set(e, EXIT_USAGE, "device %d: the cpu backend has device 0 only "
+			       "(the host)", o->device);
+	backend_cpu_set_threads(o->threads);
+	return 0;
+}
+
+static void *d_alloc(size_t n) { return calloc(n ? n : 1, 1); }
+static void d_free(void *p) { free(p); }
+
+static void d_polar_express(float *X, size_t batch, size_t m, size_t n, int mode)
+{
+	for (size_t b = 0; b < batch; b++)
+		polar_express_f32(X + b * m * n, m, n, mode);
+}
+
+static int d_device_name(char *buf, size_t n)
+{
+	if (n)
+		buf[0] = 0;
+	return -1;
+}
+
+static double d_peak_flops(void) { return 0; }
+
+static size_t d_device_bytes(size_t *peak)
+{
+	*peak = 0;
+	return 0;
+}
+
 static const struct backend_ops cpu_ops = {
 	.name = "cpu",
 	.zero = d_zero,
@@ -532,9 +601,31 @@ static const struct backend_ops cpu_ops = {
 	.ve_gate_bwd = d_ve_gate_bwd,
 	.mul_cols_fwd = d_mul_cols_fwd,
 	.mul_cols_bwd = d_mul_cols_bwd,
+	.scope = d_scope,
+	.sync = d_sync,
+	.relu2_fwd_gemm = d_relu2_fwd,
+	.mlp_bf16 = d_no,
+	.modes = d_modes,
+	.attn_bf16 = d_no_attn,
+	.norm_bf16 = d_no,
 	.mix_rmsnorm_fwd = d_mix_rmsnorm_fwd,
 	.mix_bwd = d_mix_bwd,
+	.matmul_n = d_matmul_n,
+	.ve_gate_fwd_rows = d_ve_gate_fwd_rows,
+	.ve_gate_bwd_rows = d_ve_gate_bwd_rows,
 	.softcap_ce_bf16 = d_softcap_ce_bf16,
+	.device_count = d_device_count,
+	.open = d_open,
+	.alloc = d_alloc,
+	.free = d_free,
+	.host_memory = 1,
+	.optim = optim_device_host,
+	.polar_express = d_polar_express,
+	.device_name = d_device_name,
+	.peak_flops = d_peak_flops,
+	.device_bytes = d_device_bytes,
+	.act_budget = 0,
+	.ce_rows = 256,   /* small chunks: the logits stay in cache */
 };
 
 const struct backend_ops *backend_cpu(void)

@@ -1,10 +1,13 @@
-/* backend_select.c: the choice between the CPU reference backend and the
- * CUDA backend (kernels/cuda_api.h) for a run, and memory every backend's
- * ops use in place.
+/* backend_select.c: the registry of backends (trainer/backend.h
+ * backend_register, backend_find), the choice of one for a run, and the
+ * run-level helpers over the chosen backend object.
  *
- * Without SUPKIT_CUDA (the default build) the CUDA branches compile away and
- * asking for backend = cuda is a usage error that says how to build it.
- * Left out: several devices (device 0 only), a CUDA fp64 path.
+ * The CPU backend is always in the registry; kernels/ registers "cuda" when
+ * its objects are linked in (make GPU=1, and the emulated device of
+ * tests/emu), so this file names no backend's code but the CPU's. Without
+ * a "cuda" entry, asking for backend = cuda is a usage error that says how
+ * to build it.
+ * Left out: a CUDA fp64 path; several devices in one process.
  * Reference: supkit-formats(5), TRAINER CONFIG (backend); trainer/backend.h.
  */
 #include "trainer/backend_select.h"
@@ -14,56 +17,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if SUPKIT_CUDA
-#include "kernels/cuda_api.h"
-#define SELECT_CUDA_BUILT 1
-#else
-#define SELECT_CUDA_BUILT 0
-#endif
+#define BACKEND_MAX 4
 
-#if SUPKIT_CUDA
-static int is_cuda(const struct backend_ops *bk)
+static const struct backend_ops *registry[BACKEND_MAX];
+static int nregistered;
+
+void backend_register(const struct backend_ops *bk)
 {
-	return bk && strcmp(bk->name, "cuda") == 0;
+	if (!strcmp(bk->name, "cpu") || backend_find(bk->name) || nregistered == BACKEND_MAX) {
+		fprintf(stderr, "backend_register: cannot add '%s' (name taken or registry full)\n",
+			bk->name);
+		abort();
+	}
+	registry[nregistered++] = bk;
 }
-#endif
+
+const struct backend_ops *backend_find(const char *name)
+{
+	if (!strcmp(name, "cpu"))
+		return backend_cpu();
+	for (int i = 0; i < nregistered; i++)
+		if (!strcmp(registry[i]->name, name))
+			return registry[i];
+	return NULL;
+}
 
 int backend_cuda_built(void)
 {
-	return SELECT_CUDA_BUILT;
+	return backend_find("cuda") != NULL;
 }
 
 int backend_cuda_present(void)
 {
-#if SUPKIT_CUDA
-	return cuda_device_count() > 0;
-#else
-	return 0;
-#endif
+	const struct backend_ops *c = backend_find("cuda");
+	return c && c->device_count() > 0;
 }
 
-static const struct backend_ops *cuda_table(void)
-{
-#if SUPKIT_CUDA
-	return backend_cuda();
-#else
-	return NULL;
-#endif
-}
-
-const struct backend_ops *backend_select(const struct config *cfg, struct err *e)
+/* The table for cfg before it is opened, or NULL with e set. */
+static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 {
 	if (cfg->backend == BACKEND_CPU)
 		return backend_cpu();
 	int fp32 = cfg->dtype == DTYPE_F32;
+	const struct backend_ops *c = backend_find("cuda");
 	if (cfg->backend == BACKEND_AUTO)
-		return backend_cuda_present() && fp32 ? cuda_table() : backend_cpu();
-	if (!backend_cuda_built()) {
+		return backend_cuda_present() && fp32 ? c : backend_cpu();
+	if (!c) {
 		err_set(e, EXIT_USAGE, "backend = cuda: this build has no CUDA backend "
 			"(build with make GPU=1)");
 		return NULL;
 	}
-	if (!backend_cuda_present()) {
+	if (c->device_count() < 1) {
 		err_set(e, EXIT_USAGE, "backend = cuda: no CUDA device found");
 		return NULL;
 	}
@@ -71,97 +75,40 @@ const struct backend_ops *backend_select(const struct config *cfg, struct err *e
 		err_set(e, EXIT_USAGE, "backend = cuda: dtype = fp64 runs need backend = cpu");
 		return NULL;
 	}
-	return cuda_table();
+	return c;
+}
+
+const struct backend_ops *backend_select(const struct config *cfg, struct err *e)
+{
+	const struct backend_ops *bk = choose(cfg, e);
+	if (!bk)
+		return NULL;
+	struct backend_options o = { .device = cfg->device, .threads = cfg->threads };
+	if (bk->open(&o, e) < 0)
+		return NULL;
+	return bk;
 }
 
 void *backend_alloc(const struct backend_ops *bk, size_t n)
 {
-#if SUPKIT_CUDA
-	if (is_cuda(bk)) {
-		void *p = cuda_mem_alloc(n ? n : 1);
-		if (!p) {
-			fprintf(stderr, "out of device memory (%zu bytes)\n", n);
-			abort();
-		}
-		return p;
-	}
-#endif
-	(void)bk;
-	return xcalloc(n ? n : 1, 1);
-}
-
-void backend_free(const struct backend_ops *bk, void *p)
-{
-#if SUPKIT_CUDA
-	if (is_cuda(bk)) {
-		cuda_mem_free(p);
-		return;
-	}
-#endif
-	(void)bk;
-	free(p);
-}
-
-optim_polar_fn backend_polar(const struct backend_ops *bk)
-{
-#if SUPKIT_CUDA
-	if (is_cuda(bk))
-		return cuda_polar_express;
-#endif
-	(void)bk;
-	return NULL;
-}
-
-#if SUPKIT_CUDA
-static void *cuda_state_alloc(size_t n)
-{
-	void *p = cuda_mem_alloc(n ? n : 1);
+	void *p = bk->alloc(n ? n : 1);
 	if (!p) {
-		fprintf(stderr, "out of device memory (%zu bytes of optimizer state)\n", n);
+		fprintf(stderr, "out of %s memory (%zu bytes)\n", bk->host_memory ? "host" : "device",
+			n);
 		abort();
 	}
 	return p;
 }
 
-static const struct optim_device cuda_optim = {
-	.alloc = cuda_state_alloc, .free = cuda_mem_free, .nesterov = cuda_opt_nesterov,
-	.sumsq = cuda_opt_sumsq, .muon_update = cuda_opt_muon_update, .adamw = cuda_opt_adamw,
-	.step_w = cuda_opt_step_w, .oe_sumsq = cuda_opt_oe_sumsq, .oe_step = cuda_opt_oe_step,
-	.sumsq64 = cuda_opt_sumsq64, .scale64 = cuda_opt_scale64, .widen = cuda_opt_widen,
-	.narrow = cuda_opt_narrow, .colsum64 = cuda_opt_colsum64, .ng_project = cuda_opt_ng_project,
-	.gram64 = cuda_opt_gram64, .ng_whiten = cuda_opt_ng_whiten, .ng_combine = cuda_opt_ng_combine,
-};
-#endif
-
-const struct optim_device *backend_optim_device(const struct backend_ops *bk)
+void backend_free(const struct backend_ops *bk, void *p)
 {
-#if SUPKIT_CUDA
-	if (is_cuda(bk))
-		return &cuda_optim;
-#endif
-	(void)bk;
-	return NULL;
+	bk->free(p);
 }
 
 void backend_optim_attach(struct optim *o, const struct backend_ops *bk)
 {
-	optim_set_polar(o, backend_polar(bk));
-	optim_set_device(o, backend_optim_device(bk));
-}
-
-size_t backend_device_bytes(const struct backend_ops *bk, size_t *peak)
-{
-	*peak = 0;
-#if SUPKIT_CUDA
-	if (is_cuda(bk)) {
-		struct cuda_mem_stats s;
-		cuda_mem_stats(&s);
-		*peak = s.device_peak;
-		return s.device_used;
-	}
-#endif
-	(void)bk;
-	return 0;
+	optim_set_polar(o, bk->polar_express);
+	optim_set_device(o, bk->optim());
 }
 
 double peak_bf16_flops(const char *name)
@@ -173,18 +120,6 @@ double peak_bf16_flops(const char *name)
 	if (strstr(name, "A100"))
 		return 312e12;
 	return 0;
-}
-
-int backend_device_name(const struct backend_ops *bk, char *buf, size_t n)
-{
-#if SUPKIT_CUDA
-	if (is_cuda(bk) && cuda_device_name(buf, n) == 0)
-		return 0;
-#endif
-	(void)bk;
-	if (n)
-		buf[0] = 0;
-	return -1;
 }
 
 int backend_peak_flops(const struct backend_ops *bk, double *peak, struct err *e)
@@ -199,8 +134,6 @@ int backend_peak_flops(const struct backend_ops *bk, double *peak, struct err *e
 		*peak = t * 1e12;
 		return 0;
 	}
-	char name[256];
-	if (backend_device_name(bk, name, sizeof name) == 0)
-		*peak = peak_bf16_flops(name);
+	*peak = bk->peak_flops();
 	return 0;
 }

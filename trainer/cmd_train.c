@@ -13,7 +13,7 @@
 #include "trainer/config.h"
 #include "trainer/train.h"
 
-enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON, O_ARM };
+enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON, O_ARM, O_DEVICE };
 
 static const struct cli_opt opts[] = {
 	{"arm", O_ARM, "NAME", "a named arm's file from the configs folder: the config, or its switches over CONFIG"},
@@ -25,6 +25,7 @@ static const struct cli_opt opts[] = {
 	{"stop-after", O_STOP_AFTER, "N", "stop after N steps, leaving a checkpoint to --resume from"},
 	{"backend", O_BACKEND, "NAME", "cpu or cuda (same as --set backend=NAME)"},
 	{"threads", O_THREADS, "N", "BLAS threads (same as --set threads=N)"},
+	{"device", O_DEVICE, "N", "the GPU to run on: N-th of those visible (CUDA_VISIBLE_DEVICES), default 0"},
 	{"print-config", O_PRINT_CONFIG, NULL, "print the resolved config and exit"},
 	{"json", O_JSON, NULL, "print the run summary as JSON"},
 	{"quiet", 'q', NULL, "no progress lines"},
@@ -44,6 +45,7 @@ struct args {
 	const char *out, *resume, *token_bytes, *arm;
 	int force, print_config, json, quiet;
 	int64_t stop_after;
+	int64_t device;            /* --device N */
 };
 
 static void add_set(struct args *a, char *kv)
@@ -80,6 +82,7 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	case O_THREADS:
 		add_set(a, xasprintf("threads=%s", arg));
 		return 0;
+	case O_DEVICE: return cli_parse_i64(arg, 0, 1023, &a->device, "--device", e);
 	case O_PRINT_CONFIG: a->print_config = 1; return 0;
 	case O_JSON: a->json = 1; return 0;
 	case 'q': a->quiet = 1; return 0;
@@ -153,6 +156,7 @@ int main(int argc, char **argv)
 		status = e.code ? e.code : EXIT_USAGE;
 		goto done;
 	}
+	cfg.device = (int)a.device;   /* not a config key: the machine's, not the run's */
 	if (a.print_config) {
 		char *t = config_print(&cfg);
 		fputs(t, stdout);

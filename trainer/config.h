@@ -138,6 +138,10 @@ struct config {
 	                              0 = the whole micro-batch */
 	int checkpoint_every;      /* checkpoint_every = 0 (0 = only at the end) */
 	int eval_every;            /* eval_every = 0 (0 = only at the end) */
+	int device;                /* not a key (a property of the machine, not of
+	                              the run's numbers): the GPU's index among
+	                              those visible, from supkit train --device N;
+	                              0 by default */
 
 	struct config_origin origin; /* provenance only (see above) */
 };

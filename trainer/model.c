@@ -34,12 +34,12 @@
  * to bf16 before the fp32 softcap and the gradient back through that cast
  * to bf16 (backend.h softcap_ce_bf16), as the benchmark's autocast does;
  * fp32 logits with logits = fp32; fp64 runs keep fp64 logits.
- * Logits exist only for a chunk of rows at a time (ce_rows:
- * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
- * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192). A chunk
- * lives in the backward's gradient buffers dx, dx0, da, dead while the head
- * runs, where it fits, else in a buffer of its own; on the other backends
- * it is MODEL_CE_ROWS_BIG rows where those buffers hold that many (a
+ * Logits exist only for a chunk of rows at a time (the backend's ce_rows:
+ * 256 on the CPU, 4,096 on the GPU, whose GEMMs want more rows; 128 MiB of
+ * fp32 logits at V = 8192). A chunk lives in the backward's gradient
+ * buffers dx, dx0, da, dead while the head runs, where it fits, else in a
+ * buffer of its own; where the backend's chunk is MODEL_CE_ROWS_GPU or
+ * more it is MODEL_CE_ROWS_BIG rows where those buffers hold that many (a
  * quarter of the head's ops, and taller lm_head GEMMs).
  *
  * The backend comes from backend_select; every buffer an op touches is
@@ -70,11 +70,11 @@
 #include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
 
-#define MODEL_CE_ROWS 256      /* rows of logits made at a time (CPU) */
-#define MODEL_CE_ROWS_GPU 4096 /* ... on other backends */
+#define MODEL_CE_ROWS_GPU 4096 /* a backend's ce_rows from which the chunk may grow */
 #define MODEL_CE_ROWS_BIG 16384 /* ... there where the head's free buffers hold them */
-/* pass_rows = 0 on a GPU backend: activations of one pass at most this many
- * bytes (the benchmark's depth 8, B 64, T 2048: passes of 32 rows, 14 GiB,
+/* The GPU rule of model_gpu_pass_rows (the CUDA backend's act_budget is
+ * the same 15 GiB): activations of one pass at most this many bytes (the
+ * benchmark's depth 8, B 64, T 2048: passes of 32 rows, 14 GiB,
  * an H200 device peak of 18.1 GiB with the backend's GEMM operand casts;
  * one pass would hold 28 GiB, above the original's 22.3 GiB in all; passes
  * of 16 ran 10% slower: twice the ops, smaller GEMMs; these figures with
@@ -255,29 +255,20 @@ static void matmul_n(const struct model *m, int n, struct tensor *const *out,
 		     const struct tensor *const *a, const struct tensor *const *b, int ta, int tb,
 		     double beta)
 {
-	if (m->bk->matmul_n) {
-		m->bk->matmul_n(n, out, a, b, ta, tb, 1, beta);
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		m->bk->matmul(out[i], a[i], b[i], ta, tb, 1, beta);
+	m->bk->matmul_n(n, out, a, b, ta, tb, 1, beta);
 }
 
 /* u = relu(h)^2, read only by the MLP's matmuls (backend.h relu2_fwd_gemm) */
 static void relu2_u(const struct model *m, struct tensor *u, const struct tensor *h)
 {
-	if (m->bk->relu2_fwd_gemm)
-		m->bk->relu2_fwd_gemm(u, h);
-	else
-		m->bk->relu2_fwd(u, h);
+	m->bk->relu2_fwd_gemm(u, h);
 }
 
 /* Before the host reads or writes backend memory inside a pass scope
  * (backend.h sync): the ops issued so far are done. */
 static void host_sync(const struct model *m)
 {
-	if (m->bk->sync)
-		m->bk->sync();
+	m->bk->sync();
 }
 
 static double rget(const struct model *m, const void *d, size_t i)
@@ -398,16 +389,14 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		free(m);
 		return -1;
 	}
-	if (m->bk == backend_cpu() && cfg->threads > 0)
-		backend_cpu_set_threads(cfg->threads);
-	m->ce_rows = m->bk == backend_cpu() ? MODEL_CE_ROWS : MODEL_CE_ROWS_GPU;
+	m->ce_rows = m->bk->ce_rows;
 	m->ce_chunk = m->ce_rows;
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
 	/* fp64 runs keep exact logits whatever the logits key says */
 	m->logits_bf16 = m->dt == TD_F32 && cfg->logits == LOGITS_BF16;
-	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
-	m->ndt = m->dt == TD_F32 && m->bk->norm_bf16 && m->bk->norm_bf16() ? TD_BF16 : m->dt;
+	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
+	m->ndt = m->dt == TD_F32 && m->bk->norm_bf16() ? TD_BF16 : m->dt;
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
 		free(m);
 		return -1;
@@ -416,7 +405,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->C = config_model_dim(cfg);
 	m->H = config_heads(cfg);
 	m->D = cfg->head_dim;
-	m->adt = m->dt == TD_F32 && m->bk->attn_bf16 && m->bk->attn_bf16(m->D) ? TD_BF16 : m->dt;
+	m->adt = m->dt == TD_F32 && m->bk->attn_bf16(m->D) ? TD_BF16 : m->dt;
 	m->V = cfg->vocab_size;
 	m->Cg = cfg->ve_gate_channels;
 	m->T0 = cfg->seq_len;
@@ -649,24 +638,31 @@ static size_t act_bytes(const struct model *m, size_t N)
 	return b;
 }
 
+/* The most rows (a divisor of B) whose activations fit budget bytes; 1
+ * when none does. */
+static int rows_within(const struct model *m, int B, int T, size_t budget)
+{
+	int P;
+	for (P = B; P > 1; P--)
+		if (B % P == 0 && act_bytes(m, (size_t)P * (size_t)T) <= budget)
+			break;
+	return P;
+}
+
 /* Rows per pass for a micro-batch of B rows of T: cfg->pass_rows, or with
- * pass_rows = 0 all of them on the CPU and, on a GPU backend, the most rows
- * (a divisor of B) whose activations fit MODEL_GPU_ACT_BYTES. */
+ * pass_rows = 0 all of them where the backend sets no activation budget
+ * (the CPU) and else the most rows whose activations fit it. */
 int model_pass_rows(const struct model *m, int B, int T)
 {
 	int P = m->cfg.pass_rows;
 	if (P > 0)
 		return P < B ? P : B;
-	return m->bk == backend_cpu() ? B : model_gpu_pass_rows(m, B, T);
+	return m->bk->act_budget ? rows_within(m, B, T, m->bk->act_budget) : B;
 }
 
 int model_gpu_pass_rows(const struct model *m, int B, int T)
 {
-	int P;
-	for (P = B; P > 1; P--)
-		if (B % P == 0 && act_bytes(m, (size_t)P * (size_t)T) <= MODEL_GPU_ACT_BYTES)
-			break;
-	return P;
+	return rows_within(m, B, T, MODEL_GPU_ACT_BYTES);
 }
 
 size_t model_bytes_for(const struct model *m, int B, int T)
@@ -1041,12 +1037,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			struct tensor Wg = pw(m, l->gate), ve = mat(m, m->t1, N, C), vt = pw(m, l->ve);
 			bk->cols_get(&gs, &a, 0, 0);
 			bk->matmul(&gl, &gs, &Wg, 0, 1, 1, 0);   // glog is (N,H)
-			if (bk->ve_gate_fwd_rows) {   /* the table's rows read in place */
-				bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve));
-			} else {
-				bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
-				bk->ve_gate_fwd(&v, &gl, &ve);
-			}
+			bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve), &ve);
 		}
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
 		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
@@ -1220,13 +1211,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 			struct tensor vt = pw(m, l->ve), gvt = pg(m, l->ve);
 			struct tensor gs = mat(m, m->gs, N, m->Cg), dgs = mat(m, m->dgs, N, m->Cg);
 			struct tensor Wg = pw(m, l->gate), gWg = pg(m, l->gate);
-			if (bk->ve_gate_bwd_rows) {
-				bk->ve_gate_bwd_rows(&dgl, &dve, &dv, &gl, &vt, idx,
-						     round_bf16(m, l->ve));
-			} else {
-				bk->embed_gather(&ve, &vt, idx, 0, round_bf16(m, l->ve), 0);
-				bk->ve_gate_bwd(&dgl, &dve, &dv, &gl, &ve);
-			}
+			bk->ve_gate_bwd_rows(&dgl, &dve, &dv, &gl, &vt, idx, round_bf16(m, l->ve),
+					     &ve);
 			bk->embed_scatter_add(&gvt, &dve, idx, 0);
 			bk->cols_get(&gs, &a, 0, 0);
 			bk->matmul(&gWg, &dgl, &gs, 1, 0, 1, 1);  // dWg (H,Cg) += dglog^T a[:, :Cg]
@@ -1293,8 +1279,7 @@ static int64_t count_targets(const int32_t *tg, int64_t N)
  * the end of the backward the host writes no matmul operand. */
 static void pass_scope(const struct model *m, int begin)
 {
-	if (m->bk->scope)
-		m->bk->scope(begin);
+	m->bk->scope(begin);
 }
 
 /* The forward of the pass of rows [b0, b0 + *Bp) of a B-row micro-batch in

@@ -114,10 +114,12 @@ size_t model_peak_bytes(const struct model *m);
  * OE gradient rows at their bound, min(rows, B*T*grad_accum) per table. */
 size_t model_bytes_for(const struct model *m, int B, int T);
 /* The rows a forward/backward pass of a B x T micro-batch runs at once:
- * cfg->pass_rows when set; with pass_rows = 0, B on the CPU backend and on a
- * GPU backend the most rows (a divisor of B) whose activations fit 15 GiB. */
+ * cfg->pass_rows when set; with pass_rows = 0, B where the backend sets no
+ * activation budget (the CPU) and else the most rows (a divisor of B) whose
+ * activations fit it (the CUDA backend's: 15 GiB). */
 int model_pass_rows(const struct model *m, int B, int T);
-/* The GPU rule alone, whatever the model's backend (1 when no pass fits). */
+/* The GPU rule (15 GiB) alone, whatever the model's backend (1 when no pass
+ * fits). */
 int model_gpu_pass_rows(const struct model *m, int B, int T);
 
 const void *model_last_x0(const struct model *m);

@@ -61,8 +61,8 @@ void optim_free(struct optim *o);
 /* Where Polar Express runs in fp32 runs: fn(X, batch, m, n, mode) must do
  * what polar_express_f32 does to each of `batch` row-major m x n matrices
  * stored one after another at X (host memory), in place. NULL (the
- * default) is polar_express_f32 on the host; backend_polar(bk)
- * (trainer/backend_select.h) gives the CUDA twin for the CUDA backend. */
+ * default) is polar_express_f32 on the host; a backend object's
+ * polar_express (trainer/backend.h) is its own, the CUDA twin for cuda. */
 typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int mode);
 void optim_set_polar(struct optim *o, optim_polar_fn fn);
 

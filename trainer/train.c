@@ -371,7 +371,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddNumberToObject(j, "peak_memory_mib", peak_rss_mib());
 	cJSON_AddNumberToObject(j, "model_peak_memory_mib", (double)model_peak_bytes(R->m) / 1048576.0);
 	size_t dev_peak = 0;
-	backend_device_bytes(model_backend(R->m), &dev_peak);
+	model_backend(R->m)->device_bytes(&dev_peak);
 	if (dev_peak > 0) /* the CUDA allocator's own accounting */
 		cJSON_AddNumberToObject(j, "device_peak_memory_mib", (double)dev_peak / 1048576.0);
 	cJSON_AddNumberToObject(j, "pass_rows", model_pass_rows(R->m, c->batch_rows, c->seq_len));
@@ -406,12 +406,16 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddStringToObject(j, "supkit_version", SUPKIT_VERSION);
 	cJSON_AddStringToObject(j, "backend", model_backend(R->m)->name);
 	char dev[256];
-	if (backend_device_name(model_backend(R->m), dev, sizeof dev) == 0)
+	if (model_backend(R->m)->device_name(dev, sizeof dev) == 0) {
 		cJSON_AddStringToObject(j, "device", dev);
-	else
+		cJSON_AddNumberToObject(j, "device_index", c->device);   /* --device N */
+	} else {
 		cJSON_AddNullToObject(j, "device");
-	if (model_backend(R->m)->modes)
-		cJSON_AddStringToObject(j, "backend_modes", model_backend(R->m)->modes());
+		cJSON_AddNullToObject(j, "device_index");
+	}
+	const char *bmodes = model_backend(R->m)->modes();
+	if (*bmodes)
+		cJSON_AddStringToObject(j, "backend_modes", bmodes);
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
 	cJSON_AddStringToObject(j, "mlp_activations", dtype_word(model_mlp_dtype(R->m)));
 	cJSON_AddStringToObject(j, "attn_activations", dtype_word(model_attn_dtype(R->m)));
@@ -561,7 +565,7 @@ static int check_memory(const struct config *cfg, const struct model *m, struct 
 	free(spec);
 	struct err se;
 	const struct backend_ops *bk = m ? model_backend(m) : backend_select(cfg, &se);
-	int host_model = bk == NULL || bk == backend_cpu();   /* cuda: the model is device memory */
+	int host_model = bk == NULL || bk->host_memory;   /* cuda: the model is device memory */
 	double model = f.params + f.activations;
 	if (m)
 		model = (double)model_bytes_for(m, cfg->batch_rows, cfg->seq_len);

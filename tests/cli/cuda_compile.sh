@@ -32,9 +32,51 @@ for f in "${srcs[@]}"; do
 	elif [[ -s "$o.log" ]]; then
 		bad "$f compiles with no warnings" "$(head -c 600 "$o.log")"
 	else
-		ok "$f compiles with $(basename "$NVCC") for sm_90a, no warnings"
+		ok "$f compiles with $(basename "$NVCC"), no warnings"
 	fi
 done
+
+# The fat binary (Makefile CUDA_ARCHS): machine code for sm_80, sm_89 and
+# sm_90a, Blackwell's sm_100 and sm_120 where this nvcc knows them, and
+# compute_80 PTX (cuobjdump --list-elf / --list-ptx, or without cuobjdump
+# scripts/fatbin-archs.py on the object's .nv_fatbin section); wgmma
+# instructions in the sm_90a code only (the PTX nvcc makes for each arch).
+CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
+known=" $("$NVCC" --list-gpu-code 2>/dev/null | tr '\n' ' ') "
+want=(sm_80 sm_89 sm_90a)
+for a in sm_100 sm_120; do [[ "$known" == *" $a "* ]] && want+=("$a"); done
+archs_of() { # OBJ: its code words (sm_NN, compute_NN)
+	if [[ -x "$CUOBJDUMP" ]]; then
+		"$CUOBJDUMP" --list-elf "$1" | grep -o 'sm_[0-9]*a\?' | sort -u
+		"$CUOBJDUMP" --list-ptx "$1" | grep -o 'sm_[0-9]*a\?' | sed 's/^sm_/compute_/' | sort -u
+	elif command -v python3 >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1; then
+		python3 scripts/fatbin-archs.py "$1" | tr ' ' '\n'
+	else
+		return 2
+	fi
+}
+for f in "${srcs[@]}"; do
+	o=build/kernels/$(basename "$f" .cu).o
+	[[ -f "$o" ]] || continue
+	have=$(archs_of "$o")
+	if [[ $? == 2 ]]; then skip "$o archs" "neither cuobjdump nor python3 and objcopy"; continue; fi
+	have=" $(tr '\n' ' ' <<<"$have") "
+	miss=()
+	for a in "${want[@]}" compute_80; do [[ "$have" == *" $a "* ]] || miss+=("$a"); done
+	if ((${#miss[@]} == 0)); then ok "$o holds ${want[*]} and compute_80 PTX"
+	else bad "$o holds ${want[*]} and compute_80 PTX" "missing ${miss[*]}; has$have"; fi
+done
+wg=()
+for a in "${want[@]}"; do
+	c=compute_${a#sm_}
+	if ! "$NVCC" -std=c++17 -I. -arch="$c" -ptx -o "$TMP/mma_$a.ptx" kernels/attention_mma.cu >"$TMP/ptx.log" 2>&1; then
+		bad "kernels/attention_mma.cu to $c PTX" "$(head -c 300 "$TMP/ptx.log")"
+		continue
+	fi
+	grep -q 'wgmma\.' "$TMP/mma_$a.ptx" && wg+=("$a")
+done
+[[ "${wg[*]}" == sm_90a ]] && ok "wgmma instructions in the sm_90a code only" ||
+	bad "wgmma instructions in the sm_90a code only" "found for: '${wg[*]}'"
 
 printf '#include "kernels/cuda_api.h"\nint main(void){struct cuda_mem_stats s; (void)s; return 0;}\n' >"$TMP/c.c"
 run ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$TMP/c.c"

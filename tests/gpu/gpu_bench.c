@@ -135,8 +135,6 @@ static bf16 *mbuf_bf16(size_t n, struct rng *r)
  * scope keeps) and the weights' gradients dW (C,C) fp32 += dX^T a. */
 static void bench_matmul_n(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
 {
-	if (!g->matmul_n)
-		return;
 	bf16 *a = mbuf_bf16((size_t)(N * C), r), *o[3], *dx[3];
 	float *w[3], *gw[3];
 	struct tensor ta = tensor_2d(a, TD_BF16, N, C), to[3], tw[3], tdx[3], tgw[3];

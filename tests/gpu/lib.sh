@@ -20,7 +20,8 @@ gpu_cc() {
 	shift 4
 	local kern=() cuda=() flags dcf dlf
 	if [[ $kernels == 1 ]]; then
-		kern=("$b/libkernels.a")
+		# whole: kernels/ registers the cuda backend from a static initialiser
+		kern=(-Wl,--whole-archive "$b/libkernels.a" -Wl,--no-whole-archive)
 		cuda=(-L"$CUDA_HOME/lib64" -lcublasLt -lcublas -lcudart -lstdc++)
 	fi
 	# the Makefile's own dependency flags (pkg-config, or the plain names and
@@ -32,7 +33,7 @@ gpu_cc() {
 	# shellcheck disable=SC2086
 	${CC:-cc} -std=c11 -Wall -Wextra -O2 -g -I. -Itests/unit -D_DEFAULT_SOURCE \
 		-D_POSIX_C_SOURCE=200809L "$@" $dcf \
-		-o "$exe" "$src" "$b/libtrainer.a" "${kern[@]}" "$b/libdata.a" "$b/liblib.a" $dlf "${cuda[@]}"
+		-o "$exe" "$src" "${kern[@]}" "$b/libtrainer.a" "$b/libdata.a" "$b/liblib.a" $dlf "${cuda[@]}"
 }
 
 # need_nvcc: puts $CUDA_HOME/bin on PATH; without nvcc there, prints a

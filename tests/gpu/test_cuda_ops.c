@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "backend_complete.h"
 #include "kernels/cuda_api.h"
 #include "lib/bf16.h"
 #include "lib/err.h"
@@ -175,8 +176,7 @@ TEST(dot_acc)
 	for (int rep = 0; rep < 2; rep++) {
 		CPU->dot_acc(&ha, 3, &hx, &hy);
 		GPU->dot_acc(&ga, 3, &gx, &gy);
-		if (GPU->sync)
-			GPU->sync();
+		GPU->sync();
 		for (int i = 0; i < 5; i++)
 			CHECKF(i == 3 ? fabs((double)da[i] - acc[i]) <= 1e-12 * s + 4e-7 * fabs(acc[i])
 				      : da[i] == acc[i], "entry %d: %.9g vs %.9g", i, da[i], acc[i]);
@@ -1331,7 +1331,6 @@ static void matmul_n_case(int ta, int tb, double beta, int shared, enum tdtype a
 
 TEST(matmul_n)
 {
-	CHECK(GPU->matmul_n != NULL && CPU->matmul_n == NULL);
 	for (int t = 0; t < 4; t++)
 		for (int sh = 0; sh < 2; sh++)
 			matmul_n_case(t & 1, t >> 1, t & 1, sh, sh ? TD_BF16 : TD_F32, TD_F32,
@@ -1540,7 +1539,7 @@ TEST(attention_bf16)
 	/* offered with the mma kernels and bf16 GEMMs at head width 128 only */
 	enum cuda_attn_mode was = cuda_get_attn_mode();
 	cuda_set_attn_mode(CUDA_ATTN_MMA);
-	CHECK(GPU->attn_bf16 && GPU->attn_bf16(128) && !GPU->attn_bf16(64));
+	CHECK(GPU->attn_bf16(128) && !GPU->attn_bf16(64));
 	cuda_set_attn_bf16(0);
 	CHECK(!GPU->attn_bf16(128));
 	cuda_set_attn_bf16(1);
@@ -1550,7 +1549,7 @@ TEST(attention_bf16)
 	cuda_set_attn_mode(CUDA_ATTN_TC);
 	CHECK(!GPU->attn_bf16(128));
 	cuda_set_attn_mode(CUDA_ATTN_F32);
-	CHECK(!GPU->attn_bf16(128) && !CPU->attn_bf16);
+	CHECK(!GPU->attn_bf16(128) && !CPU->attn_bf16(128));
 	cuda_set_attn_mode(was);
 }
 
@@ -1608,7 +1607,7 @@ TEST(rmsnorm_bf16)
 		for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 			cuda_mem_free(all[i]);
 	}
-	CHECK(GPU->norm_bf16 && GPU->norm_bf16() && !CPU->norm_bf16);
+	CHECK(GPU->norm_bf16() && !CPU->norm_bf16());
 	cuda_set_norm_bf16(0);
 	CHECK(!GPU->norm_bf16());
 	cuda_set_norm_bf16(1);
@@ -1757,14 +1756,16 @@ static void ve_rows_case(int64_t N, int64_t H, int64_t D, int64_t Vt, enum tdtyp
 	struct tensor td = tensor_2d(d1, vdt, N, C);
 	struct tensor g1 = T2(o[0], N, H), e1 = T2(o[1], N, C), g2 = T2(o[2], N, H);
 	struct tensor e2 = T2(o[3], N, C);
+	void *scr = cuda_mem_alloc((size_t)(N * C) * ve_);   /* the caller's scratch */
+	struct tensor tsc = tensor_2d(scr, vdt, N, C);
 	for (int fuse = 1; fuse >= 0; fuse--) {
 		cuda_set_fuse_mix(fuse);
 		memcpy(v2, v1, (size_t)(N * C) * ve_);
 		GPU->embed_gather(&tve, &tt, di, 0, rb, 0);
 		GPU->ve_gate_fwd(&tv1, &tg, &tve);
-		GPU->ve_gate_fwd_rows(&tv2, &tg, &tt, di, rb);
+		GPU->ve_gate_fwd_rows(&tv2, &tg, &tt, di, rb, &tsc);
 		GPU->ve_gate_bwd(&g1, &e1, &td, &tg, &tve);
-		GPU->ve_gate_bwd_rows(&g2, &e2, &td, &tg, &tt, di, rb);
+		GPU->ve_gate_bwd_rows(&g2, &e2, &td, &tg, &tt, di, rb, &tsc);
 		int same = memcmp(v1, v2, (size_t)(N * C) * ve_) == 0 &&
 			   memcmp(o[0], o[2], (size_t)(N * H) * 4) == 0 &&
 			   memcmp(o[1], o[3], (size_t)(N * C) * 4) == 0;
@@ -1775,14 +1776,13 @@ static void ve_rows_case(int64_t N, int64_t H, int64_t D, int64_t Vt, enum tdtyp
 	}
 	cuda_set_fuse_mix(1);
 	free(tab), free(gl), free(v), free(dv), free(ix);
-	void *all[] = { dt, dg, ve, di, v1, v2, d1, o[0], o[1], o[2], o[3] };
+	void *all[] = { dt, dg, ve, di, v1, v2, d1, o[0], o[1], o[2], o[3], scr };
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		cuda_mem_free(all[i]);
 }
 
 TEST(ve_gate_rows)
 {
-	CHECK(GPU->ve_gate_fwd_rows && GPU->ve_gate_bwd_rows && !CPU->ve_gate_fwd_rows);
 	ve_rows_case(30, 3, 16, 7, TD_F32, 0, TD_F32);
 	ve_rows_case(37, 4, 128, 50, TD_F32, 1, TD_BF16);
 	ve_rows_case(37, 2, 128, 50, TD_BF16, 0, TD_BF16);
@@ -1871,7 +1871,7 @@ static double rel_fro(const float *a, const float *b, size_t n)
  * Neumann-Gram (to fp64 rounding: its products are cuBLAS dgemm). */
 TEST(optimizer_passes)
 {
-	const struct optim_device *H = optim_device_host(), *D = backend_optim_device(GPU);
+	const struct optim_device *H = optim_device_host(), *D = GPU->optim();
 	CHECK(D != NULL);
 	if (!D)
 		return;
@@ -2758,6 +2758,26 @@ TEST(attention_wg_train)
 	CHECK(l1[5] < l1[0]);
 }
 
+/* The CUDA backend is a whole backend object, registered by kernels/ under
+ * "cuda" (nothing in trainer/ names it): every entry set; the device's
+ * name, its optimizer passes, a device it does not have refused by open. */
+TEST(backend_object)
+{
+	const char *miss = backend_missing(GPU);
+	CHECKF(miss == NULL, "cuda backend: entry '%s' not set", miss ? miss : "");
+	CHECK(backend_find("cuda") == GPU && !GPU->host_memory && GPU->act_budget > 0);
+	char name[128] = "";
+	CHECK(GPU->device_name(name, sizeof name) == 0 && name[0]);
+	CHECK(GPU->optim() != NULL && GPU->optim() != optim_device_host());
+	struct err e = { 0 };
+	struct backend_options o = { .device = GPU->device_count(), .threads = 0 };
+	CHECKF(GPU->open(&o, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, "no such CUDA device"),
+	       "%s", e.msg);
+	o.device = 0;
+	err_clear(&e);
+	CHECK(GPU->open(&o, &e) == 0);
+}
+
 /* attention_wg_checks and attention_wg_train in a child (their output shown) */
 static int attention_wg_child(void)
 {
@@ -2838,6 +2858,7 @@ int main(int argc, char **argv)
 	char name[128] = "?";
 	cuda_device_name(name, sizeof name);
 	printf("device: %s\n", name);
+	RUN(backend_object);
 	RUN(axpby_zero_dot);
 	RUN(dot_sizes);
 	RUN(dot_acc);

@@ -76,7 +76,29 @@ TEST(memory)
 	CHECK(nz == 0);
 	backend_free(b, p);
 	size_t peak = 1;
-	CHECK(backend_device_bytes(b, &peak) == 0 && peak == 0);
+	CHECK(b->device_bytes(&peak) == 0 && peak == 0);
+}
+
+/* --device N (config field device): a device the backend does not have is a
+ * usage error naming it, on the CPU backend (device 0 only) and on CUDA
+ * (1,000 devices are more than any machine shows) */
+TEST(device_index)
+{
+	struct config c;
+	struct err e = {0};
+	CHECK(cfg_with(&c, "cpu", "fp32") == 0);
+	c.device = 3;
+	CHECK(backend_select(&c, &e) == NULL && e.code == EXIT_USAGE && strstr(e.msg, "device 3"));
+	c.device = 0;
+	err_clear(&e);
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	if (backend_cuda_present()) {
+		CHECK(cfg_with(&c, "cuda", "fp32") == 0);
+		c.device = 1000;
+		err_clear(&e);
+		CHECKF(backend_select(&c, &e) == NULL && e.code == EXIT_USAGE &&
+		       strstr(e.msg, "device 1000: no such CUDA device"), "%s", e.msg);
+	}
 }
 
 int main(void)
@@ -85,5 +107,6 @@ int main(void)
 	RUN(cuda_or_reason);
 	RUN(auto_pick);
 	RUN(memory);
+	RUN(device_index);
 	return t_done();
 }

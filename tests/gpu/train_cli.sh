@@ -40,6 +40,13 @@ run() { # backend outdir
 }
 num() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
 
+# --device N beyond the devices visible: a usage error naming it, nothing written
+gpu_run "$BINDIR/supkit-train" tests/fixtures/train/tiny.cfg --set data_dir=tests/fixtures/train/data \
+	--backend cuda --device 1000 --quiet -o "$TMP/nodev" >"$TMP/nodev.log" 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q "device 1000: no such CUDA device" "$TMP/nodev.log" && [[ ! -e "$TMP/nodev" ]] &&
+	ok "--device 1000: exit 2, the device named, no run folder" ||
+	bad "--device 1000: exit 2, the device named, no run folder" "rc $rc: $(head -c 200 "$TMP/nodev.log")"
 for r in cpu cuda1 cuda2; do
 	be=${r%[12]}
 	if run "$be" "$TMP/$r"; then ok "supkit train --backend $be completes"
@@ -64,6 +71,11 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
 		bad "result.json: MLP activations $want on cuda, fp32 on cpu" \
 			"$(grep -ho '"mlp_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
+	# the device's index (--device, default 0) on cuda, none on cpu
+	grep -q '"device_index": *0\b' "$TMP/cuda1/result.json" &&
+		grep -q '"device_index": *null' "$TMP/cpu/result.json" &&
+		ok "result.json: device_index 0 on cuda, null on cpu" ||
+		bad "result.json: device_index 0 on cuda, null on cpu"
 	# the device by name on cuda, none on cpu; MFU where its peak is known
 	# (an H100, H200 or A100 by name: on the emulated device, none)
 	dv=$(grep -o '"device": *"[^"]*"' "$TMP/cuda1/result.json")

@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "t.h"
+#include "backend_complete.h"
 #include "lib/bf16.h"
 #include "lib/rng.h"
 #include "trainer/backend.h"
 #include "trainer/backend_select.h"
+#include "trainer/optim.h"
 
 static const struct backend_ops *bk;
 static struct rng R;
@@ -824,6 +826,100 @@ TEST(peak_flops)
 	unsetenv("SUPKIT_PEAK_TFLOPS");
 }
 
+/* The CPU backend is a whole backend object (backend.h: no optional
+ * entries): every entry set; the fusions run as the ops they stand for, bit
+ * for bit (matmul_n as matmul n times, the gate on a table's rows as the
+ * gather into the caller's scratch then the gate, relu2_fwd_gemm as
+ * relu2_fwd); nothing stored in bf16; open refuses a device but 0; memory
+ * zeroed; the optimizer's device the host twin; Polar Express the host's on
+ * each matrix; the registry finds it by name. */
+TEST(cpu_backend_object)
+{
+	const char *miss = backend_missing(bk);
+	CHECKF(miss == NULL, "cpu backend: entry '%s' not set", miss ? miss : "");
+	CHECK(backend_find("cpu") == bk && backend_find("nonesuch") == NULL);
+	CHECK(!bk->mlp_bf16() && !bk->norm_bf16() && !bk->attn_bf16(128) && !*bk->modes());
+	CHECK(bk->device_count() == 1 && bk->host_memory && bk->act_budget == 0);
+	CHECK(bk->optim() == optim_device_host());
+	char name[32] = "x";
+	CHECK(bk->device_name(name, sizeof name) == -1 && name[0] == 0 && bk->peak_flops() == 0);
+	size_t pk = 1;
+	CHECK(bk->device_bytes(&pk) == 0 && pk == 0);
+	struct err e = { 0 };
+	struct backend_options o = { .device = 1, .threads = 0 };
+	CHECK(bk->open(&o, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, "device 1"));
+	o.device = 0;
+	CHECK(bk->open(&o, &e) == 0);
+	unsigned char *z = bk->alloc(4096);
+	int nz = 0;
+	for (int i = 0; i < 4096; i++)
+		nz += z[i] != 0;
+	CHECK(nz == 0);
+	bk->free(z);
+
+	/* matmul_n: out[i] = 0.5 a[i] b[i]^T + 0.25 out[i], as matmul */
+	int M = 5, K = 7, Nn = 3;
+	struct tensor a[2], b[2], o1[2], o2[2];
+	for (int i = 0; i < 2; i++) {
+		double *da = rnd((size_t)M * K, 1), *db = rnd((size_t)Nn * K, 1), *dc = rnd((size_t)M * Nn, 1);
+		a[i] = mk(TD_F32, da, M, K, 0, 0);
+		b[i] = mk(TD_F32, db, Nn, K, 0, 0);
+		o1[i] = mk(TD_F32, dc, M, Nn, 0, 0);
+		o2[i] = mk(TD_F32, dc, M, Nn, 0, 0);
+		free(da), free(db), free(dc);
+	}
+	struct tensor *po[2] = { &o2[0], &o2[1] };
+	const struct tensor *pa[2] = { &a[0], &a[1] }, *pb[2] = { &b[0], &b[1] };
+	for (int i = 0; i < 2; i++)
+		bk->matmul(&o1[i], &a[i], &b[i], 0, 1, 0.5, 0.25);
+	bk->matmul_n(2, po, pa, pb, 0, 1, 0.5, 0.25);
+	for (int i = 0; i < 2; i++)
+		CHECK(memcmp(o1[i].data, o2[i].data, (size_t)(M * Nn) * 4) == 0);
+	for (int i = 0; i < 2; i++)
+		free(a[i].data), free(b[i].data), free(o1[i].data), free(o2[i].data);
+
+	/* the gate on a table's rows: as embed_gather then the gate */
+	int N = 6, H = 2, D = 4, C = H * D, Vt = 5;
+	int32_t idx[6] = { 4, 0, 2, 2, 1, 4 };
+	double *tab = rnd((size_t)Vt * C, 1), *gl = rnd((size_t)N * H, 2), *v0 = rnd((size_t)N * C, 1);
+	double *dv0 = rnd((size_t)N * C, 1);
+	struct tensor tt = mk(TD_F32, tab, Vt, C, 0, 0), tg = mk(TD_F32, gl, N, H, 0, 0);
+	struct tensor v1 = mk(TD_F32, v0, N, C, 0, 0), v2 = mk(TD_F32, v0, N, C, 0, 0);
+	struct tensor dv = mk(TD_F32, dv0, N, C, 0, 0), ve = mk(TD_F32, NULL, N, C, 0, 0);
+	struct tensor scr = mk(TD_F32, NULL, N, C, 0, 0);
+	struct tensor g1 = mk(TD_F32, NULL, N, H, 0, 0), g2 = mk(TD_F32, NULL, N, H, 0, 0);
+	struct tensor e1 = mk(TD_F32, NULL, N, C, 0, 0), e2 = mk(TD_F32, NULL, N, C, 0, 0);
+	for (int rb = 0; rb < 2; rb++) {
+		bk->embed_gather(&ve, &tt, idx, 0, rb, 0);
+		bk->ve_gate_fwd(&v1, &tg, &ve);
+		bk->ve_gate_fwd_rows(&v2, &tg, &tt, idx, rb, &scr);
+		CHECKF(memcmp(v1.data, v2.data, (size_t)(N * C) * 4) == 0, "ve_gate_fwd_rows round %d", rb);
+		bk->ve_gate_bwd(&g1, &e1, &dv, &tg, &ve);
+		bk->ve_gate_bwd_rows(&g2, &e2, &dv, &tg, &tt, idx, rb, &scr);
+		CHECKF(memcmp(g1.data, g2.data, (size_t)(N * H) * 4) == 0 &&
+		       memcmp(e1.data, e2.data, (size_t)(N * C) * 4) == 0, "ve_gate_bwd_rows round %d", rb);
+	}
+	/* relu2_fwd_gemm: relu2_fwd's values */
+	bk->relu2_fwd(&v1, &dv);
+	bk->relu2_fwd_gemm(&v2, &dv);
+	CHECK(memcmp(v1.data, v2.data, (size_t)(N * C) * 4) == 0);
+	struct tensor all[] = { tt, tg, v1, v2, dv, ve, scr, g1, g2, e1, e2 };
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		free(all[i].data);
+	free(tab), free(gl), free(v0), free(dv0);
+
+	/* Polar Express: the host's on each of the batch's matrices */
+	int pm = 6, pn = 4;
+	float *X = malloc(2 * (size_t)(pm * pn) * sizeof *X), *Y = malloc(2 * (size_t)(pm * pn) * sizeof *Y);
+	for (int i = 0; i < 2 * pm * pn; i++)
+		X[i] = Y[i] = (float)(2 * rng_uniform(&R) - 1);
+	bk->polar_express(X, 2, (size_t)pm, (size_t)pn, 0);
+	for (int i = 0; i < 2; i++)
+		polar_express_f32(Y + i * pm * pn, (size_t)pm, (size_t)pn, 0);
+	CHECK(memcmp(X, Y, 2 * (size_t)(pm * pn) * sizeof *X) == 0);
+	free(X), free(Y);
+}
+
 int main(void)
 {
 	bk = backend_cpu();
@@ -843,5 +939,6 @@ int main(void)
 	RUN(mul_cols_ds_fp64_sum);
 	RUN(elementwise_and_gates);
 	RUN(peak_flops);
+	RUN(cpu_backend_object);
 	return t_done();
 }
