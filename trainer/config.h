@@ -206,7 +206,7 @@ const char *config_key_name(int i);
  * config (the arm key included). config_arm_apply leaves depth and every key
  * the arm does not name untouched; -1 for an unknown name. */
 int config_arm_count(void);
-const char *config_arm_name(int i);
+const char *config_arm_name(int i);          /* arm 0 is the baseline, 00_dense_native */
 const char *config_arm_overrides(int i);     /* "key = value\n..." */
 const char *config_arm_summary(int i);       /* one line: what the arm is */
 int config_arm_find(const char *name);       /* index, or -1 */

@@ -70,6 +70,7 @@
 #include <cblas.h>
 #include "trainer/optim.h"
 #include "trainer/optim_elem.h"
+#include "trainer/paramspec.h"
 
 /* State arrays m, v and buf hold float in fp32 runs (the original's fp32
  * or bf16 state, exactly) and double in fp64 runs: st_get / st_set. */
@@ -404,20 +405,17 @@ static void store_vals(const struct optim *o, struct param *p, const double *w)
 			p->w[i] = (float)w[i];
 }
 
-static int is_named(const struct param *p, const char *fam)
-{
-	return strstr(p->name, fam) != NULL;
-}
-
-/* Whether step-0 mode applies to p. */
+/* Whether step-0 mode applies to p (its kind by its name, paramspec.h). */
 static int step0_target(const struct optim *o, const struct param *p)
 {
 	enum cfg_step0 m = o->c.step0;
-	if (m == STEP0_NONE)
+	enum param_kind k;
+	int idx;
+	if (m == STEP0_NONE || paramspec_name_kind(p->name, &k, &idx) != 0)
 		return 0;
-	if (is_named(p, "wte_lambdas") || is_named(p, "out_lambdas"))
+	if (k == PK_WTE_LAMBDAS || k == PK_OUT_LAMBDAS)
 		return 1;
-	if (m == STEP0_NOSTEP0_ALL && (is_named(p, "resid_lambdas") || is_named(p, "x0_lambdas")))
+	if (m == STEP0_NOSTEP0_ALL && (k == PK_RESID_LAMBDAS || k == PK_X0_LAMBDAS))
 		return 1;
 	return 0;
 }

@@ -346,6 +346,47 @@ TEST(paramspec_arm_parameters)
 	CHECK(total_params(&c, NULL) == 26345772 + 3006 * 96);
 }
 
+/* Every name the table writes reads back as its kind and index; other
+ * names are no parameter's; "oe_tables.<j>" is another spelling of an OE
+ * table's name. */
+TEST(paramspec_names_read_back)
+{
+	struct config c;
+	struct err e;
+	struct param_spec *p;
+	size_t n;
+	config_defaults(&c);
+	c.oe = 1;
+	c.qk_scale = QK_SCALE_UNTIED;
+	c.wte_lambdas = c.out_lambdas = 1;
+	CHECK(paramspec_build(&c, &p, &n, &e) == 0);
+	int bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum param_kind k;
+		int idx;
+		char again[PARAM_NAME_MAX];
+		if (paramspec_name_kind(p[i].name, &k, &idx) != 0 || k != p[i].kind ||
+		    idx != (paramspec_kind_indexed(k) ? p[i].layer : -1))
+			bad++, printf("  %s does not read back\n", p[i].name);
+		paramspec_name(p[i].kind, p[i].layer, again, sizeof again);
+		if (strcmp(again, p[i].name))
+			bad++, printf("  %s written again as %s\n", p[i].name, again);
+	}
+	CHECK(bad == 0);
+	free(p);
+	enum param_kind k;
+	int idx;
+	CHECK(paramspec_name_kind("oe_tables.3.weight", &k, &idx) == 0 && k == PK_OE_TABLE && idx == 3);
+	CHECK(paramspec_name_kind("transformer.h.007.mlp.c_fc.weight", &k, &idx) == 0 && k == PK_MLP_FC && idx == 7);
+	CHECK(paramspec_name_kind("transformer.h.1000000.attn.c_q.weight", &k, &idx) == 0 && idx == 1000000);
+	CHECK(paramspec_name_kind("transformer.h.1000001.attn.c_q.weight", &k, &idx) == -1 && idx == -1);
+	CHECK(paramspec_name_kind("transformer.h.-1.attn.c_q.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("transformer.h.1.attn.c_q.bias", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("transformer.h..attn.c_q.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("q_tau.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("x0_lambdas", &k, &idx) == 0 && k == PK_X0_LAMBDAS && idx == -1);
+}
+
 TEST(paramspec_names_order_groups)
 {
 	struct config c;
@@ -581,6 +622,7 @@ int main(void)
 	RUN(paramspec_other_depths);
 	RUN(paramspec_arm_parameters);
 	RUN(paramspec_names_order_groups);
+	RUN(paramspec_names_read_back);
 	RUN(arms);
 	RUN(mutations);
 	RUN(scan_text_and_set_at);
