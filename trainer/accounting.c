@@ -9,7 +9,11 @@
  *
  * Reference: papers 000/001 Table 1b and section 2 (OE lookup and update,
  * BiEq, Neumann-Gram, QK scaling, routing and Table-Neumann counts), paper
- * 004 Table 5 (MuonEq-R/RC and the Lemma-2 Neumann-Gram count).
+ * 004 Table 5 (MuonEq-R/RC and the Lemma-2 Neumann-Gram count). The polar
+ * arms (polar_steps, polar_norm = aol), BiEq's passes and sides and the
+ * equilibrators' square-only scope scale those counts by what they run;
+ * polar_norm = fp32, post_polar = fp32 and normuon = 0 change no count
+ * (dtype only, or NorMuon, which is not counted).
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -106,8 +110,8 @@ static const char *const extra_keys[AX_N] = {
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
 	"5 per OE parameter",
-	"16 m n per block matrix (ve_gate included)",
-	"MuonEq-R 4 m n, MuonEq-RC 8 m n per block matrix",
+	"4 m n per row or column step, bieq_passes x (2 | 1 with bieq_sides = rows) steps (16 m n at 2 passes, both sides) per equilibrated block matrix (ve_gate included; equil_scope = square: square ones only)",
+	"MuonEq-R 4 m n, MuonEq-RC 8 m n per equilibrated block matrix (equil_scope = square: square ones only)",
 	"per V x d table (wte, lm_head, each value_embeds): full 4Vd^2+14Vd+3d^2+3d | lemma2 4Vd^2+4Vd",
 	"per OE table j, k = d/4, R_j visited rows: 4 R_j k^2 + 14 R_j k + 3k^2 + 3k (lemma2: 4 R_j k^2 + 4 R_j k)",
 	"4 L d per token x tokens/step",
@@ -165,7 +169,7 @@ const char *acct_figure_formula(const char *path)
 		{"params.total", "backbone + OE"},
 		{"flops.per_token", "6 (lm_head + block matrices) + sum_layers 12 H hd min(window, T)"},
 		{"flops.per_step", "FLOPs/token x tokens/step"},
-		{"flops.polar_express_step", "sum over block matrices 5 (4 m n q + 2 q^3), q = min(m, n)"},
+		{"flops.polar_express_step", "sum over block matrices polar_steps (4 m n q + 2 q^3), plus 2 m n q + q^2 + m n with polar_norm = aol, q = min(m, n)"},
 		{"flops.extra_gflops_step_total", "sum of the extra components / 1e9"},
 		{"memory_mib.total", "sum of the memory components / 2^20"},
 	};
@@ -219,9 +223,13 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 			a->n_ve++;
 		if (s->group == PG_MATRIX) {
 			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
-			polar += 5 * (4 * m * nn * q + 2 * q * q * q);
-			bieq += 16 * m * nn;
-			muoneq += (c->muoneq == MUONEQ_RC ? 8 : 4) * m * nn;
+			polar += c->polar_steps * (4 * m * nn * q + 2 * q * q * q);
+			if (c->polar_norm == POLAR_NORM_AOL)   /* Gram, row sums, scaling */
+				polar += 2 * m * nn * q + q * q + m * nn;
+			if (c->equil_scope == EQUIL_ALL || m == nn) {
+				bieq += 4.0 * c->bieq_passes * (c->bieq_sides == BIEQ_ROWS ? 1 : 2) * m * nn;
+				muoneq += (c->muoneq == MUONEQ_RC ? 8 : 4) * m * nn;
+			}
 		}
 		if (s->kind == PK_WTE || s->kind == PK_LM_HEAD || s->kind == PK_VALUE_EMBED)
 			neumann += neumann_table_flops((double)s->shape[0], (double)s->shape[1], o->neumann);

@@ -64,7 +64,7 @@ struct acct_opts {
 enum acct_extra {
 	AX_OE_LOOKUP,     /* 8 d per token */
 	AX_OE_UPDATE,     /* 5 per OE parameter */
-	AX_BIEQ,          /* 16 m n per block matrix */
+	AX_BIEQ,          /* 4 m n a row or column step (16 m n: 2 passes, both sides) */
 	AX_MUONEQ,        /* MuonEq-R 4 m n, -RC 8 m n per block matrix */
 	AX_NEUMANN,       /* per V x d table (convention) */
 	AX_TABLE_NEUMANN, /* per OE table over its visited rows */

@@ -56,8 +56,15 @@ const struct backend_ops *backend_select(const struct config *cfg, struct err *e
 	if (cfg->backend == BACKEND_CPU)
 		return backend_cpu();
 	int fp32 = cfg->dtype == DTYPE_F32;
+	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
+	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
 	if (cfg->backend == BACKEND_AUTO)
-		return backend_cuda_present() && fp32 ? cuda_table() : backend_cpu();
+		return backend_cuda_present() && fp32 && !host_polar ? cuda_table() : backend_cpu();
+	if (host_polar) {
+		err_set(e, EXIT_USAGE, "backend = cuda: polar_norm = %s and polar_steps = %d need backend = cpu "
+			"(the CUDA polar step is the plain 5-step one)", cfg->polar_norm == POLAR_NORM_FP32 ? "fp32" : cfg->polar_norm == POLAR_NORM_AOL ? "aol" : "polar", cfg->polar_steps);
+		return NULL;
+	}
 	if (!backend_cuda_built()) {
 		err_set(e, EXIT_USAGE, "backend = cuda: this build has no CUDA backend "
 			"(build with make GPU=1)");

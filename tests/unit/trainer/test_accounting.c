@@ -103,6 +103,52 @@ TEST(table_neumann_rows)
 		   per_row * (double)(all.counts.oe_rows_total - 506900)) < 1);
 }
 
+/* The polar and equilibrator arms scale the counts by what they run: at
+ * depth 8, 32 square 512 x 512 attention matrices, 8 + 8 2048 x 512 and
+ * 512 x 2048 MLP matrices, 4 ve_gate 4 x 32. */
+static int acct_set(const char *sets, struct accounting *a)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	if (config_load_text(&c, sets, strlen(sets), "test", &e) != 0 || config_validate(&c, &e) != 0 ||
+	    accounting_of(&c, &FULL, a, &e) != 0) {
+		printf("  %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+TEST(polar_and_equilibrator_arms)
+{
+	struct accounting a;
+	const double sq = 512.0 * 512, mlp = 2048.0 * 512, gate = 4.0 * 32;
+	const double all = 32 * sq + 16 * mlp + 4 * gate;
+	CHECK(acct_set("muoneq = bieq\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 16 * all);
+	CHECK(acct_set("muoneq = bieq\nbieq_passes = 1\nbieq_sides = rows\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 4 * all);
+	CHECK(acct_set("muoneq = bieq\nequil_scope = square\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 16 * 32 * sq);
+	CHECK(acct_set("muoneq = r\nequil_scope = square\n", &a) == 0);
+	CHECK(a.extra[AX_MUONEQ] == 4 * 32 * sq);
+	/* Polar Express: steps (4 m n q + 2 q^3); AOL adds 2 m n q + q^2 + m n */
+	const double it = 32 * (4 * sq * 512 + 2 * 512.0 * 512 * 512) +
+			  16 * (4 * mlp * 512 + 2 * 512.0 * 512 * 512) + 4 * (4 * gate * 4 + 2 * 64.0);
+	const double aol = 32 * (2 * sq * 512 + 512.0 * 512 + sq) + 16 * (2 * mlp * 512 + 512.0 * 512 + mlp) +
+			   4 * (2 * gate * 4 + 16 + gate);
+	CHECK(acct_set("polar_steps = 5\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 5 * it) <= 1e-12 * it);
+	CHECK(acct_set("polar_steps = 4\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 4 * it) <= 1e-12 * it);
+	CHECK(acct_set("polar_norm = aol\npolar_steps = 4\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 4 * it - aol) <= 1e-12 * it);
+	CHECK(a.extra_total == 0);   /* the polar step is the Muon cost, not an extra */
+	/* dtype-only arms and NorMuon change no count */
+	CHECK(acct_set("polar_norm = fp32\npost_polar = fp32\nnormuon = 0\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 5 * it) <= 1e-12 * it && a.extra_total == 0 && a.mem_total == 0);
+}
+
 TEST(formulas_named)
 {
 	for (int i = 0; i < AX_N; i++) {
@@ -125,6 +171,7 @@ int main(void)
 	RUN(component_figures_paper001);
 	RUN(paper004_conventions);
 	RUN(table_neumann_rows);
+	RUN(polar_and_equilibrator_arms);
 	RUN(formulas_named);
 	return t_done();
 }

@@ -146,6 +146,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("init = dense\ninit_from = a.safetensors\n", "t.cfg:2: init = dense conflicts with init_from");
 	expect_err("logits = fp16\n", "t.cfg:1: logits: 'fp16' is not one of bf16, fp32");
 	expect_err("polar_arith = fused\n", "t.cfg:1: polar_arith: 'fused' is not one of compiled, eager");
+	expect_err("bieq_passes = 1\n", "t.cfg:1: bieq_passes and bieq_sides shape BiEq: need muoneq = bieq");
+	expect_err("muoneq = r\nbieq_sides = rows\n", "t.cfg:2: bieq_passes and bieq_sides shape BiEq");
+	expect_err("equil_scope = square\n", "t.cfg:1: equil_scope = square limits the equilibrator");
+	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
+	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
