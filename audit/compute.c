@@ -6,8 +6,9 @@
  * Leaves out every formula of the model and its arms (trainer/accounting.c
  * owns them); its own figure is the share's denominator (compute.h).
  *
- * Reference: papers 000/001 Table 1b (the layout and the 59.37 TFLOPs
- * depth-6 step) and paper 004 Table 5.
+ * Reference: supkit-audit(1), compute (formulas and reference figures);
+ * papers 000/001 Table 1b (the layout and the 59.37 TFLOPs depth-6 step)
+ * and paper 004 Table 5; docs/papers.md for the conventions.
  */
 #include "audit/compute.h"
 #include "trainer/accounting.h"
@@ -214,6 +215,10 @@ static int read_record(const char *path, char *arm, size_t armsz, int *depth, do
 			continue;
 		if (json_get_number(j, keys[i], &v[i], file, e))
 			goto out;
+		if (!isfinite(v[i])) {   /* cJSON reads 1e400 as infinity */
+			err_set(e, EXIT_USAGE, "'%s': %s: not a finite number", file, keys[i]);
+			goto out;
+		}
 		if (v[i] < 0) {
 			err_set(e, EXIT_USAGE, "'%s': %s: %g is negative", file, keys[i], v[i]);
 			goto out;
@@ -302,6 +307,8 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 		return -1;
 	struct compute_measured *m = xcalloc((size_t)npaths + 1, sizeof *m);
 	int *cnt = xcalloc(3 * ((size_t)npaths + 1), sizeof *cnt);
+	/* sums in long double: finite values up to DBL_MAX never overflow it */
+	long double *sum = xcalloc(3 * ((size_t)npaths + 1), sizeof *sum);
 	int n = 0;
 	for (int i = 0; i < npaths; i++) {
 		char arm[64];
@@ -313,6 +320,7 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			free(paths);
 			free(m);
 			free(cnt);
+			free(sum);
 			return -1;
 		}
 		int ai = config_arm_find(arm); /* short names group with their arm */
@@ -333,10 +341,9 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			n++;
 		}
 		m[g].n++;
-		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
 		for (int k = 0; k < 3; k++)
 			if (!isnan(v[k])) {
-				*f[k] += v[k];
+				sum[g * 3 + k] += v[k];
 				cnt[g * 3 + k]++;
 			}
 	}
@@ -346,9 +353,10 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 	for (int g = 0; g < n; g++) {
 		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
 		for (int k = 0; k < 3; k++)
-			*f[k] = cnt[g * 3 + k] ? *f[k] / cnt[g * 3 + k] : NAN;
+			*f[k] = cnt[g * 3 + k] ? (double)(sum[g * 3 + k] / cnt[g * 3 + k]) : NAN;
 	}
 	free(cnt);
+	free(sum);
 	for (int g = 0; g < n; g++)
 		for (int h = 0; h < n; h++)
 			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, config_arm_name(0))) {

@@ -8,7 +8,7 @@
  * and reports. Its one convention of its own is the step-FLOPs denominator
  * of the extra-compute share: FORMULA (FLOPs/token x tokens/step, the
  * default) or PAPER (the depth-6 benchmark step printed as 59.37 TFLOPs in
- * papers 000/001; the formula elsewhere).
+ * papers 000/001; the formula elsewhere; docs/papers.md).
  */
 #ifndef SUPKIT_AUDIT_COMPUTE_H
 #define SUPKIT_AUDIT_COMPUTE_H

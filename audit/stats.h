@@ -1,12 +1,12 @@
 /* stats.h: small-n paired-seed statistics of run records (supkit audit stats).
  *
- * Implements SPEC section 6: per-cell mean and sample SD over seeds, paired
+ * Implements supkit-audit(1), stats: per-cell mean and sample SD over seeds, paired
  * contrasts (signed sums of cells: A - B, (A-B)-(C-D), ...) with per-seed
  * deltas, mean, SD, two-sided 95% t interval (df = n-1, quantile from GSL) and
  * "k/n seeds improved" (delta < 0), ratios of contrast means in percent; the
  * run records and naming rules they come from; the contrast-spec language with
  * a built-in spec for the 2x3 factorial (Table 3 of papers 000/001); and the
- * rounding-aware check of published figures (shared/vectors/README.md).
+ * rounding-aware check of published figures (docs/papers.md).
  *
  * Ownership: every struct here owns its strings and arrays; *_free releases
  * them. Functions return 0 or -1 with e filled (code EXIT_USAGE for bad input,
@@ -220,8 +220,8 @@ enum stats_verdict stats_judge(double computed, double rmin, double rmax, const 
 struct stats_check_counts {
 	size_t ok, rounding, inconsistent, missing;
 };
-/* Check every figure of a published file (the shared/vectors/stats.json
- * layout: "cell_stats", "contrasts", "ratios") against the cells. Inputs are
+/* Check every figure of a published file (the layout of
+ * tests/fixtures/stats/stats.json: "cell_stats", "contrasts", "ratios") against the cells. Inputs are
  * taken as printed with input_decimals decimals. Appends one object per
  * figure to the array out. Fails only on a malformed published file. */
 int stats_check_published(const cJSON *pub, const char *name, const struct stats_cells *cells,

@@ -2,8 +2,8 @@
  * files under folders, results JSON files in the flat and the papers' nested
  * layout), naming rules (PCRE2 with named groups) and contrast specs.
  *
- * Reference: the issue "supkit audit stats" and supkit-formats(5), section
- * records (man/src/supkit-formats-records.mdoc), which documents every layout
+ * Reference: supkit-formats(5), RUN RECORDS AND CONTRAST SPECS
+ * (man/src/supkit-formats-records.mdoc), which documents every layout
  * read here. Left out: records in any other format (CSV, curves); naming by
  * anything but the run name (or its folder's name).
  */

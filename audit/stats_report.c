@@ -4,9 +4,9 @@
  * deterministic JSON record, and the rounding-aware check of a published
  * file against the records.
  *
- * Reference: SPEC section 6 (printing: BPB to 6 decimals, percentages to 1);
- * papers 000/001, Tables 2 and 3; shared/vectors/README.md and stats.json (the
- * layout --check reads). Left out: LaTeX output.
+ * Reference: supkit-audit(1), stats (printing: BPB to 6 decimals, ratios to
+ * 1); papers 000/001, Tables 2 and 3; docs/papers.md, and
+ * tests/fixtures/stats/stats.json (the layout --check reads). Left out: LaTeX output.
  */
 #include "audit/stats.h"
 

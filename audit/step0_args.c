@@ -1,6 +1,6 @@
 /* step0_args.c: the shared command line of `supkit audit step0` and
  * `supkit audit trajectory` (see step0_args.h). Leaves out what each does with
- * it (audit/sub_step0.c, audit/sub_trajectory.c). Reference: SPEC section 8. */
+ * it (audit/sub_step0.c, audit/sub_trajectory.c). Reference: supkit-audit(1). */
 #include "audit/step0_args.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* step0_args.h: the command line that `supkit audit step0` and `supkit audit
  * trajectory` share (config, shards, --set overrides, --init-from, output
  * flags) plus each one's own whole-number option (--tokens, --steps).
- * Reference: SPEC section 8. */
+ * Reference: supkit-audit(1), step0 and trajectory. */
 #ifndef SUPKIT_AUDIT_STEP0_ARGS_H
 #define SUPKIT_AUDIT_STEP0_ARGS_H
 

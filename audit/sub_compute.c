@@ -2,7 +2,7 @@
  * audit/compute.c, report (human table, --json, --check, --print-config).
  *
  * Leaves out every formula (trainer/accounting.c) and the config format
- * (trainer/config.c). Reference: SPEC section 5; supkit-audit(1), COMPUTE.
+ * (trainer/config.c). Reference: supkit-audit(1), compute.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static const char usage[] =
 	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
 	"       supkit audit compute --table [--runs DIR]... [--json] [--claims FILE]\n"
 	"       supkit audit compute --check PUBLISHED.json [--neumann-count C] [--denominator C] [--json]\n"
-	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).\n"
+	"Parameter, FLOP and persistent-memory accounting of a config or arm.\n"
 	"A CONFIG of - is read from standard input.";
 
 struct args {

@@ -1,6 +1,6 @@
 /* sub_geometry.c: `supkit audit geometry`: stable rank, mean-row energy,
  * the q_tau profile and the residual scalars of checkpoints (thin: options,
- * then audit/geometry.c). Reference: SPEC section 7, papers' Tables 4, 5a, 8b. */
+ * then audit/geometry.c). Reference: supkit-audit(1); papers' Tables 4, 5a, 8b. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +105,8 @@ int audit_geometry_main(int argc, char **argv)
 		deriv_arg(&d, methods[c.g.method == GEOM_GRAM_EVR ? 1 : c.g.method == GEOM_SVD ? 2 : 0]);
 		if (c.g.allow_missing)
 			deriv_arg(&d, "--allow-missing");
+		if (c.g.spectrum)
+			deriv_arg(&d, "--spectrum");
 		size_t first = d.n_args;
 		for (int i = 0; i < nf; i++)
 			deriv_path_arg(&d, files[i]);

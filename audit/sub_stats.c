@@ -1,6 +1,6 @@
 /* sub_stats.c: supkit audit stats: per-cell seed tables and paired contrasts
  * from run records, or (--check) a rounding-aware check of a published table.
- * Thin: parse, validate, call audit/stats.h, report. Reference: SPEC section 6;
+ * Thin: parse, validate, call audit/stats.h, report. Reference:
  * man supkit-audit (stats) and supkit-formats(5) (records). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
- * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9);
+ * decode, stats, overlap, batches, brown (docs/data.md; supkit-formats(5));
  * import-tokenizer is in sub_data_import.c.
  *
  * Thin: each subcommand parses its options, calls data/tokenizer.c,
- * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
- * of the issue's command surface; man/supkit-data.1 documents it.
+ * bpe_train.c, corpus.c, data.c or shard.c, and reports; man/supkit-data.1
+ * documents the commands.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +119,7 @@ static int parse(int argc, char **argv, const struct cli_opt *t, const char *usa
 	return first;
 }
 
-#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's, SPEC 4)"}
+#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's)"}
 #define OPT_RANKS {"ranks", O_RANKS, "FILE", "rank file in tiktoken text format (gzip accepted)"}
 #define OPT_CORPUS                                                                              \
 	{"format", O_FORMAT, "FMT", "input format: auto (parquet by its magic, else by extension), text, " \
@@ -369,68 +369,6 @@ static int sub_encode(int argc, char **argv)
 	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
-/* Parse ids: text (one decimal id a line) or raw uint32 LE. */
-static int ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e)
-{
-	if (u32) {
-		if (n % 4)
-			return err_set(e, EXIT_USAGE, "'%s': offset %zu: length is not a multiple of 4", path,
-				       n - n % 4);
-		for (size_t i = 0; i < n; i += 4) {
-			const unsigned char *p = (const unsigned char *)d + i;
-			ids_push(out, (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-					      (uint32_t)p[3] << 24);
-		}
-		return 0;
-	}
-	size_t line = 0, i = 0;
-	while (i < n) {
-		const char *nl = memchr(d + i, '\n', n - i);
-		size_t end = nl ? (size_t)(nl - d) : n;
-		line++;
-		size_t len = end - i;
-		if (len && d[i + len - 1] == '\r')
-			len--;
-		if (len) {
-			char buf[24];
-			int64_t v;
-			struct err pe;
-			if (len >= sizeof buf)
-				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
-			memcpy(buf, d + i, len);
-			buf[len] = 0;
-			if (cli_parse_i64(buf, 0, UINT32_MAX, &v, "id", &pe) < 0)
-				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
-			ids_push(out, (uint32_t)v);
-		}
-		i = end + 1;
-	}
-	return 0;
-}
-
-/* b as a JSON string: valid UTF-8 as it is, each byte of an invalid
- * sequence, and NUL, as U+FFFD (JSON text is UTF-8, and cJSON's strings end
- * at NUL; the exact bytes go to a file with -o). */
-static cJSON *utf8_string(const struct bytes *b)
-{
-	struct bytes t = {0};
-	const unsigned char *p = (const unsigned char *)b->v;
-	for (size_t i = 0; i < b->n;) {
-		size_t k = p[i] ? utf8_seq(p + i, b->n - i) : 0;
-		if (k) {
-			bytes_append(&t, p + i, k);
-			i += k;
-		} else {
-			bytes_append(&t, "\xef\xbf\xbd", 3);
-			i++;
-		}
-	}
-	bytes_append(&t, "", 1);
-	cJSON *s = cJSON_CreateString((const char *)t.v);
-	bytes_free(&t);
-	return s;
-}
-
 static int sub_decode(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
@@ -453,7 +391,7 @@ static int sub_decode(int argc, char **argv)
 	struct bytes out = {0};
 	int rc = stream_read_all(argv[i], CORPUS_MAX_FILE, &d, &n, &e);
 	if (rc == 0) {
-		rc = ids_parse(argv[i], d, n, o.u32, &ids, &e);
+		rc = data_ids_parse(argv[i], d, n, o.u32, &ids, &e);
 		free(d);
 	}
 	if (rc == 0 && tokenizer_decode(&tk, ids.v, ids.n, &out, &e) < 0) {
@@ -466,7 +404,7 @@ static int sub_decode(int argc, char **argv)
 		cJSON *j = codec_json(argv[i], &o, ids.n, out.n);
 		cJSON_AddBoolToObject(j, "valid_utf8", utf8_valid((const char *)out.v, out.n));
 		if (to_stdout(&o))
-			cJSON_AddItemToObject(j, "text", utf8_string(&out));
+			cJSON_AddItemToObject(j, "text", data_text_json(out.v, out.n));
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	}

@@ -262,15 +262,24 @@ int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn
 	size_t n;
 	if (stream_read_all(path, CORPUS_MAX_FILE, &buf, &n, e) < 0)
 		return -1;
+	int rc = corpus_read_mem(path, buf, n, o, fn, ctx, c, e);
+	free(buf);
+	return rc;
+}
+
+int corpus_read_mem(const char *path, const char *buf, size_t n, const struct corpus_opts *o, corpus_fn fn,
+		    void *ctx, struct corpus_counts *c, struct err *e)
+{
+	const char *column = o->column ? o->column : "text";
+	enum corpus_format f = o->format;
 	const unsigned char *p = (const unsigned char *)buf;
-	if (f == CORPUS_PARQUET || (f == CORPUS_AUTO && piped && n >= 12 && has_parquet_magic(p, p + n - 4, n))) {
+	if (f == CORPUS_PARQUET || (f == CORPUS_AUTO && n >= 12 && has_parquet_magic(p, p + n - 4, n))) {
 		struct pq_file *pf;
 		int rc = pq_open_mem(&pf, buf, n, path, column, e);
 		if (rc == 0) {
 			rc = read_parquet(pf, o, fn, ctx, c, e);
 			pq_close(pf);
 		}
-		free(buf);
 		return rc;
 	}
 	if (f == CORPUS_AUTO)
@@ -282,7 +291,6 @@ int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn
 		rc = read_json(path, buf, n, o, fn, ctx, c, e);
 	else if (rc == 0)
 		rc = read_text(buf, n, o, fn, ctx, c, e);
-	free(buf);
 	return rc;
 }
 

@@ -73,6 +73,11 @@ typedef int (*corpus_fn)(const char *doc, size_t len, int valid_utf8, void *ctx,
  * EXIT_USAGE for refused input, EXIT_SYS for I/O. */
 int corpus_read_file(const char *path, const struct corpus_opts *o, corpus_fn fn, void *ctx,
 		     struct corpus_counts *c, struct err *e);
+/* The same on the file's n bytes at buf (path names it in messages and,
+ * with CORPUS_AUTO, gives the format by its extension; parquet by its
+ * magic bytes). */
+int corpus_read_mem(const char *path, const char *buf, size_t n, const struct corpus_opts *o, corpus_fn fn,
+		    void *ctx, struct corpus_counts *c, struct err *e);
 /* Parse "auto", "text", "jsonl", "json", "parquet". */
 int corpus_format_parse(const char *s, enum corpus_format *out, struct err *e);
 

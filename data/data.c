@@ -9,12 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/cli.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/progress.h"
 #include "lib/sha256.h"
 #include "lib/stream.h"
 #include "data/shard.h"
+#include "lib/utf8.h"
 
 /* ---- tokenize ---- */
 
@@ -581,4 +583,68 @@ int data_overlap(const char *const *train, int n_train, const char *const *val, 
 	free(c.docs.v);
 	free(c.grams.v);
 	return rc;
+}
+
+/* ---- decode's input and output ---- */
+
+int data_ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e)
+{
+	if (u32) {
+		if (n % 4)
+			return err_set(e, EXIT_USAGE, "'%s': offset %zu: length is not a multiple of 4", path,
+				       n - n % 4);
+		for (size_t i = 0; i < n; i += 4) {
+			const unsigned char *p = (const unsigned char *)d + i;
+			ids_push(out, (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+					      (uint32_t)p[3] << 24);
+		}
+		return 0;
+	}
+	size_t line = 0, i = 0;
+	while (i < n) {
+		const char *nl = memchr(d + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - d) : n;
+		line++;
+		size_t len = end - i;
+		if (len && d[i + len - 1] == '\r')
+			len--;
+		if (len) {
+			char buf[24];
+			int64_t v;
+			struct err pe;
+			/* decimal digits only: strtoll would take a sign, blanks, and
+			 * stop at a NUL with bytes after it */
+			int digits = len < sizeof buf;
+			for (size_t k = 0; digits && k < len; k++)
+				digits = d[i + k] >= '0' && d[i + k] <= '9';
+			if (!digits)
+				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
+			memcpy(buf, d + i, len);
+			buf[len] = 0;
+			if (cli_parse_i64(buf, 0, UINT32_MAX, &v, "id", &pe) < 0)
+				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
+			ids_push(out, (uint32_t)v);
+		}
+		i = end + 1;
+	}
+	return 0;
+}
+
+cJSON *data_text_json(const unsigned char *b, size_t n)
+{
+	struct bytes t = {0};
+	for (size_t i = 0; i < n;) {
+		size_t k = b[i] ? utf8_seq(b + i, n - i) : 0;
+		if (k) {
+			bytes_append(&t, b + i, k);
+			i += k;
+		} else {
+			bytes_append(&t, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	bytes_append(&t, "", 1);
+	cJSON *s = cJSON_CreateString((const char *)t.v);
+	bytes_free(&t);
+	return s;
 }

@@ -112,4 +112,13 @@ struct overlap_src {
 int data_overlap(const char *const *train, int n_train, const char *const *val, int n_val, int n,
 		 const struct overlap_src *src, struct overlap_report *r, struct err *e);
 
+/* decode's input: token ids as text (one decimal id a line, decimal
+ * digits only, at most 23, below 2^32; CR LF too, empty lines skipped) or, with u32, raw little-endian uint32s, appended to
+ * out. -1 with e naming path and the line or offset. */
+int data_ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e);
+/* Decoded bytes b[0..n) as a JSON string: valid UTF-8 as it is, each byte of
+ * an invalid sequence, and NUL, as U+FFFD (JSON text is UTF-8, and cJSON's
+ * strings end at NUL). Caller cJSON_Delete()s. */
+cJSON *data_text_json(const unsigned char *b, size_t n);
+
 #endif

@@ -1,6 +1,6 @@
 /* shard.c: token shard reader (mmap + full validation) and streaming writer.
  *
- * Implements the format in shard.h (SPEC sections 4 and 9). Leaves out:
+ * Implements the format in shard.h (supkit-formats(5)). Leaves out:
  * big-endian hosts (ids are read in place), compression. Every problem is
  * reported with the file and the byte offset where it was found.
  */

@@ -1,6 +1,6 @@
 /* safetensors.c: the safetensors reader, writer and content digest
- * (contract in safetensors.h; format: SPEC section 9 and the safetensors
- * format description by Hugging Face).
+ * (contract in safetensors.h; format: supkit-formats(5), CHECKPOINTS, and
+ * the safetensors format description by Hugging Face).
  *
  * Reader: the file is mapped read-only (mmap), the header is parsed with
  * cJSON and validated before any tensor is handed out: header length within

@@ -1,4 +1,4 @@
-/* safetensors.h: read and write safetensors files (checkpoints, SPEC section 9).
+/* safetensors.h: read and write safetensors files (checkpoints, supkit-formats(5)).
  *
  * Format: 8-byte little-endian header length N, N bytes of JSON header
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,

@@ -7,7 +7,7 @@
  * Thin: parse options, read files, call replay/udiff.h, replay/mkdiff.h and
  * replay/replay.h, print, write atomically. An input operand may be "-"
  * (standard input, once); an output "-" is standard output. Leaves out every diff rule (in
- * the library). Reference: issue 2; SPEC section 9; supkit-replay(1).
+ * the library). Reference: supkit-replay(1); supkit-formats(5), DIFFS FILES.
  */
 #define _GNU_SOURCE
 #include <limits.h>

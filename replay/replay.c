@@ -1,10 +1,10 @@
 /* replay.c: the diffs-file runner and maker of supkit replay (see replay.h).
  *
- * Implements: the shape check of a diffs file (SPEC section 9), replaying each
+ * Implements: the shape check of a diffs file (supkit-formats(5)), replaying each
  * run (udiff_parse + udiff_apply + SHA-256), the JSON report, writing the
  * matching files atomically, and the inverse (replay_make_diffs, through
  * mkdiff). Leaves out: reading files (the caller passes bytes), printing.
- * Reference: SPEC section 9; issue 2.
+ * Reference: supkit-replay(1); supkit-formats(5), DIFFS FILES.
  */
 #include "replay/replay.h"
 

@@ -1,6 +1,6 @@
 /* replay.h: the diffs-file runner of supkit replay, in memory.
  *
- * A diffs file (SPEC section 9) is a JSON object
+ * A diffs file (supkit-formats(5)) is a JSON object
  *     {"<run>": {"diff": "<diff -U 0 output>", "sha256": "<hex>"}, ...}
  * A run may carry other keys (the papers' supplements add "source_commit",
  * "run_name", seeds...): they are read past and their names listed once in
@@ -13,7 +13,7 @@
  *
  * Ownership: a replay_report owns every string and buffer it points to;
  * replay_report_release() frees them all. Inputs are borrowed, never kept.
- * Reference: SPEC section 9; issue 2; POSIX diff -u / GNU diffutils manual
+ * Reference: supkit-replay(1); POSIX diff -u / GNU diffutils manual
  * ("Detailed Unified") for the diff format (see udiff.h).
  */
 #ifndef SUPKIT_REPLAY_H

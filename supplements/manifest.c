@@ -2,7 +2,7 @@
  * parsing and comparison (see manifest.h).
  *
  * Leaves out: reading archives or folders (scan.c) and writing zips (pack.c).
- * Reference: SPEC section 9 (Supplement), issue 3, RFC 3629 (UTF-8).
+ * Reference: supkit-formats(5), SUPPLEMENT MANIFEST; RFC 3629 (UTF-8).
  */
 #include "supplements/manifest.h"
 

@@ -7,7 +7,7 @@
  * "derivation": derive.h; format_version 2 when any entry has one, 1
  * otherwise; both are read). Entries are kept sorted byte-wise by path; paths are checked
  * (manifest_path_check) so that a manifest can never name a place outside the
- * supplement. Format: man/src/supkit-formats-manifest.mdoc; SPEC section 9.
+ * supplement. Format: man/src/supkit-formats-manifest.mdoc.
  *
  * Ownership: a struct manifest owns its entries and their strings;
  * manifest_release frees them. Functions return 0 or -1 with e filled.

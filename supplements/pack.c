@@ -4,7 +4,7 @@
  * written first), then each file is streamed into libarchive's zip writer and
  * hashed again, so a file that changes between the passes is an error rather
  * than a manifest that lies. Leaves out: reading archives (scan.c).
- * Reference: issue 3; libarchive archive_write(3), archive_write_set_format_zip(3).
+ * Reference: supkit-pack(1); libarchive archive_write(3), archive_write_set_format_zip(3).
  */
 #include "supplements/pack.h"
 

@@ -22,7 +22,7 @@
  * bytes; an input the folder does not hold is a note.
  *
  * Leaves out: empty folders (a zip of files only), file modes and times.
- * Reference: issue 3; reproducible-builds.org SOURCE_DATE_EPOCH
+ * Reference: supkit-pack(1); reproducible-builds.org SOURCE_DATE_EPOCH
  * specification; libarchive archive_write_set_format_zip(3).
  */
 #ifndef SUPKIT_SUPPLEMENTS_PACK_H

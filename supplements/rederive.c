@@ -55,7 +55,8 @@ static const struct opt_rule stats_opts[] = {
 	{"--json", A_FLAG, 0}, {"--input-decimals", A_VALUE, 1}, {"--names", A_PATH, 1},
 	{"--contrasts", A_PATH, 0}, {NULL, 0, 0}};
 static const struct opt_rule geometry_opts[] = {
-	{"--json", A_FLAG, 0}, {"--allow-missing", A_FLAG, 0}, {"--method", A_VALUE, 0}, {NULL, 0, 0}};
+	{"--json", A_FLAG, 0}, {"--allow-missing", A_FLAG, 0}, {"--method", A_VALUE, 0},
+	{"--spectrum", A_FLAG, 0}, {NULL, 0, 0}};
 static const struct opt_rule digest_opts[] = {{"--json", A_FLAG, 0}, {NULL, 0, 0}};
 static const struct opt_rule step0_opts[] = {
 	{"--json", A_FLAG, 0}, {"--config", A_PATH, 0}, {"--data", A_PATH, 0}, {"--set", A_VALUE, 0},

@@ -1,6 +1,6 @@
 /* scan.c: read a supplement zip or folder into its actual manifest (see scan.h).
  *
- * Leaves out: writing anything (pack.c, unpack.c). Reference: issue 3;
+ * Leaves out: writing anything (pack.c, unpack.c). Reference: supkit-verify(1);
  * libarchive archive_read(3), archive_entry(3); PKWARE APPNOTE.TXT.
  */
 #include "supplements/scan.h"

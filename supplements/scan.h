@@ -18,7 +18,7 @@
  * structurally broken zip) are errors.
  *
  * Leaves out: extraction (unpack.h), comparison (manifest.h), replay (verify.h).
- * Reference: issue 3; PKWARE APPNOTE.TXT; libarchive archive_read(3).
+ * Reference: supkit-pack(1), supkit-verify(1); PKWARE APPNOTE.TXT; libarchive archive_read(3).
  */
 #ifndef SUPKIT_SUPPLEMENTS_SCAN_H
 #define SUPKIT_SUPPLEMENTS_SCAN_H

@@ -1,7 +1,7 @@
 /* verify.c: manifest check and replay of a supplement (see verify.h).
  *
  * Leaves out: reading archives (scan.c) and the diff engine (replay/).
- * Reference: issue 3; SPEC section 9.
+ * Reference: supkit-verify(1); supkit-formats(5), SUPPLEMENT MANIFEST.
  */
 #include "supplements/verify.h"
 

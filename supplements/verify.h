@@ -22,7 +22,7 @@
  * out: every entry as its manifest says, every run replayed, no re-derived
  * number that disagrees.
  *
- * Leaves out: extraction (unpack.h). Reference: issue 3; SPEC section 9.
+ * Leaves out: extraction (unpack.h). Reference: supkit-verify(1).
  */
 #ifndef SUPKIT_SUPPLEMENTS_VERIFY_H
 #define SUPKIT_SUPPLEMENTS_VERIFY_H

@@ -14,8 +14,8 @@
  * are one of their listed words; strings are the rest of the line (may be
  * empty).
  *
- * Reference: shared/SPEC.md sections 1-4 (keys and defaults) and 9 (format);
- * the arms of section 3.
+ * Reference: supkit-formats(5), TRAINER CONFIG (keys, defaults, format);
+ * supkit-train(1), THE ARMS.
  */
 #include "trainer/config.h"
 
@@ -80,7 +80,7 @@ static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "dis
 static const struct key_def keys[] = {
 	S("arm", arm, "00_dense_native"),
 	{"seed", KT_U64, OFF(seed), 0, "42", 0, 0, 0, NULL},
-	/* model (SPEC 1) */
+	/* model */
 	I("depth", depth, "8", 1, 64),
 	I("model_dim", model_dim, "0", 0, 16384),
 	I("head_dim", head_dim, "128", 2, 1024),
@@ -94,14 +94,14 @@ static const struct key_def keys[] = {
 	DP("rope_base", rope_base, "10000", 1e12),
 	E("init", init, "benchmark", w_init),
 	S("init_from", init_from, ""),
-	/* batch and schedule (SPEC 2) */
+	/* batch and schedule */
 	I("batch_rows", batch_rows, "64", 1, 1048576),
 	I("grad_accum", grad_accum, "4", 1, 65536),
 	I("steps", steps, "953", 1, 1000000000),
 	I("warmup_steps", warmup_steps, "11", 0, 1000000000),
 	D("warmdown_ratio", warmdown_ratio, "0.5", 0, 1),
 	DP("max_loss", max_loss, "100", 1e300),
-	/* optimizer (SPEC 2) */
+	/* optimizer */
 	D("lr_lm_head", lr_lm_head, "0.004", 0, 1e6),
 	D("lr_embed", lr_embed, "0.6", 0, 1e6),
 	D("lr_resid", lr_resid, "0.005", 0, 1e6),
@@ -115,7 +115,7 @@ static const struct key_def keys[] = {
 	I("momentum_warmup", momentum_warmup, "300", 0, 1000000000),
 	DP("lr_scale", lr_scale, "1", 1e6),
 	D("muon_wd_scale", muon_wd_scale, "1", 0, 1e6),
-	/* arms (SPEC 3) */
+	/* arms */
 	B("oe", oe, "0"),
 	I64("oe_m", oe_m, "150855", 1, 1099511627776.0),
 	I("oe_n", oe_n, "3", 2, 4),
@@ -146,7 +146,7 @@ static const struct key_def keys[] = {
 	E("anchor", anchor, "separate", w_anchor),
 	D("shared_eps", shared_eps, "1e-6", 0, 1),
 	E("step0", step0, "none", w_step0),
-	/* data and evaluation (SPEC 4) */
+	/* data and evaluation */
 	S("data_dir", data_dir, ""),
 	I64("eval_tokens", eval_tokens, "20971520", 0, 1e15),
 	I64("heldout_tokens", heldout_tokens, "20971520", 0, 1e15),
@@ -714,7 +714,7 @@ int64_t config_oe_rows(const struct config *c, int j)
 	return c->oe_m + 2 * (int64_t)j;
 }
 
-/* ---- named arms (SPEC 3) ---- */
+/* ---- named arms (configs/arms/README) ---- */
 
 #define OPT_PKG "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\nneumann_tau = 80\n" \
 		"polar = fp32\nembed_state = fp32\nmuon_wd_schedule = cosine\n"
@@ -766,7 +766,7 @@ static const struct {
 	{"02_dense_joint_lr141", "02 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG QK_PAIR LR141},
 };
 
-/* Short names used in SPEC 3 and the papers' prose. */
+/* Short names used in the papers' prose. */
 static const struct {
 	const char *alias, *name;
 } aliases[] = {

@@ -1,4 +1,4 @@
-/* config.h: the trainer configuration (SPEC sections 1-4 and 9), shared by
+/* config.h: the trainer configuration (supkit-formats(5)), shared by
  * supkit-train, supkit-audit and the demo.
  *
  * File format: text, one `key = value` a line, `#` starts a comment, blank
@@ -61,7 +61,7 @@ struct config {
 	char arm[64];              /* arm = 00_dense_native */
 	uint64_t seed;             /* seed = 42 */
 
-	/* model (SPEC 1) */
+	/* model */
 	int depth;                 /* depth = 8 (L) */
 	int model_dim;             /* model_dim = 0: d = ceil(64 L / 128) * 128 */
 	int head_dim;              /* head_dim = 128 */
@@ -77,7 +77,7 @@ struct config {
 	                              tensor drawn; conflicts with init_from) */
 	char init_from[512];       /* init_from = (empty) | FILE.safetensors */
 
-	/* batch and schedule (SPEC 2) */
+	/* batch and schedule */
 	int batch_rows;            /* batch_rows = 64 (B) */
 	int grad_accum;            /* grad_accum = 4 (K) */
 	int steps;                 /* steps = 953 (S) */
@@ -85,7 +85,7 @@ struct config {
 	double warmdown_ratio;     /* warmdown_ratio = 0.5 */
 	double max_loss;           /* max_loss = 100 (fast-fail) */
 
-	/* optimizer (SPEC 2) */
+	/* optimizer */
 	double lr_lm_head;         /* lr_lm_head = 0.004 (times k = (d/768)^-0.5) */
 	double lr_embed;           /* lr_embed = 0.6 (times k) */
 	double lr_resid;           /* lr_resid = 0.005 */
@@ -100,7 +100,7 @@ struct config {
 	double lr_scale;           /* lr_scale = 1 */
 	double muon_wd_scale;      /* muon_wd_scale = 1 */
 
-	/* arms (SPEC 3) */
+	/* arms */
 	int oe;                    /* oe = 0 | 1 */
 	int64_t oe_m;              /* oe_m = 150855 */
 	int oe_n;                  /* oe_n = 3 (largest n-gram) */
@@ -138,7 +138,7 @@ struct config {
 	enum cfg_step0 step0;      /* step0 = none | nostep0 | mom_only_nodisp | disp_only_nomom
 	                              | disp_stepcount_nomom | nostep0_all */
 
-	/* data and evaluation (SPEC 4) */
+	/* data and evaluation */
 	char data_dir[512];        /* data_dir = (empty) | folder with shards + tokenizer */
 	int64_t eval_tokens;       /* eval_tokens = 20971520 (validation targets) */
 	int64_t heldout_tokens;    /* heldout_tokens = 20971520 */
@@ -198,7 +198,7 @@ char *config_print(const struct config *c);
 /* SHA-256 hex of config_print (hex holds 65 bytes). */
 void config_sha256(const struct config *c, char *hex);
 
-/* Derived sizes (SPEC 1). */
+/* Derived sizes (docs/model.md). */
 int config_model_dim(const struct config *c);           /* d */
 int config_heads(const struct config *c);               /* H = d / head_dim */
 /* Window of layer i in tokens (pattern repeated, last layer always T). */
@@ -208,7 +208,7 @@ int config_is_ve_layer(const struct config *c, int layer);
 /* k = (d/768)^-0.5, the AdamW lr scale of lm_head, embeddings and OE. */
 double config_lr_k(const struct config *c);
 
-/* OE geometry (SPEC 3): tables J = (oe_n - 1) * oe_k (4 for n=3, k=2);
+/* OE geometry: tables J = (oe_n - 1) * oe_k (4 for n=3, k=2);
  * table j has m + 2j rows of width d/4. 0 tables when oe = 0. */
 int config_oe_tables(const struct config *c);
 int64_t config_oe_rows(const struct config *c, int j);
@@ -217,8 +217,8 @@ int64_t config_oe_rows(const struct config *c, int j);
 int config_key_count(void);
 const char *config_key_name(int i);
 
-/* Named arms (SPEC 3): each is a list of "key = value" lines applied over a
- * config (the arm key included). config_arm_apply leaves depth and every key
+/* Named arms (configs/arms/README): each is a list of "key = value" lines
+ * applied over a config (the arm key included). config_arm_apply leaves depth and every key
  * the arm does not name untouched; -1 for an unknown name. */
 int config_arm_count(void);
 const char *config_arm_name(int i);          /* arm 0 is the baseline, 00_dense_native */

@@ -1,9 +1,9 @@
 /* train.c: the training loop and the run folder (see train.h); the
  * evaluation is trainer/eval.c's.
  *
- * The loop is the benchmark's (SPEC section 2): K micro-steps a step, each
- * micro-step's loss scaled by 1/K before backward, one optimizer step with
- * the schedules of the 0-based step t, fast-fail on a NaN loss or one above
+ * The loop is the benchmark's (docs/model.md, A step): K micro-steps a
+ * step, each micro-step's loss scaled by 1/K before backward, one optimizer
+ * step with the schedules of the 0-based step t, fast-fail on a NaN loss or one above
  * max_loss. Timing follows the benchmark: training_seconds sums the steps
  * after the warmup_steps (11) untimed ones; training_loop_seconds is the
  * whole loop.

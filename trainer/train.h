@@ -1,5 +1,5 @@
-/* train.h: a training run (SPEC sections 2 and 4): the loop that drives the
- * model (model.h), the optimizer (optim.h) and the data loader (loader.h),
+/* train.h: a training run (docs/model.md, docs/data.md): the loop that
+ * drives the model (model.h), the optimizer (optim.h) and the data loader (loader.h),
  * evaluates BPB on the validation and held-out segments (eval.h), and
  * writes a run folder.
  *

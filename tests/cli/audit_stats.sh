@@ -20,7 +20,7 @@ run supkit-audit stats --names "$S/paper.rules" "$S/paper_results.json"
 expect_rc 0 "paper results: exit 0"
 expect_out_contains '`d6/01` | `1.048075 / 1.047426`' "per-cell row with each seed"
 expect_out_contains '`1.047284 ± 0.001391`' "per-cell mean ± SD"
-expect_out_contains '`-0.001395 ± 0.000920` (`[-0.003681, +0.000891]`, `[-0.001009, -0.000730, -0.002445]`, `3/3`' "SPEC 6 contrast row"
+expect_out_contains '`-0.001395 ± 0.000920` (`[-0.003681, +0.000891]`, `[-0.001009, -0.000730, -0.002445]`, `3/3`' "the papers' example contrast row"
 expect_out_contains '`-0.000743 ± 0.000892`' "d8 QK | Opt, OE row"
 expect_out_contains '`2/3`' "k/n seeds improved"
 expect_out_contains '`48.6%` of 1. Opt \| Dense' "retention ratio"
@@ -36,7 +36,7 @@ run supkit-audit stats --names "$S/paper.rules" --json -o "$TMP/b.json" "$S/pape
 expect_rc 0 "-o exits 0"
 expect_same_file "$TMP/a.json" "$TMP/b.json" "-o writes the same report"
 
-# Folders of result.json records, full SPEC arm names.
+# Folders of result.json records, full arm names.
 run supkit-audit stats "$S/runs"
 expect_rc 0 "result.json folders: exit 0"
 expect_out_contains '**4. OE \| Native (10 - 00)**' "built-in contrast on full arm names"

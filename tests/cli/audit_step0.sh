@@ -19,7 +19,7 @@ run supkit-audit step0 --config "$CFG" --data "$DATA"
 expect_rc 0 "step0 on the tiny config"
 expect_out_contains "x0_lambdas[1]" "table lists every scalar"
 expect_out_contains "sign agreement: " "sign agreement summarised"
-expect_out_contains "closed form (SPEC 8) vs float64 backward" "closed form compared"
+expect_out_contains "closed form vs float64 backward" "closed form compared"
 expect_err_contains "float64 at eps = 2^-23" "progress on stderr"
 
 run supkit-audit step0 --config "$CFG" --data "$DATA" --set wte_lambdas=1 --set out_lambdas=1 --json -q

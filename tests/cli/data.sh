@@ -44,6 +44,14 @@ printf '5\nx\n' >"$TMP/bad.ids"
 run supkit data decode --ranks "$CL" "$TMP/bad.ids"
 expect_rc 2 "bad ids file exits 2"
 expect_err_contains "line 2" "bad ids: names the line"
+# one decimal id a line, digits only: a NUL with digits after it, a sign,
+# a blank are refused (strtoll alone read 116 NUL NUL 262 as 116)
+for bad in NUL ' 5' '+5' '-0' '5 '; do
+	if [[ $bad == NUL ]]; then printf '9\n116\0\0%s\n' 262; else printf '9\n%s\n' "$bad"; fi >"$TMP/bad.ids"
+	run supkit data decode --ranks "$CL" "$TMP/bad.ids"
+	expect_rc 2 "ids line '$bad' exits 2"
+	expect_err_contains "line 2: not a token id" "ids line '$bad': names the line"
+done
 printf '999999\n' >"$TMP/big.ids"
 run supkit data decode --ranks "$CL" "$TMP/big.ids"
 expect_rc 2 "id beyond the vocabulary exits 2"

@@ -35,6 +35,8 @@ done
 supkit audit compute --json --claims "$supp/claims/compute.json" "$supp/configs/00_dense_native.cfg" \
 	"$supp/configs/01_dense_opt.cfg" >"$supp/audit/compute.json" || made=0
 (cd "$work" && supkit audit geometry -q --json runs/*/model.safetensors) >"$supp/audit/geometry.json" || made=0
+(cd "$work" && supkit audit geometry -q --spectrum --json runs/*/model.safetensors) \
+	>"$supp/audit/geometry_spectra.json" || made=0
 (cd "$supp" && supkit audit step0 -q --json --tokens 64 --config configs/00_dense_native.cfg --data data) \
 	>"$supp/audit/step0.json" || made=0
 (cd "$supp" && supkit audit trajectory -q --steps 2 --config configs/00_dense_native.cfg --data data \
@@ -48,7 +50,7 @@ supkit replay diff --relative-to "$supp" "$supp/baseline.cfg" "$supp"/results/*/
 
 run supkit pack "$supp" -o "$TMP/s.zip"
 expect_rc 0 "pack it"
-expect_out_contains "12 derived entries recorded" "pack records 12 derivations (6 audits, 2 claims files, 4 run records)"
+expect_out_contains "13 derived entries recorded" "pack records 13 derivations (7 audits, 2 claims files, 4 run records)"
 [[ -z "$errout" ]] && ok "pack: no note (every input packed)" || bad "pack: no note (every input packed)"
 if have_unzip=$(command -v unzip); then
 	unzip -p "$TMP/s.zip" manifest.json >"$TMP/m.json"
@@ -61,7 +63,7 @@ if have_unzip=$(command -v unzip); then
 	else ok "the manifest holds no path of this machine"; fi
 else skip "the manifest's records" "unzip not installed"; fi
 
-# --- the audits read their own records back (the issue's two commands) ----------
+# --- the audits read their own records back ----------------------------------
 run supkit audit compute --check "$supp/audit/compute.json"
 expect_rc 0 "audit compute --check SUPPLEMENT/audit/compute.json: exit 0"
 expect_out_contains "80 figures compared, 0 disagree" "audit compute --check of the demo's record: 0 of 80 disagree"
@@ -107,6 +109,9 @@ tamper "compute audit" audit/compute.json '0,/"per_token": [0-9]*/s//"per_token"
 tamper "stats audit" audit/stats.json '0,/"mean": [-0-9.e]*/s//"mean": 1.9/' "audit/stats.json  cells[0].heldout.mean"
 tamper "geometry audit" audit/geometry.json '0,/"stable_rank": [0-9.e]*/s//"stable_rank": 3.5/' \
 	"audit/geometry.json  arms.00_dense_native.table4.attn_square.stable_rank"
+tamper "geometry audit with --spectrum" audit/geometry_spectra.json \
+	'/"singular_values": \[/{n;s/[0-9][0-9.e+-]*/123.5/;:a;n;ba}' \
+	"audit/geometry_spectra.json  checkpoints[0].matrices[\"lm_head.weight\"].singular_values[0]"
 tamper "step-0 audit" audit/step0.json '0,/"loss": [0-9.e]*/s//"loss": 5.5/' "audit/step0.json  closed_form[0].loss"
 tamper "trajectory audit" audit/trajectory.json '0,/"loss": [0-9.e]*/s//"loss": 5.5/' \
 	"audit/trajectory.json  modes[0].steps[0].loss"
@@ -135,7 +140,7 @@ if [[ -n "$have_unzip" ]]; then
 	else bad "checkpoint digest: exactly that digest named" "$lines"; fi
 else skip "checkpoint digest" "unzip not installed"; fi
 
-# the issue's reviewer: a stats mean, flops.per_token and a val_bpb changed
+# a reviewer's case: a stats mean, flops.per_token and a val_bpb changed
 rm -rf "$TMP/t"
 cp -r "$supp" "$TMP/t"
 sed -i '0,/"mean": [-0-9.e]*/s//"mean": 1.9/' "$TMP/t/audit/stats.json"

@@ -33,6 +33,12 @@ FUZZ_MOD_parquet := data
 FUZZ_MOD_ckpt_state := trainer
 FUZZ_MOD_pickle := data
 FUZZ_MOD_sweep := sweep
+FUZZ_MOD_optim := trainer
+FUZZ_MOD_token_bytes := data
+FUZZ_MOD_decode := data
+FUZZ_MOD_geometry := audit
+FUZZ_MOD_compute := audit
+FUZZ_MOD_verify_walk := supplements
 
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(foreach n,$(FUZZ_ALL),$(if $(FUZZ_MOD_$(n)),$(n)))

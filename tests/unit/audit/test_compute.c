@@ -1,5 +1,5 @@
-/* test_compute.c: audit/compute.c against the published figures (SPEC 5,
- * Table 1b of papers 000/001 via tests/fixtures/compute/, evaluated in
+/* test_compute.c: audit/compute.c against the published figures (the
+ * reference figures of supkit-audit(1), Table 1b of papers 000/001 via tests/fixtures/compute/, evaluated in
  * Python by make_fixtures.py) and against counts derived by hand in this file
  * for other depths and OE moduli.
  */
@@ -38,8 +38,8 @@ static int report(int depth, const char *arm, const char *const *sets, const str
 	return 0;
 }
 
-/* SPEC section 5, the reference figures (4 decimals GFLOPs, 2 decimals MiB). */
-TEST(spec5_reference_figures)
+/* The reference figures (4 decimals GFLOPs, 2 decimals MiB). */
+TEST(reference_figures)
 {
 	struct compute_report r;
 	CHECK(report(6, NULL, NULL, &DEFAULTS, &r) == 0);
@@ -406,6 +406,24 @@ TEST(runs_means_and_deltas)
 	file_write_atomic(bad, bt, strlen(bt), &e2);
 	CHECK(compute_runs_load(bp, 1, &m, &n, &e) != 0);
 	CHECKF(strstr(e.msg, "bad.json") && strstr(e.msg, "peak_memory_mib"), "%s", e.msg);
+	/* a number beyond float64 (cJSON reads it as infinity) is refused; two
+	 * records near DBL_MAX have a finite mean (the sum does not overflow):
+	 * the fuzz findings regressions/compute/ */
+	const char *bi = "{\"arm\": \"x\", \"depth\": 6, \"training_seconds\": 1e400}";
+	file_write_atomic(bad, bi, strlen(bi), &e2);
+	CHECK(compute_runs_load(bp, 1, &m, &n, &e) != 0);
+	CHECKF(strstr(e.msg, "bad.json") && strstr(e.msg, "training_seconds: not a finite number"), "%s", e.msg);
+	char *hr = path_join(root, "huge"), *h1 = path_join(hr, "1"), *h2 = path_join(hr, "2");
+	write_rec(h1, "x", 6, 1, 1.5e308, 1.7e308);
+	write_rec(h2, "x", 6, 3, 1.5e308, 1.7e308);
+	char *hp[1] = {hr};
+	CHECKF(compute_runs_load(hp, 1, &m, &n, &e) == 0, "%s", e.msg);
+	CHECKF(n == 1 && m[0].n == 2 && m[0].peak_memory_mib == 2 && m[0].training_seconds == 1.5e308 &&
+	       m[0].training_loop_seconds == 1.7e308, "%g %g", m[0].training_seconds, m[0].training_loop_seconds);
+	free(m);
+	free(hr);
+	free(h1);
+	free(h2);
 	free(part);
 	dir_remove_tree(root);
 	free(a);
@@ -479,7 +497,7 @@ TEST(check_mutations)
 
 int main(void)
 {
-	RUN(spec5_reference_figures);
+	RUN(reference_figures);
 	RUN(table1b_vectors);
 	RUN(rounded_component_sums);
 	RUN(check_published);

@@ -5,7 +5,7 @@
  * run files; a SHA-256 mismatch; a run whose diff fails while the others still
  * replay; every whole-file refusal of a badly shaped diffs file (unsafe names
  * included); writing only matching runs; the JSON report; and the inverse
- * (replay_make_diffs) round trip. Reference: SPEC section 9; issue 2.
+ * (replay_make_diffs) round trip. Reference: supkit-replay(1).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -479,6 +479,55 @@ TEST(resume_state_fields_checked)
 	free(ck);
 }
 
+/* The in-memory readers give what the path readers give: a checkpoint
+ * (and a truncated one's message), a state.json (and ckpt_state_text is
+ * what ckpt_state_write writes). */
+TEST(in_memory_readers)
+{
+	struct model *m = make(base, NULL), *m2 = make(base, NULL);
+	CHECK(m != NULL && m2 != NULL);
+	if (!m || !m2)
+		return;
+	struct err e, e2;
+	char *path = xasprintf("%s/mem.safetensors", dir), *data;
+	size_t n;
+	CHECKF(model_save(m, path, NULL, &e) == 0, "%s", e.msg);
+	CHECK(file_read_all(path, 0, &data, &n, &e) == 0);
+	CHECKF(checkpoint_load_mem(model_params(m2), data, n, path, &e) == 0, "%s", e.msg);
+	struct param_table *a = model_params(m), *b = model_params(m2);
+	int same = a->n == b->n;
+	for (size_t i = 0; same && i < a->n; i++)
+		for (size_t j = 0; same && j < a->p[i].numel; j++)
+			same = param_w_at(&a->p[i], j) == param_w_at(&b->p[i], j);
+	CHECK(same);
+	CHECK(file_write_atomic(path, data, n - 4, &e) == 0);
+	CHECK(checkpoint_load(a, path, &e) == -1 && checkpoint_load_mem(b, data, n - 4, path, &e2) == -1);
+	CHECK_STREQ(e.msg, e2.msg);
+	free(data);
+	free(path);
+	model_free(m);
+	model_free(m2);
+
+	char *ck = path_join(dir, "ckmem");
+	struct ckpt_state w, r1, r2;
+	char *text;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json"), *again = ckpt_state_text(&w);
+	CHECK_STREQ(again, text);
+	CHECK(ckpt_state_read(ps, 10, &r1, &e) == 0 && ckpt_state_read_mem(text, strlen(text), ps, 10, &r2, &e) == 0);
+	CHECK(r1.step == r2.step && !memcmp(r1.sha256, r2.sha256, sizeof r1.sha256) &&
+	      cJSON_Compare(r1.curve, r2.curve, 1));
+	ckpt_state_release(&r1);
+	ckpt_state_release(&r2);
+	CHECK(ckpt_state_read(ps, 3, &r1, &e) == -1 && ckpt_state_read_mem(text, strlen(text), ps, 3, &r2, &e2) == -1);
+	CHECK_STREQ(e.msg, e2.msg);
+	cJSON_Delete(w.curve);
+	free(again);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -492,6 +541,7 @@ int main(void)
 	RUN(compile_prefix);
 	RUN(resume_state_round_trip_and_hashes);
 	RUN(resume_state_fields_checked);
+	RUN(in_memory_readers);
 	dir_remove_tree(dir);
 	return t_done();
 }

@@ -2,7 +2,7 @@
  * canonical form, arms) and trainer/paramspec.c (the parameter table).
  *
  * Parameter counts are checked against numbers derived by hand from the
- * architecture (SPEC 1 and 3), written out in the comments beside them.
+ * architecture (docs/model.md and the arms), written out in the comments beside them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,11 +287,11 @@ TEST(paramspec_published_totals)
 	struct config c;
 	size_t nt;
 	config_defaults(&c);
-	CHECK(total_params(&c, &nt) == 50332176); /* SPEC 5, depth 8 */
+	CHECK(total_params(&c, &nt) == 50332176); /* the papers' figure, depth 8 */
 	/* 1 wte + 8 x 6 matrices + 4 ve_gate + 4 value_embeds + lm_head + 2 */
 	CHECK(nt == 60);
 	c.depth = 6;
-	CHECK(total_params(&c, &nt) == 26345772); /* SPEC 5, depth 6 */
+	CHECK(total_params(&c, &nt) == 26345772); /* the papers' figure, depth 6 */
 	CHECK(nt == 1 + 36 + 3 + 3 + 1 + 2);
 }
 
@@ -461,7 +461,7 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "#4a", &e) == 0 && c.embed_state == EMBED_STATE_BF16 && c.oe);
 	CHECK(config_arm_apply(&c, "nosuch", &e) != 0);
-	/* the short names of SPEC 3 */
+	/* the papers' short names */
 	const char *spec[] = {"00", "01", "02", "10", "11", "12", "12m", "12d", "12do", "12do_shared", "4a", NULL};
 	for (int i = 0; spec[i]; i++)
 		CHECKF(config_arm_find(spec[i]) >= 0, "%s", spec[i]);
