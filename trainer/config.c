@@ -764,6 +764,10 @@ static const struct {
 	{"00_dense_native_lr141", "00 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", LR141},
 	{"01_dense_opt_lr141", "01 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG LR141},
 	{"02_dense_joint_lr141", "02 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG QK_PAIR LR141},
+	{"noguard_postpolar_fp32_only", "paper 004 control #1a: NorMuon and the update in fp32 after the bf16 polar step",
+	 "post_polar = fp32\n"},
+	{"exact_muoneq_r_no_normuon", "paper 004 #2a-noNM: MuonEq-R without post-polar NorMuon",
+	 "muoneq = r\nnormuon = 0\n"},
 };
 
 /* Short names used in the papers' prose. */

@@ -468,6 +468,14 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "12m", &e) == 0 && c.qk_mask == QK_MASK_L0_HF16 && c.oe);
 	CHECK(config_arm_apply(&c, "12do_shared", &e) == 0 && c.anchor == ANCHOR_SHARED);
+	/* paper 004's NorMuon-free and post-polar controls on the native backbone */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exact_muoneq_r_no_normuon", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_R && !c.normuon && c.post_polar == POST_POLAR_AS_POLAR && !c.oe);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_postpolar_fp32_only", &e) == 0);
+	CHECK(c.post_polar == POST_POLAR_FP32 && c.normuon && c.muoneq == MUONEQ_OFF);
+	CHECK(c.polar == POLAR_BF16 && c.polar_norm == POLAR_NORM_AS_POLAR);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }
