@@ -1,16 +1,14 @@
-/* compute.c: the compute and memory accounting of `supkit audit compute`:
- * parameter breakdown (from paramspec_build), FLOPs per token and per step,
- * extra FLOPs per arm component, persistent memory deltas, measured figures
- * from run records, and the check of a published audit JSON.
+/* compute.c: `supkit audit compute`'s reports: the accounting of
+ * trainer/accounting.c laid out as a report (JSON and the papers' Table 1b
+ * layout), measured figures from run records, the check of a published
+ * audit JSON or claims file, and the claims of the table.
  *
- * Leaves out: activation memory (only persistent state is analytical; the
- * measured peak covers the rest), kernel-level FLOP counts of the baseline
- * optimizer other than Polar Express, and wall-clock modelling.
+ * Leaves out every formula of the model and its arms (trainer/accounting.c
+ * owns them); its own figure is the share's denominator (compute.h).
  *
  * Reference: supkit-audit(1), compute (formulas and reference figures);
- * papers 000/001 Table 1b (routing and Table-Neumann counts), paper 004
- * Table 5 (the Lemma-2 Neumann-Gram count); docs/papers.md for the
- * conventions.
+ * papers 000/001 Table 1b (the layout and the 59.37 TFLOPs depth-6 step)
+ * and paper 004 Table 5; docs/papers.md for the conventions.
  */
 #include "audit/compute.h"
 #include "trainer/accounting.h"
@@ -25,67 +23,13 @@
 
 #include "lib/fileio.h"
 #include "lib/json.h"
-#include "trainer/paramspec.h"
 #include "lib/claims.h"
 
 static void fmt_int(int64_t v, char *buf, size_t n);
 
-static const char *const extra_keys[CX_N] = {
-	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
-};
-static const char *const extra_formulas[CX_N] = {
-	"8 d per token x tokens/step",
-	"5 per OE parameter",
-	"16 m n per block matrix (ve_gate included)",
-	"MuonEq-R 4 m n, MuonEq-RC 8 m n per block matrix",
-	"per V x d table (wte, lm_head, each value_embeds): full 4Vd^2+14Vd+3d^2+3d | lemma2 4Vd^2+4Vd",
-	"per OE table j, k = d/4, R_j visited rows: 4 R_j k^2 + 14 R_j k + 3k^2 + 3k (lemma2: 4 R_j k^2 + 4 R_j k)",
-	"4 L d per token x tokens/step",
-	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
-};
-static const char *const mem_keys[CM_N] = {"oe", "fp32_state", "qk_scaling", "routing"};
-static const char *const mem_formulas[CM_N] = {
-	"4 bytes per OE parameter + 4 bytes per OE row",
-	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
-	"16 bytes per q_tau entry",
-	"16 bytes per routing lambda",
-};
-
-const char *compute_extra_key(enum compute_extra k)
-{
-	return k < CX_N ? extra_keys[k] : "?";
-}
-
-const char *compute_extra_formula(enum compute_extra k)
-{
-	return k < CX_N ? extra_formulas[k] : "?";
-}
-
-const char *compute_mem_key(enum compute_mem k)
-{
-	return k < CM_N ? mem_keys[k] : "?";
-}
-
-const char *compute_mem_formula(enum compute_mem k)
-{
-	return k < CM_N ? mem_formulas[k] : "?";
-}
-
-const char *compute_neumann_name(enum compute_neumann n)
-{
-	return n == COMPUTE_NEUMANN_LEMMA2 ? "lemma2" : "full";
-}
-
 const char *compute_denom_name(enum compute_denom d)
 {
 	return d == COMPUTE_DENOM_PAPER ? "paper" : "formula";
-}
-
-static double neumann_table_flops(double V, double d, enum compute_neumann n)
-{
-	if (n == COMPUTE_NEUMANN_LEMMA2)
-		return 4 * V * d * d + 4 * V * d;
-	return 4 * V * d * d + 14 * V * d + 3 * d * d + 3 * d;
 }
 
 /* The benchmark geometry at depth 6, whose step the papers print as 59.37 TFLOPs. */
@@ -98,11 +42,11 @@ static int is_paper_d6(const struct compute_report *r)
 int compute_config(const struct config *c, const struct compute_opts *o, struct compute_report *r,
 		   struct err *e)
 {
-	struct param_spec *p;
-	size_t n;
+	struct accounting a;
+	struct acct_opts ao = {o->neumann, o->tabneu_rows};
 	memset(r, 0, sizeof *r);
 	r->opts = *o;
-	if (paramspec_build(c, &p, &n, e) != 0)
+	if (accounting_of(c, &ao, &a, e) != 0)
 		return -1;
 	snprintf(r->arm, sizeof r->arm, "%s", c->arm);
 	config_sha256(c, r->config_sha256);
@@ -112,32 +56,10 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	r->head_dim = c->head_dim;
 	r->V = c->vocab_size;
 	r->T = c->seq_len;
-	r->tokens_per_step = (int64_t)c->batch_rows * c->seq_len * c->grad_accum;
-	const double tok = (double)r->tokens_per_step, d = r->d, L = c->depth;
+	r->tokens_per_step = a.tokens_per_step;
+	r->n_ve = a.n_ve;
 
-	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0;
-	const double k = d / 4;
-	for (size_t i = 0; i < n; i++) {
-		const struct param_spec *s = &p[i];
-		if (s->kind == PK_VALUE_EMBED)
-			r->n_ve++;
-		if (s->group == PG_MATRIX) {
-			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
-			polar += 5 * (4 * m * nn * q + 2 * q * q * q);
-			bieq += 16 * m * nn;
-			muoneq += (c->muoneq == MUONEQ_RC ? 8 : 4) * m * nn;
-		}
-		if (s->kind == PK_WTE || s->kind == PK_LM_HEAD || s->kind == PK_VALUE_EMBED)
-			neumann += neumann_table_flops((double)s->shape[0], (double)s->shape[1], o->neumann);
-		if (s->kind == PK_OE_TABLE) {
-			/* per-table constant here; the row-dependent part below */
-			if (o->neumann == COMPUTE_NEUMANN_FULL)
-				tabneu += 3 * k * k + 3 * k;
-		}
-	}
-	/* the counts: trainer/accounting.c, shared with the trainer's result.json */
-	param_counts_of(p, n, &r->counts);
-	free(p);
+	r->counts = a.counts;
 	const struct param_counts *pc = &r->counts;
 	r->p_wte = pc->wte;
 	r->p_value_embeds = pc->value_embeds;
@@ -154,46 +76,18 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	for (int j = 0; j < pc->oe_tables && j < COMPUTE_OE_TABLES_MAX && j < ACCOUNTING_OE_TABLES_MAX; j++)
 		r->oe_rows[j] = pc->oe_rows[j];
 
-	r->flops_token = flops_per_token(c, pc);   /* trainer/accounting.c, shared with result.json */
-	r->flops_step = r->flops_token * tok;
+	r->flops_token = a.flops_token;
+	r->flops_step = a.flops_step;
 	r->step_denominator = (o->denom == COMPUTE_DENOM_PAPER && is_paper_d6(r)) ? COMPUTE_PAPER_D6_STEP_FLOPS
 										    : r->flops_step;
-	r->polar_step = polar;
-
-	if (c->oe) {
-		r->extra[CX_OE_LOOKUP] = 8 * d * tok;
-		r->extra[CX_OE_UPDATE] = 5 * (double)r->p_oe;
-		if (c->table_neumann) {
-			double rows = o->tabneu_rows > 0 ? (double)o->tabneu_rows : (double)r->oe_rows_total;
-			double per_row = o->neumann == COMPUTE_NEUMANN_LEMMA2 ? 4 * k * k + 4 * k : 4 * k * k + 14 * k;
-			r->extra[CX_TABLE_NEUMANN] = per_row * rows + tabneu;
-		}
-	}
-	if (c->muoneq == MUONEQ_BIEQ)
-		r->extra[CX_BIEQ] = bieq;
-	if (c->muoneq == MUONEQ_R || c->muoneq == MUONEQ_RC)
-		r->extra[CX_MUONEQ] = muoneq;
-	if (c->neumann)
-		r->extra[CX_NEUMANN] = neumann;
-	if (c->qk_scale != QK_SCALE_NONE)
-		r->extra[CX_QK_SCALING] = 4 * L * d * tok;
-	if (c->wte_lambdas) {
-		double sites = L + (c->out_lambdas ? 2 : 0);
-		double anchor = c->anchor == ANCHOR_SHARED ? -2 : 4;
-		r->extra[CX_ROUTING] = (4 * sites + anchor) * d * tok;
-	}
-	for (int i = 0; i < CX_N; i++)
-		r->extra_total += r->extra[i];
+	r->polar_step = a.polar_step;
+	for (int i = 0; i < AX_N; i++)
+		r->extra[i] = a.extra[i];
+	r->extra_total = a.extra_total;
 	r->extra_pct = 100.0 * r->extra_total / r->step_denominator;
-
-	if (c->oe)
-		r->mem[CM_OE] = 4.0 * (double)r->p_oe + 4.0 * (double)r->oe_rows_total;
-	if (c->embed_state == EMBED_STATE_FP32)
-		r->mem[CM_FP32_STATE] = 8.0 * (double)(r->p_wte + r->p_value_embeds);
-	r->mem[CM_QK_SCALING] = 16.0 * (double)r->p_q_tau;
-	r->mem[CM_ROUTING] = 16.0 * (double)r->p_routing;
-	for (int i = 0; i < CM_N; i++)
-		r->mem_total += r->mem[i];
+	for (int i = 0; i < AM_N; i++)
+		r->mem[i] = a.mem[i];
+	r->mem_total = a.mem_total;
 	return 0;
 }
 
@@ -224,18 +118,18 @@ cJSON *compute_report_json(const struct compute_report *r)
 	cJSON_AddNumberToObject(f, "step_denominator", r->step_denominator);
 	cJSON_AddNumberToObject(f, "polar_express_step", r->polar_step);
 	cJSON *x = cJSON_AddObjectToObject(f, "extra_gflops_step");
-	for (int i = 0; i < CX_N; i++)
-		cJSON_AddNumberToObject(x, extra_keys[i], r->extra[i] / 1e9);
+	for (int i = 0; i < AX_N; i++)
+		cJSON_AddNumberToObject(x, acct_extra_key(i), r->extra[i] / 1e9);
 	cJSON_AddNumberToObject(f, "extra_gflops_step_total", r->extra_total / 1e9);
 	cJSON_AddNumberToObject(f, "extra_pct", r->extra_pct);
 
 	cJSON *mm = cJSON_AddObjectToObject(o, "memory_mib");
-	for (int i = 0; i < CM_N; i++)
-		cJSON_AddNumberToObject(mm, mem_keys[i], r->mem[i] / MIB);
+	for (int i = 0; i < AM_N; i++)
+		cJSON_AddNumberToObject(mm, acct_mem_key(i), r->mem[i] / MIB);
 	cJSON_AddNumberToObject(mm, "total", r->mem_total / MIB);
 
 	cJSON *cv = cJSON_AddObjectToObject(o, "conventions");
-	cJSON_AddStringToObject(cv, "neumann_count", compute_neumann_name(r->opts.neumann));
+	cJSON_AddStringToObject(cv, "neumann_count", acct_neumann_name(r->opts.neumann));
 	cJSON_AddStringToObject(cv, "denominator", compute_denom_name(r->opts.denom));
 	cJSON_AddNumberToObject(cv, "tabneu_rows", (double)r->opts.tabneu_rows);
 	return o;
@@ -465,7 +359,7 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 	free(sum);
 	for (int g = 0; g < n; g++)
 		for (int h = 0; h < n; h++)
-			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, "00_dense_native")) {
+			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, config_arm_name(0))) {
 				m[g].has_dense = 1;
 				m[g].d_peak_memory_mib = m[g].peak_memory_mib - m[h].peak_memory_mib;
 				m[g].d_training_seconds = m[g].training_seconds - m[h].training_seconds;
@@ -584,42 +478,14 @@ static const char *figure_formula(const char *path)
 	static const struct {
 		const char *path, *formula;
 	} f[] = {
-		{"params.wte", "V d"},
-		{"params.value_embeds", "n_ve V d"},
-		{"params.lm_head", "V d"},
-		{"params.block_matrices", "12 L d^2 + n_ve H 32 (ve_gate)"},
-		{"params.scalars", "2 L (resid_lambdas, x0_lambdas)"},
-		{"params.q_tau", "L H hd/2 (pair) | L H hd (untied) | L H (head)"},
-		{"params.routing_lambdas", "L (wte_lambdas) + 2 (out_lambdas)"},
-		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas"},
-		{"params.oe_tables", "(oe_n - 1) oe_k"},
-		{"params.oe_rows_total", "sum_j (m + 2j) = 4m + 12"},
-		{"params.oe", "OE rows x d/4"},
-		{"params.total", "backbone + OE"},
-		{"flops.per_token", "6 (lm_head + block matrices) + sum_layers 12 H hd min(window, T)"},
-		{"flops.per_step", "FLOPs/token x tokens/step"},
 		{"flops.step_denominator", "FLOPs/token x tokens/step (--denominator paper: 59.37e12 at depth 6)"},
-		{"flops.polar_express_step", "sum over block matrices 5 (4 m n q + 2 q^3), q = min(m, n)"},
-		{"flops.extra_gflops_step_total", "sum of the extra components / 1e9"},
 		{"flops.extra_pct", "100 x extra FLOPs/step / step FLOPs"},
-		{"memory_mib.total", "sum of the memory components / 2^20"},
 	};
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
 		if (!strcmp(f[i].path, path))
 			return f[i].formula;
-	for (int i = 0; i < CX_N; i++) {
-		char p[96];
-		snprintf(p, sizeof p, "flops.extra_gflops_step.%s", extra_keys[i]);
-		if (!strcmp(p, path))
-			return extra_formulas[i];
-	}
-	for (int i = 0; i < CM_N; i++) {
-		char p[96];
-		snprintf(p, sizeof p, "memory_mib.%s", mem_keys[i]);
-		if (!strcmp(p, path))
-			return mem_formulas[i];
-	}
-	return "see supkit-audit(1)";
+	const char *a = acct_figure_formula(path);
+	return a ? a : "see supkit-audit(1)";
 }
 
 struct check_ctx {
@@ -691,9 +557,9 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 		const cJSON *v = json_path(k->ours[a], path);
 		if (v && agrees(v->valuedouble, pv, dec)) {
 			char opt[96];
-			const char *nn = compute_neumann_name(k->opts->neumann == COMPUTE_NEUMANN_FULL
-								      ? COMPUTE_NEUMANN_LEMMA2
-								      : COMPUTE_NEUMANN_FULL);
+			const char *nn = acct_neumann_name(k->opts->neumann == ACCT_NEUMANN_FULL
+								   ? ACCT_NEUMANN_LEMMA2
+								   : ACCT_NEUMANN_FULL);
 			const char *dd = compute_denom_name(k->opts->denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER
 											  : COMPUTE_DENOM_FORMULA);
 			if (a == 1)
@@ -727,13 +593,12 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 	    (!strcmp(path, "flops.extra_gflops_step_total") ||
 	     !strcmp(path, "flops.extra_gflops_step.table_neumann") || !strcmp(path, "flops.extra_pct"))) {
 		const struct compute_report *r = k->rep;
-		double kk = r->d / 4.0;
-		double per_row = r->opts.neumann == COMPUTE_NEUMANN_LEMMA2 ? 4 * kk * kk + 4 * kk : 4 * kk * kk + 14 * kk;
+		double per_row = acct_tabneu_per_row(r->d, r->opts.neumann);
 		double pub_flops = pv * 1e9;
 		if (!strcmp(path, "flops.extra_pct"))
 			pub_flops = pv / 100.0 * r->step_denominator;
-		double other = r->extra_total - r->extra[CX_TABLE_NEUMANN];
-		double cst = r->extra[CX_TABLE_NEUMANN] - per_row * (double)r->oe_rows_total;
+		double other = r->extra_total - r->extra[AX_TABLE_NEUMANN];
+		double cst = r->extra[AX_TABLE_NEUMANN] - per_row * (double)r->oe_rows_total;
 		if (!strcmp(path, "flops.extra_gflops_step.table_neumann"))
 			other = 0;
 		double R = (pub_flops - other - cst) / per_row;
@@ -813,9 +678,9 @@ static int arm_conventions(const cJSON *cv, const char *ctx, struct compute_opts
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(cv, "tabneu_rows");
 	if (n) {
 		if (cJSON_IsString(n) && !strcmp(n->valuestring, "full"))
-			o->neumann = COMPUTE_NEUMANN_FULL;
+			o->neumann = ACCT_NEUMANN_FULL;
 		else if (cJSON_IsString(n) && !strcmp(n->valuestring, "lemma2"))
-			o->neumann = COMPUTE_NEUMANN_LEMMA2;
+			o->neumann = ACCT_NEUMANN_LEMMA2;
 		else
 			return err_set(e, EXIT_USAGE, "%s: conventions.neumann_count is not \"full\" or \"lemma2\"", ctx);
 	}
@@ -928,7 +793,7 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		for (int v = 0; v < 4; v++) {
 			struct compute_opts oo = ao;
 			if (v & 1)
-				oo.neumann = ao.neumann == COMPUTE_NEUMANN_FULL ? COMPUTE_NEUMANN_LEMMA2 : COMPUTE_NEUMANN_FULL;
+				oo.neumann = ao.neumann == ACCT_NEUMANN_FULL ? ACCT_NEUMANN_LEMMA2 : ACCT_NEUMANN_FULL;
 			if (v & 2)
 				oo.denom = ao.denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER : COMPUTE_DENOM_FORMULA;
 			if (compute_config(&c, &oo, &reps[v], e) != 0) {
@@ -1110,7 +975,7 @@ void compute_claims_add(cJSON *file, const struct compute_report *r, const cJSON
 		if (set)
 			cJSON_AddItemToObject(f, "set", cJSON_Duplicate(set, 1));
 		cJSON *cv = cJSON_AddObjectToObject(f, "conventions");
-		cJSON_AddStringToObject(cv, "neumann_count", compute_neumann_name(r->opts.neumann));
+		cJSON_AddStringToObject(cv, "neumann_count", acct_neumann_name(r->opts.neumann));
 		cJSON_AddStringToObject(cv, "denominator", compute_denom_name(r->opts.denom));
 		cJSON_AddNumberToObject(cv, "tabneu_rows", (double)r->opts.tabneu_rows);
 		claims_add(file, v, where, derivation, f);
@@ -1194,7 +1059,7 @@ void compute_print_table(FILE *f, const struct compute_report *r, int n, const s
 	}
 	if (n > 0)
 		fprintf(f, "conventions: Neumann-Gram count %s, step-FLOPs denominator %s, Table-Neumann rows %s\n",
-			compute_neumann_name(r[0].opts.neumann), compute_denom_name(r[0].opts.denom),
+			acct_neumann_name(r[0].opts.neumann), compute_denom_name(r[0].opts.denom),
 			r[0].opts.tabneu_rows ? "as given" : "all (upper bound)");
 }
 
@@ -1233,12 +1098,12 @@ void compute_print_detail(FILE *f, const struct compute_report *r, const struct 
 		compute_denom_name(r->opts.denom));
 	fprintf(f, "  %-24s %16.4f GFLOPs (baseline Muon, not extra)\n", "Polar Express/step", r->polar_step / 1e9);
 	fprintf(f, "  extra GFLOPs/step\n");
-	for (int i = 0; i < CX_N; i++)
-		fprintf(f, "    %-22s %16.4f\n", extra_keys[i], r->extra[i] / 1e9);
+	for (int i = 0; i < AX_N; i++)
+		fprintf(f, "    %-22s %16.4f\n", acct_extra_key(i), r->extra[i] / 1e9);
 	fprintf(f, "    %-22s %16.4f (%.4f%% of the step)\n", "sum", r->extra_total / 1e9, r->extra_pct);
 	fprintf(f, "\npersistent memory delta MiB\n");
-	for (int i = 0; i < CM_N; i++)
-		fprintf(f, "  %-24s %16.2f\n", mem_keys[i], r->mem[i] / MIB);
+	for (int i = 0; i < AM_N; i++)
+		fprintf(f, "  %-24s %16.2f\n", acct_mem_key(i), r->mem[i] / MIB);
 	fprintf(f, "  %-24s %16.2f\n", "total", r->mem_total / MIB);
 	if (m) {
 		fmt_fixed(m->peak_memory_mib, 1, a, sizeof a);
@@ -1251,6 +1116,6 @@ void compute_print_detail(FILE *f, const struct compute_report *r, const struct 
 		fmt_fixed(m->training_loop_seconds, 1, b, sizeof b);
 		fprintf(f, "\n  %-24s %16s\n  %-24s %16s\n", "timed loop s", a, "full loop s", b);
 	}
-	fprintf(f, "\nconventions: Neumann-Gram count %s, Table-Neumann rows %s\n", compute_neumann_name(r->opts.neumann),
+	fprintf(f, "\nconventions: Neumann-Gram count %s, Table-Neumann rows %s\n", acct_neumann_name(r->opts.neumann),
 		r->opts.tabneu_rows ? "as given" : "all (upper bound)");
 }

@@ -1,18 +1,14 @@
-/* compute.h: parameter, FLOP and memory accounting of a config (an arm at a
- * depth), measured figures from run records, and the check of a published
- * audit JSON against the recomputed figures (`supkit audit compute`).
+/* compute.h: `supkit audit compute`'s library: the accounting of a config
+ * (an arm at a depth) as a report, measured figures from run records, and
+ * the check of a published audit JSON against the recomputed figures.
  *
- * Parameter counts come from paramspec_build (the one model definition);
- * the FLOP and memory formulas live in compute.c (with the papers'
- * routing and Table-Neumann counts, documented in
- * supkit-audit(1), COMPUTE).
- *
- * Conventions where the papers differ (docs/papers.md):
- *   Neumann-Gram count per V x d table: FULL = 4Vd^2 + 14Vd + 3d^2 + 3d
- *   (papers 000/001, the default) or LEMMA2 = 4Vd^2 + 4Vd (paper 004);
- *   step-FLOPs denominator of the extra-compute share: FORMULA (FLOPs/token
- *   x tokens/step, the default) or PAPER (the depth-6 benchmark step printed
- *   as 59.37 TFLOPs in papers 000/001; the formula elsewhere).
+ * Every figure of a report comes from trainer/accounting.h (parameters,
+ * FLOPs and memory of every arm, and the convention of the Neumann-Gram
+ * count); this module formats them, compares them with published figures
+ * and reports. Its one convention of its own is the step-FLOPs denominator
+ * of the extra-compute share: FORMULA (FLOPs/token x tokens/step, the
+ * default) or PAPER (the depth-6 benchmark step printed as 59.37 TFLOPs in
+ * papers 000/001; the formula elsewhere; docs/papers.md).
  */
 #ifndef SUPKIT_AUDIT_COMPUTE_H
 #define SUPKIT_AUDIT_COMPUTE_H
@@ -26,38 +22,15 @@
 #include "trainer/accounting.h"
 #include "trainer/config.h"
 
-enum compute_neumann { COMPUTE_NEUMANN_FULL, COMPUTE_NEUMANN_LEMMA2 };
 enum compute_denom { COMPUTE_DENOM_FORMULA, COMPUTE_DENOM_PAPER };
 
 /* The depth-6 step FLOPs printed in papers 000/001 (Table 1b percentages). */
 #define COMPUTE_PAPER_D6_STEP_FLOPS 59.37e12
 
 struct compute_opts {
-	enum compute_neumann neumann;
+	enum acct_neumann neumann;
 	enum compute_denom denom;
 	int64_t tabneu_rows;   /* visited OE rows per step for Table-Neumann; 0 = every row (upper bound) */
-};
-
-/* Extra FLOPs per step, by component (index into compute_report.extra). */
-enum compute_extra {
-	CX_OE_LOOKUP,    /* 8 d per token */
-	CX_OE_UPDATE,    /* 5 per OE parameter */
-	CX_BIEQ,         /* 16 m n per block matrix */
-	CX_MUONEQ,       /* MuonEq-R 4 m n, -RC 8 m n per block matrix */
-	CX_NEUMANN,      /* per V x d table (convention) */
-	CX_TABLE_NEUMANN,/* per OE table over its visited rows */
-	CX_QK_SCALING,   /* 4 L d per token */
-	CX_ROUTING,      /* 4 d per lambda site per token, anchor +4 d (separate) / -2 d (shared) */
-	CX_N
-};
-
-/* Persistent memory delta by component (bytes). */
-enum compute_mem {
-	CM_OE,           /* 4 bytes per OE parameter + 4 per row */
-	CM_FP32_STATE,   /* 8 bytes per wte/value_embeds parameter */
-	CM_QK_SCALING,   /* 16 bytes per q_tau entry */
-	CM_ROUTING,      /* 16 bytes per routing lambda */
-	CM_N
 };
 
 #define COMPUTE_OE_TABLES_MAX 16
@@ -68,7 +41,7 @@ struct compute_report {
 	int depth, d, H, head_dim, n_ve;
 	int64_t V, T, tokens_per_step;
 
-	/* parameters (paramspec_build) */
+	/* parameters (trainer/accounting.h) */
 	int64_t p_wte, p_value_embeds, p_lm_head, p_matrices, p_scalars;
 	int64_t p_q_tau, p_routing;        /* arm extras inside the backbone */
 	int64_t p_backbone;                /* num_params as the trainer records it */
@@ -82,27 +55,24 @@ struct compute_report {
 	double flops_step;       /* flops_token * tokens_per_step */
 	double step_denominator; /* per convention */
 	double polar_step;       /* baseline Muon Polar Express FLOPs/step (not extra) */
-	double extra[CX_N];      /* FLOPs per step */
+	double extra[AX_N];      /* FLOPs per step (enum acct_extra) */
 	double extra_total;
 	double extra_pct;        /* 100 * extra_total / step_denominator */
 
 	/* memory (bytes) */
-	double mem[CM_N];
+	double mem[AM_N];        /* enum acct_mem */
 	double mem_total;
 
 	/* conventions used */
 	struct compute_opts opts;
 };
 
-/* Account for config c (validated by the caller). 0 or -1. */
+/* The report of config c (validated by the caller): accounting_of under
+ * o's Neumann count and Table-Neumann rows, the share under o's
+ * denominator. 0 or -1. */
 int compute_config(const struct config *c, const struct compute_opts *o, struct compute_report *r,
 		   struct err *e);
 
-const char *compute_extra_key(enum compute_extra k);    /* "oe_lookup", ... */
-const char *compute_extra_formula(enum compute_extra k);
-const char *compute_mem_key(enum compute_mem k);        /* "oe", ... */
-const char *compute_mem_formula(enum compute_mem k);
-const char *compute_neumann_name(enum compute_neumann n); /* "full" | "lemma2" */
 const char *compute_denom_name(enum compute_denom d);     /* "formula" | "paper" */
 
 /* The report as a JSON object (figures and the conventions). Caller deletes. */

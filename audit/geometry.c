@@ -26,10 +26,14 @@
  * as above: the Gram matrix squares the condition number, which would lose
  * the small singular values that a spectrum plot shows.
  *
+ * Names and their kinds are the parameter table's (trainer/paramspec.h);
+ * this file only groups the kinds into Table 4's groups.
+ *
  * Left out: tensors of unknown names are skipped; nothing is written here
  * (the command prints or writes the report).
  */
 #include "geometry.h"
+#include "trainer/paramspec.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -593,78 +597,43 @@ static const char *strip_prefix(const char *name)
 	}
 }
 
-/* "<prefix><digits>." at s: the index and the rest after the dot, or NULL. */
-static const char *index_after(const char *s, const char *prefix, int *idx)
+/* Table 4's group of each kind of matrix; GG_OTHER for a kind that is not a
+ * matrix of the tables (the scalars, q_tau). */
+static enum geom_group group_of_kind(enum param_kind k)
 {
-	size_t pl = strlen(prefix);
-	if (strncmp(s, prefix, pl) != 0)
-		return NULL;
-	s += pl;
-	if (!isdigit((unsigned char)*s))
-		return NULL;
-	long v = 0;
-	while (isdigit((unsigned char)*s)) {
-		v = v * 10 + (*s++ - '0');
-		if (v > 1000000)
-			return NULL;
+	switch (k) {
+	case PK_WTE: return GG_WTE;
+	case PK_LM_HEAD: return GG_LM_HEAD;
+	case PK_OE_TABLE: return GG_OE;
+	case PK_VALUE_EMBED: return GG_VALUE_EMBED;
+	case PK_ATTN_Q: case PK_ATTN_K: case PK_ATTN_V: case PK_ATTN_PROJ: return GG_ATTN;
+	case PK_MLP_FC: case PK_MLP_PROJ: return GG_MLP;
+	case PK_VE_GATE: return GG_VE_GATE;
+	default: return GG_OTHER;
 	}
-	if (*s != '.')
-		return NULL;
-	*idx = (int)v;
-	return s + 1;
+}
+
+/* 1 when kind k is one of a block's matrices (kind named by its layer). */
+static int block_matrix(enum param_kind k)
+{
+	enum geom_group g = group_of_kind(k);
+	return g == GG_ATTN || g == GG_MLP || g == GG_VE_GATE;
 }
 
 int geom_classify(const char *name, enum geom_group *g, int *layer, const char **kind)
 {
-	static const struct {
-		const char *suffix;
-		enum geom_group g;
-		const char *kind;
-	} blk[] = {
-		{"attn.c_q.weight", GG_ATTN, "attn.c_q"},
-		{"attn.c_k.weight", GG_ATTN, "attn.c_k"},
-		{"attn.c_v.weight", GG_ATTN, "attn.c_v"},
-		{"attn.c_proj.weight", GG_ATTN, "attn.c_proj"},
-		{"mlp.c_fc.weight", GG_MLP, "mlp.c_fc"},
-		{"mlp.c_proj.weight", GG_MLP, "mlp.c_proj"},
-		{"attn.ve_gate.weight", GG_VE_GATE, "attn.ve_gate"},
-	};
-	name = strip_prefix(name);
+	enum param_kind k;
+	int idx;
 	*layer = -1;
 	*kind = NULL;
-	if (!strcmp(name, "transformer.wte.weight")) {
-		*g = GG_WTE;
-		return 0;
-	}
-	if (!strcmp(name, "lm_head.weight")) {
-		*g = GG_LM_HEAD;
-		return 0;
-	}
-	int i;
-	const char *rest;
-	if ((rest = index_after(name, "transformer.h.", &i))) {
-		for (size_t k = 0; k < sizeof blk / sizeof blk[0]; k++) {
-			if (!strcmp(rest, blk[k].suffix)) {
-				*g = blk[k].g;
-				*layer = i;
-				*kind = blk[k].kind;
-				return 0;
-			}
-		}
+	if (paramspec_name_kind(strip_prefix(name), &k, &idx) != 0 || group_of_kind(k) == GG_OTHER)
 		return -1;
-	}
-	if (((rest = index_after(name, "value_embeds.", &i))) && !strcmp(rest, "weight")) {
-		*g = GG_VALUE_EMBED;
-		*layer = i;
-		return 0;
-	}
-	if ((((rest = index_after(name, "oe.", &i))) || ((rest = index_after(name, "oe_tables.", &i)))) &&
-	    !strcmp(rest, "weight")) {
-		*g = GG_OE;
-		*layer = i;
-		return 0;
-	}
-	return -1;
+	*g = group_of_kind(k);
+	if (paramspec_kind_indexed(k))
+		*layer = idx;
+	if (block_matrix(k))
+		*kind = param_kind_name(k);
+	return 0;
 }
 
 /* ---- arms ---- */
@@ -803,7 +772,7 @@ struct mat {
 	const struct st_tensor *t;
 	enum geom_group g;
 	int layer;
-	const char *kind;
+	const char *kind;        /* a block matrix's kind name ("attn.c_q"), else NULL */
 	double max_abs;          /* from the scan before the analysis */
 	struct geom_stats s;
 	double *sv;              /* with spectrum: min(rows, cols) singular values */
@@ -1024,19 +993,22 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 	struct mat *m = xcalloc(f->n ? f->n : 1, sizeof *m);
 	size_t nm = 0;
 	const struct st_tensor *scal[4] = {NULL, NULL, NULL, NULL};
-	static const char *const scal_names[4] = {"x0_lambdas", "wte_lambdas", "resid_lambdas",
-						  "out_lambdas"};
+	static const enum param_kind scal_kinds[4] = {PK_X0_LAMBDAS, PK_WTE_LAMBDAS, PK_RESID_LAMBDAS,
+						      PK_OUT_LAMBDAS};
 	const struct st_tensor *qt = NULL;
 	int max_layer = -1, max_oe = -1;
 	cJSON *out = NULL;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct st_tensor *t = &f->t[i];
-		const char *nm0 = strip_prefix(t->name);
-		for (int k = 0; k < 4; k++)
-			if (!strcmp(nm0, scal_names[k]))
-				scal[k] = t;
-		if (!strcmp(nm0, "q_tau"))
-			qt = t;
+		enum param_kind pk;
+		int pidx;
+		if (paramspec_name_kind(strip_prefix(t->name), &pk, &pidx) == 0) {
+			for (int k = 0; k < 4; k++)
+				if (pk == scal_kinds[k])
+					scal[k] = t;
+			if (pk == PK_Q_TAU)
+				qt = t;
+		}
 		struct mat x = {.t = t};
 		if (geom_classify(t->name, &x.g, &x.layer, &x.kind) < 0)
 			continue;
@@ -1063,35 +1035,37 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 	int have[GG_NGROUPS] = {0};
 	for (size_t i = 0; i < nm; i++)
 		have[m[i].g]++;
-	if (!have[GG_WTE] && missing(o, path, "transformer.wte.weight", "Table 4 (wte)", e) < 0)
+	char nmb[PARAM_NAME_MAX];
+	paramspec_name(PK_WTE, -1, nmb, sizeof nmb);
+	if (!have[GG_WTE] && missing(o, path, nmb, "Table 4 (wte)", e) < 0)
 		goto fail;
-	if (!have[GG_LM_HEAD] && missing(o, path, "lm_head.weight", "Table 4 (lm_head)", e) < 0)
+	paramspec_name(PK_LM_HEAD, -1, nmb, sizeof nmb);
+	if (!have[GG_LM_HEAD] && missing(o, path, nmb, "Table 4 (lm_head)", e) < 0)
 		goto fail;
-	if (L == 0 && missing(o, path, "transformer.h.0.attn.c_q.weight", "Table 4 (attention and MLP)", e) < 0)
+	paramspec_name(PK_ATTN_Q, 0, nmb, sizeof nmb);
+	if (L == 0 && missing(o, path, nmb, "Table 4 (attention and MLP)", e) < 0)
 		goto fail;
 	/* Every layer's six matrices and oe.0 .. oe.max, found by walking the
 	 * indices present in order (a name with layer 1,000,000 costs nothing). */
 	if (!o->allow_missing) {
-		static const char *const kinds[6] = {"attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj",
-						     "mlp.c_fc", "mlp.c_proj"};
+		static const enum param_kind kinds[6] = {PK_ATTN_Q, PK_ATTN_K, PK_ATTN_V, PK_ATTN_PROJ,
+							 PK_MLP_FC, PK_MLP_PROJ};
 		int64_t *code = xmalloc((nm ? nm : 1) * sizeof *code);
 		size_t nc = 0;
 		for (size_t i = 0; i < nm; i++)
 			for (int k = 0; k < 6 && m[i].kind; k++)
-				if (!strcmp(m[i].kind, kinds[k]))
+				if (!strcmp(m[i].kind, param_kind_name(kinds[k])))
 					code[nc++] = (int64_t)m[i].layer * 6 + k;
 		int64_t gap = first_gap(code, nc, (int64_t)L * 6);
 		if (gap >= 0) {
-			char nmb[96];
-			snprintf(nmb, sizeof nmb, "transformer.h.%d.%s.weight", (int)(gap / 6), kinds[gap % 6]);
+			paramspec_name(kinds[gap % 6], (int)(gap / 6), nmb, sizeof nmb);
 			missing(o, path, nmb, gap % 6 < 4 ? "Table 4 (square attention)" :
 				"Table 4 (rectangular MLP)", e);
 			free(code);
 			goto fail;
 		}
 		if (!have[GG_VALUE_EMBED] && L > 0) {
-			char nmb[64];
-			snprintf(nmb, sizeof nmb, "value_embeds.%d.weight", L - 1);
+			paramspec_name(PK_VALUE_EMBED, L - 1, nmb, sizeof nmb);
 			missing(o, path, nmb, "Table 4 (value_embeds)", e);
 			free(code);
 			goto fail;
@@ -1103,15 +1077,14 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		gap = first_gap(code, nc, (int64_t)max_oe + 1);
 		free(code);
 		if (gap >= 0) {
-			char nmb[64];
-			snprintf(nmb, sizeof nmb, "oe.%d.weight", (int)gap);
+			paramspec_name(PK_OE_TABLE, (int)gap, nmb, sizeof nmb);
 			missing(o, path, nmb, "Table 4 (oe tables: oe.0 .. oe.3)", e);
 			goto fail;
 		}
 	}
-	if (!scal[0] && missing(o, path, "x0_lambdas", "Table 8b", e) < 0)
+	if (!scal[0] && missing(o, path, param_kind_name(PK_X0_LAMBDAS), "Table 8b", e) < 0)
 		goto fail;
-	if (!scal[2] && missing(o, path, "resid_lambdas", "Table 8b", e) < 0)
+	if (!scal[2] && missing(o, path, param_kind_name(PK_RESID_LAMBDAS), "Table 8b", e) < 0)
 		goto fail;
 	for (int k = 0; k < 4; k++) {
 		if (scal[k] && L > 0 && k != 3 && st_numel(scal[k]) != (uint64_t)L) {
@@ -1216,13 +1189,13 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 	cJSON *sc = cJSON_AddObjectToObject(out, "scalars");
 	for (int k = 0; k < 4; k++) {
 		if (!scal[k]) {
-			cJSON_AddNullToObject(sc, scal_names[k]);
+			cJSON_AddNullToObject(sc, param_kind_name(scal_kinds[k]));
 			continue;
 		}
 		cJSON *v = vec_json(scal[k], e, -1);
 		if (!v)
 			goto fail;
-		cJSON_AddItemToObject(sc, scal_names[k], v);
+		cJSON_AddItemToObject(sc, param_kind_name(scal_kinds[k]), v);
 	}
 	mats_free(m, nm);
 	return out;

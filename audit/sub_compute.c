@@ -1,7 +1,7 @@
 /* sub_compute.c: `supkit audit compute`: parse, pick the configs, call
  * audit/compute.c, report (human table, --json, --check, --print-config).
  *
- * Leaves out every formula (audit/compute.c) and the config format
+ * Leaves out every formula (trainer/accounting.c) and the config format
  * (trainer/config.c). Reference: supkit-audit(1), compute.
  */
 #include <stdio.h>
@@ -101,9 +101,9 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 		return 0;
 	case OPT_NEUMANN:
 		if (!strcmp(arg, "full"))
-			a->o.neumann = COMPUTE_NEUMANN_FULL;
+			a->o.neumann = ACCT_NEUMANN_FULL;
 		else if (!strcmp(arg, "lemma2"))
-			a->o.neumann = COMPUTE_NEUMANN_LEMMA2;
+			a->o.neumann = ACCT_NEUMANN_LEMMA2;
 		else
 			return err_set(e, EXIT_USAGE, "--neumann-count: '%s' is not full or lemma2", arg);
 		return 0;
@@ -199,7 +199,7 @@ static int run_check(const struct args *a)
 	}
 	char conv[160];
 	snprintf(conv, sizeof conv, "Neumann-Gram count %s, step-FLOPs denominator %s, Table-Neumann rows %s",
-		 compute_neumann_name(a->o.neumann), compute_denom_name(a->o.denom),
+		 acct_neumann_name(a->o.neumann), compute_denom_name(a->o.denom),
 		 a->o.tabneu_rows ? "as given" : "all");
 	if (a->json) {
 		cJSON *root = cJSON_CreateObject();
@@ -252,7 +252,7 @@ static void derivation_args(struct deriv *d, const struct args *a, char **files,
 		deriv_path_arg(d, a->runs[i]);
 	}
 	deriv_arg(d, "--neumann-count");
-	deriv_arg(d, compute_neumann_name(a->o.neumann));
+	deriv_arg(d, acct_neumann_name(a->o.neumann));
 	deriv_arg(d, "--denominator");
 	deriv_arg(d, compute_denom_name(a->o.denom));
 	if (a->o.tabneu_rows) {

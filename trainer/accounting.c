@@ -1,8 +1,25 @@
-/* accounting.c: parameter accounting over the paramspec table (see
- * accounting.h; supkit-audit(1), compute). */
+/* accounting.c: the accounting of every arm (see accounting.h): parameter
+ * counts over the paramspec table, FLOPs a token and a step, the extra
+ * FLOPs and persistent memory of each arm component, and the trainer's
+ * memory floor.
+ *
+ * Leaves out: activation memory of the arms (persistent state only; a run's
+ * measured peak covers the rest), kernel-level FLOP counts of the baseline
+ * optimizer other than Polar Express, and wall-clock modelling.
+ *
+ * Reference: papers 000/001 Table 1b and section 2 (OE lookup and update,
+ * BiEq, Neumann-Gram, QK scaling, routing and Table-Neumann counts), paper
+ * 004 Table 5 (MuonEq-R/RC and the Lemma-2 Neumann-Gram count). The polar
+ * arms (polar_steps, polar_norm = aol), BiEq's passes and sides and the
+ * equilibrators' square-only scope scale those counts by what they run;
+ * polar_norm = fp32, post_polar = fp32 and normuon = 0 change no count
+ * (dtype only, or NorMuon, which is not counted).
+ */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *c)
@@ -83,4 +100,184 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 	if (c->eval_tokens + c->heldout_tokens > 0)
 		m->tokens += 4.0 * (3.0 * N + rows);
 	m->total = m->params + m->optim + m->activations + m->tokens;
+}
+
+/* ---- the arms' FLOPs and memory ---- */
+
+static const char *const extra_keys[AX_N] = {
+	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
+};
+static const char *const extra_formulas[AX_N] = {
+	"8 d per token x tokens/step",
+	"5 per OE parameter",
+	"4 m n per row or column step, bieq_passes x (2 | 1 with bieq_sides = rows) steps (16 m n at 2 passes, both sides) per equilibrated block matrix (ve_gate included; equil_scope = square: square ones only)",
+	"MuonEq-R 4 m n, MuonEq-RC 8 m n per equilibrated block matrix (equil_scope = square: square ones only)",
+	"per V x d table (wte, lm_head, each value_embeds): full 4Vd^2+14Vd+3d^2+3d | lemma2 4Vd^2+4Vd",
+	"per OE table j, k = d/4, R_j visited rows: 4 R_j k^2 + 14 R_j k + 3k^2 + 3k (lemma2: 4 R_j k^2 + 4 R_j k)",
+	"4 L d per token x tokens/step",
+	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
+};
+static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing"};
+static const char *const mem_formulas[AM_N] = {
+	"4 bytes per OE parameter + 4 bytes per OE row",
+	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
+	"16 bytes per q_tau entry",
+	"16 bytes per routing lambda",
+};
+
+const char *acct_extra_key(enum acct_extra k)
+{
+	return k < AX_N ? extra_keys[k] : "?";
+}
+
+const char *acct_extra_formula(enum acct_extra k)
+{
+	return k < AX_N ? extra_formulas[k] : "?";
+}
+
+const char *acct_mem_key(enum acct_mem k)
+{
+	return k < AM_N ? mem_keys[k] : "?";
+}
+
+const char *acct_mem_formula(enum acct_mem k)
+{
+	return k < AM_N ? mem_formulas[k] : "?";
+}
+
+const char *acct_neumann_name(enum acct_neumann n)
+{
+	return n == ACCT_NEUMANN_LEMMA2 ? "lemma2" : "full";
+}
+
+const char *acct_figure_formula(const char *path)
+{
+	static const struct {
+		const char *path, *formula;
+	} f[] = {
+		{"params.wte", "V d"},
+		{"params.value_embeds", "n_ve V d"},
+		{"params.lm_head", "V d"},
+		{"params.block_matrices", "12 L d^2 + n_ve H 32 (ve_gate)"},
+		{"params.scalars", "2 L (resid_lambdas, x0_lambdas)"},
+		{"params.q_tau", "L H hd/2 (pair) | L H hd (untied) | L H (head)"},
+		{"params.routing_lambdas", "L (wte_lambdas) + 2 (out_lambdas)"},
+		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas"},
+		{"params.oe_tables", "(oe_n - 1) oe_k"},
+		{"params.oe_rows_total", "sum_j (m + 2j) = 4m + 12"},
+		{"params.oe", "OE rows x d/4"},
+		{"params.total", "backbone + OE"},
+		{"flops.per_token", "6 (lm_head + block matrices) + sum_layers 12 H hd min(window, T)"},
+		{"flops.per_step", "FLOPs/token x tokens/step"},
+		{"flops.polar_express_step", "sum over block matrices polar_steps (4 m n q + 2 q^3), plus 2 m n q + q^2 + m n with polar_norm = aol, q = min(m, n)"},
+		{"flops.extra_gflops_step_total", "sum of the extra components / 1e9"},
+		{"memory_mib.total", "sum of the memory components / 2^20"},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (!strcmp(f[i].path, path))
+			return f[i].formula;
+	for (int i = 0; i < AX_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "flops.extra_gflops_step.%s", extra_keys[i]);
+		if (!strcmp(p, path))
+			return extra_formulas[i];
+	}
+	for (int i = 0; i < AM_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "memory_mib.%s", mem_keys[i]);
+		if (!strcmp(p, path))
+			return mem_formulas[i];
+	}
+	return NULL;
+}
+
+static double neumann_table_flops(double V, double d, enum acct_neumann n)
+{
+	if (n == ACCT_NEUMANN_LEMMA2)
+		return 4 * V * d * d + 4 * V * d;
+	return 4 * V * d * d + 14 * V * d + 3 * d * d + 3 * d;
+}
+
+double acct_tabneu_per_row(double d, enum acct_neumann n)
+{
+	double k = d / 4;
+	return n == ACCT_NEUMANN_LEMMA2 ? 4 * k * k + 4 * k : 4 * k * k + 14 * k;
+}
+
+int accounting_of(const struct config *c, const struct acct_opts *o, struct accounting *a,
+		  struct err *e)
+{
+	struct param_spec *p;
+	size_t n;
+	memset(a, 0, sizeof *a);
+	if (paramspec_build(c, &p, &n, e) != 0)
+		return -1;
+	a->tokens_per_step = (int64_t)c->batch_rows * c->seq_len * c->grad_accum;
+	const double tok = (double)a->tokens_per_step, d = config_model_dim(c), L = c->depth;
+
+	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0;
+	const double k = d / 4;
+	for (size_t i = 0; i < n; i++) {
+		const struct param_spec *s = &p[i];
+		if (s->kind == PK_VALUE_EMBED)
+			a->n_ve++;
+		if (s->group == PG_MATRIX) {
+			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
+			polar += c->polar_steps * (4 * m * nn * q + 2 * q * q * q);
+			if (c->polar_norm == POLAR_NORM_AOL)   /* Gram, row sums, scaling */
+				polar += 2 * m * nn * q + q * q + m * nn;
+			if (c->equil_scope == EQUIL_ALL || m == nn) {
+				bieq += 4.0 * c->bieq_passes * (c->bieq_sides == BIEQ_ROWS ? 1 : 2) * m * nn;
+				muoneq += (c->muoneq == MUONEQ_RC ? 8 : 4) * m * nn;
+			}
+		}
+		if (s->kind == PK_WTE || s->kind == PK_LM_HEAD || s->kind == PK_VALUE_EMBED)
+			neumann += neumann_table_flops((double)s->shape[0], (double)s->shape[1], o->neumann);
+		if (s->kind == PK_OE_TABLE) {
+			/* per-table constant here; the row-dependent part below */
+			if (o->neumann == ACCT_NEUMANN_FULL)
+				tabneu += 3 * k * k + 3 * k;
+		}
+	}
+	param_counts_of(p, n, &a->counts);
+	free(p);
+	const struct param_counts *pc = &a->counts;
+
+	a->flops_token = flops_per_token(c, pc);
+	a->flops_step = a->flops_token * tok;
+	a->polar_step = polar;
+
+	if (c->oe) {
+		a->extra[AX_OE_LOOKUP] = 8 * d * tok;
+		a->extra[AX_OE_UPDATE] = 5 * (double)pc->oe;
+		if (c->table_neumann) {
+			double rows = o->tabneu_rows > 0 ? (double)o->tabneu_rows : (double)pc->oe_rows_total;
+			a->extra[AX_TABLE_NEUMANN] = acct_tabneu_per_row(d, o->neumann) * rows + tabneu;
+		}
+	}
+	if (c->muoneq == MUONEQ_BIEQ)
+		a->extra[AX_BIEQ] = bieq;
+	if (c->muoneq == MUONEQ_R || c->muoneq == MUONEQ_RC)
+		a->extra[AX_MUONEQ] = muoneq;
+	if (c->neumann)
+		a->extra[AX_NEUMANN] = neumann;
+	if (c->qk_scale != QK_SCALE_NONE)
+		a->extra[AX_QK_SCALING] = 4 * L * d * tok;
+	if (c->wte_lambdas) {
+		double sites = L + (c->out_lambdas ? 2 : 0);
+		double anchor = c->anchor == ANCHOR_SHARED ? -2 : 4;
+		a->extra[AX_ROUTING] = (4 * sites + anchor) * d * tok;
+	}
+	for (int i = 0; i < AX_N; i++)
+		a->extra_total += a->extra[i];
+
+	if (c->oe)
+		a->mem[AM_OE] = 4.0 * (double)pc->oe + 4.0 * (double)pc->oe_rows_total;
+	if (c->embed_state == EMBED_STATE_FP32)
+		a->mem[AM_FP32_STATE] = 8.0 * (double)(pc->wte + pc->value_embeds);
+	a->mem[AM_QK_SCALING] = 16.0 * (double)pc->q_tau;
+	a->mem[AM_ROUTING] = 16.0 * (double)pc->routing_lambdas;
+	for (int i = 0; i < AM_N; i++)
+		a->mem_total += a->mem[i];
+	return 0;
 }

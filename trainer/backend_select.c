@@ -60,8 +60,15 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 		return backend_cpu();
 	int fp32 = cfg->dtype == DTYPE_F32;
 	const struct backend_ops *c = backend_find("cuda");
+	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
+	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
 	if (cfg->backend == BACKEND_AUTO)
-		return backend_cuda_present() && fp32 ? c : backend_cpu();
+		return backend_cuda_present() && fp32 && !host_polar ? c : backend_cpu();
+	if (host_polar) {
+		err_set(e, EXIT_USAGE, "backend = cuda: polar_norm = %s and polar_steps = %d need backend = cpu "
+			"(the CUDA polar step is the plain 5-step one)", cfg->polar_norm == POLAR_NORM_FP32 ? "fp32" : cfg->polar_norm == POLAR_NORM_AOL ? "aol" : "polar", cfg->polar_steps);
+		return NULL;
+	}
 	if (!c) {
 		err_set(e, EXIT_USAGE, "backend = cuda: this build has no CUDA backend "
 			"(build with make GPU=1)");

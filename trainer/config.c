@@ -52,6 +52,10 @@ static const char *const w_polar[] = {"bf16", "fp32", NULL};
 static const char *const w_parith[] = {"compiled", "eager", NULL};
 static const char *const w_logits[] = {"bf16", "fp32", NULL};
 static const char *const w_muoneq[] = {"off", "bieq", "r", "rc", NULL};
+static const char *const w_bsides[] = {"both", "rows", NULL};
+static const char *const w_escope[] = {"all", "square", NULL};
+static const char *const w_ppolar[] = {"polar", "fp32", NULL};
+static const char *const w_pnorm[] = {"polar", "fp32", "aol", NULL};
 static const char *const w_neusite[] = {"direction", "gradient", NULL};
 static const char *const w_estate[] = {"bf16", "fp32", NULL};
 static const char *const w_wdsched[] = {"linear", "cosine", NULL};
@@ -119,9 +123,16 @@ static const struct key_def keys[] = {
 	D("oe_lr", oe_lr, "0.6", 0, 1e6),
 	E("muoneq", muoneq, "off", w_muoneq),
 	D("bieq_tau", bieq_tau, "25", 0, 1e9),
+	I("bieq_passes", bieq_passes, "2", 1, 8),
+	E("bieq_sides", bieq_sides, "both", w_bsides),
+	E("equil_scope", equil_scope, "all", w_escope),
 	B("cooldown", cooldown, "0"),
 	E("polar", polar, "bf16", w_polar),
 	E("polar_arith", polar_arith, "compiled", w_parith),
+	E("polar_norm", polar_norm, "polar", w_pnorm),
+	I("polar_steps", polar_steps, "5", 1, 5),
+	E("post_polar", post_polar, "polar", w_ppolar),
+	B("normuon", normuon, "1"),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -609,6 +620,12 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->out_lambdas && !c->wte_lambdas)
 		return conflict(c, "out_lambdas", "wte_lambdas", e,
 				"out_lambdas = 1 needs wte_lambdas = 1");
+	if ((c->bieq_passes != 2 || c->bieq_sides != BIEQ_BOTH) && c->muoneq != MUONEQ_BIEQ)
+		return conflict(c, c->bieq_passes != 2 ? "bieq_passes" : "bieq_sides", "muoneq", e,
+				"bieq_passes and bieq_sides shape BiEq: need muoneq = bieq");
+	if (c->equil_scope != EQUIL_ALL && c->muoneq == MUONEQ_OFF)
+		return conflict(c, "equil_scope", "muoneq", e,
+				"equil_scope = square limits the equilibrator: needs muoneq other than off");
 	if (c->table_neumann && !c->oe)
 		return conflict(c, "table_neumann", "oe", e, "table_neumann = 1 needs oe = 1");
 	if (c->step0 != STEP0_NONE && c->step0 != STEP0_NOSTEP0_ALL && !c->wte_lambdas)
@@ -747,6 +764,10 @@ static const struct {
 	{"00_dense_native_lr141", "00 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", LR141},
 	{"01_dense_opt_lr141", "01 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG LR141},
 	{"02_dense_joint_lr141", "02 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG QK_PAIR LR141},
+	{"noguard_postpolar_fp32_only", "paper 004 control #1a: NorMuon and the update in fp32 after the bf16 polar step",
+	 "post_polar = fp32\n"},
+	{"exact_muoneq_r_no_normuon", "paper 004 #2a-noNM: MuonEq-R without post-polar NorMuon",
+	 "muoneq = r\nnormuon = 0\n"},
 };
 
 /* Short names used in the papers' prose. */

@@ -29,6 +29,10 @@ enum cfg_polar { POLAR_BF16, POLAR_FP32 };
 enum cfg_polar_arith { POLAR_ARITH_COMPILED, POLAR_ARITH_EAGER }; /* bf16 Polar Express */
 enum cfg_logits { LOGITS_BF16, LOGITS_FP32 };            /* lm_head output before the softcap */
 enum cfg_muoneq { MUONEQ_OFF, MUONEQ_BIEQ, MUONEQ_R, MUONEQ_RC };
+enum cfg_bieq_sides { BIEQ_BOTH, BIEQ_ROWS };
+enum cfg_equil_scope { EQUIL_ALL, EQUIL_SQUARE };
+enum cfg_post_polar { POST_POLAR_AS_POLAR, POST_POLAR_FP32 };
+enum cfg_polar_norm { POLAR_NORM_AS_POLAR, POLAR_NORM_FP32, POLAR_NORM_AOL };
 enum cfg_neumann_site { NEUMANN_DIRECTION, NEUMANN_GRADIENT };
 enum cfg_embed_state { EMBED_STATE_BF16, EMBED_STATE_FP32 };
 enum cfg_wd_schedule { WD_LINEAR, WD_COSINE };
@@ -104,10 +108,21 @@ struct config {
 	double oe_lr;              /* oe_lr = 0.6 (times k) */
 	enum cfg_muoneq muoneq;    /* muoneq = off | bieq | r | rc */
 	double bieq_tau;           /* bieq_tau = 25 (0 = undamped) */
+	int bieq_passes;           /* bieq_passes = 2 (row-then-column passes) */
+	enum cfg_bieq_sides bieq_sides; /* bieq_sides = both | rows (rows: no column step) */
+	enum cfg_equil_scope equil_scope; /* equil_scope = all | square (the equilibrator on
+	                              square matrices only) */
 	int cooldown;              /* cooldown = 0 | 1 */
 	enum cfg_polar polar;      /* polar = bf16 | fp32 */
 	enum cfg_polar_arith polar_arith; /* polar_arith = compiled | eager (bf16 polar of
 	                              fp32 runs: torch.compile on CUDA, or eager PyTorch) */
+	enum cfg_polar_norm polar_norm; /* polar_norm = polar | fp32 | aol (the scaling
+	                              before the polar iterations: Frobenius in the
+	                              polar dtype or in fp32, or Turbo-Muon's AOL) */
+	int polar_steps;           /* polar_steps = 5 (Polar Express iterations) */
+	enum cfg_post_polar post_polar; /* post_polar = polar | fp32 (NorMuon and the
+	                              update in the polar dtype or fp32) */
+	int normuon;               /* normuon = 1 | 0 (post-polar NorMuon) */
 	int neumann;               /* neumann = 0 | 1 */
 	double neumann_tau;        /* neumann_tau = 80 */
 	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */
@@ -210,7 +225,7 @@ const char *config_key_name(int i);
  * applied over a config (the arm key included). config_arm_apply leaves depth and every key
  * the arm does not name untouched; -1 for an unknown name. */
 int config_arm_count(void);
-const char *config_arm_name(int i);
+const char *config_arm_name(int i);          /* arm 0 is the baseline, 00_dense_native */
 const char *config_arm_overrides(int i);     /* "key = value\n..." */
 const char *config_arm_summary(int i);       /* one line: what the arm is */
 int config_arm_find(const char *name);       /* index, or -1 */

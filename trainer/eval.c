@@ -196,9 +196,12 @@ static int key_given(const struct config *cfg, const char *name)
 	return 0;
 }
 
-/* The tensor named name (without the prefix of `skip` bytes), or NULL. */
-static const struct st_tensor *tensor(const struct st_file *f, size_t skip, const char *name)
+/* The tensor of kind k (index: its layer or table) without the prefix of
+ * `skip` bytes (names: trainer/paramspec.h), or NULL. */
+static const struct st_tensor *tensor(const struct st_file *f, size_t skip, enum param_kind k, int index)
 {
+	char name[PARAM_NAME_MAX];
+	paramspec_name(k, index, name, sizeof name);
 	for (size_t i = 0; i < f->n; i++)
 		if (!strcmp(f->t[i].name + skip, name))
 			return &f->t[i];
@@ -216,8 +219,8 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 		goto out;
 	const size_t skip = pre ? sizeof ST_COMPILE_PREFIX - 1 : 0;
 	const char *hint = "give --config FILE, the run's config";
-	const struct st_tensor *wte = tensor(&f, skip, "transformer.wte.weight");
-	const struct st_tensor *rl = tensor(&f, skip, "resid_lambdas");
+	const struct st_tensor *wte = tensor(&f, skip, PK_WTE, -1);
+	const struct st_tensor *rl = tensor(&f, skip, PK_RESID_LAMBDAS, -1);
 	if (!wte || wte->ndim != 2 || wte->shape[0] < 1 || wte->shape[1] < 1) {
 		err_set(e, EXIT_USAGE, "'%s': no tensor 'transformer.wte.weight' of V x d: the vocabulary and width "
 			"cannot be inferred (%s)", path, hint);
@@ -236,11 +239,8 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 	}
 	/* the heads and the ve gate's channels: a ve layer's gate, H x channels */
 	const struct st_tensor *gate = NULL;
-	char name[96];
-	for (int64_t i = 0; i < L && !gate; i++) {
-		snprintf(name, sizeof name, "transformer.h.%lld.attn.ve_gate.weight", (long long)i);
-		gate = tensor(&f, skip, name);
-	}
+	for (int64_t i = 0; i < L && !gate; i++)
+		gate = tensor(&f, skip, PK_VE_GATE, (int)i);
 	if (!gate || gate->ndim != 2 || gate->shape[0] < 1 || d % gate->shape[0] || (d / gate->shape[0]) % 2) {
 		err_set(e, EXIT_USAGE, "'%s': no ve_gate tensor of H x channels with H dividing d = %lld into even "
 			"heads: head_dim cannot be inferred (%s)", path, (long long)d, hint);
@@ -257,7 +257,7 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 		cfg->head_dim = (int)hd;
 	if (!key_given(cfg, "ve_gate_channels"))
 		cfg->ve_gate_channels = (int)gate->shape[1];
-	const struct st_tensor *q = tensor(&f, skip, "q_tau");
+	const struct st_tensor *q = tensor(&f, skip, PK_Q_TAU, -1);
 	if (q && !key_given(cfg, "qk_scale")) {
 		if (q->ndim == 2)
 			cfg->qk_scale = QK_SCALE_HEAD;
@@ -270,7 +270,7 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 			goto out;
 		}
 	}
-	const struct st_tensor *oe = tensor(&f, skip, "oe.0.weight");
+	const struct st_tensor *oe = tensor(&f, skip, PK_OE_TABLE, 0);
 	if (oe) {
 		if (!key_given(cfg, "oe_n") || !key_given(cfg, "oe_k")) {
 			err_set(e, EXIT_USAGE, "'%s': OE tables, but their shapes do not say oe_n and oe_k (3 and 2, "
@@ -282,7 +282,7 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 		if (!key_given(cfg, "oe_m") && oe->ndim == 2)
 			cfg->oe_m = oe->shape[0];
 	}
-	if (tensor(&f, skip, "wte_lambdas")) {
+	if (tensor(&f, skip, PK_WTE_LAMBDAS, -1)) {
 		if (!key_given(cfg, "anchor")) {
 			err_set(e, EXIT_USAGE, "'%s': tensor 'wte_lambdas', but no shape says its anchor: %s or --set "
 				"anchor=separate|shared", path, hint);
@@ -291,7 +291,7 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 		if (!key_given(cfg, "wte_lambdas"))
 			cfg->wte_lambdas = 1;
 	}
-	if (tensor(&f, skip, "out_lambdas") && !key_given(cfg, "out_lambdas"))
+	if (tensor(&f, skip, PK_OUT_LAMBDAS, -1) && !key_given(cfg, "out_lambdas"))
 		cfg->out_lambdas = 1;
 	rc = 0;
 out:

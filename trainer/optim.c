@@ -32,7 +32,11 @@
  *    and X * scale rounded there; lr' and wd cast to the polar dtype, lr' *
  *    X rounded there, lr' * wd a bf16 product times p in fp32; mask = (X * p
  *    >= 0) in fp32; p -= lr' X + lr' wd p mask in fp32 (these roundings are
- *    eager PyTorch's in both polar arithmetics).
+ *    eager PyTorch's in both polar arithmetics). post_polar = fp32 makes
+ *    every one of those post-polar dtypes fp32 (X keeps its bf16 values);
+ *    normuon = 0 skips NorMuon (scale 1, its buffer untouched); the
+ *    equilibrator runs on every block matrix or (equil_scope = square) on
+ *    the square ones; polar_norm and polar_steps: trainer/polar.c.
  *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
  *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
@@ -70,6 +74,7 @@
 #include <cblas.h>
 #include "trainer/optim.h"
 #include "trainer/optim_elem.h"
+#include "trainer/paramspec.h"
 
 /* State arrays m, v and buf hold float in fp32 runs (the original's fp32
  * or bf16 state, exactly) and double in fp64 runs: st_get / st_set. */
@@ -404,20 +409,17 @@ static void store_vals(const struct optim *o, struct param *p, const double *w)
 			p->w[i] = (float)w[i];
 }
 
-static int is_named(const struct param *p, const char *fam)
-{
-	return strstr(p->name, fam) != NULL;
-}
-
-/* Whether step-0 mode applies to p. */
+/* Whether step-0 mode applies to p (its kind by its name, paramspec.h). */
 static int step0_target(const struct optim *o, const struct param *p)
 {
 	enum cfg_step0 m = o->c.step0;
-	if (m == STEP0_NONE)
+	enum param_kind k;
+	int idx;
+	if (m == STEP0_NONE || paramspec_name_kind(p->name, &k, &idx) != 0)
 		return 0;
-	if (is_named(p, "wte_lambdas") || is_named(p, "out_lambdas"))
+	if (k == PK_WTE_LAMBDAS || k == PK_OUT_LAMBDAS)
 		return 1;
-	if (m == STEP0_NOSTEP0_ALL && (is_named(p, "resid_lambdas") || is_named(p, "x0_lambdas")))
+	if (m == STEP0_NOSTEP0_ALL && (k == PK_RESID_LAMBDAS || k == PK_X0_LAMBDAS))
 		return 1;
 	return 0;
 }
@@ -666,12 +668,20 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- Muon ---- */
 
+/* Whether the pre-polar equilibrator applies to an m x n matrix
+ * (equil_scope = square: square matrices only). */
+static int equilibrated(const struct optim *o, size_t m, size_t n)
+{
+	return o->c.muoneq != MUONEQ_OFF && (o->c.equil_scope == EQUIL_ALL || m == n);
+}
+
 /* The pre-polar equilibrator of the arm on G (m x n, fp64 working copy of
  * the momentum in the device's memory; work: m + n doubles there). */
 static void equilibrate(struct optim *o, double *G, size_t m, size_t n, int step, double *work)
 {
 	if (o->c.muoneq == MUONEQ_BIEQ)
-		bieq_apply_on(o->dev, G, m, n, homotopy_alpha(step, o->c.bieq_tau), work);
+		bieq_passes_on(o->dev, G, m, n, homotopy_alpha(step, o->c.bieq_tau), o->c.bieq_passes,
+			       o->c.bieq_sides == BIEQ_ROWS, work);
 	else if (o->c.muoneq == MUONEQ_R)
 		muoneq_r_apply_on(o->dev, G, m, n, work);
 	else
@@ -728,7 +738,8 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 	const struct optim_device *d = o->dev;
 	const struct param *p0 = &o->t->p[idx[0]];
 	size_t m = p0->rows, n = p0->cols, N = p0->numel;
-	int bf = o->c.polar == POLAR_BF16;
+	/* X's dtype after the polar step: NorMuon and the update run in it */
+	int bf = o->c.polar == POLAR_BF16 && o->c.post_polar == POST_POLAR_AS_POLAR;
 	enum round_mode r = RND_F32, xr = bf ? RND_BF16 : RND_F32;
 	float *X = dscratch(o, 0, nb * N * sizeof *X);
 	/* 1. Nesterov on the fp32 momentum */
@@ -738,7 +749,7 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		float *Xb = X + b * N;
 		d->nesterov(Xb, (float *)o->st[idx[b]].buf, p->g, N, w1, mu);
 		/* pre-polar equilibration on an fp64 copy, the result fp32 */
-		if (o->c.muoneq != MUONEQ_OFF) {
+		if (equilibrated(o, m, n)) {
 			double *G = dscratch(o, 2, N * sizeof *G);
 			double *work = dscratch(o, 3, (m + n) * sizeof *work);
 			d->widen(G, Xb, N, 0);
@@ -746,23 +757,30 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 			d->narrow(Xb, G, N);
 		}
 	}
-	/* 2. Polar Express, the group as one batch, in the config's arithmetic */
-	int pm = polar_mode_of(&o->c);
-	if (o->polar)
-		o->polar(X, nb, m, n, pm);
+	/* 2. Polar Express, the group as one batch, in the config's arithmetic
+	 * (the polar arms on the host: optim_polar_fn does the plain step) */
+	struct polar_opts po;
+	polar_opts_of(&o->c, &po);
+	if (o->polar && polar_opts_plain(&po))
+		o->polar(X, nb, m, n, po.mode);
 	else
 		for (size_t b = 0; b < nb; b++)
-			polar_express_f32(X + b * N, m, n, pm);
-	/* 3. NorMuon (over columns, one value a row, when m >= n, else rows),
-	 * 4. cautious weight decay and update */
+			polar_express_f32_opts(X + b * N, m, n, &po);
+	/* 3. NorMuon (over columns, one value a row, when m >= n, else rows;
+	 * normuon = 0: scales of 1), 4. cautious weight decay and update */
 	int per_row = m >= n;
 	for (size_t b = 0; b < nb; b++) {
 		struct param *p = &o->t->p[idx[b]];
 		struct pstate *st = &o->st[idx[b]];
 		size_t ns = st->smb_n;
 		double *vm = dscratch(o, 1, 2 * ns * sizeof *vm), *ssz = vm + ns;
-		d->sumsq(vm, X + b * N, m, n, per_row);
-		normuon_scales(o, st, vm, ssz, per_row ? n : m, r, xr);
+		if (o->c.normuon) {
+			d->sumsq(vm, X + b * N, m, n, per_row);
+			normuon_scales(o, st, vm, ssz, per_row ? n : m, r, xr);
+		} else {
+			for (size_t k = 0; k < ns; k++)
+				ssz[k] = 1.0;
+		}
 		double lr, lrwd;
 		muon_lr(o, p, s, r, xr, &lr, &lrwd);
 		d->muon_update(p->w, X + b * N, ssz, m, n, per_row, lr, lrwd, bf);
@@ -781,19 +799,24 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	double mu = s->momentum, w1 = 1 - mu;
 	for (size_t i = 0; i < N; i++)
 		G[i] = nesterov_elem(&((double *)st->buf)[i], G[i], w1, mu, 1);
-	if (o->c.muoneq != MUONEQ_OFF) {
+	if (equilibrated(o, m, n)) {
 		double *work = xmalloc((m + n) * sizeof *work);
 		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
 		free(work);
 	}
-	polar_express_f64(G, m, n);
+	polar_express_f64_opts(G, m, n, (int)o->c.polar_norm, o->c.polar_steps);
 	int per_row = m >= n;
 	size_t ns = st->smb_n;
 	double *vm = xcalloc(ns, sizeof *vm), *ssz = xmalloc(ns * sizeof *ssz);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			vm[per_row ? i : j] += G[i * n + j] * G[i * n + j];
-	normuon_scales(o, st, vm, ssz, per_row ? n : m, r, r);
+	if (o->c.normuon) {
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++)
+				vm[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+		normuon_scales(o, st, vm, ssz, per_row ? n : m, r, r);
+	} else {
+		for (size_t k = 0; k < ns; k++)
+			ssz[k] = 1.0;
+	}
 	double lr, lrwd;
 	muon_lr(o, p, s, r, r, &lr, &lrwd);
 	for (size_t i = 0; i < m; i++)

@@ -187,10 +187,30 @@ int polar_mode_of(const struct config *c);
  * Frobenius normalisation, in the arithmetic `mode` (enum polar_mode). */
 void polar_express_f32(float *X, size_t m, size_t n, int mode);
 void polar_express_f64(double *X, size_t m, size_t n);
+/* The polar step's arms (config keys polar_norm, polar_steps; trainer/polar.c
+ * has the formulas): the first `steps` iterations after the scaling `norm`
+ * (enum cfg_polar_norm: the Frobenius one in the mode's dtype, the same in
+ * fp32 before the bf16 cast, or Turbo-Muon's AOL row/column scaling). */
+struct polar_opts {
+	int mode;        /* enum polar_mode */
+	int norm;        /* enum cfg_polar_norm */
+	int steps;       /* 1..5 */
+};
+void polar_opts_of(const struct config *c, struct polar_opts *po);
+/* 1 when po is polar_express_f32's (mode aside): what optim_polar_fn does. */
+int polar_opts_plain(const struct polar_opts *po);
+void polar_express_f32_opts(float *X, size_t m, size_t n, const struct polar_opts *po);
+/* fp64: norm POLAR_NORM_AOL or the Frobenius scaling (fp64 throughout). */
+void polar_express_f64_opts(double *X, size_t m, size_t n, int norm, int steps);
 
 /* BiEq (paper 004 section 3.1): two passes of row then column
  * equilibration of G with homotopy a = min(t/tau, 1)^2 (tau <= 0: a = 1). */
 void bieq_apply(double *G, size_t m, size_t n, double a);
+/* BiEq with `passes` passes, each a row step then (rows_only = 0) a column
+ * step (config keys bieq_passes, bieq_sides). */
+void bieq_passes_apply(double *G, size_t m, size_t n, double a, int passes, int rows_only);
+void bieq_passes_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		    int passes, int rows_only, double *work);
 /* MuonEq-R: rows scaled by (sum_j G_ij^2 + 1e-8)^-1/2. */
 void muoneq_r_apply(double *G, size_t m, size_t n);
 /* MuonEq-RC: rows and columns scaled simultaneously from the same G. */

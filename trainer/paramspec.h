@@ -50,6 +50,17 @@ struct param_spec {
 /* Fill *out (caller frees) with the table for config c; 0 or -1 (bad config). */
 int paramspec_build(const struct config *c, struct param_spec **out, size_t *n, struct err *e);
 const char *param_kind_name(enum param_kind k);   /* "wte", "attn.c_q", ... */
+/* The checkpoint name of kind k (index: its layer, or table j for
+ * value_embeds and OE tables; ignored for a kind without one) into buf
+ * ("transformer.h.3.attn.c_q.weight", "lm_head.weight"). */
+void paramspec_name(enum param_kind k, int index, char *buf, size_t n);
+/* 1 when kind k's names carry an index (a layer or a table). */
+int paramspec_kind_indexed(enum param_kind k);
+/* The kind and index (-1 when the kind has none) of a checkpoint name as
+ * paramspec_name writes it, an index written with any number of digits up
+ * to 1,000,000 (and "oe_tables.<j>.weight", another spelling of an OE
+ * table's). 0, or -1 for a name of no parameter kind (*index = -1). */
+int paramspec_name_kind(const char *name, enum param_kind *kind, int *index);
 /* Bytes tensor s takes in the model's parameter block, a multiple of 16:
  * fp32 value and gradient (and fp64 ones when fp64); OE tables of fp32 runs
  * a bf16 value and gradient, of fp64 runs the values only (their gradient

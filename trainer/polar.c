@@ -26,7 +26,19 @@
  * Summation order differs from any GPU kernel, so results match a correct
  * implementation only to bf16 tolerance (several percent of the update:
  * docs/model.md, Precision).
- * Left out: fewer than 5 iterations (ns_steps is fixed at 5 in the benchmark).
+ * Arms of the polar step (struct polar_opts, config keys polar_norm and
+ * polar_steps): fewer iterations (the first `steps` coefficient triples, as
+ * the original's coeffs[:ns_steps]); and the scaling before the iterations:
+ *  - fp32: the Frobenius normalisation in fp32 on the fp32 input before the
+ *    bf16 cast, X = bf16(G / (||G||_F * 1.02 + 1e-6)), every operation fp32;
+ *  - aol: Turbo-Muon's AOL scaling (Boissin et al. 2025, as paper 002
+ *    section 3.3 adapts it) in place of the Frobenius one: X = bf16(G),
+ *    A0 = X X^T (m <= n) or X^T X (m > n) as the iterations' Gram (bf16
+ *    output), s_i = (sum_j |A0_ij| + 1e-10)^-1/2 / 1.02 in fp32 (rounded
+ *    to bf16 in the bf16 modes), X = bf16(X diag-scaled by s: rows when
+ *    m <= n, columns when m > n). The iterations recompute A from the
+ *    scaled X (no reuse of A0). fp64: the same formulas in fp64.
+ * The iterations then run in the mode's arithmetic.
  */
 /* Vectorised elementwise loops (bit-exact: see trainer/backend_cpu.c). */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -70,7 +82,38 @@ int polar_mode_of(const struct config *c)
 
 void polar_express_f32(float *X, size_t m, size_t n, int mode)
 {
+	struct polar_opts po = {mode, POLAR_NORM_AS_POLAR, 5};
+	polar_express_f32_opts(X, m, n, &po);
+}
+
+void polar_opts_of(const struct config *c, struct polar_opts *po)
+{
+	po->mode = polar_mode_of(c);
+	po->norm = (int)c->polar_norm;
+	po->steps = c->polar_steps;
+}
+
+int polar_opts_plain(const struct polar_opts *po)
+{
+	return po->norm == POLAR_NORM_AS_POLAR && po->steps == 5;
+}
+
+/* The AOL scales of X (m x n; Gram A, q x q, already computed from X):
+ * s_i = (sum_j |A_ij| + 1e-10)^-1/2 / 1.02 into s (q). */
+static void aol_scales_f32(const float *A, size_t q, float *s, int bf)
+{
+	for (size_t i = 0; i < q; i++) {
+		float r = 0;
+		for (size_t j = 0; j < q; j++)
+			r += fabsf(A[i * q + j]);
+		s[i] = rnd_if(1.0f / sqrtf(r + 1e-10f) / 1.02f, bf);
+	}
+}
+
+void polar_express_f32_opts(float *X, size_t m, size_t n, const struct polar_opts *po)
+{
 	size_t mn = m * n, q = m > n ? n : m;
+	int mode = po->mode, steps = po->steps < 0 ? 0 : po->steps > 5 ? 5 : po->steps;
 	int tall = m > n, bf = mode != POLAR_MODE_FP32, cmp = mode == POLAR_MODE_BF16_COMPILED;
 	/* eager rounds every intermediate result (and each scalar); compiled
 	 * only the realized tensors (ebf) */
@@ -79,17 +122,41 @@ void polar_express_f32(float *X, size_t m, size_t n, int mode)
 	float *AA = xmalloc(q * q * sizeof *AA);
 	float *P = xmalloc(mn * sizeof *P);
 
-	round_all(X, mn, bf);                            /* X = g.bfloat16() */
-	double ss = 0;
-	for (size_t i = 0; i < mn; i++)
-		ss += (double)X[i] * X[i];
-	float nrm = rnd_if((float)sqrt(ss), bf);         /* X.norm() */
-	float den = rnd_if(nrm * rnd_if(1.02f, ebf), ebf);
-	den = rnd_if(den + rnd_if(1e-6f, ebf), ebf);
-	for (size_t i = 0; i < mn; i++)
-		X[i] = rnd_if(X[i] / den, bf);
+	if (po->norm == POLAR_NORM_AOL) {
+		round_all(X, mn, bf);                    /* X = g.bfloat16() */
+		int iq = (int)q, im = (int)m, in = (int)n;
+		if (tall)
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, iq, iq, im,
+				    1.0f, X, in, X, in, 0.0f, A, iq);
+		else
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, iq, iq, in,
+				    1.0f, X, in, X, in, 0.0f, A, iq);
+		round_all(A, q * q, bf);
+		aol_scales_f32(A, q, AA, bf);            /* s in AA's first q */
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++)
+				X[i * n + j] = rnd_if(X[i * n + j] * AA[tall ? j : i], bf);
+	} else if (po->norm == POLAR_NORM_FP32) {
+		/* X = (g / (g.norm() * 1.02 + 1e-6)).bfloat16(): fp32 throughout */
+		double ss = 0;
+		for (size_t i = 0; i < mn; i++)
+			ss += (double)X[i] * X[i];
+		float den = (float)sqrt(ss) * 1.02f + 1e-6f;
+		for (size_t i = 0; i < mn; i++)
+			X[i] = rnd_if(X[i] / den, bf);
+	} else {
+		round_all(X, mn, bf);                    /* X = g.bfloat16() */
+		double ss = 0;
+		for (size_t i = 0; i < mn; i++)
+			ss += (double)X[i] * X[i];
+		float nrm = rnd_if((float)sqrt(ss), bf); /* X.norm() */
+		float den = rnd_if(nrm * rnd_if(1.02f, ebf), ebf);
+		den = rnd_if(den + rnd_if(1e-6f, ebf), ebf);
+		for (size_t i = 0; i < mn; i++)
+			X[i] = rnd_if(X[i] / den, bf);
+	}
 
-	for (int it = 0; it < 5; it++) {
+	for (int it = 0; it < steps; it++) {
 		float a = rnd_if((float)polar_coeffs[it][0], ebf);
 		float b = rnd_if((float)polar_coeffs[it][1], ebf);
 		float c = rnd_if((float)polar_coeffs[it][2], ebf);
@@ -122,18 +189,42 @@ void polar_express_f32(float *X, size_t m, size_t n, int mode)
 
 void polar_express_f64(double *X, size_t m, size_t n)
 {
+	polar_express_f64_opts(X, m, n, POLAR_NORM_AS_POLAR, 5);
+}
+
+void polar_express_f64_opts(double *X, size_t m, size_t n, int norm, int steps)
+{
 	size_t mn = m * n, q = m > n ? n : m;
 	int tall = m > n;
 	double *A = xmalloc(q * q * sizeof *A);
 	double *AA = xmalloc(q * q * sizeof *AA);
 	double *P = xmalloc(mn * sizeof *P);
-	double ss = 0;
-	for (size_t i = 0; i < mn; i++)
-		ss += X[i] * X[i];
-	double den = sqrt(ss) * 1.02 + 1e-6;
-	for (size_t i = 0; i < mn; i++)
-		X[i] /= den;
-	for (int it = 0; it < 5; it++) {
+	if (norm == POLAR_NORM_AOL) {
+		int iq = (int)q, im = (int)m, in = (int)n;
+		if (tall)
+			cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, iq, iq, im,
+				    1.0, X, in, X, in, 0.0, A, iq);
+		else
+			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, iq, iq, in,
+				    1.0, X, in, X, in, 0.0, A, iq);
+		for (size_t i = 0; i < q; i++) {
+			double r = 0;
+			for (size_t j = 0; j < q; j++)
+				r += fabs(A[i * q + j]);
+			AA[i] = 1.0 / sqrt(r + 1e-10) / 1.02;
+		}
+		for (size_t i = 0; i < m; i++)
+			for (size_t j = 0; j < n; j++)
+				X[i * n + j] *= AA[tall ? j : i];
+	} else {   /* fp64: polar and fp32 are the same normalisation */
+		double ss = 0;
+		for (size_t i = 0; i < mn; i++)
+			ss += X[i] * X[i];
+		double den = sqrt(ss) * 1.02 + 1e-6;
+		for (size_t i = 0; i < mn; i++)
+			X[i] /= den;
+	}
+	for (int it = 0; it < steps && it < 5; it++) {
 		double a = polar_coeffs[it][0], b = polar_coeffs[it][1], c = polar_coeffs[it][2];
 		int iq = (int)q, im = (int)m, in = (int)n;
 		if (tall)
@@ -189,13 +280,20 @@ static void bieq_side(const struct optim_device *d, double *G, size_t m, size_t 
 	d->scale64(G, per_row ? w : NULL, per_row ? NULL : w, m, n);
 }
 
+void bieq_passes_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
+		    int passes, int rows_only, double *work)
+{
+	for (int pass = 0; pass < passes; pass++) {
+		bieq_side(d, G, m, n, a, work, 1);
+		if (!rows_only)   /* column means recomputed after the row step */
+			bieq_side(d, G, m, n, a, work, 0);
+	}
+}
+
 void bieq_apply_on(const struct optim_device *d, double *G, size_t m, size_t n, double a,
 		   double *work)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		bieq_side(d, G, m, n, a, work, 1);
-		bieq_side(d, G, m, n, a, work, 0);   /* column means recomputed after the row step */
-	}
+	bieq_passes_on(d, G, m, n, a, 2, 0, work);
 }
 
 void muoneq_r_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
@@ -225,6 +323,13 @@ void bieq_apply(double *G, size_t m, size_t n, double a)
 {
 	double *w = xmalloc((m + n) * sizeof *w);
 	bieq_apply_on(optim_device_host(), G, m, n, a, w);
+	free(w);
+}
+
+void bieq_passes_apply(double *G, size_t m, size_t n, double a, int passes, int rows_only)
+{
+	double *w = xmalloc((m + n) * sizeof *w);
+	bieq_passes_on(optim_device_host(), G, m, n, a, passes, rows_only, w);
 	free(w);
 }
 

@@ -70,8 +70,8 @@ static void fuzz_check(const uint8_t *data, size_t size)
 		return;
 	}
 	struct compute_opts o[2] = {
-		{COMPUTE_NEUMANN_FULL, COMPUTE_DENOM_FORMULA, 0},
-		{COMPUTE_NEUMANN_LEMMA2, COMPUTE_DENOM_PAPER, 1000},
+		{ACCT_NEUMANN_FULL, COMPUTE_DENOM_FORMULA, 0},
+		{ACCT_NEUMANN_LEMMA2, COMPUTE_DENOM_PAPER, 1000},
 	};
 	for (int k = 0; k < 2; k++) {
 		char *lines = NULL;

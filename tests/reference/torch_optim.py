@@ -147,17 +147,40 @@ def f32(v):
     return torch.tensor(v, dtype=torch.float32)
 
 
-def polar_express_compiled(g):
+def aol_scale(X, bf):
+    """Turbo-Muon's AOL scaling of X (Boissin et al. 2025, as paper 002
+    section 3.3 adapts it): A0 = X X^T (m <= n) or X^T X (m > n) with the
+    matmul's output dtype, s = (|A0| 1 + 1e-10)^-1/2 / 1.02 computed in
+    fp32 (fp64 for fp64 X) and cast to X's dtype, rows (m <= n) or columns
+    (m > n) of X times s, rounded to X's dtype."""
+    tall = X.size(-2) > X.size(-1)
+    A = mm(X.mT, X, bf) if tall else mm(X, X.mT, bf)
+    wdt = torch.float64 if X.dtype == torch.float64 else torch.float32
+    s = ((A.to(wdt).abs().sum(dim=-1) + 1e-10).rsqrt() / 1.02).to(X.dtype)
+    if tall:
+        return (X.to(wdt) * s.to(wdt)[None, :]).to(X.dtype)
+    return (X.to(wdt) * s.to(wdt)[:, None]).to(X.dtype)
+
+
+def polar_express_compiled(g, norm="polar", steps=5):
     """train.py's bf16 Polar Express as torch.compile ran it on CUDA: every
     realized tensor is bf16 (X = g.bfloat16(), the norm, each matmul's
     output), each fused elementwise expression is computed in fp32 from its
     bf16 inputs with the Python scalars as fp32 constants and rounded to
-    bf16 once. Values are fp32 tensors holding bf16 values throughout."""
-    X = rbf(g.float())
-    nrm = rbf(X.norm(dim=(-2, -1), keepdim=True))            # fp32 accumulation, bf16 result
-    X = rbf(X / (nrm * f32(1.02) + f32(1e-6)))
+    bf16 once. Values are fp32 tensors holding bf16 values throughout.
+    norm: the scaling before the iterations (polar_norm: polar, fp32, aol);
+    steps: the first that many iterations (polar_steps)."""
+    if norm == "fp32":
+        gf = g.float()
+        X = rbf(gf / (gf.norm(dim=(-2, -1), keepdim=True) * f32(1.02) + f32(1e-6)))
+    elif norm == "aol":
+        X = aol_scale(g.bfloat16(), True).float()
+    else:
+        X = rbf(g.float())
+        nrm = rbf(X.norm(dim=(-2, -1), keepdim=True))            # fp32 accumulation, bf16 result
+        X = rbf(X / (nrm * f32(1.02) + f32(1e-6)))
     tall = g.size(-2) > g.size(-1)
-    for a, b, c in POLAR:
+    for a, b, c in POLAR[:steps]:
         A = rbf(X.mT @ X) if tall else rbf(X @ X.mT)
         B = rbf(f32(b) * A + f32(c) * rbf(A @ A))
         P = rbf(X @ B) if tall else rbf(B @ X)
@@ -165,27 +188,34 @@ def polar_express_compiled(g):
     return X
 
 
-def polar_express(g, dt, arith="eager"):
+def polar_express(g, dt, arith="eager", norm="polar", steps=5):
     """train.py's Polar Express; dt = torch.bfloat16, float32 or float64. For
     bf16, arith = "eager" (eager PyTorch's bf16 arithmetic, the Python
     scalars rounded to bf16 by each op) or "compiled" (torch.compile on
-    CUDA: polar_express_compiled)."""
+    CUDA: polar_express_compiled). norm and steps: polar_express_compiled's
+    (fp64: fp32 is the plain normalisation)."""
     bf = dt == torch.bfloat16
     if bf and arith == "compiled":
-        return polar_express_compiled(g)
-    X = g.to(dt)
-    if bf:   # fp32-accumulated norm rounded to bf16 (see the file comment)
-        nrm = X.float().norm(dim=(-2, -1), keepdim=True).bfloat16()
+        return polar_express_compiled(g, norm, steps)
+    if norm == "aol":
+        X = aol_scale(g.to(dt), bf)
+    elif norm == "fp32" and dt != torch.float64:
+        gf = g.float()
+        X = (gf / (gf.norm(dim=(-2, -1), keepdim=True) * 1.02 + 1e-6)).to(dt)
     else:
-        nrm = X.norm(dim=(-2, -1), keepdim=True)
-    X = X / (nrm * 1.02 + 1e-6)
+        X = g.to(dt)
+        if bf:   # fp32-accumulated norm rounded to bf16 (see the file comment)
+            nrm = X.float().norm(dim=(-2, -1), keepdim=True).bfloat16()
+        else:
+            nrm = X.norm(dim=(-2, -1), keepdim=True)
+        X = X / (nrm * 1.02 + 1e-6)
     if g.size(-2) > g.size(-1):
-        for a, b, c in POLAR:
+        for a, b, c in POLAR[:steps]:
             A = mm(X.mT, X, bf)
             B = b * A + c * mm(A, A, bf)
             X = a * X + mm(X, B, bf)
     else:
-        for a, b, c in POLAR:
+        for a, b, c in POLAR[:steps]:
             A = mm(X, X.mT, bf)
             B = b * A + c * mm(A, A, bf)
             X = a * X + mm(B, X, bf)
@@ -196,11 +226,13 @@ def homotopy(t, tau):
     return 1.0 if tau <= 0 else min(t / tau, 1.0) ** 2
 
 
-def bieq(G, a):
-    for _ in range(2):
+def bieq(G, a, passes=2, sides="both"):
+    for _ in range(passes):
         r = G.square().mean(dim=-1, keepdim=True)
         rh = r / (r.mean(dim=-2, keepdim=True) + 1e-30)
         G = G * ((1 - a) + a * (rh + 1e-4)).rsqrt()
+        if sides == "rows":
+            continue
         c = G.square().mean(dim=-2, keepdim=True)
         ch = c / (c.mean(dim=-1, keepdim=True) + 1e-30)
         G = G * ((1 - a) + a * (ch + 1e-4)).rsqrt()
@@ -238,14 +270,26 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     momentum_buffer.lerp_(stacked_grads, 1 - momentum_t)
     g = stacked_grads.lerp_(momentum_buffer, momentum_t)
     eq = arm.get("muoneq", "off")
+    if arm.get("equil_scope", "all") == "square" and g.size(-2) != g.size(-1):
+        eq = "off"
     if eq == "bieq":
-        g = torch.stack([bieq(x, homotopy(t, arm["bieq_tau"])) for x in g])
+        g = torch.stack([bieq(x, homotopy(t, arm["bieq_tau"]), arm.get("bieq_passes", 2),
+                              arm.get("bieq_sides", "both")) for x in g])
     elif eq == "r":
         g = torch.stack([muoneq_r(x) for x in g])
     elif eq == "rc":
         g = torch.stack([muoneq_rc(x) for x in g])
     arith = arm.get("polar_arith", "compiled")
-    g = torch.stack([polar_express(x, pdt, arith) for x in g]).to(pdt)
+    norm, steps = arm.get("polar_norm", "polar"), arm.get("polar_steps", 5)
+    g = torch.stack([polar_express(x, pdt, arith, norm, steps) for x in g]).to(pdt)
+    if arm.get("post_polar", "polar") == "fp32" and not f64:
+        g = g.float()   # NorMuon and the update in fp32 on the polar output
+    if not arm.get("normuon", 1):   # no NorMuon: the update takes X as it is
+        lr = torch.tensor(lr, dtype=stacked_params.dtype, device=dev).to(g.dtype)
+        wd = torch.tensor(wd, dtype=stacked_params.dtype, device=dev).to(g.dtype)
+        mask = (g * stacked_params) >= 0
+        stacked_params.sub_(lr * g + lr * wd * stacked_params * mask)
+        return
     beta2 = torch.tensor(beta2, dtype=stacked_params.dtype, device=dev).to(g.dtype)
     v_mean = g.to(stacked_params.dtype).square().mean(dim=red_dim, keepdim=True)
     red_dim_size = g.size(red_dim)
@@ -423,6 +467,27 @@ ARMS = {
                        "neumann_tau": "2"},
                       {"polar": "fp32", "embed_state": "fp32", "table_neumann": 1, "neumann_tau": 2}),
 }
+F32 = {"polar": "fp32", "embed_state": "fp32"}
+for name, ov in (
+        ("bieq_rows1", {"muoneq": "bieq", "bieq_tau": 2, "bieq_passes": 1, "bieq_sides": "rows"}),
+        ("bieq_square", {"muoneq": "bieq", "bieq_tau": 2, "equil_scope": "square"}),
+        ("muoneq_r_square", {"muoneq": "r", "equil_scope": "square"}),
+        ("polar_steps4", {"polar_steps": 4}),
+        ("aol4", {"polar_norm": "aol", "polar_steps": 4}),
+        ("muoneq_r_normuon0", {"muoneq": "r", "normuon": 0})):
+    ARMS[name] = ({**F32, **{k: str(v) for k, v in ov.items()}}, {**F32, **ov})
+for name, ov in (
+        ("bf16_polar_norm_fp32", {"polar_norm": "fp32"}),
+        ("bf16_post_polar_fp32", {"post_polar": "fp32"}),
+        ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4})):
+    ARMS[name] = ({"polar_arith": "compiled", **{k: str(v) for k, v in ov.items()}},
+                  {"polar_arith": "compiled", **ov})
+for name, ov in (
+        ("fp64_aol4", {"polar_norm": "aol", "polar_steps": 4}),
+        ("fp64_bieq_rows1_square_normuon0", {"muoneq": "bieq", "bieq_tau": 2, "bieq_passes": 1,
+                                             "bieq_sides": "rows", "equil_scope": "square",
+                                             "normuon": 0})):
+    ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})
 for mode in ("nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom", "nostep0_all"):
     ARMS["step0_" + mode] = ({"polar": "fp32", "embed_state": "fp32", "step0": mode},
                              {"polar": "fp32", "embed_state": "fp32", "step0": mode})

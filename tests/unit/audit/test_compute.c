@@ -13,7 +13,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 
-static const struct compute_opts DEFAULTS = {COMPUTE_NEUMANN_FULL, COMPUTE_DENOM_FORMULA, 0};
+static const struct compute_opts DEFAULTS = {ACCT_NEUMANN_FULL, COMPUTE_DENOM_FORMULA, 0};
 
 static int report(int depth, const char *arm, const char *const *sets, const struct compute_opts *o,
 		  struct compute_report *r)
@@ -56,10 +56,10 @@ TEST(reference_figures)
 		int depth = i ? 8 : 6;
 		CHECK(report(depth, "01_dense_opt", NULL, &DEFAULTS, &r) == 0);
 		CHECK(fabs(r.extra_total / 1e9 - opt[i]) <= 0.00005);
-		CHECK(fabs(r.mem[CM_FP32_STATE] / 1048576 - fp32_mib[i]) <= 0.005);
+		CHECK(fabs(r.mem[AM_FP32_STATE] / 1048576 - fp32_mib[i]) <= 0.005);
 		CHECK(report(depth, "10_oe_native", NULL, &DEFAULTS, &r) == 0);
 		CHECK(fabs(r.extra_total / 1e9 - oe[i]) <= 0.00005);
-		CHECK(fabs(r.mem[CM_OE] / 1048576 - oe_mib[i]) <= 0.005);
+		CHECK(fabs(r.mem[AM_OE] / 1048576 - oe_mib[i]) <= 0.005);
 		CHECK(r.oe_rows_total == 603432);
 		CHECK(r.p_oe == 603432 * (int64_t)(depth == 6 ? 96 : 128));
 		CHECK(report(depth, "12_oe_joint", NULL, &DEFAULTS, &r) == 0);
@@ -188,8 +188,8 @@ TEST(rounded_component_sums)
 	struct compute_report r;
 	CHECK(report(6, "12_oe_joint", NULL, &DEFAULTS, &r) == 0);
 	CHECK(prints_as(r.mem_total / 1048576, "319.30"));
-	CHECK(prints_as(r.mem[CM_OE] / 1048576, "223.29"));
-	CHECK(prints_as(r.mem[CM_QK_SCALING] / 1048576, "0.02"));
+	CHECK(prints_as(r.mem[AM_OE] / 1048576, "223.29"));
+	CHECK(prints_as(r.mem[AM_QK_SCALING] / 1048576, "0.02"));
 }
 
 static int check_file(const char *name, struct compute_opts o, int *ncmp, char **lines)
@@ -229,7 +229,7 @@ TEST(check_published)
 	CHECK(check_file("paper004.json", o, &ncmp, &lines) == 5);
 	CHECK(strstr(lines, "follows the convention --neumann-count lemma2 (52.042932)") != NULL);
 	free(lines);
-	o.neumann = COMPUTE_NEUMANN_LEMMA2;
+	o.neumann = ACCT_NEUMANN_LEMMA2;
 	CHECK(check_file("paper004.json", o, &ncmp, &lines) == 0);
 	free(lines);
 	o = DEFAULTS;
@@ -289,25 +289,25 @@ TEST(hand_depth4)
 	CHECK(report(4, "12do", NULL, &DEFAULTS, &r) == 0);
 	CHECK(r.d == 256 && r.H == 2 && r.n_ve == 2);
 	CHECK(r.flops_token == 47186688.0);
-	CHECK(r.extra[CX_NEUMANN] == 8708164608.0);
-	CHECK(r.extra[CX_BIEQ] == 50333696.0);
-	CHECK(r.extra[CX_QK_SCALING] == 2147483648.0);
-	CHECK(r.extra[CX_ROUTING] == 3758096384.0);
+	CHECK(r.extra[AX_NEUMANN] == 8708164608.0);
+	CHECK(r.extra[AX_BIEQ] == 50333696.0);
+	CHECK(r.extra[AX_QK_SCALING] == 2147483648.0);
+	CHECK(r.extra[AX_ROUTING] == 3758096384.0);
 	CHECK(r.polar_step == 20132659200.0 + 5280.0);
 	/* q_tau 4*2*64 = 512, wte_lambdas 4, out_lambdas 2 */
 	CHECK(r.p_q_tau == 512 && r.p_routing == 6);
-	CHECK(r.mem[CM_QK_SCALING] == 16.0 * 512 && r.mem[CM_ROUTING] == 16.0 * 6);
+	CHECK(r.mem[AM_QK_SCALING] == 16.0 * 512 && r.mem[AM_ROUTING] == 16.0 * 6);
 	/* fp32 state: 8 bytes x (wte + 2 value_embeds) = 8*3*2,097,152 */
-	CHECK(r.mem[CM_FP32_STATE] == 8.0 * 3 * 2097152);
+	CHECK(r.mem[AM_FP32_STATE] == 8.0 * 3 * 2097152);
 	/* lemma2: 4*(4*8192*65536 + 4*8192*256) = 8,623,489,024 */
 	struct compute_opts o = DEFAULTS;
-	o.neumann = COMPUTE_NEUMANN_LEMMA2;
+	o.neumann = ACCT_NEUMANN_LEMMA2;
 	CHECK(report(4, "12do", NULL, &o, &r) == 0);
-	CHECK(r.extra[CX_NEUMANN] == 8623489024.0);
+	CHECK(r.extra[AX_NEUMANN] == 8623489024.0);
 	/* shared anchor, no out_lambdas: (4*4 - 2)*256*524288 = 1,879,048,192 */
 	CHECK(report(4, "12d_bf16_shared_denom", NULL, &DEFAULTS, &r) == 0);
-	CHECK(r.extra[CX_ROUTING] == 1879048192.0);
-	CHECK(r.mem[CM_FP32_STATE] == 0);
+	CHECK(r.extra[AX_ROUTING] == 1879048192.0);
+	CHECK(r.mem[AM_FP32_STATE] == 0);
 }
 
 /* Other OE moduli, by hand. m = 1000 at depth 4 (k = d/4 = 64):
@@ -323,15 +323,15 @@ TEST(hand_oe_moduli)
 	CHECK(report(4, "10_oe_native", m1000, &DEFAULTS, &r) == 0);
 	CHECK(r.oe_tables == 4 && r.oe_rows[0] == 1000 && r.oe_rows[3] == 1006);
 	CHECK(r.oe_rows_total == 4012 && r.p_oe == 256768);
-	CHECK(r.extra[CX_OE_LOOKUP] == 1073741824.0 && r.extra[CX_OE_UPDATE] == 1283840.0);
-	CHECK(r.mem[CM_OE] == 1043120.0);
-	CHECK(r.extra[CX_TABLE_NEUMANN] == 69327360.0 + 49920.0);
+	CHECK(r.extra[AX_OE_LOOKUP] == 1073741824.0 && r.extra[AX_OE_UPDATE] == 1283840.0);
+	CHECK(r.mem[AM_OE] == 1043120.0);
+	CHECK(r.extra[AX_TABLE_NEUMANN] == 69327360.0 + 49920.0);
 	CHECK(r.p_total == r.p_backbone + 256768);
 	/* 100 visited rows: (4*4096 + 14*64)*100 + 49,920 */
 	struct compute_opts o = DEFAULTS;
 	o.tabneu_rows = 100;
 	CHECK(report(4, "10_oe_native", m1000, &o, &r) == 0);
-	CHECK(r.extra[CX_TABLE_NEUMANN] == 17280.0 * 100 + 49920.0);
+	CHECK(r.extra[AX_TABLE_NEUMANN] == 17280.0 * 100 + 49920.0);
 	const char *small[] = {"oe_m=7", "oe_n=2", "oe_k=3", NULL};
 	CHECK(report(1, "10_oe_native", small, &DEFAULTS, &r) == 0);
 	CHECK(r.oe_tables == 3 && r.oe_rows_total == 27 && r.p_oe == 864);
@@ -345,9 +345,9 @@ TEST(hand_muoneq)
 	struct compute_report r;
 	const char *r_[] = {"muoneq=r", NULL}, *rc[] = {"muoneq=rc", NULL};
 	CHECK(report(8, NULL, r_, &DEFAULTS, &r) == 0);
-	CHECK(r.extra[CX_MUONEQ] == 4.0 * (25165824 + 512) && r.extra[CX_BIEQ] == 0);
+	CHECK(r.extra[AX_MUONEQ] == 4.0 * (25165824 + 512) && r.extra[AX_BIEQ] == 0);
 	CHECK(report(8, NULL, rc, &DEFAULTS, &r) == 0);
-	CHECK(r.extra[CX_MUONEQ] == 8.0 * (25165824 + 512));
+	CHECK(r.extra[AX_MUONEQ] == 8.0 * (25165824 + 512));
 }
 
 static void write_rec(const char *dir, const char *arm, int depth, double peak, double t, double tl)

@@ -920,10 +920,32 @@ TEST(cpu_backend_object)
 	free(X), free(Y);
 }
 
+/* The polar arms that only the host runs keep runs off the CUDA backend:
+ * auto picks the CPU, cuda is refused naming the keys (whatever the build). */
+TEST(select_host_polar_arms)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	c.polar_norm = POLAR_NORM_AOL;
+	c.polar_steps = 4;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(e.code == EXIT_USAGE);
+	CHECK(strstr(e.msg, "polar_norm = aol and polar_steps = 4 need backend = cpu") != NULL);
+	c.polar_norm = POLAR_NORM_AS_POLAR;
+	c.polar_steps = 5;
+	c.backend = BACKEND_CPU;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+}
+
 int main(void)
 {
 	bk = backend_cpu();
 	rng_seed(&R, 1234);
+	RUN(select_host_polar_arms);
 	RUN(matmul_all_transposes);
 	RUN(rmsnorm_fwd_bwd);
 	RUN(rmsnorm_ref_fwd_bwd);

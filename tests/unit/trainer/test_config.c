@@ -146,6 +146,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("init = dense\ninit_from = a.safetensors\n", "t.cfg:2: init = dense conflicts with init_from");
 	expect_err("logits = fp16\n", "t.cfg:1: logits: 'fp16' is not one of bf16, fp32");
 	expect_err("polar_arith = fused\n", "t.cfg:1: polar_arith: 'fused' is not one of compiled, eager");
+	expect_err("bieq_passes = 1\n", "t.cfg:1: bieq_passes and bieq_sides shape BiEq: need muoneq = bieq");
+	expect_err("muoneq = r\nbieq_sides = rows\n", "t.cfg:2: bieq_passes and bieq_sides shape BiEq");
+	expect_err("equil_scope = square\n", "t.cfg:1: equil_scope = square limits the equilibrator");
+	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
+	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
@@ -346,6 +351,47 @@ TEST(paramspec_arm_parameters)
 	CHECK(total_params(&c, NULL) == 26345772 + 3006 * 96);
 }
 
+/* Every name the table writes reads back as its kind and index; other
+ * names are no parameter's; "oe_tables.<j>" is another spelling of an OE
+ * table's name. */
+TEST(paramspec_names_read_back)
+{
+	struct config c;
+	struct err e;
+	struct param_spec *p;
+	size_t n;
+	config_defaults(&c);
+	c.oe = 1;
+	c.qk_scale = QK_SCALE_UNTIED;
+	c.wte_lambdas = c.out_lambdas = 1;
+	CHECK(paramspec_build(&c, &p, &n, &e) == 0);
+	int bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		enum param_kind k;
+		int idx;
+		char again[PARAM_NAME_MAX];
+		if (paramspec_name_kind(p[i].name, &k, &idx) != 0 || k != p[i].kind ||
+		    idx != (paramspec_kind_indexed(k) ? p[i].layer : -1))
+			bad++, printf("  %s does not read back\n", p[i].name);
+		paramspec_name(p[i].kind, p[i].layer, again, sizeof again);
+		if (strcmp(again, p[i].name))
+			bad++, printf("  %s written again as %s\n", p[i].name, again);
+	}
+	CHECK(bad == 0);
+	free(p);
+	enum param_kind k;
+	int idx;
+	CHECK(paramspec_name_kind("oe_tables.3.weight", &k, &idx) == 0 && k == PK_OE_TABLE && idx == 3);
+	CHECK(paramspec_name_kind("transformer.h.007.mlp.c_fc.weight", &k, &idx) == 0 && k == PK_MLP_FC && idx == 7);
+	CHECK(paramspec_name_kind("transformer.h.1000000.attn.c_q.weight", &k, &idx) == 0 && idx == 1000000);
+	CHECK(paramspec_name_kind("transformer.h.1000001.attn.c_q.weight", &k, &idx) == -1 && idx == -1);
+	CHECK(paramspec_name_kind("transformer.h.-1.attn.c_q.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("transformer.h.1.attn.c_q.bias", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("transformer.h..attn.c_q.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("q_tau.weight", &k, &idx) == -1);
+	CHECK(paramspec_name_kind("x0_lambdas", &k, &idx) == 0 && k == PK_X0_LAMBDAS && idx == -1);
+}
+
 TEST(paramspec_names_order_groups)
 {
 	struct config c;
@@ -422,6 +468,14 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "12m", &e) == 0 && c.qk_mask == QK_MASK_L0_HF16 && c.oe);
 	CHECK(config_arm_apply(&c, "12do_shared", &e) == 0 && c.anchor == ANCHOR_SHARED);
+	/* paper 004's NorMuon-free and post-polar controls on the native backbone */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exact_muoneq_r_no_normuon", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_R && !c.normuon && c.post_polar == POST_POLAR_AS_POLAR && !c.oe);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_postpolar_fp32_only", &e) == 0);
+	CHECK(c.post_polar == POST_POLAR_FP32 && c.normuon && c.muoneq == MUONEQ_OFF);
+	CHECK(c.polar == POLAR_BF16 && c.polar_norm == POLAR_NORM_AS_POLAR);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }
@@ -581,6 +635,7 @@ int main(void)
 	RUN(paramspec_other_depths);
 	RUN(paramspec_arm_parameters);
 	RUN(paramspec_names_order_groups);
+	RUN(paramspec_names_read_back);
 	RUN(arms);
 	RUN(mutations);
 	RUN(scan_text_and_set_at);

@@ -1,0 +1,177 @@
+/* test_accounting.c: trainer/accounting.c, the accounting of every arm,
+ * against the papers' published figures (papers 000/001 Table 1b and
+ * section 2, paper 004 Table 5), each to the digits printed.
+ * tests/unit/audit/test_compute.c checks the same figures as
+ * `supkit audit compute` reports them, and the vectors of
+ * tests/fixtures/compute.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "t.h"
+#include "trainer/accounting.h"
+#include "trainer/config.h"
+
+static const struct acct_opts FULL = {ACCT_NEUMANN_FULL, 0};
+
+/* The accounting of arm at depth under o (0 on success). */
+static int acct(const char *arm, int depth, const struct acct_opts *o, struct accounting *a)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	c.depth = depth;
+	if (config_arm_apply(&c, arm, &e) != 0 || config_validate(&c, &e) != 0 ||
+	    accounting_of(&c, o, a, &e) != 0) {
+		printf("  %s d%d: %s\n", arm, depth, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* x printed with dec decimals is `printed`. */
+static int prints_as(double x, const char *printed, int dec)
+{
+	char b[64];
+	snprintf(b, sizeof b, "%.*f", dec, x);
+	if (strcmp(b, printed))
+		printf("  %s, published %s\n", b, printed);
+	return !strcmp(b, printed);
+}
+
+TEST(baseline_params_and_flops)
+{
+	struct accounting a;
+	CHECK(acct("00_dense_native", 6, &FULL, &a) == 0);
+	CHECK(a.counts.backbone == 26345772 && a.counts.total == 26345772);
+	CHECK(acct("00_dense_native", 8, &FULL, &a) == 0);
+	CHECK(a.counts.backbone == 50332176);
+	CHECK(a.flops_token == 239078400.0);
+	CHECK(a.tokens_per_step == 524288);
+	CHECK(a.extra_total == 0 && a.mem_total == 0);
+	/* paper 004 Table 5: 322.12 GFLOPs/step of native Polar Express */
+	CHECK(prints_as(a.polar_step / 1e9, "322.12", 2));
+}
+
+TEST(component_figures_paper001)
+{
+	struct accounting a;
+	CHECK(acct("10_oe_native", 8, &FULL, &a) == 0);
+	CHECK(prints_as(a.extra[AX_OE_LOOKUP] / 1e9, "2.1475", 4));
+	CHECK(prints_as(a.extra[AX_OE_UPDATE] / 1e9, "0.3862", 4));
+	CHECK(prints_as(a.mem[AM_OE] / 1048576, "296.95", 2));
+	CHECK(acct("01_dense_opt", 8, &FULL, &a) == 0);
+	CHECK(prints_as(a.extra[AX_BIEQ] / 1e9, "0.4027", 4));
+	CHECK(prints_as(a.extra_total / 1e9, "52.2993", 4));
+	CHECK(prints_as(a.mem[AM_FP32_STATE] / 1048576, "160.00", 2));
+	CHECK(acct("02_dense_joint", 6, &FULL, &a) == 0);
+	CHECK(prints_as(a.extra[AX_QK_SCALING] / 1e9, "4.8318", 4));
+	CHECK(acct("12_oe_joint", 8, &FULL, &a) == 0);
+	CHECK(prints_as(a.extra_total / 1e9, "63.4229", 4));
+	CHECK(acct("12_oe_joint", 6, &FULL, &a) == 0);
+	CHECK(prints_as(a.extra_total / 1e9, "31.2836", 4));
+}
+
+TEST(paper004_conventions)
+{
+	struct accounting a;
+	struct acct_opts l2 = {ACCT_NEUMANN_LEMMA2, 0};
+	/* Table 5: 4c 52.0429 under the Lemma-2 count, MuonEq-R 0.1007, -RC 0.2013 */
+	CHECK(acct("01_dense_opt", 8, &l2, &a) == 0);
+	CHECK(prints_as(a.extra_total / 1e9, "52.0429", 4));
+	struct config c;
+	struct err e;
+	config_defaults(&c);
+	c.muoneq = MUONEQ_R;
+	CHECK(accounting_of(&c, &l2, &a, &e) == 0);
+	CHECK(prints_as(a.extra[AX_MUONEQ] / 1e9, "0.1007", 4));
+	c.muoneq = MUONEQ_RC;
+	CHECK(accounting_of(&c, &l2, &a, &e) == 0);
+	CHECK(prints_as(a.extra[AX_MUONEQ] / 1e9, "0.2013", 4));
+}
+
+TEST(table_neumann_rows)
+{
+	struct accounting all, some;
+	struct acct_opts r = {ACCT_NEUMANN_FULL, 506900};
+	CHECK(acct("3a_oe_table_neumann_native", 6, &FULL, &all) == 0);
+	CHECK(acct("3a_oe_table_neumann_native", 6, &r, &some) == 0);
+	double k = 96, per_row = 4 * k * k + 14 * k;
+	CHECK(acct_tabneu_per_row(384, ACCT_NEUMANN_FULL) == per_row);
+	CHECK(fabs(all.extra[AX_TABLE_NEUMANN] - some.extra[AX_TABLE_NEUMANN] -
+		   per_row * (double)(all.counts.oe_rows_total - 506900)) < 1);
+}
+
+/* The polar and equilibrator arms scale the counts by what they run: at
+ * depth 8, 32 square 512 x 512 attention matrices, 8 + 8 2048 x 512 and
+ * 512 x 2048 MLP matrices, 4 ve_gate 4 x 32. */
+static int acct_set(const char *sets, struct accounting *a)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	if (config_load_text(&c, sets, strlen(sets), "test", &e) != 0 || config_validate(&c, &e) != 0 ||
+	    accounting_of(&c, &FULL, a, &e) != 0) {
+		printf("  %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+TEST(polar_and_equilibrator_arms)
+{
+	struct accounting a;
+	const double sq = 512.0 * 512, mlp = 2048.0 * 512, gate = 4.0 * 32;
+	const double all = 32 * sq + 16 * mlp + 4 * gate;
+	CHECK(acct_set("muoneq = bieq\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 16 * all);
+	CHECK(acct_set("muoneq = bieq\nbieq_passes = 1\nbieq_sides = rows\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 4 * all);
+	CHECK(acct_set("muoneq = bieq\nequil_scope = square\n", &a) == 0);
+	CHECK(a.extra[AX_BIEQ] == 16 * 32 * sq);
+	CHECK(acct_set("muoneq = r\nequil_scope = square\n", &a) == 0);
+	CHECK(a.extra[AX_MUONEQ] == 4 * 32 * sq);
+	/* Polar Express: steps (4 m n q + 2 q^3); AOL adds 2 m n q + q^2 + m n */
+	const double it = 32 * (4 * sq * 512 + 2 * 512.0 * 512 * 512) +
+			  16 * (4 * mlp * 512 + 2 * 512.0 * 512 * 512) + 4 * (4 * gate * 4 + 2 * 64.0);
+	const double aol = 32 * (2 * sq * 512 + 512.0 * 512 + sq) + 16 * (2 * mlp * 512 + 512.0 * 512 + mlp) +
+			   4 * (2 * gate * 4 + 16 + gate);
+	CHECK(acct_set("polar_steps = 5\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 5 * it) <= 1e-12 * it);
+	CHECK(acct_set("polar_steps = 4\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 4 * it) <= 1e-12 * it);
+	CHECK(acct_set("polar_norm = aol\npolar_steps = 4\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 4 * it - aol) <= 1e-12 * it);
+	CHECK(a.extra_total == 0);   /* the polar step is the Muon cost, not an extra */
+	/* dtype-only arms and NorMuon change no count */
+	CHECK(acct_set("polar_norm = fp32\npost_polar = fp32\nnormuon = 0\n", &a) == 0);
+	CHECK(fabs(a.polar_step - 5 * it) <= 1e-12 * it && a.extra_total == 0 && a.mem_total == 0);
+}
+
+TEST(formulas_named)
+{
+	for (int i = 0; i < AX_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "flops.extra_gflops_step.%s", acct_extra_key(i));
+		CHECK(acct_figure_formula(p) == acct_extra_formula(i));
+	}
+	for (int i = 0; i < AM_N; i++) {
+		char p[96];
+		snprintf(p, sizeof p, "memory_mib.%s", acct_mem_key(i));
+		CHECK(acct_figure_formula(p) == acct_mem_formula(i));
+	}
+	CHECK(acct_figure_formula("params.backbone") != NULL);
+	CHECK(acct_figure_formula("flops.nope") == NULL);
+}
+
+int main(void)
+{
+	RUN(baseline_params_and_flops);
+	RUN(component_figures_paper001);
+	RUN(paper004_conventions);
+	RUN(table_neumann_rows);
+	RUN(polar_and_equilibrator_arms);
+	RUN(formulas_named);
+	return t_done();
+}
