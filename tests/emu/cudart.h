@@ -21,11 +21,20 @@
  * - cudaMalloc, cudaMallocAsync and cudaMallocManaged fill new memory with
  *   0xff bytes (NaN as fp32 and fp64, -1 as integers), so a read of
  *   memory nothing wrote shows;
- * - cuBLAS GEMMs: bf16 operands are widened exactly and multiplied by
- *   OpenBLAS in fp32 (fp32 accumulation, the tensor cores' contract, in
- *   another summation order); COMPUTE_32F_FAST_16BF rounds fp32 operands
- *   to bf16 nearest even first (the emulator's choice: cuBLAS's own
- *   down-conversion is not documented); fp64 by OpenBLAS's dgemm;
+ * - cuBLAS GEMMs (tests/emu/gemm.h, not OpenBLAS): bf16 operands are
+ *   widened exactly and multiplied in fp32 (fp32 accumulation, the tensor
+ *   cores' contract) in a summation order of the emulator's own: each
+ *   entry s = 0, then s = s + a_ip b_pj for p = 0, 1, .., k - 1, every
+ *   product and sum rounded to fp32 on its own, then alpha s (+ beta c);
+ *   COMPUTE_32F_FAST_16BF rounds fp32 operands to bf16 nearest even first
+ *   (the emulator's choice: cuBLAS's own down-conversion is not
+ *   documented); a bf16 C is rounded once, to nearest even; cublasDgemm
+ *   sums in the same order in fp64. An entry's bits so depend on its
+ *   operands alone, not on the GEMM's shape (a chunk of 4,096 rows or of
+ *   16,384), the processor or a BLAS library's kernels: the emulated
+ *   backend's results through GEMMs of different shapes compare bit for
+ *   bit on any x86-64 machine (cuBLAS on a GPU picks kernels by shape:
+ *   its tests allow for that);
  * - CUB's stable radix sort (std::stable_sort on the keys' low bits) and
  *   DeviceSelect::Flagged.
  * Left out: every call kernels/ does not make; several streams (the

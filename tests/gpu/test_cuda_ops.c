@@ -94,8 +94,9 @@ static double rel_err(const float *a, const float *b, size_t n)
 		CHECKF(e_ <= (tol), "%s vs %s: error %.3g > %.3g", #a, #b, e_, (double)(tol)); \
 	} while (0)
 
-/* the device is tests/emu's SIMT emulator (where cuBLAS is OpenBLAS on
- * the widened operands: a product's sums do not depend on its kernel) */
+/* the device is tests/emu's SIMT emulator (where each GEMM entry is summed
+ * in one fixed order, tests/emu/gemm.h: its bits do not depend on the
+ * GEMM's shape, the processor or the host's BLAS) */
 static int on_emulator(void)
 {
 	char name[128] = "";
@@ -2408,10 +2409,11 @@ TEST(train_norm_bf16)
  * tokens: the gradient buffers dx, dx0, da hold a chunk of 16,384 rows of
  * logits, so two chunks, 16,384 and 256 rows) gives every token the same
  * loss bits as four evaluations of 65 rows (4,160 tokens: chunks of 4,096
- * and 64 rows, in those buffers too) on the emulator (on a GPU, cuBLAS may
- * pick other kernels for other row counts: within 1e-4), and the CPU's
- * losses (its chunks of 256 rows, in its own buffer) within bf16
- * rounding. */
+ * and 64 rows, in those buffers too) on the emulator, whose GEMMs sum each
+ * entry in an order that does not depend on the row count (tests/emu/gemm.h;
+ * on a GPU, cuBLAS may pick other kernels for other row counts: within
+ * 1e-4), and the CPU's losses (its chunks of 256 rows, in its own buffer)
+ * within bf16 rounding. */
 TEST(head_big_chunks)
 {
 	int B = 260, T = 64, n = B * T;
