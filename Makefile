@@ -1,10 +1,19 @@
 # supkit: one non-recursive Makefile (shared/DESIGN.md, Build).
 #
-#   make            install missing Debian packages, build every tool
-#   make test       build, run every unit and CLI test, print "N passed, N failed"
-#   make demo       the main job on this machine (scripts/demo.sh)
-#   make bench      benchmarks (bench/*.sh), figures printed, nothing asserted
-#   make install    PREFIX=/usr/local
+#   make            check the Debian packages (scripts/install-deps.sh --check:
+#                   a missing one stops the build with the command that
+#                   installs it; nothing is installed), build everything
+#   make build      the same
+#   make deps       install the missing Debian packages (scripts/install-deps.sh)
+#   make test       install what is missing, build, run every unit and CLI
+#                   test, print "N passed, N failed"
+#   make demo       install what is missing, run the main job on this machine
+#                   (scripts/demo.sh)
+#   make bench      check, build, benchmarks (bench/*.sh), figures printed,
+#                   nothing asserted
+#   make install    check, build the tools, install them, the man pages and
+#                   configs/ (as PREFIX/share/supkit/configs, where supkit
+#                   train --arm finds it); PREFIX=/usr/local, DESTDIR staged
 #   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
 #   DEV=1           -Werror
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
@@ -37,7 +46,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) lapacke openblas 2>/dev/null)
 # or LDFLAGS's paths (scripts/gpu-deps.sh's unpacked libraries)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcrypto -larchive -lcjson -lpcre2-8)
 BLAS_LIBS := $(shell pkg-config --libs lapacke openblas 2>/dev/null || echo -llapacke -lopenblas)
-LIBS := $(PKG_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
+# data/parquet.c's codecs (Debian ships no snappy.pc)
+CODEC_LIBS := $(shell pkg-config --libs libzstd zlib 2>/dev/null || echo -lzstd -lz) -lsnappy
+LIBS := $(PKG_LIBS) $(CODEC_LIBS) -lgsl $(BLAS_LIBS) -lm -lpthread
 
 OPT ?= -O2
 WERROR := $(if $(DEV),-Werror,)
@@ -56,17 +67,26 @@ CU_SRCS := $(wildcard kernels/*.cu)
 CU_BUILD := build
 CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(CU_SRCS))
 
-MODULES := lib replay supplements trainer audit
+MODULES := lib data replay supplements trainer audit
 DEPS_lib := lib
+DEPS_data := data lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
-DEPS_trainer := trainer lib
-DEPS_audit := audit trainer lib
+DEPS_trainer := trainer data lib
+DEPS_audit := audit trainer data lib
+# plot draws with cairo and its FreeType font backend; a machine without
+# them (the GPU machine's carried libraries) builds the other tools
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo freetype2 2>/dev/null)
+CAIRO_LIBS := $(shell pkg-config --libs cairo freetype2 2>/dev/null)
+ifneq ($(CAIRO_LIBS),)
+MODULES += plot
+DEPS_plot := plot lib
+endif
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
 CPPFLAGS += -DSUPKIT_CUDA=1
-DEPS_trainer := trainer kernels lib
-DEPS_audit := audit trainer kernels lib
+DEPS_trainer := trainer kernels data lib
+DEPS_audit := audit trainer kernels data lib
 LIBS += -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 endif
 endif
@@ -92,6 +112,8 @@ $$(BUILD)/tests/$(1)/%: tests/unit/$(1)/%.c $$(call archives,$(1))
 	$$(CC) $$(CPPFLAGS) -Itests/unit $$(CFLAGS) -MF $$@.d -o $$@ $$< $$(call archives,$(1)) $$(LDFLAGS) $$(LIBS)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
+$(BUILD)/plot/%.o $(BUILD)/tests/plot/% $(BIN)/supkit-plot: CFLAGS += $(CAIRO_CFLAGS)
+$(BUILD)/tests/plot/% $(BIN)/supkit-plot: LIBS += $(CAIRO_LIBS)
 
 $(BUILD)/libkernels.a: $(CU_OBJS)
 	@mkdir -p $(@D)
@@ -107,10 +129,10 @@ EMU_TESTS := $(patsubst tests/emu/%.cc,$(BUILD)/tests/emu/%,$(wildcard tests/emu
 $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/cudart.cc \
 		$(wildcard tests/emu/*.h tests/emu/shim/*.h) \
 		kernels/attention_mma.cu $(wildcard kernels/*.cuh) kernels/cuda_internal.h \
-		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/liblib.a
+		tests/unit/t.h $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
-		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
 # The whole CUDA backend on the CPU (tests/emu/cudart.h): kernels/*.cu with
 # their launches rewritten by tests/emu/launch.sed, built as host C++ against
@@ -141,27 +163,27 @@ $(BUILD)/emu/test_cuda_ops.o: tests/gpu/test_cuda_ops.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
 $(BUILD)/tests/emu/test_cuda_ops_emu: $(BUILD)/emu/test_cuda_ops.o $(EMU_RT_OBJS) \
-		$(BUILD)/libtrainer.a $(BUILD)/liblib.a
+		$(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 EMU_TESTS += $(BUILD)/tests/emu/test_cuda_ops_emu
 # supkit-train on the emulated device, for tests/cli/train_cuda_emu.sh
 $(BUILD)/emu/cmd_train.o: trainer/cmd_train.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
 $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
-		$(BUILD)/liblib.a
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 # gpu_bench on the emulated device, for tests/cli/bench_gpu_emu.sh (its code
 # paths run at small sizes before a lent GPU runs them at full size)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
 $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
-		$(BUILD)/liblib.a
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
-	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/gpu_bench
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
@@ -183,21 +205,33 @@ $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $(BUILD)/front/supkit.d -o $@ $< $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
-.PHONY: all build tools tests cuda deps test test-run demo bench clean install fuzz fuzz-run dep-flags
+.PHONY: all build build-only check-deps tools tests cuda deps test test-run demo bench clean install fuzz \
+	fuzz-run dep-flags
 # The dependencies' compile flags (line 1) and link flags (line 2), for the
 # scripts that compile a driver against the archives (tests/gpu/lib.sh).
 dep-flags:
 	@echo '$(PKG_CFLAGS) $(EXTRA_CFLAGS)'
 	@echo '$(LDFLAGS) $(LIBS)'
 
-all: deps
-	@$(MAKE) --no-print-directory build
+all: build
+
+# build and install check the packages first and stop when one is missing;
+# only deps, test and demo install. build-only: the build
+# without the check (after deps).
+build: check-deps
+	@$(MAKE) --no-print-directory build-only
+
+check-deps:
+	@bash scripts/install-deps.sh --check --build
 
 # tests/fuzz/fuzz.mk (libFuzzer harnesses) adds FUZZ_REPLAY: plain drivers that replay the
 # committed regression inputs inside make test; and the fuzz / fuzz-run targets.
 -include tests/fuzz/fuzz.mk
 
-build: tools tests cuda $(FUZZ_REPLAY)
+build-only: tools tests cuda $(FUZZ_REPLAY)
+ifeq ($(CAIRO_LIBS),)
+	@echo "✗ supkit plot skipped: cairo not found (pkg-config cairo freetype2; Debian libcairo2-dev)"
+endif
 
 tools: $(TOOLS)
 tests: $(UNIT_TESTS) $(EMU_TOOLS)
@@ -214,7 +248,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-only
 	@$(MAKE) --no-print-directory test-run
 
 test-run:
@@ -222,18 +256,27 @@ test-run:
 
 demo:
 	@bash scripts/install-deps.sh --demo
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build-only
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash scripts/demo.sh
 
-bench: deps
-	@$(MAKE) --no-print-directory build
+bench:
+	@bash scripts/install-deps.sh --check
+	@$(MAKE) --no-print-directory build-only
 	@BIN=$(BIN) BUILD=$(BUILD) GPU=$(GPU) bash bench/run.sh
 
-install: all
+# configs/ keeps its layout under share/supkit: baseline.cfg and each arm's
+# .cfg and .diff (supkit-train(1), CONFIGURATION: where --arm looks)
+SHARE := $(DESTDIR)$(PREFIX)/share/supkit
+install: check-deps
+	@$(MAKE) --no-print-directory tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	-install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(SHARE)/configs/arms/d6 $(SHARE)/configs/arms/d8
+	install -m 644 configs/baseline.cfg $(SHARE)/configs/
+	install -m 644 $(wildcard configs/arms/d6/*.cfg configs/arms/d6/*.diff) $(SHARE)/configs/arms/d6/
+	install -m 644 $(wildcard configs/arms/d8/*.cfg configs/arms/d8/*.diff) $(SHARE)/configs/arms/d8/
 
 clean:
 	rm -rf build bin

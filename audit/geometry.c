@@ -14,12 +14,25 @@
  * certificate (tests/unit/audit/test_geometry.c checks 1e-10 against
  * numpy's SVD for every method; bench/bench_geometry.sh times them).
  *
+ * Every tensor the audit reads is scanned before any is analysed: a NaN or
+ * an infinity is bad input (refused, the tensor, count and first position
+ * named). Each matrix is divided by the power of two just above its largest
+ * magnitude before anything is squared (exact), so entries near 1e-170 or
+ * 1e200 give numpy's figures; the absolute energies are scaled back. A
+ * group of Table 4 averages the members whose figures exist (not all zero)
+ * and counts the others.
+ *
+ * The spectrum (geom_opts.spectrum) is dgesdd's on the whole matrix, scaled
+ * as above: the Gram matrix squares the condition number, which would lose
+ * the small singular values that a spectrum plot shows.
+ *
  * Left out: tensors of unknown names are skipped; nothing is written here
  * (the command prints or writes the report).
  */
 #include "geometry.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -77,7 +90,7 @@ static void acc_rows(struct gram_acc *a, const double *w, int64_t r, int gram)
 		f += fr;
 	}
 	a->fro2 += f;
-	if (!gram || r == 0)
+	if (!gram || r == 0 || a->q == 0)   /* dsyrk refuses a leading dimension of 0 */
 		return;
 	if (a->m >= a->n)   /* G += B^T B, B = r x n */
 		cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, (int)r, 1.0, w, (int)n,
@@ -90,7 +103,12 @@ static void acc_rows(struct gram_acc *a, const double *w, int64_t r, int gram)
 
 /* Largest eigenvalue of the q x q symmetric matrix g (upper triangle) by
  * LAPACK dsyevr (RANGE = 'I', IL = IU = q: bisection on the tridiagonal
- * form; the O(q^3) reduction dominates). g is overwritten. */
+ * form; the O(q^3) reduction dominates). g is overwritten. W holds q
+ * values and ISUPPZ 2q, as LAPACK documents them (W: dimension N; ISUPPZ:
+ * 2 max(1, M), M <= N), not the one value asked for: dsyevr hands W to
+ * dstebz, which stores every eigenvalue of the split tridiagonal blocks in
+ * its interval before dropping those outside IL..IU (all q of them for a
+ * zero matrix). */
 static int top_eig_evr(double *g, int64_t q, double *out, struct err *e)
 {
 	if (q == 0) {
@@ -98,14 +116,18 @@ static int top_eig_evr(double *g, int64_t q, double *out, struct err *e)
 		return 0;
 	}
 	lapack_int found = 0;
-	double wv[1] = {0}, z[1] = {0};
-	lapack_int isuppz[2] = {0, 0};
+	double *wv = xcalloc((size_t)q, sizeof *wv), z[1] = {0};
+	lapack_int *isuppz = xcalloc(2 * (size_t)q, sizeof *isuppz);
 	lapack_int info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)q, g, (lapack_int)q,
 					 0.0, 0.0, (lapack_int)q, (lapack_int)q,
 					 2 * LAPACKE_dlamch('S'), &found, wv, z, 1, isuppz);
-	if (info != 0 || found != 1)
-		return err_set(e, EXIT_SYS, "LAPACKE_dsyevr failed (info %d)", (int)info);
-	*out = wv[0];
+	double top = found >= 1 && found <= q ? wv[found - 1] : NAN;   /* ascending order */
+	free(wv);
+	free(isuppz);
+	if (info != 0 || !(found >= 1 && found <= q))
+		return err_set(e, EXIT_SYS, "LAPACKE_dsyevr failed (info %d, %d eigenvalues)", (int)info,
+			       (int)found);
+	*out = top;
 	return 0;
 }
 
@@ -223,16 +245,119 @@ static int top_eig(double *g, int64_t q, double *out, struct err *e)
 	return top_eig_evr(g, q, out, e);
 }
 
-static void acc_finish(struct gram_acc *a, double spec2, struct geom_stats *s)
+/* The figures of the accumulated matrix W / 2^k (k from scale_exp), the
+ * energies scaled back by 4^k: ldexp is exact unless the result leaves
+ * float64's range (infinite, or subnormal and rounded, or 0). The ratios
+ * are those of the scaled matrix: they never over- or underflow. */
+static void acc_finish(struct gram_acc *a, double spec2, int k, double max_abs, struct geom_stats *s)
 {
 	double cs2 = 0;
 	for (int64_t j = 0; j < a->n; j++)
 		cs2 += a->colsum[j] * a->colsum[j];
-	s->fro2 = a->fro2;
-	s->spec2 = spec2;
+	s->max_abs = max_abs;
+	s->fro2 = ldexp(a->fro2, 2 * k);
+	s->spec2 = ldexp(spec2, 2 * k);
 	s->stable_rank = spec2 > 0 ? a->fro2 / spec2 : NAN;
 	/* M ||sum/M||^2 / fro2 = ||sum||^2 / (M fro2) */
 	s->mean_row_energy = a->fro2 > 0 ? cs2 / ((double)a->m * a->fro2) : NAN;
+}
+
+/* ---- scale and refusal of non-finite values ---- */
+
+/* The exponent k with max_abs / 2^k in [0.5, 1) (0 for 0). */
+static int scale_exp(double max_abs)
+{
+	int k = 0;
+	if (max_abs > 0)
+		frexp(max_abs, &k);
+	return k;
+}
+
+/* x[0..n) /= 2^k, exactly (a power of two) unless a value becomes subnormal;
+ * as two factors, each a double even for k = -1073 (max_abs the smallest
+ * subnormal) or k = 1024 (DBL_MAX). */
+static void scale_by(double *x, size_t n, int k)
+{
+	if (k == 0)
+		return;
+	double s1 = ldexp(1.0, -(k / 2)), s2 = ldexp(1.0, -(k - k / 2));
+	for (size_t i = 0; i < n; i++)
+		x[i] = x[i] * s1 * s2;
+}
+
+/* Running scan of values: the largest finite magnitude, the count of NaN
+ * and infinities and the flat index of the first. */
+struct scan {
+	double max_abs;
+	uint64_t bad, first, seen;
+};
+
+static void scan_add(struct scan *sc, const double *x, size_t n)
+{
+	double mx = sc->max_abs;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i])) {
+			if (!sc->bad++)
+				sc->first = sc->seen + i;
+			continue;
+		}
+		double a = fabs(x[i]);
+		mx = a > mx ? a : mx;
+	}
+	sc->max_abs = mx;
+	sc->seen += n;
+}
+
+/* The refusal of a scan that met NaN or infinities: "N non-finite values
+ * (NaN or infinity), the first at [i, j, ...]" (the index in shape). */
+static int scan_refuse(const struct scan *sc, int ndim, const int64_t *shape, struct err *e)
+{
+	char at[160];
+	size_t o = 0;
+	int64_t idx[SAFETENSORS_MAX_DIMS];
+	uint64_t r = sc->first;
+	for (int d = ndim - 1; d >= 0; d--) {
+		idx[d] = shape[d] ? (int64_t)(r % (uint64_t)shape[d]) : 0;
+		r = shape[d] ? r / (uint64_t)shape[d] : 0;
+	}
+	at[o++] = '[';
+	for (int d = 0; d < ndim && o < sizeof at - 24; d++)
+		o += (size_t)snprintf(at + o, sizeof at - o, "%s%lld", d ? ", " : "", (long long)idx[d]);
+	snprintf(at + o, sizeof at - o, "]");
+	return err_set(e, EXIT_USAGE, "%llu non-finite value%s (NaN or infinity), the first at %s",
+		       (unsigned long long)sc->bad, sc->bad == 1 ? "" : "s", ndim ? at : "[]");
+}
+
+#define GEOM_BLOCK_ELEMS (1 << 20)   /* float64 elements converted at a time (8 MiB) */
+
+/* Scan a float tensor block by block: 0 with the largest magnitude in
+ * *max_abs, or -1 (e: the count of non-finite values and where the first
+ * is; a dtype that is not float). */
+static int tensor_scan(const struct st_tensor *t, double *max_abs, struct err *e)
+{
+	uint64_t numel = st_numel(t);
+	size_t es = st_dtype_size(t->dtype);
+	double *w = xmalloc((size_t)(numel < GEOM_BLOCK_ELEMS ? (numel ? numel : 1) : GEOM_BLOCK_ELEMS) *
+			    sizeof *w);
+	struct scan sc = {0};
+	int rc = 0;
+	for (uint64_t i0 = 0; i0 < numel && rc == 0; i0 += GEOM_BLOCK_ELEMS) {
+		uint64_t k = numel - i0 < GEOM_BLOCK_ELEMS ? numel - i0 : GEOM_BLOCK_ELEMS;
+		struct st_tensor sub = *t;
+		sub.ndim = 1;
+		sub.shape[0] = (int64_t)k;
+		sub.data = (const unsigned char *)t->data + (size_t)i0 * es;
+		rc = st_to_f64(&sub, w, e);
+		if (rc == 0)
+			scan_add(&sc, w, (size_t)k);
+	}
+	free(w);
+	if (rc < 0)
+		return -1;
+	if (sc.bad)
+		return scan_refuse(&sc, t->ndim, t->shape, e);
+	*max_abs = sc.max_abs;
+	return 0;
 }
 
 static int dims_ok(int64_t m, int64_t n, struct err *e)
@@ -266,11 +391,76 @@ static int svd_spec2(const double *w, int64_t m, int64_t n, double *out, struct 
 	return 0;
 }
 
-int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method method,
-		      struct geom_stats *out, struct err *e)
+/* The singular values of w (m x n, row-major, finite, divided by 2^k;
+ * destroyed), times 2^k, descending into sv (min(m, n)). */
+static int spectrum_scaled(double *w, int64_t m, int64_t n, int k, double *sv, struct err *e)
+{
+	int64_t q = m < n ? m : n;
+	if (q == 0)
+		return 0;
+	/* Row-major W (m x n) is column-major W^T (n x m): same singular values.
+	 * JOBZ = 'N': U and VT are not referenced (LDU, LDVT >= 1). */
+	double du[1], dv[1];
+	lapack_int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, w,
+					 (lapack_int)n, sv, du, 1, dv, 1);
+	if (info != 0)
+		return err_set(e, EXIT_SYS, "LAPACKE_dgesdd failed (info %d)", (int)info);
+	for (int64_t i = 0; i < q; i++)
+		sv[i] = ldexp(sv[i], k);
+	return 0;
+}
+
+int geom_matrix_spectrum(const double *w, int64_t m, int64_t n, double *sv, struct err *e)
 {
 	if (dims_ok(m, n, e) < 0)
 		return -1;
+	size_t mn = (size_t)(m * n);
+	struct scan sc = {0};
+	scan_add(&sc, w, mn);
+	if (sc.bad)
+		return scan_refuse(&sc, 2, (int64_t[2]){m, n}, e);
+	int k = scale_exp(sc.max_abs);
+	double *c = xmalloc((mn ? mn : 1) * sizeof *c);
+	if (mn)
+		memcpy(c, w, mn * sizeof *c);
+	scale_by(c, mn, k);
+	int rc = spectrum_scaled(c, m, n, k, sv, e);
+	free(c);
+	return rc;
+}
+
+/* geom_tensor_spectrum on a tensor already scanned. */
+static int tensor_spectrum(const struct st_tensor *t, double max_abs, double *sv, struct err *e)
+{
+	int64_t m = t->ndim ? t->shape[0] : 1;
+	uint64_t numel = st_numel(t);
+	int64_t n = m ? (int64_t)(numel / (uint64_t)m) : 0;
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	int k = scale_exp(max_abs);
+	double *w = xmalloc((size_t)(numel ? numel : 1) * sizeof *w);
+	int rc = st_to_f64(t, w, e);
+	if (rc == 0) {
+		scale_by(w, (size_t)numel, k);
+		rc = spectrum_scaled(w, m, n, k, sv, e);
+	}
+	free(w);
+	return rc;
+}
+
+int geom_tensor_spectrum(const struct st_tensor *t, double *sv, struct err *e)
+{
+	double max_abs = 0;
+	if (tensor_scan(t, &max_abs, e) < 0)
+		return -1;
+	return tensor_spectrum(t, max_abs, sv, e);
+}
+
+/* Stats of w (m x n, row-major, finite, already divided by 2^k by
+ * scale_by; read only). */
+static int stats_scaled(const double *w, int64_t m, int64_t n, enum geom_method method, int k,
+			double max_abs, struct geom_stats *out, struct err *e)
+{
 	struct gram_acc a;
 	acc_init(&a, m, n);
 	acc_rows(&a, w, m, method != GEOM_SVD);
@@ -279,30 +469,53 @@ int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method me
 		 : method == GEOM_GRAM_EVR ? top_eig_evr(a.g, a.q, &spec2, e)
 		 : svd_spec2(w, m, n, &spec2, e);
 	if (rc == 0)
-		acc_finish(&a, spec2, out);
+		acc_finish(&a, spec2, k, max_abs, out);
 	acc_release(&a);
 	return rc;
 }
 
-#define GEOM_BLOCK_ELEMS (1 << 20)   /* float64 elements converted at a time (8 MiB) */
+int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method method,
+		      struct geom_stats *out, struct err *e)
+{
+	if (dims_ok(m, n, e) < 0)
+		return -1;
+	size_t mn = (size_t)(m * n);
+	struct scan sc = {0};
+	scan_add(&sc, w, mn);
+	if (sc.bad)
+		return scan_refuse(&sc, 2, (int64_t[2]){m, n}, e);
+	int k = scale_exp(sc.max_abs);
+	double *c = xmalloc((mn ? mn : 1) * sizeof *c);
+	if (mn)
+		memcpy(c, w, mn * sizeof *c);
+	scale_by(c, mn, k);
+	int rc = stats_scaled(c, m, n, method, k, sc.max_abs, out, e);
+	free(c);
+	return rc;
+}
 
-int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct geom_stats *out,
-		      struct err *e)
+/* geom_tensor_stats on a tensor already scanned (max_abs its largest
+ * magnitude, every value finite). */
+static int tensor_stats(const struct st_tensor *t, enum geom_method method, double max_abs,
+			struct geom_stats *out, struct err *e)
 {
 	int64_t m = t->ndim ? t->shape[0] : 1;
 	uint64_t numel = st_numel(t);
 	int64_t n = m ? (int64_t)(numel / (uint64_t)m) : 0;
 	if (dims_ok(m, n, e) < 0)
 		return -1;
+	int k = scale_exp(max_abs);
 	if (method == GEOM_SVD || m < n || m * n <= GEOM_BLOCK_ELEMS) {
 		double *w = xmalloc((size_t)(numel ? numel : 1) * sizeof *w);
 		int rc = st_to_f64(t, w, e);
-		if (rc == 0)
-			rc = geom_matrix_stats(w, m, n, method, out, e);
+		if (rc == 0) {
+			scale_by(w, (size_t)numel, k);
+			rc = stats_scaled(w, m, n, method, k, max_abs, out, e);
+		}
 		free(w);
 		return rc;
 	}
-	/* Tall and large: convert and accumulate block by block of rows. */
+	/* Tall and large: convert, scale and accumulate block by block of rows. */
 	int64_t br = GEOM_BLOCK_ELEMS / n;
 	if (br < 1)
 		br = 1;
@@ -319,17 +532,28 @@ int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct
 		sub.shape[1] = n;
 		sub.data = (const unsigned char *)t->data + (size_t)(r0 * n) * es;
 		rc = st_to_f64(&sub, w, e);
-		if (rc == 0)
+		if (rc == 0) {
+			scale_by(w, (size_t)(r * n), k);
 			acc_rows(&a, w, r, 1);
+		}
 	}
 	double spec2 = 0;
 	if (rc == 0)
 		rc = method == GEOM_GRAM ? top_eig(a.g, a.q, &spec2, e) : top_eig_evr(a.g, a.q, &spec2, e);
 	if (rc == 0)
-		acc_finish(&a, spec2, out);
+		acc_finish(&a, spec2, k, max_abs, out);
 	acc_release(&a);
 	free(w);
 	return rc;
+}
+
+int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct geom_stats *out,
+		      struct err *e)
+{
+	double max_abs = 0;
+	if (tensor_scan(t, &max_abs, e) < 0)
+		return -1;
+	return tensor_stats(t, method, max_abs, out, e);
 }
 
 /* ---- names ---- */
@@ -567,34 +791,52 @@ struct mat {
 	enum geom_group g;
 	int layer;
 	const char *kind;
+	double max_abs;          /* from the scan before the analysis */
 	struct geom_stats s;
+	double *sv;              /* with spectrum: min(rows, cols) singular values */
 };
 
-/* Group summary {"stable_rank", "mean_row_energy", "n", "width"} over the
- * matrices of group g (NULL when there are none). */
+/* Group summary {"stable_rank", "mean_row_energy", "n", "n_undefined",
+ * "width"} over the matrices of group g (NULL when there are none): n
+ * matrices, the means over the n - n_undefined whose figures are defined
+ * (an all-zero matrix has neither stable rank nor energy share), null when
+ * none is. */
 static cJSON *group_summary(const struct mat *m, size_t nm, enum geom_group g, int with_width)
 {
 	double sr = 0, en = 0;
-	int k = 0;
+	int k = 0, undef = 0;
 	int64_t width = -1;
 	for (size_t i = 0; i < nm; i++) {
 		if (m[i].g != g)
 			continue;
-		sr += m[i].s.stable_rank;
-		en += m[i].s.mean_row_energy;
 		int64_t c = m[i].t->ndim >= 2 ? m[i].t->shape[1] : 1;
 		width = width < 0 || width == c ? c : 0;   /* 0: mixed widths */
 		k++;
+		if (!isfinite(m[i].s.stable_rank) || !isfinite(m[i].s.mean_row_energy)) {
+			undef++;
+			continue;
+		}
+		sr += m[i].s.stable_rank;
+		en += m[i].s.mean_row_energy;
 	}
 	if (!k)
 		return cJSON_CreateNull();
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddItemToObject(o, "stable_rank", num(sr / k));
-	cJSON_AddItemToObject(o, "mean_row_energy", num(en / k));
+	cJSON_AddItemToObject(o, "stable_rank", num(k > undef ? sr / (k - undef) : NAN));
+	cJSON_AddItemToObject(o, "mean_row_energy", num(k > undef ? en / (k - undef) : NAN));
 	cJSON_AddNumberToObject(o, "n", k);
+	cJSON_AddNumberToObject(o, "n_undefined", undef);
 	if (with_width)
 		cJSON_AddNumberToObject(o, "width", (double)width);
 	return o;
+}
+
+/* An absolute energy of a matrix whose largest magnitude is max_abs: null
+ * when scaling it back left float64's normal range (infinite, or rounded
+ * into the subnormals or to 0). */
+static cJSON *energy_num(double v, double max_abs)
+{
+	return !isfinite(v) || (max_abs > 0 && v < DBL_MIN) ? cJSON_CreateNull() : cJSON_CreateNumber(v);
 }
 
 static cJSON *vec_json(const struct st_tensor *t, struct err *e, int64_t limit)
@@ -733,6 +975,34 @@ static int cmp_mat(const void *a, const void *b)
 	return strcmp(x->t->name, y->t->name);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The smallest of 0 .. n-1 not among code[0..nc) (sorted here), or -1:
+ * O(nc log nc) whatever n is. */
+static int64_t first_gap(int64_t *code, size_t nc, int64_t n)
+{
+	qsort(code, nc, sizeof *code, cmp_i64);
+	int64_t want = 0;
+	for (size_t i = 0; i < nc && want < n; i++) {
+		if (code[i] > want)
+			return want;
+		if (code[i] == want)
+			want++;
+	}
+	return want < n ? want : -1;
+}
+
+static void mats_free(struct mat *m, size_t nm)
+{
+	for (size_t i = 0; i < nm; i++)
+		free(m[i].sv);
+	free(m);
+}
+
 cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geom_opts *o,
 		     int file_i, int file_n, struct err *e)
 {
@@ -784,39 +1054,44 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		goto fail;
 	if (L == 0 && missing(o, path, "transformer.h.0.attn.c_q.weight", "Table 4 (attention and MLP)", e) < 0)
 		goto fail;
-	{
+	/* Every layer's six matrices and oe.0 .. oe.max, found by walking the
+	 * indices present in order (a name with layer 1,000,000 costs nothing). */
+	if (!o->allow_missing) {
 		static const char *const kinds[6] = {"attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj",
 						     "mlp.c_fc", "mlp.c_proj"};
-		for (int l = 0; l < L; l++) {
-			for (int k = 0; k < 6; k++) {
-				int found = 0;
-				for (size_t i = 0; i < nm && !found; i++)
-					found = m[i].layer == l && m[i].kind && !strcmp(m[i].kind, kinds[k]);
-				if (!found) {
-					char nmb[96];
-					snprintf(nmb, sizeof nmb, "transformer.h.%d.%s.weight", l, kinds[k]);
-					if (missing(o, path, nmb, k < 4 ? "Table 4 (square attention)" :
-						    "Table 4 (rectangular MLP)", e) < 0)
-						goto fail;
-				}
-			}
-		}
-	}
-	if (!have[GG_VALUE_EMBED] && L > 0) {
-		char nmb[64];
-		snprintf(nmb, sizeof nmb, "value_embeds.%d.weight", L - 1);
-		if (missing(o, path, nmb, "Table 4 (value_embeds)", e) < 0)
+		int64_t *code = xmalloc((nm ? nm : 1) * sizeof *code);
+		size_t nc = 0;
+		for (size_t i = 0; i < nm; i++)
+			for (int k = 0; k < 6 && m[i].kind; k++)
+				if (!strcmp(m[i].kind, kinds[k]))
+					code[nc++] = (int64_t)m[i].layer * 6 + k;
+		int64_t gap = first_gap(code, nc, (int64_t)L * 6);
+		if (gap >= 0) {
+			char nmb[96];
+			snprintf(nmb, sizeof nmb, "transformer.h.%d.%s.weight", (int)(gap / 6), kinds[gap % 6]);
+			missing(o, path, nmb, gap % 6 < 4 ? "Table 4 (square attention)" :
+				"Table 4 (rectangular MLP)", e);
+			free(code);
 			goto fail;
-	}
-	for (int j = 0; j <= max_oe; j++) {
-		int found = 0;
-		for (size_t i = 0; i < nm && !found; i++)
-			found = m[i].g == GG_OE && m[i].layer == j;
-		if (!found) {
+		}
+		if (!have[GG_VALUE_EMBED] && L > 0) {
 			char nmb[64];
-			snprintf(nmb, sizeof nmb, "oe.%d.weight", j);
-			if (missing(o, path, nmb, "Table 4 (oe tables: oe.0 .. oe.3)", e) < 0)
-				goto fail;
+			snprintf(nmb, sizeof nmb, "value_embeds.%d.weight", L - 1);
+			missing(o, path, nmb, "Table 4 (value_embeds)", e);
+			free(code);
+			goto fail;
+		}
+		nc = 0;
+		for (size_t i = 0; i < nm; i++)
+			if (m[i].g == GG_OE)
+				code[nc++] = m[i].layer;
+		gap = first_gap(code, nc, (int64_t)max_oe + 1);
+		free(code);
+		if (gap >= 0) {
+			char nmb[64];
+			snprintf(nmb, sizeof nmb, "oe.%d.weight", (int)gap);
+			missing(o, path, nmb, "Table 4 (oe tables: oe.0 .. oe.3)", e);
+			goto fail;
 		}
 	}
 	if (!scal[0] && missing(o, path, "x0_lambdas", "Table 8b", e) < 0)
@@ -831,6 +1106,24 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		}
 	}
 
+	/* Every tensor read is checked before any is analysed: a NaN or an
+	 * infinity anywhere is bad input (the matrices' largest magnitudes are
+	 * kept for scaling). */
+	if (qt && need_float(qt, path, e) < 0)
+		goto fail;
+	for (size_t i = 0; i < nm + 5; i++) {
+		const struct st_tensor *t = i < nm ? m[i].t : i < nm + 4 ? scal[i - nm] : qt;
+		double mx = 0;
+		if (!t)
+			continue;
+		if (tensor_scan(t, &mx, e) < 0) {
+			err_prefix(e, "'%s': tensor '%s'", path, t->name);
+			goto fail;
+		}
+		if (i < nm)
+			m[i].max_abs = mx;
+	}
+
 	/* The matrices, with progress. */
 	/* Progress only once a checkpoint has taken a while (small ones stay quiet). */
 	struct progress pr;
@@ -840,10 +1133,19 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		if (now_seconds() - t0 > 1.0)
 			progress_update(&pr, 0, "geometry: checkpoint %d/%d, matrix %zu/%zu %s", file_i + 1,
 					file_n, i + 1, nm, m[i].t->name);
-		if (geom_tensor_stats(m[i].t, o->method, &m[i].s, e) < 0) {
+		if (tensor_stats(m[i].t, o->method, m[i].max_abs, &m[i].s, e) < 0) {
 			progress_done(&pr);
 			err_prefix(e, "'%s': tensor '%s'", path, m[i].t->name);
 			goto fail;
+		}
+		if (o->spectrum) {
+			int64_t r = m[i].t->shape[0], c = m[i].t->shape[1];
+			m[i].sv = xmalloc((size_t)((r < c ? r : c) > 0 ? (r < c ? r : c) : 1) * sizeof *m[i].sv);
+			if (tensor_spectrum(m[i].t, m[i].max_abs, m[i].sv, e) < 0) {
+				progress_done(&pr);
+				err_prefix(e, "'%s': tensor '%s'", path, m[i].t->name);
+				goto fail;
+			}
 		}
 	}
 	progress_done(&pr);
@@ -870,8 +1172,15 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 		cJSON_AddNumberToObject(x, "cols", (double)m[i].t->shape[1]);
 		cJSON_AddItemToObject(x, "stable_rank", num(m[i].s.stable_rank));
 		cJSON_AddItemToObject(x, "mean_row_energy", num(m[i].s.mean_row_energy));
-		cJSON_AddItemToObject(x, "fro_sq", num(m[i].s.fro2));
-		cJSON_AddItemToObject(x, "sigma1_sq", num(m[i].s.spec2));
+		cJSON_AddItemToObject(x, "fro_sq", energy_num(m[i].s.fro2, m[i].s.max_abs));
+		cJSON_AddItemToObject(x, "sigma1_sq", energy_num(m[i].s.spec2, m[i].s.max_abs));
+		cJSON_AddNumberToObject(x, "max_abs", m[i].s.max_abs);
+		if (m[i].sv) {
+			int64_t q = m[i].t->shape[0] < m[i].t->shape[1] ? m[i].t->shape[0] : m[i].t->shape[1];
+			cJSON *a = cJSON_AddArrayToObject(x, "singular_values");
+			for (int64_t j = 0; j < q; j++)
+				cJSON_AddItemToArray(a, num(m[i].sv[j]));
+		}
 	}
 	cJSON *t4 = cJSON_AddObjectToObject(out, "table4");
 	cJSON_AddItemToObject(t4, "wte", group_summary(m, nm, GG_WTE, 1));
@@ -900,11 +1209,11 @@ cJSON *geom_audit_st(const struct st_file *f, const char *path, const struct geo
 			goto fail;
 		cJSON_AddItemToObject(sc, scal_names[k], v);
 	}
-	free(m);
+	mats_free(m, nm);
 	return out;
 fail:
 	cJSON_Delete(out);
-	free(m);
+	mats_free(m, nm);
 	return NULL;
 }
 
@@ -1021,9 +1330,20 @@ static double jnum(const cJSON *o, const char *k)
 	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
-static void cell_sr_energy(FILE *fp, const cJSON *g, int width, int with_energy)
+/* " k of n" when some of a group's n matrices are left out of its means
+ * (all zero), else nothing; 1 when written. */
+static int of_n(char *b, size_t size, const cJSON *g)
 {
-	char b[64];
+	double n = jnum(g, "n"), nu = jnum(g, "n_undefined");
+	if (!(nu > 0) || size == 0)
+		return 0;
+	snprintf(b, size, "%g of %g", n - nu, n);
+	return 1;
+}
+
+static void cell_sr_energy(FILE *fp, const cJSON *g, int width, int with_energy, int *left_out)
+{
+	char b[96];
 	if (!cJSON_IsObject(g)) {
 		snprintf(b, sizeof b, "-");
 	} else {
@@ -1036,8 +1356,26 @@ static void cell_sr_energy(FILE *fp, const cJSON *g, int width, int with_energy)
 		else
 			n = snprintf(b, sizeof b, "%.2f", sr);
 		if (with_energy && n > 0 && (size_t)n < sizeof b)
-			snprintf(b + n, sizeof b - (size_t)n, isnan(en) ? " (n/a)" : " (%.2f%%)", 100 * en);
+			n += snprintf(b + n, sizeof b - (size_t)n, isnan(en) ? " (n/a)" : " (%.2f%%)", 100 * en);
+		if (n > 0 && (size_t)n + 1 < sizeof b) {
+			b[n] = ' ';
+			if (of_n(b + n + 1, sizeof b - (size_t)n - 1, g))
+				*left_out = 1;
+			else
+				b[n] = 0;
+		}
 	}
+	fprintf(fp, "  %-*s", width, b);
+}
+
+/* A figure of Table 5a: "n/a" for null (exp(q_tau) beyond float64). */
+static void cell_num(FILE *fp, const char *fmt, int width, double v)
+{
+	char b[48];
+	if (isnan(v))
+		snprintf(b, sizeof b, "n/a");
+	else
+		snprintf(b, sizeof b, fmt, v);
 	fprintf(fp, "  %-*s", width, b);
 }
 
@@ -1071,28 +1409,36 @@ struct row {
 static void print_rows(FILE *fp, const struct row *r, int n, int lw)
 {
 	fprintf(fp, "Table 4: stable rank ||W||_F^2/||W||_2^2 (/ width) and mean-row energy share\n");
-	fprintf(fp, "%-*s  %-20s  %-20s  %-20s  %-12s  %-12s  %-12s\n", lw, "checkpoint", "wte", "lm_head",
+	fprintf(fp, "%-*s  %-24s  %-24s  %-24s  %-14s  %-14s  %s\n", lw, "checkpoint", "wte", "lm_head",
 		"oe_tables (mean)", "value_embeds", "attn_square", "mlp_rect");
+	int left_out = 0;
 	for (int i = 0; i < n; i++) {
 		fprintf(fp, "%-*s", lw, r[i].label);
-		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "wte"), 20, 1);
-		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "lm_head"), 20, 1);
-		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "oe_tables"), 20, 1);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "wte"), 24, 1, &left_out);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "lm_head"), 24, 1, &left_out);
+		cell_sr_energy(fp, cJSON_GetObjectItemCaseSensitive(r[i].t4, "oe_tables"), 24, 1, &left_out);
 		const char *rest[3] = {"value_embeds", "attn_square", "mlp_rect"};
 		for (int k = 0; k < 3; k++) {
 			const cJSON *g = cJSON_GetObjectItemCaseSensitive(r[i].t4, rest[k]);
-			char b[32];
+			char b[64], kn[40];
 			double sr = cJSON_IsObject(g) ? jnum(g, "stable_rank") : NAN;
+			int some = cJSON_IsObject(g) && of_n(kn, sizeof kn, g);
+			left_out |= some;
 			if (!cJSON_IsObject(g))
 				snprintf(b, sizeof b, "-");
 			else if (isnan(sr))
-				snprintf(b, sizeof b, "n/a");
+				snprintf(b, sizeof b, some ? "n/a (%s)" : "n/a", kn);
+			else if (some)
+				snprintf(b, sizeof b, "%.2f (%s)", sr, kn);
 			else
-				snprintf(b, sizeof b, "%.2f (%d)", sr, (int)jnum(g, "n"));
-			fprintf(fp, "  %-12s", b);
+				snprintf(b, sizeof b, "%.2f (%g)", sr, jnum(g, "n"));
+			fprintf(fp, k < 2 ? "  %-14s" : "  %s", b);
 		}
 		fputc('\n', fp);
 	}
+	if (left_out)
+		fprintf(fp, "k of n: the mean over the k of a group's n matrices that are not all zero "
+			"(a zero matrix has no stable rank or energy share)\n");
 	int anyq = 0;
 	for (int i = 0; i < n; i++)
 		anyq |= cJSON_IsObject(r[i].q);
@@ -1110,18 +1456,26 @@ static void print_rows(FILE *fp, const struct row *r, int n, int lw)
 				continue;
 			}
 			char b[48];
-			snprintf(b, sizeof b, "%.4f +- %.4f", jnum(r[i].q, "mean"), jnum(r[i].q, "sd"));
+			double mean = jnum(r[i].q, "mean"), sd = jnum(r[i].q, "sd");
+			if (isnan(mean))
+				snprintf(b, sizeof b, "n/a");
+			else if (isnan(sd))
+				snprintf(b, sizeof b, "%.4f +- n/a", mean);
+			else
+				snprintf(b, sizeof b, "%.4f +- %.4f", mean, sd);
 			fprintf(fp, "  %-16s", b);
 			const cJSON *bands = cJSON_GetObjectItemCaseSensitive(r[i].q, "bands");
 			for (int k = 0; k < 3; k++) {
 				const cJSON *bk = cJSON_GetArrayItem(bands, k);
 				if (bk)
-					fprintf(fp, "  %-9.4f", jnum(bk, "mean"));
+					cell_num(fp, "%.4f", 9, jnum(bk, "mean"));
 				else
 					fprintf(fp, "  %-9s", "-");
 			}
-			fprintf(fp, "  %-8.4f  %-8.4f  %-8.4f  ", jnum(r[i].q, "layer0"), jnum(r[i].q, "middle"),
-				jnum(r[i].q, "final"));
+			cell_num(fp, "%.4f", 8, jnum(r[i].q, "layer0"));
+			cell_num(fp, "%.4f", 8, jnum(r[i].q, "middle"));
+			cell_num(fp, "%.4f", 8, jnum(r[i].q, "final"));
+			fputs("  ", fp);
 			print_vec(fp, cJSON_GetObjectItemCaseSensitive(r[i].q, "by_layer"), 0, -1, "%.3f");
 			fputc('\n', fp);
 		}

@@ -15,7 +15,8 @@
  *   table4   wte, lm_head (stable rank, mean-row energy, width); OE tables
  *            oe.0..3 (means over the 4); value_embeds (mean over tables);
  *            square attention c_q, c_k, c_v, attn.c_proj (mean over L x 4);
- *            rectangular MLP c_fc, mlp.c_proj (mean over L x 2)
+ *            rectangular MLP c_fc, mlp.c_proj (mean over L x 2); each mean
+ *            over the group's n matrices but the n_undefined all-zero ones
  *   q_tau    exp(q_tau): mean +- SD (n-1) overall; plane bands c in
  *            [0, P/4), [P/4, 3P/4), [3P/4, P) for P = hd/2 planes (c in
  *            [0,15], [16,47], [48,63] at hd = 128); layer 0, middle layers
@@ -23,8 +24,12 @@
  *   scalars  x0_lambdas, wte_lambdas, resid_lambdas, out_lambdas as stored
  * Several checkpoints are grouped by arm (geom_arm_of) and averaged.
  *
- * Left out: the full singular spectrum (only sigma_1 is needed); tensors
- * that are not the model's (unknown names) are skipped.
+ * With spectrum (geom_opts), also every singular value of each matrix, by
+ * LAPACK dgesdd (values only) on the whole matrix in float64: M N 8 bytes
+ * and ~4 M N^2 flops a matrix (N <= M), against the Gram path's streamed
+ * blocks; the tables do not use them.
+ *
+ * Left out: tensors that are not the model's (unknown names) are skipped.
  */
 #ifndef SUPKIT_AUDIT_GEOMETRY_H
 #define SUPKIT_AUDIT_GEOMETRY_H
@@ -40,21 +45,39 @@
  * matrix + dsyevr, or dgesdd on W. */
 enum geom_method { GEOM_GRAM, GEOM_GRAM_EVR, GEOM_SVD };
 
-/* Figures of one matrix. NaN where undefined (an all-zero matrix). */
+/* Figures of one matrix. NaN where undefined (an all-zero matrix). They are
+ * computed on W / 2^k, 2^k the power of two just above max |w_ij|, exactly
+ * (powers of two scale without rounding), so that entries near 1e-170 or
+ * 1e200 neither underflow nor overflow when squared: the ratios are those
+ * of W; fro2 and spec2 are scaled back and are infinite, or subnormal
+ * and rounded, or 0, where W's lie outside float64's range. */
 struct geom_stats {
 	double fro2;             /* ||W||_F^2 */
 	double spec2;            /* ||W||_2^2 = sigma_1^2 */
 	double stable_rank;      /* fro2 / spec2 */
 	double mean_row_energy;  /* M ||mean row||^2 / fro2, in [0, 1] */
+	double max_abs;          /* max |w_ij| */
 };
 
-/* Stats of a row-major M x N matrix of doubles. 0 or -1 (LAPACK failure). */
+/* Stats of a row-major M x N matrix of doubles. 0 or -1: a NaN or infinite
+ * entry (EXIT_USAGE: "N non-finite values (NaN or infinity), the first at
+ * [i, j]"), a LAPACK failure (EXIT_SYS). */
 int geom_matrix_stats(const double *w, int64_t m, int64_t n, enum geom_method method,
 		      struct geom_stats *out, struct err *e);
 /* The same on a float tensor of a checkpoint viewed as rows = shape[0],
- * cols = numel / rows (converted to float64 block by block). */
+ * cols = numel / rows (converted to float64 block by block, after a first
+ * pass that finds max |w_ij| and refuses non-finite values). */
 int geom_tensor_stats(const struct st_tensor *t, enum geom_method method, struct geom_stats *out,
 		      struct err *e);
+
+/* Every singular value of a row-major M x N matrix of doubles, descending,
+ * into sv (min(M, N) doubles): LAPACK dgesdd (JOBZ = 'N') on W / 2^k (as
+ * geom_matrix_stats scales), each value times 2^k. 0 or -1: a NaN or
+ * infinite entry (EXIT_USAGE, as geom_matrix_stats), a LAPACK failure
+ * (EXIT_SYS). */
+int geom_matrix_spectrum(const double *w, int64_t m, int64_t n, double *sv, struct err *e);
+/* The same on a float tensor of a checkpoint (rows = shape[0]). */
+int geom_tensor_spectrum(const struct st_tensor *t, double *sv, struct err *e);
 
 /* Table groups of a matrix. */
 enum geom_group {
@@ -73,12 +96,18 @@ struct geom_opts {
 	enum geom_method method;
 	int allow_missing;     /* tables whose tensors are missing become null, not errors */
 	int quiet;             /* no progress */
+	int spectrum;          /* every matrix's singular values in the report */
 };
 
 /* Audit one checkpoint; returns a fresh JSON object (caller cJSON_Delete()s)
  * {"path", "arm", "arm_source", "depth", "width", "matrices", "table4",
- *  "q_tau", "scalars"}, or NULL with e set (a missing tensor names the table
- * that needs it). */
+ *  "q_tau", "scalars"} (matrices: name -> {"group", "rows", "cols",
+ *  "stable_rank", "mean_row_energy", "fro_sq", "sigma1_sq", "max_abs"}, and
+ *  "singular_values" with spectrum: descending, null for one beyond
+ *  float64's range when scaled back), or NULL with e set (a missing tensor names the table
+ * that needs it; a NaN or infinity in any tensor read, checked before the
+ * analysis, names the tensor: EXIT_USAGE). The work is bounded by the
+ * tensors present, whatever layer index a name holds. */
 cJSON *geom_audit_file(const char *path, const struct geom_opts *o, int file_i, int file_n,
 		       struct err *e);
 /* The same on an open file (path used in messages and arm lookup). */

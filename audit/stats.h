@@ -63,6 +63,7 @@ struct stats_records {
 /* Naming rules: "ARM DEPTH REGEX" lines (see supkit-formats(5), records). */
 struct stats_rules;
 int stats_rules_parse(struct stats_rules **out, const char *text, const char *name, struct err *e);
+/* path "-" reads standard input, as the _load and _add_path functions below. */
 int stats_rules_load(struct stats_rules **out, const char *path, struct err *e);
 /* 1 when a rule matched (*arm malloc'd), 0 when none did, -1 on a bad capture. */
 int stats_rules_match(const struct stats_rules *r, const char *run, char **arm, int *depth,
@@ -73,7 +74,9 @@ void stats_records_init(struct stats_records *r);
 void stats_records_free(struct stats_records *r);
 /* Add a folder (every result.json under it, recursively, in name order) or a
  * file (a single result.json record, or a results JSON mapping run names to
- * records). rules may be NULL. Refuses duplicate runs. */
+ * records; "-": standard input, which has no folder to name a single
+ * record's run, so only the mapping is taken there). rules may be NULL.
+ * Refuses duplicate runs. */
 int stats_records_add_path(struct stats_records *r, const char *path,
 			   const struct stats_rules *rules, struct err *e);
 /* Add parsed JSON (as for a file); name is used in messages. */

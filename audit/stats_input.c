@@ -21,6 +21,7 @@
 
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 
 #define STATS_MAX_FILE (64u << 20)
 
@@ -196,7 +197,7 @@ static char *text_load(const char *path, struct err *e)
 {
 	char *text;
 	size_t len;
-	if (file_read_all(path, 1u << 20, &text, &len, e) < 0)
+	if (stream_read_all(path, 1u << 20, &text, &len, e) < 0)
 		return NULL;
 	if (strlen(text) != len) {
 		free(text);
@@ -459,6 +460,9 @@ int stats_records_add_json(struct stats_records *r, const cJSON *root, const cha
 	/* A single record (a result.json): named by its folder. */
 	if (cJSON_GetObjectItemCaseSensitive(root, "val_bpb") ||
 	    cJSON_GetObjectItemCaseSensitive(root, "result")) {
+		if (stream_is_std(name))
+			return err_set(e, EXIT_USAGE, "'-': a single record on standard input has no run "
+				       "name (give {\"<run>\": <record>, ...})");
 		char *dir = path_dirname(name);
 		char *abs = realpath(dir, NULL);
 		const char *run = path_basename(abs ? abs : dir);
@@ -493,7 +497,7 @@ int stats_records_add_json(struct stats_records *r, const cJSON *root, const cha
 static int add_file(struct stats_records *r, const char *path, const struct stats_rules *rules,
 		    struct err *e)
 {
-	cJSON *j = json_read_file(path, STATS_MAX_FILE, e);
+	cJSON *j = json_read_input(path, STATS_MAX_FILE, e);
 	if (!j)
 		return -1;
 	int rc = stats_records_add_json(r, j, path, rules, e);
@@ -534,9 +538,13 @@ int stats_records_add_path(struct stats_records *r, const char *path,
 			   const struct stats_rules *rules, struct err *e)
 {
 	struct stat st;
-	if (stat(path, &st) < 0)
+	int rc;
+	if (stream_is_std(path))
+		rc = add_file(r, path, rules, e);
+	else if (stat(path, &st) < 0)
 		return err_errno(e, errno == ENOENT ? EXIT_USAGE : EXIT_SYS, "cannot open '%s'", path);
-	int rc = S_ISDIR(st.st_mode) ? add_dir(r, path, rules, 0, e) : add_file(r, path, rules, e);
+	else
+		rc = S_ISDIR(st.st_mode) ? add_dir(r, path, rules, 0, e) : add_file(r, path, rules, e);
 	if (rc == 0 && r->n_ignored > 1)
 		qsort(r->ignored, r->n_ignored, sizeof *r->ignored, name_cmp);
 	return rc;

@@ -26,7 +26,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/progress.h"
-#include "trainer/loader.h"
+#include "data/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/paramspec.h"
@@ -615,7 +615,9 @@ cJSON *step0_audit(const struct config *c, const struct step0_batch *b,
 		cJSON_AddItemToObject(rep, "closed_form", cfa);
 	}
 	cJSON *tr = eval_json(&lo, "config");
-	cJSON_AddStringToObject(tr, "arithmetic", "cpu fp32, bf16-stored embeddings, bf16 rope tables");
+	cJSON_AddStringToObject(tr, "arithmetic", c->logits == LOGITS_BF16
+				? "cpu fp32, bf16-stored embeddings, bf16 rope tables, bf16 logits"
+				: "cpu fp32, bf16-stored embeddings, bf16 rope tables, fp32 logits");
 	cJSON_AddItemToObject(rep, "trainer", tr);
 
 	/* the comparison at the config's eps */

@@ -46,7 +46,7 @@ int step0_shards_resolve(const char *const *paths, int n, const char *data_dir, 
 			 int *n_out, struct err *e);
 void step0_shards_free(char **shards, int n);
 
-/* The first optimizer batch as the trainer draws it: loader (trainer/loader.h)
+/* The first optimizer batch as the trainer draws it: loader (data/loader.h)
  * over the shards with T = seq_len, B = batch_rows and the config's seed, K =
  * grad_accum micro-steps. tokens > 0 audits only the first `tokens` input
  * tokens of that batch: a multiple of T (the first tokens/T rows, in micro-step

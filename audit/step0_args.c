@@ -21,16 +21,25 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	struct step0_args *a = p->a;
 	switch (key) {
 	case OPT_CONFIG: a->config = arg; return 0;
-	case OPT_DATA: a->data[a->n_data++] = arg; return 0;
+	case OPT_DATA:
+		cli_no_stdin(arg, "--data (shards are mapped from files)");
+		a->data[a->n_data++] = arg;
+		return 0;
 	case OPT_SET: a->sets[a->n_sets++] = arg; return 0;
-	case OPT_INIT_FROM: a->init_from = arg; return 0;
+	case OPT_INIT_FROM:
+		cli_no_stdin(arg, "--init-from (checkpoints are mapped from files)");
+		a->init_from = arg;
+		return 0;
 	case OPT_N: {
 		char what[64];
 		snprintf(what, sizeof what, "--%s", p->own->name);
 		return cli_parse_i64(arg, p->own->lo, p->own->hi, &a->n, what, e);
 	}
 	case OPT_JSON: a->json = 1; return 0;
-	case 'o': a->output = arg; return 0;
+	case 'o':
+		cli_no_stdout(arg, "--output (use --json for the JSON on standard output)");
+		a->output = arg;
+		return 0;
 	case 'q': a->quiet = 1; return 0;
 	}
 	return 0;
@@ -43,7 +52,7 @@ void step0_args_parse(int argc, char **argv, const char *usage, const struct ste
 	snprintf(json_help, sizeof json_help, "print the %s as one JSON object", noun);
 	snprintf(output_help, sizeof output_help, "also write the JSON %s to FILE (atomically)", noun);
 	const struct cli_opt opts[] = {
-		{"config", OPT_CONFIG, "CFG", "the trainer config (required)"},
+		{"config", OPT_CONFIG, "CFG", "the trainer config (required; - for standard input)"},
 		{"data", OPT_DATA, "SHARDS", "a folder of train_*.bin shards or a shard file (repeatable; "
 					     "default: the config's data_dir)"},
 		{"set", OPT_SET, "KEY=VALUE", "override a config key (repeatable)"},
@@ -64,8 +73,10 @@ void step0_args_parse(int argc, char **argv, const char *usage, const struct ste
 		step0_args_free(a);
 		cli_usage_error("%s", e.msg);
 	}
-	for (int i = oi; i < argc; i++)
+	for (int i = oi; i < argc; i++) {
+		cli_no_stdin(argv[i], "SHARDS (shards are mapped from files)");
 		a->data[a->n_data++] = argv[i];
+	}
 	if (!a->config) {
 		step0_args_free(a);
 		cli_usage_error("--config is required");

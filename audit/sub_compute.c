@@ -24,7 +24,7 @@ static const struct cli_opt opts[] = {
 	{"set", OPT_SET, "KEY=VALUE", "override one config key (repeatable, after the file and arm)"},
 	{"table", OPT_TABLE, NULL, "every named arm at depths 6 and 8"},
 	{"runs", OPT_RUNS, "DIR", "add measured figures from DIR/result.json, or from each DIR/*/result.json (repeatable)"},
-	{"check", OPT_CHECK, "FILE", "compare a published audit JSON with the recomputed figures; exit 1 on a disagreement"},
+	{"check", OPT_CHECK, "FILE", "compare a published audit JSON (- for stdin) with the recomputed figures; exit 1 on a disagreement"},
 	{"json", OPT_JSON, NULL, "print one deterministic JSON object"},
 	{"print-config", OPT_PRINT_CONFIG, NULL, "print the canonical config (its SHA-256 identifies the run)"},
 	{"list-arms", OPT_LIST_ARMS, NULL, "list the named arms and their overrides"},
@@ -39,7 +39,8 @@ static const char usage[] =
 	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
 	"       supkit audit compute --table [--runs DIR]... [--json]\n"
 	"       supkit audit compute --check PUBLISHED.json [--neumann-count C] [--denominator C] [--json]\n"
-	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).";
+	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).\n"
+	"A CONFIG of - is read from standard input.";
 
 struct args {
 	int depth;            /* 0 = not given */
@@ -74,6 +75,7 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 		a->table = 1;
 		return 0;
 	case OPT_RUNS:
+		cli_no_stdin(arg, "--runs (a run folder)");
 		a->runs = xrealloc(a->runs, (size_t)(a->nruns + 1) * sizeof *a->runs);
 		a->runs[a->nruns++] = (char *)arg;
 		return 0;
@@ -160,7 +162,7 @@ static int list_arms(int json)
 static int run_check(const struct args *a)
 {
 	struct err e = {0};
-	cJSON *pub = json_read_file(a->check, 64u << 20, &e);
+	cJSON *pub = json_read_input(a->check, 64u << 20, &e);
 	if (!pub)
 		fail(&e);
 	char *lines;

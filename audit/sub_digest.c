@@ -45,6 +45,8 @@ int audit_digest_main(int argc, char **argv)
 		free(files);
 		cli_usage_error("no checkpoint given");
 	}
+	for (int i = 0; i < nf; i++)
+		cli_no_stdin(files[i], "CHECKPOINT (checkpoints are mapped from files)");
 	int rc = EXIT_OK;
 	cJSON *out = json ? cJSON_CreateObject() : NULL;
 	for (int i = 0; i < nf; i++) {

@@ -10,13 +10,14 @@
 #include "lib/cli.h"
 #include "lib/json.h"
 
-enum { OPT_JSON = 256, OPT_METHOD, OPT_ALLOW_MISSING };
+enum { OPT_JSON = 256, OPT_METHOD, OPT_ALLOW_MISSING, OPT_SPECTRUM };
 
 static const struct cli_opt opts[] = {
 	{"json", OPT_JSON, NULL, "print the report as one JSON object"},
 	{"output", 'o', "FILE", "also write the JSON report to FILE (atomically)"},
 	{"method", OPT_METHOD, "M", "||W||_2 by gram (Lanczos, default), gram-evr (dsyevr) or svd"},
 	{"allow-missing", OPT_ALLOW_MISSING, NULL, "leave out tables whose tensors are missing"},
+	{"spectrum", OPT_SPECTRUM, NULL, "also every singular value of each matrix (JSON; dgesdd)"},
 	{"quiet", 'q', NULL, "no progress on stderr"},
 	{NULL, 0, NULL, NULL},
 };
@@ -39,9 +40,13 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	struct ctx *c = vc;
 	switch (key) {
 	case OPT_JSON: c->json = 1; return 0;
-	case 'o': c->output = arg; return 0;
+	case 'o':
+		cli_no_stdout(arg, "--output (use --json for the JSON on standard output)");
+		c->output = arg;
+		return 0;
 	case OPT_ALLOW_MISSING: c->g.allow_missing = 1; return 0;
 	case 'q': c->g.quiet = 1; return 0;
+	case OPT_SPECTRUM: c->g.spectrum = 1; return 0;
 	case OPT_METHOD:
 		if (!strcmp(arg, "gram"))
 			c->g.method = GEOM_GRAM;
@@ -69,6 +74,8 @@ int audit_geometry_main(int argc, char **argv)
 		free(files);
 		cli_usage_error("no checkpoint given");
 	}
+	for (int i = 0; i < nf; i++)
+		cli_no_stdin(files[i], "CHECKPOINT (checkpoints are mapped from files)");
 	cJSON *rep = geom_audit(files, nf, &c.g, &e);
 	free(files);
 	if (!rep) {

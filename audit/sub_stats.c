@@ -11,6 +11,7 @@
 #include "lib/cli.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 
 enum { OPT_JSON = 256, OPT_NAMES, OPT_CONTRASTS, OPT_CHECK, OPT_INPUT_DECIMALS, OPT_VERBOSE };
 
@@ -20,7 +21,7 @@ static const struct cli_opt opts[] = {
 	{"check", OPT_CHECK, "PUBLISHED.json", "check a published table against the records"},
 	{"input-decimals", OPT_INPUT_DECIMALS, "N", "--check: decimals the records were printed with (6)"},
 	{"json", OPT_JSON, NULL, "print one JSON object instead of Markdown tables"},
-	{"output", 'o', "FILE", "write the report to FILE (atomically) instead of stdout"},
+	{"output", 'o', "FILE", "write the report to FILE (atomically) instead of stdout (-)"},
 	{"verbose", OPT_VERBOSE, NULL, "--check: list the figures that are OK too"},
 	{NULL, 0, NULL, NULL},
 };
@@ -29,6 +30,7 @@ static const char usage[] =
 	"usage: supkit audit stats [options] RECORDS...\n"
 	"\n"
 	"RECORDS are folders (every result.json under them) or results JSON files.\n"
+	"Any one file (RECORDS, RULES, FILE, PUBLISHED.json) may be - (standard input).\n"
 	"Prints per-cell tables and paired contrasts (mean +- SD, 95% t interval,\n"
 	"k/n seeds improved, ratios); with --check, each published figure as ok,\n"
 	"rounding or inconsistent (exit 1 on inconsistent or missing).\n";
@@ -55,14 +57,11 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	return 0;
 }
 
-/* Write the report (text already in memory) to stdout or atomically to a file. */
+/* Write the report (text already in memory) to stdout (path NULL or "-") or
+ * atomically to a file. */
 static int emit(const char *path, const char *text, size_t len, struct err *e)
 {
-	if (!path) {
-		fwrite(text, 1, len, stdout);
-		return fflush(stdout) == 0 ? 0 : err_errno(e, EXIT_SYS, "cannot write stdout");
-	}
-	return file_write_atomic(path, text, len, e);
+	return stream_write_all(path, text, len, e);
 }
 
 /* The report as sorted, indented JSON text (caller frees). */
@@ -118,7 +117,7 @@ int audit_stats_main(int argc, char **argv)
 
 	if (a.check) {
 		struct stats_check_counts counts = {0};
-		pub = json_read_file(a.check, 64u << 20, &e);
+		pub = json_read_input(a.check, 64u << 20, &e);
 		if (!pub)
 			goto fail;
 		cJSON *items = cJSON_CreateArray();

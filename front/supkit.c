@@ -1,6 +1,7 @@
 /* supkit.c: the front command. `supkit <tool> args` runs `supkit-<tool>` from
  * the folder this program lives in (then from PATH), git-style. `supkit --help`
- * lists the tools; `supkit --version` prints the version. */
+ * (or `supkit help`) lists the tools; `supkit help <tool> [<subcommand>]` runs
+ * `supkit-<tool> [<subcommand>] --help`; `supkit --version` prints the version. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +18,7 @@ static const struct {
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
+	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
 	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
 	{"verify", "verify a supplement zip or folder against its manifest"},
@@ -27,7 +29,8 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: supkit <tool> [args...]\n       supkit --help | --version\n\ntools:\n");
+	fprintf(f, "usage: supkit <tool> [args...]\n       supkit help [<tool> [<subcommand>]]\n"
+		   "       supkit --help | --version\n\ntools:\n");
 	for (int i = 0; tools[i].name; i++)
 		fprintf(f, "  %-8s %s\n", tools[i].name, tools[i].what);
 	fprintf(f, "\n'supkit <tool> --help' shows a tool's options; man supkit-<tool> its manual.\n");
@@ -40,13 +43,27 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(stdout);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("supkit %s\n", SUPKIT_VERSION);
 		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		/* supkit help TOOL [SUB] = supkit TOOL [SUB] --help */
+		if (argc > 4)
+			cli_usage_error("help takes a tool and at most one subcommand");
+		char **av = xcalloc(5, sizeof *av);
+		av[0] = argv[0];
+		int k = 1;
+		for (int i = 2; i < argc; i++)
+			av[k++] = argv[i];
+		av[k++] = "--help";
+		argv = av;
+		argc = k;
 	}
 	const char *tool = argv[1];
 	int known = 0;

@@ -1546,11 +1546,11 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	ctx_done(&c);
 }
 
-static void c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
-			 double cap, double dscale, int64_t *valid)
+static void softcap_run(const char *op, struct tensor *logits, struct tensor *loss,
+			const int32_t *targets, double cap, double dscale, int64_t *valid, int bf)
 {
 	struct opctx c;
-	ctx_init(&c, "softcap_ce");
+	ctx_init(&c, op);
 	int64_t R = tensor_rows(logits), V = tensor_cols(logits);
 	bk_check(tensor_numel(loss) == R && R < INT32_MAX, c.op);
 	if (valid) {   /* the count needs the targets on the host (a wait) */
@@ -1558,7 +1558,7 @@ static void c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32
 		const int32_t *th = idx_host(c.op, targets, R, &tmp);
 		*valid = 0;
 		for (int64_t r = 0; r < R; r++) {
-			bk_check(th[r] < V, "softcap_ce target");
+			bk_check(th[r] < V, bf ? "softcap_ce_bf16 target" : "softcap_ce target");
 			*valid += th[r] >= 0;
 		}
 		free(tmp);
@@ -1569,8 +1569,20 @@ static void c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32
 	__nv_bfloat16 *ob = dscale != 0 ? cc_fresh(&c, logits, pl) : NULL;
 	if (R > 0)
 		k_softcap_ce<<<(unsigned)R, NT, 0, g_cu.st>>>(pl, ob, po, pt, V, cap, dscale,
-							       g_cu.bad + 2);
+							       g_cu.bad + 2, bf);
 	ctx_done(&c);
+}
+
+static void c_softcap_ce(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			 double cap, double dscale, int64_t *valid)
+{
+	softcap_run("softcap_ce", logits, loss, targets, cap, dscale, valid, 0);
+}
+
+static void c_softcap_ce_bf16(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			      double cap, double dscale, int64_t *valid)
+{
+	softcap_run("softcap_ce_bf16", logits, loss, targets, cap, dscale, valid, 1);
 }
 
 static void c_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,
@@ -2045,6 +2057,7 @@ static const struct backend_ops cuda_ops = {
 	/* .matmul_n = */ c_matmul_n,
 	/* .ve_gate_fwd_rows = */ c_ve_gate_fwd_rows,
 	/* .ve_gate_bwd_rows = */ c_ve_gate_bwd_rows,
+	/* .softcap_ce_bf16 = */ c_softcap_ce_bf16,
 };
 
 static const struct backend_ops *ops_table(void)

@@ -440,9 +440,12 @@ __global__ static void k_rope_rms_bwd(G *dx, __nv_bfloat16 *ob, const G *dout, c
  * and the target's dscale (1 - ht^2) taken off after; fp32 exponentials are
  * recomputed in the gradient pass instead of kept. (Until session 7 this
  * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
- * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.) */
+ * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.)
+ * bf (softcap_ce_bf16): each raw logit rounded to bf16 before the cap, the
+ * gradient rounded to bf16 (the benchmark's bf16 lm_head output). */
 __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *loss,
-				    const int32_t *tg, int64_t V, double cap, double dscale, int *bad)
+				    const int32_t *tg, int64_t V, double cap, double dscale, int *bad,
+				    int bf)
 {
 	int64_t row = blockIdx.x;
 	float *z = logits + row * V;
@@ -450,7 +453,8 @@ __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *los
 	const float rcap = (float)cap, icap = (float)(1.0 / cap);
 	float mx = -INFINITY;
 	for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
-		float v = __fmul_rn(rcap, tanhf(__fmul_rn(z[j], icap)));
+		float l = bf ? __bfloat162float(__float2bfloat16_rn(z[j])) : z[j];
+		float v = __fmul_rn(rcap, tanhf(__fmul_rn(l, icap)));
 		z[j] = v;
 		mx = fmaxf(mx, v);
 	}
@@ -490,6 +494,8 @@ __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *los
 		float g = __fmul_rn(__fmul_rn(expf(__fsub_rn(zz, mx)), f),
 				    __fsub_rn(1.f, __fmul_rn(th, th)));
 		g = j == t ? __fsub_rn(g, dt) : g;
+		if (bf)
+			g = __bfloat162float(__float2bfloat16_rn(g));
 		z[j] = g;
 		if (zb)
 			zb[j] = __float2bfloat16_rn(g);

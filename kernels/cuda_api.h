@@ -158,9 +158,10 @@ const char *cuda_matmul_mode_name(enum cuda_mm_mode m);
 
 /* Polar Express on `batch` row-major m x n fp32 matrices stored one after
  * another at X, in place (device, managed or host memory): the GPU twin of
- * trainer/optim.h polar_express_f32 with the same rounding points (bf16 = 1:
- * the benchmark's bf16 arithmetic; 0: fp32), for Muon's shape groups. */
-void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int bf16);
+ * trainer/optim.h polar_express_f32 with the same rounding points in each
+ * arithmetic (mode: enum polar_mode, 0 fp32, 1 bf16 as eager PyTorch, 2
+ * bf16 as the benchmark's torch.compile), for Muon's shape groups. */
+void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int mode);
 
 /* The optimizer's element-wise passes (kernels/optim.cu) on managed or
  * device memory, as the functions of struct optim_device (trainer/optim.h)

@@ -1,12 +1,19 @@
 /* polar.cu: Polar Express (SPEC 2; the optimizer's Muon orthogonalisation)
  * on the GPU for a batch of same-shape matrices, the GPU twin of
- * trainer/polar.c polar_express_f32 with the same rounding points: with
- * bf16 = 1 every stored tensor (X, A = X X^T, A A, B, P) is rounded to bf16,
- * every GEMM takes bf16 inputs and accumulates in fp32 (cuBLAS
- * CUBLAS_COMPUTE_32F_FAST_16BF on bf16-representable fp32 data, strided
- * batched), every elementwise op takes its scalar rounded to bf16 and rounds
- * its result; the Frobenius norm accumulates in fp64 (fixed block tree, so
- * results are reproducible run to run). bf16 = 0 is plain fp32.
+ * trainer/polar.c polar_express_f32 with the same rounding points in each
+ * of its arithmetics (mode, trainer/optim.h enum polar_mode):
+ *  - 0 (fp32): plain fp32.
+ *  - 2 (bf16 compiled, polar_arith = compiled): every realized tensor (X,
+ *    the norm, A = X X^T, A A, B, P) is bf16; each elementwise expression
+ *    (X / (|X| 1.02 + 1e-6), b A + c A A, a X + P) is computed in fp32
+ *    from its bf16 inputs with fp32 scalars (explicit _rn operations, no
+ *    FMA contraction, as the CPU reference) and rounded to bf16 once.
+ *  - 1 (bf16 eager, polar_arith = eager): additionally every elementwise
+ *    op takes its scalar rounded to bf16 and rounds its result.
+ * In both bf16 modes every GEMM takes bf16 inputs and accumulates in fp32
+ * (cuBLAS CUBLAS_COMPUTE_32F_FAST_16BF on bf16-representable fp32 data,
+ * strided batched); the Frobenius norm accumulates in fp64 (fixed block
+ * tree, so results are reproducible run to run).
  *
  * The Muon shape groups of the benchmark (SPEC 2) run as one batch each.
  * Left out: the optimizer around it (its element-wise passes are
@@ -51,8 +58,9 @@ __global__ static void k_round(float *x, int64_t n, int bf)
 		x[i] = rnd(x[i], bf);
 }
 
-/* one block per matrix: den[b] = rnd(rnd(rnd(|X_b|) * rnd(1.02)) + rnd(1e-6)) */
-__global__ static void k_den(const float *X, int64_t mn, float *den, int bf)
+/* one block per matrix: den[b] = |X_b| 1.02 + 1e-6 with |X_b| rounded to
+ * bf16 (bf) and, eager (e), each scalar and result too */
+__global__ static void k_den(const float *X, int64_t mn, float *den, int bf, int e)
 {
 	__shared__ double sh[PT];
 	const float *x = X + (int64_t)blockIdx.x * mn;
@@ -68,8 +76,8 @@ __global__ static void k_den(const float *X, int64_t mn, float *den, int bf)
 	}
 	if (threadIdx.x == 0) {
 		float nrm = rnd((float)sqrt(sh[0]), bf);
-		float d = rnd(__fmul_rn(nrm, rnd(1.02f, bf)), bf);
-		den[blockIdx.x] = rnd(__fadd_rn(d, rnd(1e-6f, bf)), bf);
+		float d = rnd(__fmul_rn(nrm, rnd(1.02f, e)), e);
+		den[blockIdx.x] = rnd(__fadd_rn(d, rnd(1e-6f, e)), e);
 	}
 }
 
@@ -80,20 +88,20 @@ __global__ static void k_scale(float *X, int64_t mn, int64_t n, const float *den
 		X[i] = rnd(__fdiv_rn(X[i], den[i / mn]), bf);
 }
 
-/* A = rnd(rnd(b A) + rnd(c AA)) */
-__global__ static void k_bmix(float *A, const float *AA, int64_t n, float b, float c, int bf)
+/* A = rnd(rnd(b A, e) + rnd(c AA, e), bf) (AA already rounded) */
+__global__ static void k_bmix(float *A, const float *AA, int64_t n, float b, float c, int bf, int e)
 {
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (int64_t)gridDim.x * blockDim.x)
-		A[i] = rnd(__fadd_rn(rnd(__fmul_rn(b, A[i]), bf), rnd(__fmul_rn(c, AA[i]), bf)), bf);
+		A[i] = rnd(__fadd_rn(rnd(__fmul_rn(b, A[i]), e), rnd(__fmul_rn(c, AA[i]), e)), bf);
 }
 
-/* X = rnd(rnd(a X) + rnd(P)) */
-__global__ static void k_xmix(float *X, const float *P, int64_t n, float a, int bf)
+/* X = rnd(rnd(a X, e) + rnd(P, bf), bf) */
+__global__ static void k_xmix(float *X, const float *P, int64_t n, float a, int bf, int e)
 {
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (int64_t)gridDim.x * blockDim.x)
-		X[i] = rnd(__fadd_rn(rnd(__fmul_rn(a, X[i]), bf), rnd(P[i], bf)), bf);
+		X[i] = rnd(__fadd_rn(rnd(__fmul_rn(a, X[i]), e), rnd(P[i], bf)), bf);
 }
 
 static unsigned pgrid(int64_t n)
@@ -131,8 +139,10 @@ static void gemm_rm(int ta, int tb, int M, int N, int K, const float *A, int lda
 	}
 }
 
-extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int bf)
+extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, int mode)
 {
+	/* bf: bf16 tensors; e: eager's roundings of every op and scalar */
+	int bf = mode != 0, e = mode == 1;
 	if (!batch || !m || !n)
 		return;
 	if (m > INT32_MAX || n > INT32_MAX || batch > INT32_MAX) {
@@ -159,12 +169,12 @@ extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, i
 	float *den = P + tot;
 
 	k_round<<<pgrid(tot), PT, 0, st>>>(dX, tot, bf);
-	k_den<<<nb, PT, 0, st>>>(dX, mn, den, bf);
+	k_den<<<nb, PT, 0, st>>>(dX, mn, den, bf, e);
 	k_scale<<<pgrid(tot), PT, 0, st>>>(dX, mn, tot, den, bf);
 	for (int it = 0; it < 5; it++) {
-		float a = rnd_host((float)polar_coeffs_gpu[it][0], bf);
-		float b = rnd_host((float)polar_coeffs_gpu[it][1], bf);
-		float c = rnd_host((float)polar_coeffs_gpu[it][2], bf);
+		float a = rnd_host((float)polar_coeffs_gpu[it][0], e);
+		float b = rnd_host((float)polar_coeffs_gpu[it][1], e);
+		float c = rnd_host((float)polar_coeffs_gpu[it][2], e);
 		if (tall)       /* A = X^T X (n x n) */
 			gemm_rm(1, 0, iq, iq, im, dX, in, mn, dX, in, mn, A, qq, nb, bf);
 		else            /* A = X X^T (m x m) */
@@ -172,12 +182,12 @@ extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, i
 		k_round<<<pgrid(qq * nb), PT, 0, st>>>(A, qq * nb, bf);
 		gemm_rm(0, 0, iq, iq, iq, A, iq, qq, A, iq, qq, AA, qq, nb, bf);
 		k_round<<<pgrid(qq * nb), PT, 0, st>>>(AA, qq * nb, bf);
-		k_bmix<<<pgrid(qq * nb), PT, 0, st>>>(A, AA, qq * nb, b, c, bf);
+		k_bmix<<<pgrid(qq * nb), PT, 0, st>>>(A, AA, qq * nb, b, c, bf, e);
 		if (tall)       /* P = X B */
 			gemm_rm(0, 0, im, in, in, dX, in, mn, A, iq, qq, P, mn, nb, bf);
 		else            /* P = B X */
 			gemm_rm(0, 0, im, in, im, A, iq, qq, dX, in, mn, P, mn, nb, bf);
-		k_xmix<<<pgrid(tot), PT, 0, st>>>(dX, P, tot, a, bf);
+		k_xmix<<<pgrid(tot), PT, 0, st>>>(dX, P, tot, a, bf, e);
 	}
 	CUDA_CK("polar", cudaGetLastError());
 	if (staged) {
@@ -186,5 +196,5 @@ extern "C" void cuda_polar_express(float *X, size_t batch, size_t m, size_t n, i
 	}
 	cuda_scratch_free(A, wb);
 	CUDA_CK("polar", cudaStreamSynchronize(st));
-	cuda_prof_end(bf ? "polar_express bf16" : "polar_express fp32");
+	cuda_prof_end(e ? "polar_express bf16 eager" : bf ? "polar_express bf16" : "polar_express fp32");
 }

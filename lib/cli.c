@@ -34,6 +34,25 @@ void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts)
 		fprintf(f, "%-30s %s\n", left, o->help);
 	}
 	fprintf(f, "%-30s %s\n", "  -h, --help", "print this help and exit");
+	fprintf(f, "%-30s %s\n", "      --version", "print the version and exit");
+}
+
+void cli_print_version(void)
+{
+	/* the tool's name: err_prog without a subcommand ("supkit-data tokenize") */
+	printf("%.*s %s\n", (int)strcspn(err_prog, " "), err_prog, SUPKIT_VERSION);
+}
+
+void cli_no_stdin(const char *arg, const char *what)
+{
+	if (arg && !strcmp(arg, "-"))
+		cli_usage_error("'-' (standard input) is not supported for %s", what);
+}
+
+void cli_no_stdout(const char *arg, const char *what)
+{
+	if (arg && !strcmp(arg, "-"))
+		cli_usage_error("'-' (standard output) is not supported for %s", what);
 }
 
 void cli_usage_error(const char *fmt, ...)
@@ -56,6 +75,9 @@ static void cli_sub_usage(FILE *f, const char *tool, const struct cli_sub *subs)
 	fprintf(f, "usage: supkit %s <subcommand> [options] [args]\n\nsubcommands:\n", tool);
 	for (int i = 0; subs[i].name; i++)
 		fprintf(f, "  %-*s %s\n", w + 1, subs[i].name, subs[i].what);
+	fprintf(f, "\noptions:\n");
+	fprintf(f, "%-30s %s\n", "  -h, --help", "print this help and exit");
+	fprintf(f, "%-30s %s\n", "      --version", "print the version and exit");
 	fprintf(f, "\n'supkit %s <subcommand> --help' shows its options; man supkit-%s.\n", tool,
 		tool);
 }
@@ -75,7 +97,7 @@ int cli_dispatch(int argc, char **argv, const char *tool, const char *kind,
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("supkit-%s %s\n", tool, SUPKIT_VERSION);
+		cli_print_version();
 		return EXIT_OK;
 	}
 	for (int i = 0; subs[i].name; i++) {
@@ -94,7 +116,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
 	size_t n = 0;
 	while (opts && opts[n].name)
 		n++;
-	struct option *lo = xcalloc(n + 2, sizeof *lo);
+	struct option *lo = xcalloc(n + 3, sizeof *lo);
 	char *shorts = xcalloc(2 * n + 8, 1);
 	size_t sp = 0;
 	shorts[sp++] = ':'; /* GNU order: options may follow operands; "--" ends them */
@@ -110,6 +132,8 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
 	}
 	lo[n].name = "help";
 	lo[n].val = 'h';
+	lo[n + 1].name = "version";
+	lo[n + 1].val = CLI_KEY_VERSION;
 	shorts[sp++] = 'h';
 	optind = 1;
 	opterr = 0;
@@ -117,6 +141,10 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
 	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		if (c == 'h') {
 			cli_print_help(stdout, usage, opts);
+			exit(EXIT_OK);
+		}
+		if (c == CLI_KEY_VERSION) {
+			cli_print_version();
 			exit(EXIT_OK);
 		}
 		if (c == '?') {

@@ -25,7 +25,8 @@ void cli_set_prog(const char *name);
 
 /* Parse argv with the table (terminated by an entry with name == NULL).
  * Calls fn(key, optarg, ctx) for each option; fn returns 0 or -1 (with e set).
- * --help (-h) prints usage then the table and exits 0; an unknown option or a
+ * --help (-h) prints usage then the table and exits 0; --version prints
+ * cli_print_version's line and exits 0; an unknown option or a
  * missing argument prints one line and exits 2. Options may come before or
  * after operands (GNU getopt order; "--" ends the options): on return argv
  * is permuted and *optind_out is the index of the first operand. */
@@ -39,8 +40,19 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usa
  * from fn exits 2 with its message (cli_usage_error). */
 char **cli_parse_operands(int argc, char **argv, const struct cli_opt *opts, const char *usage,
 			  cli_fn fn, void *ctx, int *n_out);
-/* Print "usage: ...\n\noptions:\n..." for the table. */
+/* Print "usage: ...\n\noptions:\n..." for the table, then -h/--help and
+ * --version (every table has them; their keys are reserved). */
 void cli_print_help(FILE *f, const char *usage, const struct cli_opt *opts);
+#define CLI_KEY_VERSION 0x10000   /* --version's key in cli_parse */
+/* Print "supkit-<tool> <version>" on stdout, the tool named by err_prog
+ * (without a subcommand). */
+void cli_print_version(void);
+
+/* Exit 2 with "'-' (standard input) is not supported for <what>" when arg
+ * is "-" (an operand or option that needs a file or folder, lib/stream.h);
+ * cli_no_stdout the same for outputs ("(standard output)"). */
+void cli_no_stdin(const char *arg, const char *what);
+void cli_no_stdout(const char *arg, const char *what);
 
 /* Strict number parsing; on error e names what (e.g. "--steps"). */
 int cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out, const char *what, struct err *e);
@@ -52,11 +64,13 @@ void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), 
 /* Git-style dispatch for a tool made of subcommands ("supkit <tool> <sub>").
  * subs ends with an entry whose name is NULL. With no argument: usage on
  * stderr, returns EXIT_USAGE; --help/-h: usage on stdout, EXIT_OK; --version:
- * "supkit-<tool> <version>", EXIT_OK. Otherwise sets err_prog to
+ * "supkit-<tool> <version>", EXIT_OK (a subcommand's --version too, through
+ * cli_parse). Otherwise sets err_prog to
  * "supkit-<tool> <sub>" and returns the subcommand's fn(argc - 1, argv + 1);
  * an unknown name exits 2 with "'<name>' is not <kind> subcommand" (kind
  * carries its article: "an audit", "a data"). Usage lists the subcommands
- * under "subcommands:", names padded to one more than the longest. */
+ * under "subcommands:", names padded to one more than the longest, then
+ * -h/--help and --version under "options:". */
 struct cli_sub {
 	const char *name;
 	int (*fn)(int, char **);

@@ -5,21 +5,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e)
+int file_read_fp(FILE *f, const char *name, size_t max_bytes, char **out, size_t *len, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return err_set(e, EXIT_USAGE, "'%s' is a directory", path);
-	}
 	size_t cap = 1 << 16, n = 0;
 	char *buf = xmalloc(cap + 1);
 	for (;;) {
@@ -34,23 +27,35 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, s
 		n += got;
 		if (max_bytes && n > max_bytes) {
 			free(buf);
-			fclose(f);
-			return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", path, max_bytes);
+			return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", name, max_bytes);
 		}
 		if (got < want)
 			break;
 	}
 	if (ferror(f)) {
 		free(buf);
-		fclose(f);
-		return err_set(e, EXIT_SYS, "cannot read '%s'", path);
+		return err_set(e, EXIT_SYS, "cannot read '%s'", name);
 	}
-	fclose(f);
 	buf[n] = '\0';
 	*out = buf;
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return err_errno(e, EXIT_USAGE, "cannot open '%s'", path);
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return err_set(e, EXIT_USAGE, "'%s' is a directory", path);
+	}
+	int rc = file_read_fp(f, path, max_bytes, out, len, e);
+	fclose(f);
+	return rc;
 }
 
 char *path_dirname(const char *path)
@@ -75,6 +80,33 @@ char *path_join(const char *a, const char *b)
 	if (la == 0)
 		return xstrdup(b);
 	return xasprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+int path_relative_to(const char *dir, const char *path, char **out, struct err *e)
+{
+	char rdir[PATH_MAX], rparent[PATH_MAX];
+	if (!realpath(dir, rdir))
+		return err_errno(e, EXIT_USAGE, "cannot resolve '%s'", dir);
+	const char *base = path_basename(path);
+	char *parent = path_dirname(path);
+	int ok = realpath(parent, rparent) != NULL;
+	free(parent);
+	if (!ok)
+		return err_errno(e, EXIT_USAGE, "cannot resolve the folder of '%s'", path);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return err_set(e, EXIT_USAGE, "'%s' does not name a file", path);
+	char *full = path_join(rparent, base);
+	size_t n = strlen(rdir);
+	if (n == 1) /* "/" */
+		n = 0;
+	if (strncmp(full, rdir, n) != 0 || full[n] != '/') {
+		err_set(e, EXIT_USAGE, "'%s' is not inside '%s'", path, dir);
+		free(full);
+		return -1;
+	}
+	*out = xstrdup(full + n + 1);
+	free(full);
+	return 0;
 }
 
 int dir_sync(const char *path)

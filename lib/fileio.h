@@ -16,6 +16,9 @@
 /* Read a whole file into a fresh NUL-terminated buffer (*len excludes the NUL).
  * Refuses files larger than max_bytes (0 = no limit). Caller frees *out. */
 int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, struct err *e);
+/* The same from an open stream (read to its end; not closed); name is used
+ * in messages. */
+int file_read_fp(FILE *f, const char *name, size_t max_bytes, char **out, size_t *len, struct err *e);
 
 /* Write len bytes to path atomically (temp + fsync + rename). */
 int file_write_atomic(const char *path, const void *data, size_t len, struct err *e);
@@ -46,5 +49,11 @@ char *path_dirname(const char *path);
 const char *path_basename(const char *path);
 /* Join a and b with one '/', caller frees. */
 char *path_join(const char *a, const char *b);
+/* path as a relative path from the folder dir: both resolved (symlinks
+ * followed, path's last component kept as given), then dir's part taken
+ * off, e.g. ("/s", "/s/r/x.cfg") -> "r/x.cfg" whatever the current folder.
+ * *out is fresh (caller frees). -1 with e (EXIT_USAGE) when dir or path's
+ * folder cannot be resolved or path is not inside dir. */
+int path_relative_to(const char *dir, const char *path, char **out, struct err *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fileio.h"
+#include "stream.h"
 
 cJSON *json_parse(const char *text, size_t len, const char *name, struct err *e)
 {
@@ -46,6 +47,19 @@ cJSON *json_read_file(const char *path, size_t max_bytes, struct err *e)
 	char *buf;
 	size_t len;
 	if (file_read_all(path, max_bytes ? max_bytes : JSON_MAX_BYTES_DEFAULT, &buf, &len, e) < 0)
+		return NULL;
+	cJSON *j = json_parse(buf, len, path, e);
+	free(buf);
+	return j;
+}
+
+cJSON *json_read_input(const char *path, size_t max_bytes, struct err *e)
+{
+	if (!stream_is_std(path))
+		return json_read_file(path, max_bytes, e);
+	char *buf;
+	size_t len;
+	if (stream_read_all(path, max_bytes ? max_bytes : JSON_MAX_BYTES_DEFAULT, &buf, &len, e) < 0)
 		return NULL;
 	cJSON *j = json_parse(buf, len, path, e);
 	free(buf);

@@ -20,6 +20,8 @@
 cJSON *json_parse(const char *text, size_t len, const char *name, struct err *e);
 /* Read and parse a file of at most max_bytes (0 = JSON_MAX_BYTES_DEFAULT). */
 cJSON *json_read_file(const char *path, size_t max_bytes, struct err *e);
+/* The same, or standard input when path is "-" (lib/stream.h). */
+cJSON *json_read_input(const char *path, size_t max_bytes, struct err *e);
 
 /* Sort every object's keys (recursively), byte-wise. */
 void json_sort(cJSON *item);

@@ -10,7 +10,9 @@
  * begin <= end <= data length and end - begin == numel x dtype size, no two
  * non-empty spans overlapping, no duplicate names, at most
  * SAFETENSORS_MAX_TENSORS tensors, __metadata__ (if present) an object of
- * strings. Every error names the file and, where there is one, the tensor.
+ * strings, every string of the header valid UTF-8 without NUL (raw or
+ * \u0000). Every error names the file and, where there is one, the tensor
+ * (or the offending string's byte offset in the header).
  *
  * Left out: gaps between spans and bytes after the last span are accepted
  * (the reference refuses them; they are harmless here and the digest ignores
@@ -36,6 +38,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "sha256.h"
+#include "utf8.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "supkit's safetensors reader assumes a little-endian host"
@@ -200,6 +203,71 @@ static int entry_parse(const cJSON *ent, struct st_tensor *t, uint64_t data_len,
 	return 0;
 }
 
+/* Every string of the header h (len bytes of well-formed JSON, parsed as
+ * root) is valid UTF-8 (RFC 3629) and holds no NUL: cJSON copies invalid
+ * bytes as they are (into --json output, then not UTF-8) and decodes \u0000
+ * into a NUL that cuts the name short ("a\u0000evil" would read, and
+ * digest, as "a"). Escapes other than \u0000 are plain ASCII here, and
+ * cJSON refuses unpaired surrogates. The error names the file, the
+ * string's role and its byte offset in the header (at its opening quote). */
+static int header_strings_check(const unsigned char *s, size_t len, const cJSON *root,
+				const char *fname, struct err *e)
+{
+	int depth = 0, key = 0;
+	char t2 = 0;                   /* '{' or '[': the container at depth 2 */
+	const cJSON *member = NULL;    /* the top-level member being read */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+		if (c == '{' || c == '[') {
+			if (++depth == 2)
+				t2 = (char)c;
+			key = c == '{';
+		} else if (c == '}' || c == ']') {
+			if (--depth == 0)
+				break;
+		} else if (c == ',') {
+			key = depth == 1 || (depth == 2 && t2 == '{');
+		} else if (c == ':') {
+			key = 0;
+		} else if (c == '"') {
+			size_t start = i++;
+			const char *why = NULL;
+			while (i < len && s[i] != '"' && !why) {
+				if (s[i] == '\\') {
+					if (i + 5 < len && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+						why = "holds a NUL character (\\u0000)";
+					i += 2;
+				} else if (s[i] == 0) {
+					why = "holds a NUL byte";
+				} else if (s[i] < 0x80) {
+					i++;
+				} else {
+					size_t k = utf8_seq(s + i, len - i);
+					if (!k)
+						why = "is not valid UTF-8";
+					i += k;
+				}
+			}
+			int is_key = key && depth <= 2;
+			if (depth == 1 && is_key)
+				member = member ? member->next : root->child;
+			key = 0;
+			if (!why)
+				continue;
+			if (depth == 1 && is_key)
+				return err_set(e, EXIT_USAGE, "'%s': tensor name at byte %zu of the header %s",
+					       fname, start, why);
+			if (member && !strcmp(member->string, "__metadata__"))
+				return err_set(e, EXIT_USAGE, "'%s': __metadata__ %s at byte %zu of the header %s",
+					       fname, depth == 2 ? (is_key ? "key" : "value") : "string", start,
+					       why);
+			return err_set(e, EXIT_USAGE, "'%s': tensor '%s': string at byte %zu of the header %s",
+				       fname, member ? member->string : "?", start, why);
+		}
+	}
+	return 0;
+}
+
 /* Validate and index the mapped bytes f->map[0..map_len). */
 static int file_parse(struct st_file *f, const char *fname, struct err *e)
 {
@@ -232,6 +300,8 @@ static int file_parse(struct st_file *f, const char *fname, struct err *e)
 		err_set(e, EXIT_USAGE, "'%s': header is not a JSON object", fname);
 		goto out;
 	}
+	if (header_strings_check(p + 8, hlen, h, fname, e) < 0)
+		goto out;
 	size_t n = 0;
 	int have_meta = 0;
 	for (const cJSON *c = h->child; c; c = c->next) {
@@ -315,35 +385,30 @@ int st_open(struct st_file *f, const char *path, struct err *e)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_errno(e, EXIT_SYS, "cannot open '%s'", path);
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		err_errno(e, EXIT_SYS, "cannot stat '%s'", path);
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(e, EXIT_USAGE, "'%s': not a regular file", path);
-	}
-	if (st.st_size < 8) {
-		close(fd);
-		return err_set(e, EXIT_USAGE, "'%s': too short for a safetensors file (%lld bytes)", path,
-			       (long long)st.st_size);
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
-		close(fd);
-		return err_set(e, EXIT_SYS, "'%s': too large to map", path);
-	}
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	int saved = errno;
+	int rc = st_open_fd(f, fd, path, e);
 	close(fd);
-	if (m == MAP_FAILED) {
-		errno = saved;
-		return err_errno(e, EXIT_SYS, "cannot map '%s'", path);
-	}
+	return rc;
+}
+
+int st_open_fd(struct st_file *f, int fd, const char *name, struct err *e)
+{
+	file_clear(f);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return err_errno(e, EXIT_SYS, "cannot stat '%s'", name);
+	if (!S_ISREG(st.st_mode))
+		return err_set(e, EXIT_USAGE, "'%s': not a regular file", name);
+	if (st.st_size < 8)
+		return err_set(e, EXIT_USAGE, "'%s': too short for a safetensors file (%lld bytes)", name,
+			       (long long)st.st_size);
+	if ((uint64_t)st.st_size > SIZE_MAX)
+		return err_set(e, EXIT_SYS, "'%s': too large to map", name);
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return err_errno(e, EXIT_SYS, "cannot map '%s'", name);
 	f->map = m;
 	f->map_len = (size_t)st.st_size;
-	if (file_parse(f, path, e) < 0) {
+	if (file_parse(f, name, e) < 0) {
 		st_close(f);
 		return -1;
 	}

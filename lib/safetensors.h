@@ -6,8 +6,9 @@
  * a limit (SAFETENSORS_MAX_HEADER) and within the file, the header is a JSON
  * object, every dtype known (F64, F32, BF16, F16, I64, I32, U16, U8), shape
  * dimensions non-negative, shape x dtype size == end - begin, offsets in
- * range, spans not overlapping, and at most SAFETENSORS_MAX_TENSORS tensors.
- * Every error names the file and the tensor.
+ * range, spans not overlapping, at most SAFETENSORS_MAX_TENSORS tensors, and
+ * every name and __metadata__ string valid UTF-8 without NUL. Every error
+ * names the file and the tensor (or the string's byte offset in the header).
  *
  * The writer sorts tensors by name, writes offsets contiguous in that order,
  * pads the header with spaces to a multiple of 8 (as the reference does), and
@@ -52,6 +53,9 @@ uint64_t st_numel(const struct st_tensor *t);
 
 /* Open and validate a file; tensors' data point into the mapped file. */
 int st_open(struct st_file *f, const char *path, struct err *e);
+/* The same on an open file (fd stays open and the caller's; name is used in
+ * messages): for callers that opened it themselves, safely. */
+int st_open_fd(struct st_file *f, int fd, const char *name, struct err *e);
 /* The same on bytes in memory (copied); name is used in messages. */
 int st_open_mem(struct st_file *f, const void *buf, size_t len, const char *name, struct err *e);
 void st_close(struct st_file *f);

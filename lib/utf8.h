@@ -1,9 +1,12 @@
 /* utf8.h: strict UTF-8 validation, shared by the corpus readers
- * (trainer/corpus.c), the tokenizer's byte-level fallback
- * (trainer/tokenizer.c) and the supplement manifest's path check
- * (supplements/manifest.c, scan.c). utf8_seq is inline: callers use it per
- * character. Leaves out decoding to code points. Reference: RFC 3629
- * section 4 (well-formed sequences: no overlongs, surrogates or > U+10FFFF). */
+ * (data/corpus.c), the tokenizer's byte-level fallback
+ * (data/tokenizer.c) and the supplement manifest's path check
+ * (supplements/manifest.c, scan.c); and Unicode Normalization Form C
+ * (lib/utf8_nfc.c), the one form of every name in a supplement.
+ * utf8_seq is inline: callers use it per character. Leaves out the other
+ * normalization forms. Reference: RFC 3629 section 4 (well-formed
+ * sequences: no overlongs, surrogates or > U+10FFFF); Unicode Standard
+ * Annex #15 (normalization). */
 #ifndef SUPKIT_LIB_UTF8_H
 #define SUPKIT_LIB_UTF8_H
 
@@ -44,5 +47,21 @@ static inline size_t utf8_seq(const unsigned char *p, size_t n)
 
 /* 1 when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
 int utf8_valid(const char *s, size_t n);
+
+/* The NFC form of s[0..n) as a fresh NUL-terminated string (caller frees;
+ * *out_len, when not NULL, receives its length), or NULL when s is not
+ * valid UTF-8. Canonically equivalent strings (an accented letter stored
+ * precomposed, or as a letter and a combining mark, as macOS names files)
+ * give the same bytes. */
+char *utf8_nfc(const char *s, size_t n, size_t *out_len);
+/* 1 when s[0..n) is valid UTF-8 and already in NFC. */
+int utf8_is_nfc(const char *s, size_t n);
+/* The Unicode version of the normalization tables ("14.0.0"). */
+const char *utf8_nfc_unicode_version(void);
+/* Bytes of the UTF-8 text that decoding s[0..n) with replacement gives: each
+ * valid sequence as it is, each maximal ill-formed subpart (Unicode 15
+ * section 3.9, "U+FFFD substitution of maximal subparts"; what Python's
+ * bytes.decode("utf-8", errors="replace") does) one U+FFFD, 3 bytes. */
+size_t utf8_replaced_len(const char *s, size_t n);
 
 #endif

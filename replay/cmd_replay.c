@@ -1,11 +1,12 @@
 /* cmd_replay.c: supkit-replay, rebuild trainer files from a baseline plus diffs.
  *
- *   supkit replay apply BASELINE PATCH [-o OUT]
+ *   supkit replay apply BASELINE PATCH [-o OUT] [--json]
  *   supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]
- *   supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]
+ *   supkit replay diff BASELINE FILE... [-n RUN]... [--relative-to DIR] [-o DIFFS.json] [--json]
  *
  * Thin: parse options, read files, call replay/udiff.h, replay/mkdiff.h and
- * replay/replay.h, print, write atomically. Leaves out every diff rule (in
+ * replay/replay.h, print, write atomically. An input operand may be "-"
+ * (standard input, once); an output "-" is standard output. Leaves out every diff rule (in
  * the library). Reference: issue 2; SPEC section 9; supkit-replay(1).
  */
 #define _GNU_SOURCE
@@ -18,6 +19,8 @@
 #include "lib/err.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/sha256.h"
+#include "lib/stream.h"
 #include "replay/replay.h"
 #include "replay/udiff.h"
 
@@ -53,25 +56,57 @@ static void fail(const struct err *e)
 
 /* ---- apply ---- */
 
+enum { OPT_JSON = 256 };
+
 static const char apply_usage[] =
-	"usage: supkit replay apply BASELINE PATCH [-o OUT]\n"
+	"usage: supkit replay apply BASELINE PATCH [-o OUT] [--json]\n"
 	"Apply one unified diff (any context, one file) to BASELINE exactly; the result goes to\n"
-	"OUT (written atomically) or stdout.";
+	"OUT (written atomically) or stdout. BASELINE or PATCH may be - (standard input).";
 static const struct cli_opt apply_opts[] = {
-	{"output", 'o', "OUT", "write the patched file here (atomically) instead of stdout"},
+	{"output", 'o', "OUT", "write the patched file here (atomically) instead of stdout (-)"},
+	{"json", OPT_JSON, NULL, "print the result as one JSON object (needs -o OUT)"},
 	{NULL, 0, NULL, NULL},
 };
 
 struct apply_args {
 	const char *out;
+	int json;
 };
 
 static int apply_opt(int key, const char *arg, void *ctx, struct err *e)
 {
 	(void)e;
+	struct apply_args *a = ctx;
 	if (key == 'o')
-		((struct apply_args *)ctx)->out = arg;
+		a->out = arg;
+	else if (key == OPT_JSON)
+		a->json = 1;
 	return 0;
+}
+
+/* The --json object of apply and diff -u: what was read, what was written,
+ * the diff's hunks and lines; sha256 (of the written file) when not NULL. */
+static cJSON *diff_summary(const char *k1, const char *v1, const char *k2, const char *v2,
+			   const char *out, const struct udiff *d, size_t bytes, const char *sha256)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, k1, v1);
+	cJSON_AddStringToObject(j, k2, v2);
+	cJSON_AddStringToObject(j, "output", out);
+	cJSON_AddNumberToObject(j, "hunks", (double)d->n_hunks);
+	cJSON_AddNumberToObject(j, "added", (double)d->added);
+	cJSON_AddNumberToObject(j, "removed", (double)d->removed);
+	cJSON_AddNumberToObject(j, "bytes", (double)bytes);
+	if (sha256)
+		cJSON_AddStringToObject(j, "sha256", sha256);
+	return j;
+}
+
+/* --json needs the output in a file: standard output carries the JSON. */
+static void json_needs_file(int json, const char *out, const char *what)
+{
+	if (json && (!out || stream_is_std(out)))
+		cli_usage_error("--json needs -o %s (standard output carries the JSON)", what);
 }
 
 static int cmd_apply(int argc, char **argv)
@@ -84,23 +119,29 @@ static int cmd_apply(int argc, char **argv)
 		fail(&e);
 	if (n != 2)
 		cli_usage_error("apply needs BASELINE and PATCH (%d operand%s given)", n, n == 1 ? "" : "s");
+	json_needs_file(a.json, a.out, "OUT");
 	char *base, *patch, *out;
 	size_t blen, plen, olen;
-	if (file_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+	if (stream_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
 		fail(&e);
-	if (file_read_all(ops[1], REPLAY_MAX_DIFF_BYTES, &patch, &plen, &e) < 0)
+	if (stream_read_all(ops[1], REPLAY_MAX_DIFF_BYTES, &patch, &plen, &e) < 0)
 		fail(&e);
 	char *name = xasprintf("'%s'", ops[1]);
 	struct udiff_limits lim = {REPLAY_MAX_DIFF_BYTES, REPLAY_MAX_HUNKS};
-	if (udiff_patch(base, blen, patch, plen, name, &lim, &out, &olen, &e) < 0)
+	struct udiff d;
+	if (udiff_parse(patch, plen, name, &lim, &d, &e) < 0 ||
+	    udiff_apply(&d, base, blen, name, &out, &olen, &e) < 0)
 		fail(&e);
-	if (a.out) {
-		if (file_write_atomic(a.out, out, olen, &e) < 0)
-			fail(&e);
-	} else if (fwrite(out, 1, olen, stdout) != olen || fflush(stdout) != 0) {
-		err_errno(&e, EXIT_SYS, "cannot write to stdout");
+	if (stream_write_all(a.out, out, olen, &e) < 0)
 		fail(&e);
+	if (a.json) {
+		char hex[65];
+		sha256_buf_hex(out, olen, hex);
+		cJSON *j = diff_summary("baseline", ops[0], "patch", ops[1], a.out, &d, olen, hex);
+		json_print_stdout(j);
+		cJSON_Delete(j);
 	}
+	udiff_release(&d);
 	free(name);
 	free(out);
 	free(base);
@@ -114,8 +155,8 @@ static int cmd_apply(int argc, char **argv)
 static const char run_usage[] =
 	"usage: supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]\n"
 	"Rebuild every run of DIFFS.json ({run: {\"diff\", \"sha256\"}}) from FILE, compare SHA-256,\n"
-	"write DIR/<run>/<file> for each run that matches; exit 1 when any run fails or mismatches.";
-enum { OPT_JSON = 256 };
+	"write DIR/<run>/<file> for each run that matches; exit 1 when any run fails or mismatches.\n"
+	"FILE or DIFFS.json may be - (standard input).";
 static const struct cli_opt run_opts[] = {
 	{"baseline", 'b', "FILE", "the baseline file every diff applies to (required)"},
 	{"output", 'o', "DIR", "write the rebuilt files of matching runs under DIR/<run>/"},
@@ -178,11 +219,12 @@ static int cmd_run(int argc, char **argv)
 		cli_usage_error("run needs --baseline FILE");
 	if (n != 1)
 		cli_usage_error("run needs one DIFFS.json (%d operands given)", n);
+	cli_no_stdout(a.out, "-o DIR (run writes a folder)");
 	char *base, *js;
 	size_t blen, jlen;
-	if (file_read_all(a.baseline, REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+	if (stream_read_all(a.baseline, REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
 		fail(&e);
-	if (file_read_all(ops[0], REPLAY_MAX_DIFFS_BYTES, &js, &jlen, &e) < 0)
+	if (stream_read_all(ops[0], REPLAY_MAX_DIFFS_BYTES, &js, &jlen, &e) < 0)
 		fail(&e);
 	struct replay_report rep;
 	if (replay_diffs(base, blen, js, jlen, ops[0], &rep, &e) < 0)
@@ -190,8 +232,9 @@ static int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < rep.n_runs; i++)
 		if (rep.runs[i].error)
 			fprintf(stderr, "%s: %s\n", err_prog, rep.runs[i].error);
-	if (a.out && rep.n_ok &&
-	    replay_report_write(&rep, a.out, path_basename(a.baseline), &e) < 0)
+	/* the baseline read from standard input has no name of its own */
+	const char *fallback = stream_is_std(a.baseline) ? "baseline" : path_basename(a.baseline);
+	if (a.out && rep.n_ok && replay_report_write(&rep, a.out, fallback, &e) < 0)
 		fail(&e);
 	if (a.json) {
 		cJSON *j = replay_report_json(&rep, ops[0]);
@@ -211,21 +254,25 @@ static int cmd_run(int argc, char **argv)
 /* ---- diff ---- */
 
 static const char diff_usage[] =
-	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [-o DIFFS.json]\n"
-	"       supkit replay diff -u BASELINE FILE [-o OUT]\n"
+	"usage: supkit replay diff BASELINE FILE... [-n RUN]... [--relative-to DIR] [-o DIFFS.json] [--json]\n"
+	"       supkit replay diff -u BASELINE FILE [--relative-to DIR] [-o OUT] [--json]\n"
 	"Write a diffs file: for each FILE a `diff -U 0` of BASELINE against it (labelled with the\n"
-	"paths as given) and its SHA-256. A run is named after FILE's parent folder, or by the\n"
-	"-n options in order. With -u, the plain diff of one FILE (exit 0 even when they differ).";
+	"paths as given, or relative to DIR) and its SHA-256. A run is named after FILE's parent\n"
+	"folder, or by the -n options in order. With -u, the plain diff of one FILE (exit 0 even\n"
+	"when they differ). One of BASELINE and FILE may be - (standard input; such a FILE needs -n).";
+enum { OPT_RELATIVE_TO = 300 };
 static const struct cli_opt diff_opts[] = {
+	{"relative-to", OPT_RELATIVE_TO, "DIR", "label the files with their paths relative to DIR (inside it)"},
 	{"name", 'n', "RUN", "name the next FILE's run (repeat once per FILE)"},
-	{"output", 'o', "DIFFS.json", "write the diffs file here (atomically) instead of stdout"},
+	{"output", 'o', "DIFFS.json", "write the diffs file here (atomically) instead of stdout (-)"},
 	{"unified", 'u', NULL, "print the plain -U 0 diff of one FILE instead of a diffs file"},
+	{"json", OPT_JSON, NULL, "print the result as one JSON object (needs -o)"},
 	{NULL, 0, NULL, NULL},
 };
 
 struct diff_args {
-	const char *out;
-	int unified;
+	const char *out, *relative_to;
+	int unified, json;
 	const char **names;
 	int n_names;
 };
@@ -240,7 +287,26 @@ static int diff_opt(int key, const char *arg, void *ctx, struct err *e)
 		a->names[a->n_names++] = arg;
 	else if (key == 'u')
 		a->unified = 1;
+	else if (key == OPT_RELATIVE_TO)
+		a->relative_to = arg;
+	else if (key == OPT_JSON)
+		a->json = 1;
 	return 0;
+}
+
+/* The label of path: as given, or relative to --relative-to's folder (a
+ * diffs file made anywhere then names the same files). Caller frees. */
+static char *diff_label(const struct diff_args *a, const char *path)
+{
+	if (!a->relative_to || stream_is_std(path))
+		return xstrdup(path);
+	struct err e = {0};
+	char *rel;
+	if (path_relative_to(a->relative_to, path, &rel, &e) < 0) {
+		err_prefix(&e, "--relative-to");
+		fail(&e);
+	}
+	return rel;
 }
 
 /* The name of the folder holding path (after resolving it). */
@@ -265,16 +331,24 @@ static int diff_unified(const struct diff_args *a, char *base, size_t blen, char
 		cli_usage_error("-u takes BASELINE and one FILE, and no --name");
 	char *data, *text;
 	size_t len, tlen;
-	if (file_read_all(ops[1], REPLAY_MAX_BASELINE_BYTES, &data, &len, &e) < 0)
+	if (stream_read_all(ops[1], REPLAY_MAX_BASELINE_BYTES, &data, &len, &e) < 0)
 		fail(&e);
-	if (replay_make_diff(base, blen, ops[0], data, len, ops[1], &text, &tlen, &e) < 0)
+	char *base_label = diff_label(a, ops[0]), *label = diff_label(a, ops[1]);
+	if (replay_make_diff(base, blen, base_label, data, len, label, &text, &tlen, &e) < 0)
 		fail(&e);
-	if (a->out) {
-		if (file_write_atomic(a->out, text, tlen, &e) < 0)
+	free(base_label);
+	free(label);
+	if (stream_write_all(a->out, text, tlen, &e) < 0)
+		fail(&e);
+	if (a->json) {
+		struct udiff d;
+		if (udiff_parse(text, tlen, a->out, NULL, &d, &e) < 0)
 			fail(&e);
-	} else if (fwrite(text, 1, tlen, stdout) != tlen || fflush(stdout) != 0) {
-		err_errno(&e, EXIT_SYS, "cannot write to stdout");
-		fail(&e);
+		cJSON *j = diff_summary("baseline", ops[0], "file", ops[1], a->out, &d, tlen, NULL);
+		cJSON_AddBoolToObject(j, "identical", tlen == 0);
+		json_print_stdout(j);
+		cJSON_Delete(j);
+		udiff_release(&d);
 	}
 	free(text);
 	free(data);
@@ -299,42 +373,62 @@ static int cmd_diff(int argc, char **argv)
 	if (a.n_names && a.n_names != nf)
 		cli_usage_error("%d --name given for %d file%s (give one per FILE, or none)", a.n_names, nf,
 				nf == 1 ? "" : "s");
+	json_needs_file(a.json, a.out, a.unified ? "OUT" : "DIFFS.json");
+	for (int i = 1; !a.unified && !a.n_names && i < n; i++)
+		if (stream_is_std(ops[i]))
+			cli_usage_error("FILE - (standard input) needs -n RUN: it has no folder to name its run");
 	char *base;
 	size_t blen;
-	if (file_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
+	if (stream_read_all(ops[0], REPLAY_MAX_BASELINE_BYTES, &base, &blen, &e) < 0)
 		fail(&e);
 	if (a.unified)
 		return diff_unified(&a, base, blen, ops, nf);
 	struct replay_input *in = xcalloc((size_t)nf, sizeof *in);
-	char **owned = xcalloc((size_t)nf * 2, sizeof *owned);
+	char **owned = xcalloc((size_t)nf * 3, sizeof *owned);
+	char *base_label = diff_label(&a, ops[0]);
 	for (int i = 0; i < nf; i++) {
 		size_t len;
-		if (file_read_all(ops[i + 1], REPLAY_MAX_BASELINE_BYTES, &owned[2 * i], &len, &e) < 0)
+		if (stream_read_all(ops[i + 1], REPLAY_MAX_BASELINE_BYTES, &owned[3 * i], &len, &e) < 0)
 			fail(&e);
-		in[i].data = owned[2 * i];
+		in[i].data = owned[3 * i];
 		in[i].len = len;
-		in[i].label = ops[i + 1];
+		in[i].label = owned[3 * i + 2] = diff_label(&a, ops[i + 1]);
 		if (a.n_names) {
 			in[i].run = a.names[i];
+			/* from standard input: labelled <run>/<the baseline's name>, as a run's copy */
+			if (stream_is_std(ops[i + 1])) {
+				free(owned[3 * i + 2]);
+				in[i].label = owned[3 * i + 2] =
+					xasprintf("%s/%s", a.names[i], path_basename(ops[0]));
+			}
 		} else {
-			if (!(owned[2 * i + 1] = parent_name(ops[i + 1], &e)))
+			if (!(owned[3 * i + 1] = parent_name(ops[i + 1], &e)))
 				fail(&e);
-			in[i].run = owned[2 * i + 1];
+			in[i].run = owned[3 * i + 1];
 		}
 	}
-	cJSON *j = replay_make_diffs(base, blen, ops[0], in, (size_t)nf, &e);
+	cJSON *j = replay_make_diffs(base, blen, base_label, in, (size_t)nf, &e);
 	if (!j)
 		fail(&e);
-	if (a.out) {
-		if (json_write_file(a.out, j, &e) < 0)
-			fail(&e);
-	} else {
-		json_print_stdout(j);
-	}
+	char *text = json_print(j, 1);
 	cJSON_Delete(j);
-	for (int i = 0; i < 2 * nf; i++)
+	if (stream_write_all(a.out, text, strlen(text), &e) < 0)
+		fail(&e);
+	if (a.json) {
+		/* the diffs file written, replayed: the report of replay run --json */
+		struct replay_report rep;
+		if (replay_diffs(base, blen, text, strlen(text), a.out, &rep, &e) < 0)
+			fail(&e);
+		cJSON *r = replay_report_json(&rep, a.out);
+		json_print_stdout(r);
+		cJSON_Delete(r);
+		replay_report_release(&rep);
+	}
+	free(text);
+	for (int i = 0; i < 3 * nf; i++)
 		free(owned[i]);
 	free(owned);
+	free(base_label);
 	free(in);
 	free(base);
 	free(ops);

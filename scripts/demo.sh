@@ -7,7 +7,8 @@
 #   3. train a small model on the CPU: two arms x two seeds
 #   4. audits: compute table, geometry of the checkpoints, step-0, stats
 #   5. write the runs' configs as a baseline plus diffs, replay them
-#   6. pack everything into a supplement zip and verify it
+#   6. figures of the curves, the contrasts and the geometry (PDF and PNG)
+#   7. pack everything into a supplement zip and verify it
 # Prints where everything went and ends with the verify verdict.
 #
 #   DEMO_OUT=dir   output folder (default ./demo-out)
@@ -25,6 +26,7 @@ t_start=$SECONDS
 stage() { printf '\n== %s (%ds)\n' "$*" $((SECONDS - t_start)); }
 
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 supp="$out/supplement"
 rm -rf "$supp" "$out/runs" "$out/replayed" "$out/supplement.zip"
 mkdir -p "$supp/configs" "$supp/results" "$supp/audit" "$supp/checkpoints" "$out/runs"
@@ -53,15 +55,17 @@ if [[ "${GPU:-}" == 1 ]]; then
 else
 	size=(--set depth=2 --set model_dim=128 --set head_dim=64 --set vocab_size=$vocab --set seq_len=128
 		--set batch_rows=8 --set grad_accum=2 --set steps="$steps" --set warmup_steps=2
-		--set eval_tokens=32768 --set heldout_tokens=32768 --set backend=cpu)
+		--set eval_tokens=32768 --set heldout_tokens=32768 --set eval_every=50 --set backend=cpu)
 fi
+# data_dir = data, the runs training in $out: no path of this machine in the
+# supplement's configs (nor in the config_sha256 of its results)
 for arm in 00_dense_native 01_dense_opt; do
-	supkit train --print-config "configs/arms/d8/$arm.cfg" "${size[@]}" --set data_dir="$out/data" \
+	supkit train --print-config "configs/arms/d8/$arm.cfg" "${size[@]}" --set data_dir=data \
 		>"$supp/configs/$arm.cfg"
 	for seed in 42 43; do
 		run="$out/runs/${arm}_s$seed"
 		echo "-- $arm seed $seed -> $run"
-		supkit train "$supp/configs/$arm.cfg" --set seed=$seed --force -o "$run"
+		(cd "$out" && supkit train "$supp/configs/$arm.cfg" --set seed=$seed --force -o "$run")
 		mkdir -p "$supp/results/${arm}_s$seed"
 		cp "$run/result.json" "$run/curve.jsonl" "$run/config.cfg" "$supp/results/${arm}_s$seed/"
 		cp "$run/model.safetensors" "$supp/checkpoints/${arm}_s$seed.safetensors"
@@ -73,13 +77,15 @@ echo "-- supkit audit compute (the demo's configs)"
 supkit audit compute "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg"
 supkit audit compute --json "$supp/configs/00_dense_native.cfg" "$supp/configs/01_dense_opt.cfg" \
 	>"$supp/audit/compute.json"
+# the audits run in $out on paths relative to it, which their JSON records
+# (runs/RUN/model.safetensors, data/train_0000.bin): no path of this machine
 echo "-- supkit audit geometry"
-supkit audit geometry --json "$out/runs"/*/model.safetensors >"$supp/audit/geometry.json"
-supkit audit geometry "$out/runs"/*/model.safetensors
+(cd "$out" && supkit audit geometry --json runs/*/model.safetensors) >"$supp/audit/geometry.json"
+(cd "$out" && supkit audit geometry runs/*/model.safetensors)
 if supkit audit step0 --help >/dev/null 2>&1; then
 	echo "-- supkit audit step0"
-	supkit audit step0 --config "$supp/configs/00_dense_native.cfg" --data "$out/data"
-	supkit audit step0 --json --config "$supp/configs/00_dense_native.cfg" --data "$out/data" \
+	(cd "$out" && supkit audit step0 --config supplement/configs/00_dense_native.cfg --data data)
+	(cd "$out" && supkit audit step0 --json --config supplement/configs/00_dense_native.cfg --data data) \
 		>"$supp/audit/step0.json"
 fi
 echo "-- supkit audit stats (01 - 00 over the paired seeds)"
@@ -92,14 +98,32 @@ done >"$supp/audit/digests.txt"
 stage "5. configs as a baseline plus diffs, replayed"
 cp "$supp/configs/00_dense_native.cfg" "$supp/baseline.cfg"
 names=() cfgs=()
-for r in "$out/runs"/*/; do
+for r in "$supp/results"/*/; do
+	r=${r%/}
 	names+=(-n "$(basename "$r")")
 	cfgs+=("$r/config.cfg")
 done
-supkit replay diff "$supp/baseline.cfg" "${cfgs[@]}" "${names[@]}" -o "$supp/diffs.json"
+# the supplement's own copies, labelled relative to it (baseline.cfg,
+# results/<run>/config.cfg): the same diffs file wherever it is made
+supkit replay diff --relative-to "$supp" "$supp/baseline.cfg" "${cfgs[@]}" "${names[@]}" -o "$supp/diffs.json"
 supkit replay run --baseline "$supp/baseline.cfg" "$supp/diffs.json" -o "$out/replayed"
 
-stage "6. supplement: pack and verify"
+stage "6. figures"
+if [[ -x "$BIN/supkit-plot" ]]; then
+	fig="$supp/figures"
+	mkdir -p "$fig"
+	supkit audit geometry -q --spectrum --json "$out/runs"/*/model.safetensors >"$supp/audit/geometry_spectra.json"
+	for ext in pdf png; do
+		supkit plot curves "$supp/results" -o "$fig/curves.$ext"
+		supkit plot stats "$supp/audit/stats.json" -o "$fig/contrasts.$ext"
+		supkit plot geometry "$supp/audit/geometry.json" -o "$fig/geometry.$ext"
+		supkit plot geometry --spectrum "$supp/audit/geometry_spectra.json" -o "$fig/spectra.$ext"
+	done
+else
+	echo "supkit plot not built (cairo missing): no figures"
+fi
+
+stage "7. supplement: pack and verify"
 supkit pack "$supp" -o "$out/supplement.zip"
 set +e
 supkit verify "$out/supplement.zip"
@@ -111,6 +135,7 @@ cat <<EOF
 tokenizer   $out/tokenizer
 shards      $out/data
 runs        $out/runs
+figures     $out/supplement/figures
 supplement  $out/supplement  ->  $out/supplement.zip
 verify: $([[ $rc == 0 ]] && echo "OK, every entry and replayed run checked out" || echo "FAILED (exit $rc)")
 EOF

@@ -16,8 +16,10 @@
 #                                     RPATH): eval "$(scripts/gpu-deps.sh env)"
 #   scripts/gpu-deps.sh list          the package names, one a line
 #
-# The list is the -dev packages of install-deps.sh's build_pkgs, the shared
-# libraries they point at, and those libraries' own runtime dependencies that
+# The list is the -dev packages of install-deps.sh's build_pkgs but cairo's
+# (libcairo2-dev: its pkg-config needs glib's and X's; without it the build
+# leaves supkit plot out, which no GPU check uses), the shared libraries
+# they point at, and those libraries' own runtime dependencies that
 # a minimal image may lack (libarchive's compressors and libxml2, OpenBLAS's
 # libgfortran), and GNU make for an image without it; tests/cli/gpu_deps.sh
 # checks it covers build_pkgs. Debian 12's
@@ -33,6 +35,7 @@ pkgs=(
 	libgfortran5 libquadmath0
 	libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
 	libgsl-dev libgsl27 libgslcblas0
+	libsnappy-dev libsnappy1v5 libzstd-dev zlib1g-dev
 	make
 )
 

@@ -9,22 +9,50 @@
 #                                       from the npm registry), when no npm is on PATH
 #   scripts/install-deps.sh --reference also the fixture/benchmark references
 #                                       (python3-torch, python3-regex, node/npm, clang)
+#   scripts/install-deps.sh --build     the build's packages only
+#   scripts/install-deps.sh --check ... install nothing: print the missing
+#                                       packages of the set the other options
+#                                       name and the commands that install
+#                                       them, exit 1 when any is missing, 0
+#                                       when none is (or when there is no
+#                                       dpkg-query to ask: said on stderr)
+# make, make build, make install and make bench run --check; make deps, make
+# test and make demo install.
 set -euo pipefail
 
 # g++: the compiler of the CUDA kernels' CPU emulator tests (tests/emu, in
 # make test), nvcc's host compiler and libstdc++ for the GPU=1 build that
 # tests/gpu/link.sh makes where nvcc (the CUDA toolkit) is installed
 build_pkgs=(gcc g++ binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
-	libopenblas-dev libpcre2-dev libgsl-dev)
+	libopenblas-dev libpcre2-dev libgsl-dev libsnappy-dev libzstd-dev zlib1g-dev libcairo2-dev
+	fonts-dejavu-core)
 test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
 ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
 
-want=("${build_pkgs[@]}" "${test_pkgs[@]}")
-[[ "${1:-}" == "--reference" ]] && want+=("${ref_pkgs[@]}")
+check=0 set=default
+for arg in "$@"; do
+	case $arg in
+	--check) check=1 ;;
+	--build | --demo | --reference)
+		[[ $set == default ]] || { echo "install-deps: $set and $arg cannot be combined" >&2; exit 2; }
+		set=$arg ;;
+	*) echo "usage: scripts/install-deps.sh [--check] [--build | --demo | --reference]" >&2; exit 2 ;;
+	esac
+done
+opts=()
+[[ $set == default ]] || opts+=("$set")
+
+want=("${build_pkgs[@]}")
+[[ $set == --build ]] || want+=("${test_pkgs[@]}")
+[[ $set == --reference ]] && want+=("${ref_pkgs[@]}")
 # node and npm may come from outside Debian (a preinstalled Node.js): only a
 # missing command asks for the Debian packages
-[[ "${1:-}" == "--demo" || "${1:-}" == "--reference" ]] && ! command -v npm >/dev/null 2>&1 && want+=(nodejs npm)
+[[ $set == --demo || $set == --reference ]] && ! command -v npm >/dev/null 2>&1 && want+=(nodejs npm)
 
+if ((check)) && ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "install-deps: no dpkg-query (not a Debian system?): packages not checked" >&2
+	exit 0
+fi
 missing=()
 for p in "${want[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -33,6 +61,12 @@ for p in "${want[@]}"; do
 done
 if ((${#missing[@]} == 0)); then
 	exit 0
+fi
+if ((check)); then
+	echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+	echo "install-deps: install them with: scripts/install-deps.sh${opts[*]:+ ${opts[*]}}" \
+		"(as root or with sudo), or: sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+	exit 1
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 SUDO=""

@@ -4,13 +4,15 @@
 
 #include "lib/cli.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 #include "supplements/args.h"
 #include "supplements/human.h"
 #include "supplements/unpack.h"
 
 static const char usage[] =
 	"usage: supkit unpack ARCHIVE.zip -C DIR [options]\n"
-	"Extract a supplement zip into DIR, refusing any entry that could write outside it.";
+	"Extract a supplement zip into DIR, refusing any entry that could write outside it.\n"
+	"ARCHIVE.zip - reads the zip from standard input.";
 
 enum { OPT_JSON = 256, OPT_MAX_SIZE, OPT_MAX_TOTAL, OPT_MAX_RATIO, OPT_MAX_ENTRIES };
 static const struct cli_opt opts[] = {
@@ -72,8 +74,20 @@ int main(int argc, char **argv)
 	struct err e = {0};
 	if (!c.dir)
 		cli_usage_error("missing -C DIR");
+	cli_no_stdout(c.dir, "-C DIR (unpack writes a folder)");
+	/* a zip on standard input: spooled, for the central directory */
+	struct stream_spool sp = {.fd = -1};
+	const char *path = op;
+	if (stream_is_std(op)) {
+		if (stream_spool_stdin(&sp, "a zip", &e) < 0)
+			return err_report(&e);
+		path = sp.path;
+	}
 	struct unpack_result r;
-	if (unpack_zip(op, c.dir, &c.l, &r, &e) < 0) {
+	int rc = unpack_zip(path, c.dir, &c.l, &r, &e);
+	stream_spool_close(&sp);
+	if (rc < 0) {
+		stream_err_rename(&e, path, op);
 		return err_report(&e);
 	}
 	if (c.json) {

@@ -7,14 +7,15 @@
 #include "lib/cli.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 #include "supplements/args.h"
 #include "supplements/scan.h"
 #include "supplements/verify.h"
 
 static const char usage[] =
-	"usage: supkit verify [options] ARCHIVE.zip | DIR\n"
+	"usage: supkit verify [options] ARCHIVE.zip | DIR | -\n"
 	"Check a supplement against its manifest.json and replay its diffs file;\n"
-	"exit 0 only when every entry and run checked out.";
+	"exit 0 only when every entry and run checked out. - reads the zip from standard input.";
 
 enum { OPT_JSON = 256, OPT_DIFFS, OPT_BASELINE, OPT_NO_REPLAY, OPT_NO_MANIFEST };
 static const struct cli_opt opts[] = {
@@ -22,7 +23,7 @@ static const struct cli_opt opts[] = {
 	{"baseline", OPT_BASELINE, "PATH", "entry path of the baseline (default baseline.cfg, then baseline/train.py, beside the diffs file)"},
 	{"no-replay", OPT_NO_REPLAY, NULL, "check the manifest only"},
 	{"no-manifest", OPT_NO_MANIFEST, NULL, "list and hash the supplement; print the manifest pack would write"},
-	{"output", 'o', "FILE", "with --no-manifest: write the manifest to FILE instead of stdout"},
+	{"output", 'o', "FILE", "with --no-manifest: write the manifest to FILE (- for stdout, the default)"},
 	{"json", OPT_JSON, NULL, "print the findings as one JSON object"},
 	{"quiet", 'q', NULL, "no progress on stderr"},
 	{NULL, 0, NULL, NULL},
@@ -50,13 +51,15 @@ static int on_opt(int key, const char *arg, void *p, struct err *e)
 	return 0;
 }
 
-/* --no-manifest: what pack would write, from what the supplement holds. */
-static int list_only(const char *path, const struct ctx *c)
+/* --no-manifest: what pack would write, from what the supplement holds.
+ * path is what the scan opens, name what messages call it. */
+static int list_only(const char *path, const char *name, const struct ctx *c)
 {
 	struct scan s;
 	struct err e = {0};
 	struct scan_opts so = {.safetensors_digest = 1, .quiet = c->vo.quiet};
 	if (scan_path(path, &so, &s, &e) < 0) {
+		stream_err_rename(&e, path, name);
 		err_print(err_prog, &e);
 		scan_release(&s);
 		return e.code;
@@ -64,16 +67,12 @@ static int list_only(const char *path, const struct ctx *c)
 	size_t len;
 	char *text = manifest_print(&s.actual, &len);
 	int rc = EXIT_OK;
-	if (c->out) {
-		if (file_write_atomic(c->out, text, len, &e) < 0) {
-			err_print(err_prog, &e);
-			rc = e.code;
-		}
-	} else {
-		fwrite(text, 1, len, stdout);
+	if (stream_write_all(c->out, text, len, &e) < 0) {
+		err_print(err_prog, &e);
+		rc = e.code;
 	}
 	for (size_t i = 0; i < s.n_issues; i++)
-		fprintf(stderr, "%s: '%s': entry '%s' left out: %s\n", err_prog, path, s.issues[i].path,
+		fprintf(stderr, "%s: '%s': entry '%s' left out: %s\n", err_prog, name, s.issues[i].path,
 			s.issues[i].reason);
 	if (rc == EXIT_OK && s.n_issues)
 		rc = EXIT_CHECK;
@@ -90,13 +89,27 @@ int main(int argc, char **argv)
 	struct err e = {0};
 	if (c.out && !c.no_manifest)
 		cli_usage_error("--output goes with --no-manifest");
-	if (c.no_manifest)
-		return list_only(op, &c);
+	/* a zip on standard input: spooled, for the central directory */
+	struct stream_spool sp = {.fd = -1};
+	const char *path = op;
+	if (stream_is_std(op)) {
+		if (stream_spool_stdin(&sp, "a zip", &e) < 0)
+			return err_report(&e);
+		path = sp.path;
+	}
+	if (c.no_manifest) {
+		int rc = list_only(path, op, &c);
+		stream_spool_close(&sp);
+		return rc;
+	}
 	struct verify_report r;
-	if (verify_path(op, &c.vo, &r, &e) < 0) {
+	if (verify_path(path, &c.vo, &r, &e) < 0) {
 		verify_report_release(&r);
+		stream_spool_close(&sp);
+		stream_err_rename(&e, path, op);
 		return err_report(&e);
 	}
+	stream_spool_close(&sp);
 	if (c.json) {
 		cJSON *j = verify_report_json(&r, op);
 		json_print_stdout(j);

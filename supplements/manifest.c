@@ -228,12 +228,20 @@ int manifest_parse(const char *text, size_t len, const char *name, struct manife
 			}
 			dig = d->valuestring;
 		}
-		manifest_add(m, path, (uint64_t)size, sha, dig);
+		/* compared in NFC, the form of every name in a supplement */
+		char *nfc = utf8_nfc(path, strlen(path), NULL);
+		if (manifest_path_check(nfc, &pe) < 0) {
+			err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': in Unicode NFC: %s", name, idx, path, pe.msg);
+			free(nfc);
+			goto fail;
+		}
+		manifest_add(m, nfc, (uint64_t)size, sha, dig);
+		free(nfc);
 	}
 	manifest_sort(m);
 	for (size_t i = 1; i < m->n; i++) {
 		if (!strcmp(m->e[i - 1].path, m->e[i].path)) {
-			err_set(e, EXIT_USAGE, "'%s': entry '%s' is listed twice", name, m->e[i].path);
+			err_set(e, EXIT_USAGE, "'%s': entry '%s' is listed twice (in Unicode NFC)", name, m->e[i].path);
 			goto fail;
 		}
 	}

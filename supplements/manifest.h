@@ -64,7 +64,9 @@ cJSON *manifest_to_json(const struct manifest *m);
 char *manifest_print(const struct manifest *m, size_t *len);
 /* Parse manifest.json bytes. name is used in messages. Every entry is checked
  * (keys, types, path rules, hex digests, no duplicate paths); errors name the
- * entry by index and path. m is initialised here; sorted on return. */
+ * entry by index and path. Paths are kept in Unicode NFC (lib/utf8.h), the
+ * form a scan reports, and must be unique in it. m is initialised here;
+ * sorted on return. */
 int manifest_parse(const char *text, size_t len, const char *name, struct manifest *m, struct err *e);
 
 /* Result of comparing an expected manifest with the actual entries. */

@@ -25,6 +25,7 @@
 #include "lib/sha256.h"
 #include "supplements/manifest.h"
 #include "supplements/scan.h"
+#include "supplements/zipdir.h"
 
 #define CHUNK (1u << 20)
 
@@ -87,16 +88,13 @@ static int write_data(struct archive *a, const void *buf, size_t len, const char
 }
 
 /* Stream one file into the archive, checking it still has the manifest's bytes. */
-static int write_file(struct archive *a, const char *dir, const struct manifest_entry *m, int64_t mtime,
-		      const char *out, char *buf, struct progress *pg, uint64_t *done, struct err *e)
+static int write_file(struct archive *a, const struct scan *s, const char *dir, const struct manifest_entry *m,
+		      int64_t mtime, const char *out, char *buf, struct progress *pg, uint64_t *done, struct err *e)
 {
-	char *p = path_join(dir, m->path);
-	int fd = open(p, O_RDONLY | O_NOFOLLOW);
-	if (fd < 0) {
-		err_errno(e, EXIT_SYS, "cannot open '%s'", p);
-		free(p);
+	int fd;
+	if (scan_open(s, dir, m->path, &fd, e) < 0)
 		return -1;
-	}
+	char *p = path_join(dir, m->path);
 	struct archive_entry *ent = entry_new(m->path, m->size, mtime);
 	int rc = 0;
 	if (archive_write_header(a, ent) != ARCHIVE_OK)
@@ -123,7 +121,7 @@ static int write_file(struct archive *a, const char *dir, const struct manifest_
 		rc = write_data(a, buf, (size_t)r, out, e);
 		n += (uint64_t)r;
 		*done += (uint64_t)r;
-		progress_update(pg, 0, "packing: %.1f MB", (double)*done / 1e6);
+		progress_at(pg, 0, (double)*done, "packing:");
 	}
 	uint8_t d[SHA256_LEN];
 	char hex[65];
@@ -136,10 +134,38 @@ static int write_file(struct archive *a, const char *dir, const struct manifest_
 	return rc;
 }
 
+/* The archive just written (tmp) holds manifest.json, then m's paths, in
+ * order and byte for byte: libarchive's writer converts names (to its own
+ * near-NFC form), so this is checked rather than assumed. */
+static int check_names(const char *tmp, const char *out, const struct manifest *m, struct err *e)
+{
+	struct zipdir zd;
+	if (zipdir_read(tmp, m->n + 1, &zd, e) < 0) {
+		err_prefix(e, "the archive written for '%s' does not read back", out);
+		e->code = EXIT_SYS;
+		return -1;
+	}
+	int rc = 0;
+	if (zd.n != m->n + 1)
+		rc = err_set(e, EXIT_SYS, "'%s': %zu entries written, %zu expected", out, zd.n, m->n + 1);
+	for (size_t i = 0; rc == 0 && i < zd.n; i++) {
+		const char *want = i ? m->e[i - 1].path : MANIFEST_NAME;
+		if (zd.e[i].name_len != strlen(want) || memcmp(zd.e[i].name, want, zd.e[i].name_len) != 0) {
+			char *q = scan_quote(zd.e[i].name, zd.e[i].name_len);
+			rc = err_set(e, EXIT_SYS, "'%s': entry '%s' was written as '%s'", out, want, q);
+			free(q);
+		}
+	}
+	zipdir_release(&zd);
+	return rc;
+}
+
 int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct pack_result *r,
 	     struct err *e)
 {
 	memset(r, 0, sizeof *r);
+	if (!out[0])
+		return err_set(e, EXIT_USAGE, "the zip to write is named by an empty string");
 	struct stat st;
 	if (stat(dir, &st) != 0)
 		return err_errno(e, EXIT_USAGE, "cannot open '%s'", dir);
@@ -183,7 +209,8 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	int rc = atomic_open(&af, out, e);
 	struct progress pg;
 	progress_init(&pg, o->quiet);
-	pg.last = now_seconds() - pg.interval + 1.0; /* first line after a second */
+	progress_start(&pg, (double)manifest_total_size(&s.actual), 0, NULL);  /* the walk's bytes */
+	pg.delay = 1.0; /* first line after a second */
 	uint64_t done = 0;
 	if (rc < 0)
 		goto out;
@@ -206,7 +233,7 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 		goto fail;
 	buf = xmalloc(CHUNK);
 	for (size_t i = 0; i < s.actual.n; i++)
-		if ((rc = write_file(a, dir, &s.actual.e[i], o->mtime, out, buf, &pg, &done, e)) < 0)
+		if ((rc = write_file(a, &s, dir, &s.actual.e[i], o->mtime, out, buf, &pg, &done, e)) < 0)
 			goto fail;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		rc = err_set(e, EXIT_SYS, "cannot write '%s': %s", out, archive_error_string(a));
@@ -214,6 +241,12 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	}
 	archive_write_free(a);
 	a = NULL;
+	if (fflush(af.fp) != 0) {
+		rc = err_errno(e, EXIT_SYS, "cannot write '%s'", out);
+		goto fail;
+	}
+	if ((rc = check_names(af.tmp_path, out, &s.actual, e)) < 0)
+		goto fail;
 	if ((rc = atomic_commit(&af, e)) < 0)
 		goto out;
 	r->entries = s.actual.n + 1;
@@ -223,7 +256,10 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 	goto out;
 fail:
 	if (a) {
-		archive_write_fail(a);
+		/* closed, not archive_write_fail()ed: a failed writer never
+		 * releases an entry's deflate stream or its output filter; what
+		 * close writes goes to the temporary file, removed below */
+		archive_write_close(a);
 		archive_write_free(a);
 		a = NULL;
 	}

@@ -6,10 +6,15 @@
  * mode 0644, owner and group 0, and no per-run fields, so identical input
  * bytes give a byte-identical zip whatever the files' times, owners, the
  * umask, the time zone or the order the folder lists its files in.
+ * Every path, in the manifest and in the zip, is in Unicode NFC (scan.h),
+ * read back from the written zip and checked before it is committed.
  * Refused (EXIT_USAGE, nothing written): symbolic links or special files in
  * the folder, paths that are not valid UTF-8 or not safe relative paths
- * (manifest.h), an output path inside the folder, a folder named manifest.json
- * at the top, invalid safetensors files.
+ * (manifest.h), two paths the same in NFC, an empty output name, an output
+ * path inside the folder, a folder named manifest.json at the top, invalid
+ * safetensors files. The folder is walked and its files opened again by file
+ * descriptors (scan_open): a file or folder swapped for another or for a link
+ * during the pack is EXIT_SYS, never followed.
  * A manifest.json at the top of the folder is replaced by the fresh one.
  *
  * Leaves out: empty folders (a zip of files only), file modes and times.

@@ -19,6 +19,7 @@
 #include "lib/progress.h"
 #include "lib/safetensors.h"
 #include "lib/sha256.h"
+#include "lib/utf8.h"
 #include "supplements/zipdir.h"
 
 #define CHUNK (1u << 20)
@@ -55,9 +56,13 @@ int scan_is_safetensors(const char *path)
 	return n > k && !strcmp(path + n - k, ".safetensors");
 }
 
+struct scan_tree;
+static void tree_free(struct scan_tree *t);
+
 void scan_release(struct scan *s)
 {
 	manifest_release(&s->actual);
+	tree_free(s->tree);
 	free(s->manifest_data);
 	for (size_t i = 0; i < s->n_cap; i++)
 		free(s->cap[i].data);
@@ -104,28 +109,109 @@ static struct scan_capture *capture_slot(struct scan *s, const char *path)
 
 /* ---- folders ---- */
 
-struct walk_item {
-	char *rel;
+void (*scan_test_hook)(const char *rel);
+
+static void test_hook(const char *rel)
+{
+	if (scan_test_hook)
+		scan_test_hook(rel);
+}
+
+/* A folder scan's view of the tree (struct scan_tree in scan.h): every
+ * regular file and folder listed, by its name on disk and in NFC, with the
+ * device and inode the walk saw. */
+struct tree_node {
+	char *raw;   /* relative path on disk ("" for the root) */
+	char *nfc;   /* the same in NFC (NULL when its name was refused) */
 	uint64_t size;
+	dev_t dev;
+	ino_t ino;
+	int is_dir;
+	int bad;     /* refused (an issue was listed) */
+	size_t dir;  /* the folder holding it: an index into scan_tree.d */
 };
-struct walk {
-	struct walk_item *v;
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+	size_t parent;  /* index into scan_tree.d; SIZE_MAX for the root */
+};
+struct scan_tree {
+	struct tree_node *v;   /* sorted by nfc once walked (the root first) */
 	size_t n, cap;
+	struct dir_id *d;      /* every folder walked, d[0] the root (never sorted) */
+	size_t nd, dcap;
 };
 
-static int walk_dir(const char *root, const char *rel, int depth, struct walk *w, struct scan *s,
-		    const struct scan_opts *o, struct err *e)
+static size_t dir_push(struct scan_tree *t, dev_t dev, ino_t ino, size_t parent)
 {
-	char *full = rel[0] ? path_join(root, rel) : xstrdup(root);
-	if (depth > WALK_MAX_DEPTH) {
-		int r = issue(s, o, root, rel, strlen(rel), e, "folders nested deeper than %d", WALK_MAX_DEPTH);
-		free(full);
-		return r;
+	if (t->nd == t->dcap) {
+		t->dcap = t->dcap ? 2 * t->dcap : 16;
+		t->d = xrealloc(t->d, t->dcap * sizeof *t->d);
 	}
-	DIR *d = opendir(full);
+	t->d[t->nd] = (struct dir_id){dev, ino, parent};
+	return t->nd++;
+}
+
+static struct tree_node *tree_push(struct scan_tree *t)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+	}
+	struct tree_node *x = &t->v[t->n++];
+	memset(x, 0, sizeof *x);
+	return x;
+}
+
+static void tree_free(struct scan_tree *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].raw);
+		free(t->v[i].nfc);
+	}
+	free(t->v);
+	free(t->d);
+	free(t);
+}
+
+static int changed(const char *root, const char *raw, struct err *e)
+{
+	char *p = raw[0] ? path_join(root, raw) : xstrdup(root);
+	err_set(e, EXIT_SYS, "'%s' changed while it was being read (it is no longer the %s listed)", p,
+		raw[0] ? "file or folder" : "folder");
+	free(p);
+	return -1;
+}
+
+/* manifest_path_check on the NFC form of the valid path r */
+static int nfc_check(const char *r, struct err *e)
+{
+	char *n = utf8_nfc(r, strlen(r), NULL);
+	int rc = manifest_path_check(n, e);
+	free(n);
+	return rc;
+}
+
+/* Walk the folder open as dfd (raw: its path under the root), by file
+ * descriptors only: each sub-folder is opened relative to its parent with
+ * O_NOFOLLOW | O_DIRECTORY and must be the folder the listing saw (device
+ * and inode), so a folder swapped for a link during the walk is an error,
+ * never followed. */
+static int walk_dir(int dfd, size_t me, const char *root, const char *raw, int depth, struct scan_tree *t,
+		    struct scan *s, const struct scan_opts *o, struct err *e)
+{
+	if (depth > WALK_MAX_DEPTH)
+		return issue(s, o, root, raw, strlen(raw), e, "folders nested deeper than %d", WALK_MAX_DEPTH);
+	int d2 = dup(dfd);
+	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
 	if (!d) {
-		err_errno(e, EXIT_SYS, "cannot open folder '%s'", full);
-		free(full);
+		if (d2 >= 0)
+			close(d2);
+		char *p = raw[0] ? path_join(root, raw) : xstrdup(root);
+		err_errno(e, EXIT_SYS, "cannot open folder '%s'", p);
+		free(p);
 		return -1;
 	}
 	struct dirent *de;
@@ -133,52 +219,160 @@ static int walk_dir(const char *root, const char *rel, int depth, struct walk *w
 	while (rc == 0 && (errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		char *r = rel[0] ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
-		char *p = path_join(root, r);
+		char *r = raw[0] ? xasprintf("%s/%s", raw, de->d_name) : xstrdup(de->d_name);
 		struct stat st;
 		struct err pe;
-		if (lstat(p, &st) != 0) {
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			char *p = path_join(root, r);
 			rc = err_errno(e, EXIT_SYS, "cannot stat '%s'", p);
+			free(p);
 		} else if (manifest_path_check(r, &pe) < 0) {
 			rc = issue(s, o, root, r, strlen(r), e, "%s", pe.msg);
+		} else if (nfc_check(r, &pe) < 0) {
+			rc = issue(s, o, root, r, strlen(r), e, "in Unicode NFC: %s", pe.msg);
 		} else if (S_ISLNK(st.st_mode)) {
 			rc = issue(s, o, root, r, strlen(r), e, "is a symbolic link");
 		} else if (S_ISDIR(st.st_mode)) {
-			rc = walk_dir(root, r, depth + 1, w, s, o, e);
+			struct tree_node *x = tree_push(t);
+			x->raw = xstrdup(r);
+			x->nfc = utf8_nfc(r, strlen(r), NULL);
+			x->dev = st.st_dev;
+			x->ino = st.st_ino;
+			x->is_dir = 1;
+			x->dir = me;
+			test_hook(r);
+			int cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat cs;
+			if (cfd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == ENOENT))
+				rc = changed(root, r, e);
+			else if (cfd < 0)
+				rc = err_errno(e, EXIT_SYS, "cannot open folder '%s/%s'", root, r);
+			else if (fstat(cfd, &cs) != 0 || cs.st_dev != st.st_dev || cs.st_ino != st.st_ino)
+				rc = changed(root, r, e);
+			else
+				rc = walk_dir(cfd, dir_push(t, st.st_dev, st.st_ino, me), root, r, depth + 1, t, s, o,
+					      e);
+			if (cfd >= 0)
+				close(cfd);
 		} else if (!S_ISREG(st.st_mode)) {
 			rc = issue(s, o, root, r, strlen(r), e, "is a special file (not a regular file or folder)");
 		} else {
-			if (w->n == w->cap) {
-				w->cap = w->cap ? 2 * w->cap : 64;
-				w->v = xrealloc(w->v, w->cap * sizeof *w->v);
-			}
-			w->v[w->n].rel = r;
-			w->v[w->n].size = (uint64_t)st.st_size;
-			w->n++;
-			r = NULL;
+			struct tree_node *x = tree_push(t);
+			x->raw = xstrdup(r);
+			x->nfc = utf8_nfc(r, strlen(r), NULL);
+			x->size = (uint64_t)st.st_size;
+			x->dev = st.st_dev;
+			x->ino = st.st_ino;
+			x->dir = me;
 		}
 		free(r);
+	}
+	if (rc == 0 && errno) {
+		char *p = raw[0] ? path_join(root, raw) : xstrdup(root);
+		rc = err_errno(e, EXIT_SYS, "cannot read folder '%s'", p);
 		free(p);
 	}
-	if (rc == 0 && errno)
-		rc = err_errno(e, EXIT_SYS, "cannot read folder '%s'", full);
 	closedir(d);
-	free(full);
 	return rc;
 }
 
-static int cmp_walk(const void *a, const void *b)
+static int cmp_node_nfc(const void *a, const void *b)
 {
-	return strcmp(((const struct walk_item *)a)->rel, ((const struct walk_item *)b)->rel);
+	const struct tree_node *x = a, *y = b;
+	if (!x->raw[0] || !y->raw[0]) /* the root first */
+		return !y->raw[0] - !x->raw[0];
+	int c = strcmp(x->nfc, y->nfc);
+	return c ? c : strcmp(x->raw, y->raw);
 }
 
-/* Hash one file (and keep its bytes when keep != NULL, up to keep_max). */
-static int hash_file(const char *p, char *hex, uint64_t *size, char **keep, size_t *keep_len, size_t keep_max,
-		     int *too_big, struct progress *pg, uint64_t *done, struct err *e)
+static const struct tree_node *tree_find_nfc(const struct scan_tree *t, const char *nfc)
 {
-	int fd = open(p, O_RDONLY | O_NOFOLLOW);
+	size_t lo = 1, hi = t->n; /* v[0] is the root */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(t->v[mid].nfc, nfc);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n && !strcmp(t->v[lo].nfc, nfc) ? &t->v[lo] : NULL;
+}
+
+/* Open the file x of the tree walked from root, by file descriptors: every
+ * folder on the way opened relative to its parent with O_NOFOLLOW |
+ * O_DIRECTORY and the file with O_NOFOLLOW, each the same device and inode
+ * as the walk saw. */
+static int tree_open(const struct scan_tree *t, const char *root, const struct tree_node *x, int *out,
+		     struct err *e)
+{
+	test_hook(x->raw);
+	/* the folders from the root down to x's: chain[0] the root */
+	size_t chain[WALK_MAX_DEPTH + 2], depth = 0;
+	for (size_t k = x->dir; k != SIZE_MAX && depth < WALK_MAX_DEPTH + 2; k = t->d[k].parent)
+		chain[depth++] = k;
+	for (size_t a = 0, b = depth - 1; a < b; a++, b--) {
+		size_t c = chain[a];
+		chain[a] = chain[b];
+		chain[b] = c;
+	}
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
 	if (fd < 0)
-		return err_errno(e, EXIT_SYS, "cannot open '%s'", p);
+		return err_errno(e, EXIT_SYS, "cannot open folder '%s'", root);
+	if (fstat(fd, &st) != 0 || st.st_dev != t->d[0].dev || st.st_ino != t->d[0].ino) {
+		close(fd);
+		return changed(root, "", e);
+	}
+	char *walked = xstrdup(x->raw);
+	size_t k = 1;
+	for (char *p = walked, *sl; (sl = strchr(p, '/')); p = sl + 1, k++) {
+		*sl = '\0';
+		int nfd = k < depth ? openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		close(fd);
+		fd = nfd;
+		if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != t->d[chain[k]].dev || st.st_ino != t->d[chain[k]].ino) {
+			if (fd >= 0)
+				close(fd);
+			changed(root, walked, e);
+			free(walked);
+			return -1;
+		}
+		*sl = '/';
+	}
+	free(walked);
+	const char *base = strrchr(x->raw, '/');
+	base = base ? base + 1 : x->raw;
+	int ffd = openat(fd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(fd);
+	if (ffd < 0 && errno != ELOOP && errno != ENOENT) {
+		char *p = path_join(root, x->raw);
+		err_errno(e, EXIT_SYS, "cannot open '%s'", p);
+		free(p);
+		return -1;
+	}
+	if (ffd < 0 || fstat(ffd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != x->dev || st.st_ino != x->ino) {
+		if (ffd >= 0)
+			close(ffd);
+		return changed(root, x->raw, e);
+	}
+	*out = ffd;
+	return 0;
+}
+
+int scan_open(const struct scan *s, const char *root, const char *path, int *fd, struct err *e)
+{
+	const struct tree_node *x = s->tree ? tree_find_nfc(s->tree, path) : NULL;
+	if (!x || x->is_dir || x->bad)
+		return err_set(e, EXIT_SYS, "'%s': '%s' was not scanned as a file", root, path);
+	return tree_open(s->tree, root, x, fd, e);
+}
+
+/* Hash the open file fd from where it is, p its name (and keep its bytes
+ * when keep != NULL, up to keep_max). */
+static int hash_fd(int fd, const char *p, char *hex, uint64_t *size, char **keep, size_t *keep_len,
+		   size_t keep_max, int *too_big, struct progress *pg, uint64_t *done, struct err *e)
+{
 	struct sha256 h;
 	sha256_init(&h);
 	char *buf = xmalloc(CHUNK);
@@ -220,7 +414,6 @@ static int hash_file(const char *p, char *hex, uint64_t *size, char **keep, size
 	sha256_final(&h, d);
 	sha256_to_hex(d, hex);
 	free(buf);
-	close(fd);
 	if (rc == 0 && keep && !*too_big) {
 		if (!*keep)
 			*keep = xmalloc(1);
@@ -233,27 +426,58 @@ static int hash_file(const char *p, char *hex, uint64_t *size, char **keep, size
 
 static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s, struct err *e)
 {
-	struct walk w = {0};
-	int rc = walk_dir(root, "", 0, &w, s, o, e);
-	if (rc == 0 && w.n)
-		qsort(w.v, w.n, sizeof *w.v, cmp_walk);
+	struct scan_tree *t = xcalloc(1, sizeof *t);
+	s->tree = t;
+	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (rfd < 0 || fstat(rfd, &st) != 0) {
+		if (rfd >= 0)
+			close(rfd);
+		return err_errno(e, EXIT_SYS, "cannot open folder '%s'", root);
+	}
+	struct tree_node *top = tree_push(t);
+	top->raw = xstrdup("");
+	top->nfc = xstrdup("");
+	top->dev = st.st_dev;
+	top->ino = st.st_ino;
+	top->is_dir = 1;
+	dir_push(t, st.st_dev, st.st_ino, SIZE_MAX);
+	int rc = walk_dir(rfd, 0, root, "", 0, t, s, o, e);
+	close(rfd);
+	if (rc < 0)
+		return -1;
+	qsort(t->v, t->n, sizeof *t->v, cmp_node_nfc);
+	/* two names the same in NFC (a file and a folder, or two folders, too) */
+	for (size_t i = 2; rc == 0 && i < t->n; i++) {
+		struct tree_node *a = &t->v[i - 1], *b = &t->v[i];
+		if (strcmp(a->nfc, b->nfc) != 0)
+			continue;
+		a->bad = b->bad = 1;
+		rc = issue(s, o, root, b->raw, strlen(b->raw), e, "duplicate name: '%s' is the same name in Unicode NFC",
+			   a->raw);
+	}
 	struct progress pg;
 	progress_init(&pg, o->quiet);
 	pg.last = now_seconds() - pg.interval + 1.0; /* first line after a second */
 	uint64_t done = 0;
-	for (size_t i = 0; rc == 0 && i < w.n; i++) {
-		const char *rel = w.v[i].rel;
-		char *p = path_join(root, rel);
+	for (size_t i = 1; rc == 0 && i < t->n; i++) {
+		struct tree_node *x = &t->v[i];
+		if (x->is_dir || x->bad)
+			continue;
+		const char *rel = x->nfc;
 		char hex[65];
 		uint64_t size = 0;
 		int is_manifest = !strcmp(rel, MANIFEST_NAME);
 		struct scan_capture *c = capture_slot(s, rel);
 		char *keep = NULL;
 		size_t keep_len = 0;
-		int too_big = 0;
+		int too_big = 0, fd = -1;
 		size_t keep_max = is_manifest ? MANIFEST_MAX_BYTES : SCAN_CAPTURE_MAX_BYTES;
-		rc = hash_file(p, hex, &size, (is_manifest || c) ? &keep : NULL, &keep_len, keep_max, &too_big, &pg,
-			       &done, e);
+		char *p = path_join(root, x->raw);
+		rc = tree_open(t, root, x, &fd, e);
+		if (rc == 0)
+			rc = hash_fd(fd, p, hex, &size, (is_manifest || c) ? &keep : NULL, &keep_len, keep_max, &too_big,
+				     &pg, &done, e);
 		if (rc == 0 && too_big)
 			rc = issue(s, o, root, rel, strlen(rel), e, "larger than the %zu bytes read into memory", keep_max);
 		if (rc == 0 && is_manifest) {
@@ -266,7 +490,7 @@ static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s,
 			if (o->safetensors_digest && scan_is_safetensors(rel)) {
 				struct st_file f;
 				struct err se;
-				if (st_open(&f, p, &se) == 0) {
+				if (st_open_fd(&f, fd, p, &se) == 0) {
 					st_digest(&f, dig);
 					st_close(&f);
 				} else {
@@ -280,36 +504,16 @@ static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s,
 				keep = NULL;
 			}
 		}
+		if (fd >= 0)
+			close(fd);
 		free(keep);
 		free(p);
 	}
 	progress_done(&pg);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.v[i].rel);
-	free(w.v);
 	return rc;
 }
 
 /* ---- zip archives ---- */
-
-struct zname {
-	const char *name;
-	size_t idx;
-};
-
-/* libarchive reports '\\' in zip names as '/'; compare names that way. */
-static char *backslash_to_slash(const char *s)
-{
-	char *c = xstrdup(s);
-	for (char *p = c; *p; p++)
-		if (*p == '\\')
-			*p = '/';
-	return c;
-}
-static int cmp_zname(const void *a, const void *b)
-{
-	return strcmp(((const struct zname *)a)->name, ((const struct zname *)b)->name);
-}
 
 static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s, struct err *e)
 {
@@ -317,58 +521,13 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 	if (zipdir_read(path, 0, &zd, e) < 0)
 		return -1;
 	s->archive_bytes = zd.file_size;
-	size_t n = zd.n;
-	unsigned char *bad = xcalloc(n ? n : 1, 1);   /* entry not to be hashed */
-	unsigned char *seen = xcalloc(n ? n : 1, 1);
-	struct zname *byname = xmalloc((n ? n : 1) * sizeof *byname);
-	char **clean = xcalloc(n ? n : 1, sizeof *clean); /* name without a trailing '/' */
-	char **slashed = xcalloc(n ? n : 1, sizeof *slashed); /* name with '\\' as '/' (libarchive's view) */
+	size_t n = zd.n, k = 0;
+	struct zipdir_name *nm;
+	zipdir_names(&zd, &nm);
 	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct zipdir_entry *x = &zd.e[i];
-		slashed[i] = backslash_to_slash(x->name);
-		byname[i] = (struct zname){slashed[i], i};
-		size_t len = x->name_len;
-		if (strlen(x->name) != len) {
-			rc = issue(s, o, path, x->name, len, e, "name holds a NUL byte");
-			bad[i] = 1;
-		}
-		while (len > 1 && x->name[len - 1] == '/' && x->kind == ZK_DIR)
-			len--;
-		clean[i] = xstrndup(x->name, len);
-		struct err pe;
-		if (rc == 0 && !bad[i] && manifest_path_check(clean[i], &pe) < 0) {
-			rc = issue(s, o, path, x->name, x->name_len, e, "%s", pe.msg);
-			bad[i] = 1;
-		}
-		if (rc == 0 && !bad[i] && (x->kind == ZK_SYMLINK || x->kind == ZK_OTHER)) {
-			rc = issue(s, o, path, x->name, x->name_len, e, "is a %s", zip_kind_name(x->kind));
-			bad[i] = 1;
-		}
-		if (rc == 0 && !bad[i] && x->encrypted) {
-			rc = issue(s, o, path, x->name, x->name_len, e, "is encrypted");
-			bad[i] = 1;
-		}
-		if (rc)
-			break;
-	}
-	/* duplicate names (a folder entry "a/" and a file "a" count as the same) */
-	if (rc == 0 && n > 1) {
-		struct zname *cl = xmalloc(n * sizeof *cl);
-		for (size_t i = 0; i < n; i++)
-			cl[i] = (struct zname){clean[i], i};
-		qsort(cl, n, sizeof *cl, cmp_zname);
-		for (size_t i = 1; rc == 0 && i < n; i++) {
-			if (strcmp(cl[i - 1].name, cl[i].name) != 0)
-				continue;
-			if (zd.e[cl[i].idx].kind == ZK_DIR && zd.e[cl[i - 1].idx].kind == ZK_DIR)
-				continue; /* the same folder twice is harmless */
-			rc = issue(s, o, path, cl[i].name, strlen(cl[i].name), e, "duplicate name");
-			bad[cl[i].idx] = bad[cl[i - 1].idx] = 1;
-		}
-		free(cl);
-	}
-	qsort(byname, n, sizeof *byname, cmp_zname);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (nm[i].why)
+			rc = issue(s, o, path, zd.e[i].name, zd.e[i].name_len, e, "%s", nm[i].why);
 
 	struct archive *a = NULL;
 	char *buf = NULL;
@@ -385,7 +544,9 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 		goto out;
 	}
 	buf = xmalloc(CHUNK);
-	for (;;) {
+	/* libarchive's seekable reader returns the entries in local-header
+	 * order: its k-th entry must be zd.by_offset[k], under the same name */
+	for (;; k++) {
 		struct archive_entry *ent;
 		int r = archive_read_next_header(a, &ent);
 		if (r == ARCHIVE_EOF)
@@ -394,36 +555,34 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 			rc = err_set(e, EXIT_USAGE, "'%s': %s", path, archive_error_string(a));
 			goto out;
 		}
-		const char *name = archive_entry_pathname(ent);
-		if (!name) {
-			rc = err_set(e, EXIT_USAGE, "'%s': an entry without a name", path);
+		if (k >= n) {
+			rc = err_set(e, EXIT_USAGE, "'%s': libarchive reads more entries than the central directory's %zu",
+				     path, n);
 			goto out;
 		}
-		/* the central-directory entry of that name not seen yet */
-		char *lname = backslash_to_slash(name);
-		struct zname key = {lname, 0}, *hit = n ? bsearch(&key, byname, n, sizeof *byname, cmp_zname) : NULL;
-		while (hit && hit > byname && !strcmp((hit - 1)->name, lname))
-			hit--;
-		while (hit && hit < byname + n && !strcmp(hit->name, lname) && seen[hit->idx])
-			hit++;
-		int found = hit && hit < byname + n && !strcmp(hit->name, lname);
-		free(lname);
-		if (!found) {
-			char *q = scan_quote(name, strlen(name));
-			rc = err_set(e, EXIT_USAGE, "'%s': entry '%s' is not in the central directory", path, q);
-			free(q);
-			goto out;
-		}
-		size_t i = hit->idx;
+		size_t i = zd.by_offset[k];
 		struct zipdir_entry *x = &zd.e[i];
-		seen[i] = 1;
-		if (bad[i] || x->kind == ZK_DIR) {
+		const char *clean = nm[i].name;
+		if (!clean) {
 			archive_read_data_skip(a);
 			continue;
 		}
-		int is_manifest = !strcmp(clean[i], MANIFEST_NAME);
-		struct scan_capture *c = capture_slot(s, clean[i]);
-		int want_st = o->safetensors_digest && scan_is_safetensors(clean[i]);
+		if (!zipdir_same_name(archive_entry_pathname(ent), clean)) {
+			const char *ln = archive_entry_pathname(ent);
+			char *q = scan_quote(x->name, x->name_len), *lq = ln ? scan_quote(ln, strlen(ln)) : NULL;
+			rc = err_set(e, EXIT_USAGE, "'%s': entry '%s': libarchive reads its name as %s%s%s", path, q,
+				     lq ? "'" : "", lq ? lq : "unreadable", lq ? "'" : "");
+			free(q);
+			free(lq);
+			goto out;
+		}
+		if (x->kind == ZK_DIR) {
+			archive_read_data_skip(a);
+			continue;
+		}
+		int is_manifest = !strcmp(clean, MANIFEST_NAME);
+		struct scan_capture *c = capture_slot(s, clean);
+		int want_st = o->safetensors_digest && scan_is_safetensors(clean);
 		uint64_t keep_max = is_manifest ? MANIFEST_MAX_BYTES : want_st ? SCAN_SAFETENSORS_MAX_BYTES
 					 : SCAN_CAPTURE_MAX_BYTES;
 		int keeping = is_manifest || c || want_st;
@@ -443,31 +602,31 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 		uint64_t got = 0;
 		int failed = 0;
 		for (;;) {
-			la_ssize_t k = archive_read_data(a, buf, CHUNK);
-			if (k == 0)
+			la_ssize_t kr = archive_read_data(a, buf, CHUNK);
+			if (kr == 0)
 				break;
-			if (k < 0) {
+			if (kr < 0) {
 				failed = 1;
 				rc = issue(s, o, path, x->name, x->name_len, e, "cannot read: %s", archive_error_string(a));
 				break;
 			}
-			if (got + (uint64_t)k > x->usize) {
+			if (got + (uint64_t)kr > x->usize) {
 				failed = 1;
 				rc = issue(s, o, path, x->name, x->name_len, e,
 					   "holds more than the %llu bytes its header declares", (unsigned long long)x->usize);
 				break;
 			}
-			sha256_update(&h, buf, (size_t)k);
+			sha256_update(&h, buf, (size_t)kr);
 			if (keep) {
-				if (got + (size_t)k > keep_cap) {
-					while (got + (size_t)k > keep_cap)
+				if (got + (size_t)kr > keep_cap) {
+					while (got + (size_t)kr > keep_cap)
 						keep_cap *= 2;
 					keep = xrealloc(keep, keep_cap + 1);
 				}
-				memcpy(keep + got, buf, (size_t)k);
+				memcpy(keep + got, buf, (size_t)kr);
 			}
-			got += (uint64_t)k;
-			done += (uint64_t)k;
+			got += (uint64_t)kr;
+			done += (uint64_t)kr;
 			progress_update(&pg, 0, "scanning: %.1f MB", (double)done / 1e6);
 		}
 		uint8_t d[SHA256_LEN];
@@ -496,7 +655,7 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 		if (want_st) {
 			struct st_file f;
 			struct err se;
-			if (st_open_mem(&f, keep, (size_t)got, clean[i], &se) == 0) {
+			if (st_open_mem(&f, keep, (size_t)got, clean, &se) == 0) {
 				st_digest(&f, dig);
 				st_close(&f);
 			} else if ((rc = issue(s, o, path, x->name, x->name_len, e, "not a valid safetensors file: %s",
@@ -505,7 +664,7 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 				goto out;
 			}
 		}
-		manifest_add(&s->actual, clean[i], got, hex, dig[0] ? dig : NULL);
+		manifest_add(&s->actual, clean, got, hex, dig[0] ? dig : NULL);
 		if (c) {
 			c->data = keep;
 			c->len = (size_t)got;
@@ -513,9 +672,11 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 			free(keep);
 		}
 	}
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (!seen[i] && !bad[i])
+	for (; rc == 0 && k < n; k++) {
+		size_t i = zd.by_offset[k];
+		if (nm[i].name)
 			rc = issue(s, o, path, zd.e[i].name, zd.e[i].name_len, e, "not readable by libarchive");
+	}
 out:
 	progress_done(&pg);
 	if (a) {
@@ -523,15 +684,7 @@ out:
 		archive_read_free(a);
 	}
 	free(buf);
-	for (size_t i = 0; i < n; i++) {
-		free(clean[i]);
-		free(slashed[i]);
-	}
-	free(clean);
-	free(slashed);
-	free(byname);
-	free(bad);
-	free(seen);
+	zipdir_names_free(nm, n);
 	zipdir_release(&zd);
 	return rc;
 }

@@ -4,8 +4,11 @@
  * bytes of a few named entries (diffs file, baseline) for the replay check.
  *
  * A zip is streamed through libarchive, never extracted; its central
- * directory is checked first (zipdir.h). A folder is walked without following
- * symbolic links, in byte-wise sorted path order.
+ * directory is checked first (zipdir.h). A folder is walked by file
+ * descriptors without following symbolic links (scan_open), in byte-wise
+ * sorted path order. Every name is taken in Unicode NFC (lib/utf8.h
+ * utf8_nfc), the one form of names in a supplement: two names the same in
+ * NFC are a duplicate.
  *
  * What a scan finds wrong with single entries (a symlink, a special file, a
  * name that is not valid UTF-8 or not a safe relative path, a duplicate name,
@@ -58,12 +61,28 @@ struct scan {
 	struct scan_issue *issues;   /* in the order found */
 	size_t n_issues;
 	uint64_t archive_bytes;      /* zip file size (0 for a folder) */
+	struct scan_tree *tree;      /* a folder's files and folders as walked (scan_open) */
 };
 
 /* Scan path (a zip file or a folder) into s (initialised here; release with
  * scan_release in every case). */
 int scan_path(const char *path, const struct scan_opts *o, struct scan *s, struct err *e);
 void scan_release(struct scan *s);
+
+/* Open the file listed in a folder scan's manifest as path (its NFC name),
+ * under root, the folder s scanned, the way the scan did: each folder on
+ * the way opened relative to its parent with O_NOFOLLOW | O_DIRECTORY, the
+ * file with O_NOFOLLOW, and each the same device and inode the scan saw, so
+ * a folder or file swapped for a link or another file since is an error
+ * (EXIT_SYS, "changed while it was being read"), never followed. *fd is
+ * the caller's to close. */
+int scan_open(const struct scan *s, const char *root, const char *path, int *fd, struct err *e);
+
+/* For tests only: when set, called with a folder entry's relative path on
+ * disk after the scan listed it and before it opens it (a folder to walk
+ * into, a file to hash, and a file pack opens again to write), so a test
+ * can swap it for a link there. NULL in every program. */
+extern void (*scan_test_hook)(const char *rel);
 
 /* A relative path's bytes as a printable, one-line string (control bytes,
  * backslashes and invalid UTF-8 escaped as \xNN); caller frees. */

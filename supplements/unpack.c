@@ -2,7 +2,8 @@
  *
  * Two layers: the central directory (zipdir.c) is checked as a whole first,
  * then libarchive streams the data and each entry is checked again from
- * libarchive's own view (type, links, encryption, size) as it is written.
+ * libarchive's own view (its place in the file and its name, type, links,
+ * encryption, size) as it is written.
  * Reference: issue 3; libarchive archive_read(3), archive_entry(3).
  */
 #include "supplements/unpack.h"
@@ -12,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,29 +60,31 @@ static int refuse(struct err *e, const char *archive, const char *name, size_t l
 	return -1;
 }
 
-/* Check the whole central directory; clean[i] receives entry i's name
- * without a trailing '/'. */
-static int check_all(const char *archive, const struct zipdir *zd, const struct unpack_limits *l, char **clean,
-		     struct err *e)
+/* Check the whole central directory before anything is written: every
+ * name (zipdir_names), what the file system can hold (name_max bytes in a
+ * component, path_room bytes in a name), the limits, and names that are a
+ * file here and a folder above another entry. */
+static int check_all(const char *archive, const struct zipdir *zd, const struct zipdir_name *nm,
+		     const struct unpack_limits *l, long name_max, size_t path_room, struct err *e)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < zd->n; i++) {
 		const struct zipdir_entry *x = &zd->e[i];
-		size_t len = x->name_len;
-		if (strlen(x->name) != len)
-			return refuse(e, archive, x->name, len, "name holds a NUL byte");
-		if (len > 1 && x->name[len - 1] == '/' && x->kind != ZK_DIR)
-			return refuse(e, archive, x->name, len, "a name ending in '/' that is not a folder");
-		while (len > 1 && x->name[len - 1] == '/')
-			len--;
-		clean[i] = xstrndup(x->name, len);
-		struct err pe;
-		if (manifest_path_check(clean[i], &pe) < 0)
-			return refuse(e, archive, x->name, x->name_len, "%s", pe.msg);
-		if (x->kind == ZK_SYMLINK || x->kind == ZK_OTHER)
-			return refuse(e, archive, x->name, x->name_len, "is a %s", zip_kind_name(x->kind));
-		if (x->encrypted)
-			return refuse(e, archive, x->name, x->name_len, "is encrypted");
+		if (!nm[i].name)
+			return refuse(e, archive, x->name, x->name_len, "%s", nm[i].why);
+		const char *c = nm[i].name;
+		for (const char *p = c; *p;) {
+			size_t k = strcspn(p, "/");
+			if ((long)k > name_max)
+				return refuse(e, archive, x->name, x->name_len,
+					      "a name component of %zu bytes, more than the %ld the file system holds", k,
+					      name_max);
+			p += k + (p[k] == '/');
+		}
+		if (strlen(c) > path_room)
+			return refuse(e, archive, x->name, x->name_len,
+				      "its path under the target would be longer than the system's limit of %d bytes",
+				      PATH_MAX - 1);
 		if (x->kind == ZK_DIR)
 			continue;
 		if (x->usize > l->max_entry)
@@ -96,33 +100,28 @@ static int check_all(const char *archive, const struct zipdir *zd, const struct 
 				      "the entries up to this one hold more than the limit of %llu bytes (--max-total)",
 				      (unsigned long long)l->max_total);
 	}
+	if (total > UNPACK_RATIO_FLOOR && (double)total > l->max_ratio * (double)zd->file_size)
+		return err_set(e, EXIT_USAGE,
+			       "'%s': its entries hold %llu bytes, %.0f times the archive's %llu bytes, past the limit "
+			       "of %g:1 (--max-ratio)", archive, (unsigned long long)total,
+			       (double)total / (double)(zd->file_size ? zd->file_size : 1),
+			       (unsigned long long)zd->file_size, l->max_ratio);
 	if (zd->n < 2)
 		return 0;
-	/* duplicates, and names that are a file here and a folder elsewhere */
+	/* names that are a file here and a folder above another entry */
 	struct zname *v = xmalloc(zd->n * sizeof *v);
 	for (size_t i = 0; i < zd->n; i++)
-		v[i] = (struct zname){clean[i], i};
+		v[i] = (struct zname){nm[i].name, i};
 	qsort(v, zd->n, sizeof *v, cmp_zname);
 	int rc = 0;
-	for (size_t i = 1; rc == 0 && i < zd->n; i++) {
-		if (strcmp(v[i - 1].name, v[i].name) != 0)
-			continue;
-		const struct zipdir_entry *a = &zd->e[v[i - 1].idx], *b = &zd->e[v[i].idx];
-		if (a->kind == ZK_DIR && b->kind == ZK_DIR)
-			continue;
-		rc = refuse(e, archive, b->name, b->name_len, "duplicate name");
-	}
 	for (size_t i = 0; rc == 0 && i < zd->n; i++) {
-		char *p = xstrdup(clean[i]);
+		char *p = xstrdup(nm[i].name);
 		for (char *s = strchr(p, '/'); s && rc == 0; s = strchr(s + 1, '/')) {
 			*s = '\0';
 			struct zname key = {p, 0}, *hit = bsearch(&key, v, zd->n, sizeof *v, cmp_zname);
-			while (hit && hit > v && !strcmp((hit - 1)->name, p))
-				hit--;
-			for (; hit && hit < v + zd->n && !strcmp(hit->name, p) && rc == 0; hit++)
-				if (zd->e[hit->idx].kind != ZK_DIR)
-					rc = refuse(e, archive, zd->e[i].name, zd->e[i].name_len,
-						    "'%s' is a file in this archive, not a folder", p);
+			if (hit && zd->e[hit->idx].kind != ZK_DIR)
+				rc = refuse(e, archive, zd->e[i].name, zd->e[i].name_len,
+					    "'%s' is a file in this archive, not a folder", p);
 			*s = '/';
 		}
 		free(p);
@@ -172,11 +171,12 @@ static int write_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
+/* 1 empty, 0 not, -1 cannot be read (errno set) */
 static int dir_is_empty(const char *path)
 {
 	DIR *d = opendir(path);
 	if (!d)
-		return 0;
+		return -1;
 	struct dirent *de;
 	int empty = 1;
 	while ((de = readdir(d)))
@@ -186,12 +186,62 @@ static int dir_is_empty(const char *path)
 	return empty;
 }
 
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+	umask(m);
+	return m;
+}
+
+/* Move every entry of tmp into dir (an empty folder). On failure the
+ * entries moved so far are removed again. */
+static int move_into(const char *tmp, const char *dir, struct err *e)
+{
+	DIR *d = opendir(tmp);
+	if (!d)
+		return err_errno(e, EXIT_SYS, "cannot open folder '%s'", tmp);
+	char **moved = NULL;
+	size_t n = 0;
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *from = path_join(tmp, de->d_name), *to = path_join(dir, de->d_name);
+		struct stat st;
+		if (lstat(to, &st) == 0 || errno != ENOENT)
+			rc = err_set(e, EXIT_SYS, "cannot move '%s' into '%s': '%s' appeared meanwhile", from, dir, to);
+		else if (rename(from, to) != 0)
+			rc = err_errno(e, EXIT_SYS, "cannot rename '%s' to '%s'", from, to);
+		free(from);
+		if (rc == 0) {
+			moved = xrealloc(moved, (n + 1) * sizeof *moved);
+			moved[n++] = to;
+		} else {
+			free(to);
+		}
+	}
+	if (rc == 0 && errno)
+		rc = err_errno(e, EXIT_SYS, "cannot read folder '%s'", tmp);
+	closedir(d);
+	for (size_t i = 0; i < n; i++) {
+		if (rc < 0)
+			dir_remove_tree(moved[i]);
+		free(moved[i]);
+	}
+	free(moved);
+	return rc;
+}
+
 static int unpack_zip_at(const char *archive, const char *dir, const struct unpack_limits *l,
 			 struct unpack_result *r, struct err *e);
 
 int unpack_zip(const char *archive, const char *dir, const struct unpack_limits *l, struct unpack_result *r,
 	       struct err *e)
 {
+	memset(r, 0, sizeof *r);
+	if (!dir[0])
+		return err_set(e, EXIT_USAGE, "the folder to extract into is named by an empty string");
 	/* "out/" and "out" are the same target */
 	size_t n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
@@ -205,42 +255,65 @@ int unpack_zip(const char *archive, const char *dir, const struct unpack_limits 
 static int unpack_zip_at(const char *archive, const char *dir, const struct unpack_limits *l,
 			 struct unpack_result *r, struct err *e)
 {
-	memset(r, 0, sizeof *r);
 	struct stat st;
+	int exists = 0;
 	if (lstat(dir, &st) == 0) {
 		if (!S_ISDIR(st.st_mode))
 			return err_set(e, EXIT_USAGE, "'%s' exists and is not a folder", dir);
-		if (!dir_is_empty(dir))
+		int empty = dir_is_empty(dir);
+		if (empty < 0)
+			return err_errno(e, EXIT_SYS, "cannot read folder '%s'", dir);
+		if (!empty)
 			return err_set(e, EXIT_USAGE, "'%s' exists and is not empty", dir);
+		exists = 1;
 	} else if (errno != ENOENT) {
 		return err_errno(e, EXIT_SYS, "cannot stat '%s'", dir);
 	}
 	char *parent = path_dirname(dir);
 	int parent_ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode);
+	errno = 0;
+	long name_max = pathconf(exists ? dir : parent, _PC_NAME_MAX);
+	if (name_max <= 0)
+		name_max = NAME_MAX;
 	free(parent);
 	if (!parent_ok)
 		return err_set(e, EXIT_USAGE, "the folder that would hold '%s' does not exist", dir);
+	/* the temporary folder: "DIR.tmp-XXXXXX" beside DIR, or
+	 * "DIR/.supkit-unpack-XXXXXX" inside an existing DIR */
+	size_t tmp_len = strlen(dir) + (exists ? strlen("/.supkit-unpack-XXXXXX") : strlen(".tmp-XXXXXX"));
+	size_t path_room = tmp_len + 2 < PATH_MAX ? (size_t)PATH_MAX - tmp_len - 2 : 0;
 	struct zipdir zd;
 	if (zipdir_read(archive, l->max_entries, &zd, e) < 0)
 		return -1;
-	size_t n = zd.n;
-	char **clean = xcalloc(n ? n : 1, sizeof *clean);
-	struct zname *byname = xmalloc((n ? n : 1) * sizeof *byname);
-	unsigned char *seen = xcalloc(n ? n : 1, 1);
+	size_t n = zd.n, k = 0;
+	struct zipdir_name *nm;
+	zipdir_names(&zd, &nm);
 	char *tmp = NULL, *buf = NULL;
 	struct archive *a = NULL;
 	struct progress pg;
 	progress_init(&pg, l->quiet);
 	pg.last = now_seconds() - pg.interval + 1.0;
-	int rc = check_all(archive, &zd, l, clean, e);
+	int rc = check_all(archive, &zd, nm, l, name_max, path_room, e);
 	if (rc < 0)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		byname[i] = (struct zname){zd.e[i].name, i};
-	qsort(byname, n, sizeof *byname, cmp_zname);
-	if (!(tmp = dir_temp_beside(dir, e))) {
-		rc = -1;
-		goto out;
+	if (exists) {
+		tmp = xasprintf("%s/.supkit-unpack-XXXXXX", dir);
+		if (!mkdtemp(tmp)) {
+			rc = err_errno(e, EXIT_SYS, "cannot create a temporary folder in '%s'", dir);
+			free(tmp);
+			tmp = NULL;
+			goto out;
+		}
+	} else {
+		if (!(tmp = dir_temp_beside(dir, e))) {
+			rc = -1;
+			goto out;
+		}
+		/* mkdtemp made it 0700; it becomes DIR: 0777 less the umask */
+		if (chmod(tmp, 0777 & ~current_umask()) != 0) {
+			rc = err_errno(e, EXIT_SYS, "cannot set the mode of '%s'", tmp);
+			goto out;
+		}
 	}
 	a = archive_read_new();
 	archive_read_support_format_zip_seekable(a);
@@ -249,7 +322,9 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 		goto out;
 	}
 	buf = xmalloc(CHUNK);
-	for (;;) {
+	/* libarchive's seekable reader returns the entries in local-header
+	 * order: its k-th entry must be zd.by_offset[k], under the same name */
+	for (;; k++) {
 		struct archive_entry *ent;
 		int h = archive_read_next_header(a, &ent);
 		if (h == ARCHIVE_EOF)
@@ -258,17 +333,21 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 			rc = err_set(e, EXIT_USAGE, "'%s': %s", archive, archive_error_string(a));
 			goto out;
 		}
-		const char *name = archive_entry_pathname(ent);
-		struct zname key = {name ? name : "", 0};
-		struct zname *hit = n ? bsearch(&key, byname, n, sizeof *byname, cmp_zname) : NULL;
-		if (!name || !hit || seen[hit->idx]) {
-			rc = err_set(e, EXIT_USAGE, "'%s': an entry that libarchive reads is not in the central directory once",
-				     archive);
+		if (k >= n) {
+			rc = err_set(e, EXIT_USAGE, "'%s': libarchive reads more entries than the central directory's %zu",
+				     archive, n);
 			goto out;
 		}
-		size_t i = hit->idx;
+		size_t i = zd.by_offset[k];
 		const struct zipdir_entry *x = &zd.e[i];
-		seen[i] = 1;
+		const char *clean = nm[i].name, *ln = archive_entry_pathname(ent);
+		if (!zipdir_same_name(ln, clean)) {
+			char *lq = ln ? scan_quote(ln, strlen(ln)) : NULL;
+			rc = refuse(e, archive, x->name, x->name_len, "libarchive reads its name as %s%s%s",
+				    lq ? "'" : "", lq ? lq : "unreadable", lq ? "'" : "");
+			free(lq);
+			goto out;
+		}
 		mode_t ft = archive_entry_filetype(ent);
 		if (archive_entry_hardlink(ent) || archive_entry_symlink(ent)) {
 			rc = refuse(e, archive, x->name, x->name_len, "is a link");
@@ -283,7 +362,7 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 				rc = refuse(e, archive, x->name, x->name_len, "libarchive reads this folder as another type");
 				goto out;
 			}
-			if ((rc = make_dirs(tmp, clean[i], e)) < 0)
+			if ((rc = make_dirs(tmp, clean, e)) < 0)
 				goto out;
 			r->dirs++;
 			continue;
@@ -292,15 +371,15 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 			rc = refuse(e, archive, x->name, x->name_len, "is not a regular file");
 			goto out;
 		}
-		char *slash = strrchr(clean[i], '/');
+		char *slash = strrchr(clean, '/');
 		if (slash) {
-			*slash = '\0';
-			rc = make_dirs(tmp, clean[i], e);
-			*slash = '/';
+			char *up = xstrndup(clean, (size_t)(slash - clean));
+			rc = make_dirs(tmp, up, e);
+			free(up);
 			if (rc < 0)
 				goto out;
 		}
-		char *p = path_join(tmp, clean[i]);
+		char *p = path_join(tmp, clean);
 		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
 		if (fd < 0) {
 			rc = err_errno(e, errno == EEXIST ? EXIT_USAGE : EXIT_SYS, "cannot create '%s'", p);
@@ -309,25 +388,34 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 		}
 		uint64_t got = 0;
 		for (;;) {
-			la_ssize_t k = archive_read_data(a, buf, CHUNK);
-			if (k == 0)
+			la_ssize_t kr = archive_read_data(a, buf, CHUNK);
+			if (kr == 0)
 				break;
-			if (k < 0) {
+			if (kr < 0) {
 				rc = refuse(e, archive, x->name, x->name_len, "cannot read: %s", archive_error_string(a));
 				break;
 			}
-			if (got + (uint64_t)k > x->usize) {
+			if (got + (uint64_t)kr > x->usize) {
 				rc = refuse(e, archive, x->name, x->name_len,
 					    "inflates past the %llu bytes its header declares",
 					    (unsigned long long)x->usize);
 				break;
 			}
-			if (write_all(fd, buf, (size_t)k) < 0) {
+			/* the limits on the whole, on what is written */
+			uint64_t all = r->bytes + (uint64_t)kr;
+			if (all > l->max_total ||
+			    (all > UNPACK_RATIO_FLOOR && (double)all > l->max_ratio * (double)zd.file_size)) {
+				rc = refuse(e, archive, x->name, x->name_len,
+					    "the entries up to this one inflate past the limit of %s",
+					    all > l->max_total ? "--max-total" : "--max-ratio on the archive's size");
+				break;
+			}
+			if (write_all(fd, buf, (size_t)kr) < 0) {
 				rc = err_errno(e, EXIT_SYS, "cannot write '%s'", p);
 				break;
 			}
-			got += (uint64_t)k;
-			r->bytes += (uint64_t)k;
+			got += (uint64_t)kr;
+			r->bytes += (uint64_t)kr;
 			progress_update(&pg, 0, "unpacking: %.1f MB", (double)r->bytes / 1e6);
 		}
 		if (rc == 0 && got != x->usize)
@@ -342,19 +430,28 @@ static int unpack_zip_at(const char *archive, const char *dir, const struct unpa
 			goto out;
 		r->files++;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!seen[i]) {
-			rc = refuse(e, archive, zd.e[i].name, zd.e[i].name_len, "not readable by libarchive");
-			goto out;
-		}
-	}
-	if (rename(tmp, dir) != 0) {
-		rc = err_errno(e, EXIT_SYS, "cannot rename '%s' to '%s'", tmp, dir);
+	if (k < n) {
+		size_t i = zd.by_offset[k];
+		rc = refuse(e, archive, zd.e[i].name, zd.e[i].name_len, "not readable by libarchive");
 		goto out;
 	}
-	parent = path_dirname(dir);
-	dir_sync(parent);
-	free(parent);
+	if (exists) {
+		if ((rc = move_into(tmp, dir, e)) < 0)
+			goto out;
+		if (rmdir(tmp) != 0) {
+			rc = err_errno(e, EXIT_SYS, "cannot remove '%s'", tmp);
+			goto out;
+		}
+		dir_sync(dir);
+	} else {
+		if (rename(tmp, dir) != 0) {
+			rc = err_errno(e, EXIT_SYS, "cannot rename '%s' to '%s'", tmp, dir);
+			goto out;
+		}
+		char *up = path_dirname(dir);
+		dir_sync(up);
+		free(up);
+	}
 	free(tmp);
 	tmp = NULL;
 out:
@@ -368,11 +465,7 @@ out:
 		free(tmp);
 	}
 	free(buf);
-	for (size_t i = 0; i < n; i++)
-		free(clean[i]);
-	free(clean);
-	free(byname);
-	free(seen);
+	zipdir_names_free(nm, n);
 	zipdir_release(&zd);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/utf8.h"
 
 static const char *baseline_defaults[] = {"baseline.cfg", "baseline/train.py"};
 #define N_BASELINE_DEFAULTS (sizeof baseline_defaults / sizeof *baseline_defaults)
@@ -19,6 +20,8 @@ void verify_report_release(struct verify_report *r)
 	manifest_release(&r->expected);
 	manifest_cmp_release(&r->cmp);
 	free(r->replay_note);
+	free(r->opt_diffs);
+	free(r->opt_baseline);
 	for (size_t i = 0; i < N_BASELINE_DEFAULTS; i++)
 		free(r->baseline_cands[i]);
 	replay_report_release(&r->rep);
@@ -76,10 +79,25 @@ static void do_replay(const struct verify_opts *o, struct verify_report *r)
 	r->replay = VR_DONE;
 }
 
-int verify_path(const char *path, const struct verify_opts *o, struct verify_report *r, struct err *e)
+/* An entry path as the scan names entries: in NFC (a copy of s when it is
+ * not valid UTF-8, which then matches nothing). */
+static char *nfc_or_copy(const char *s)
+{
+	char *n = utf8_nfc(s, strlen(s), NULL);
+	return n ? n : xstrdup(s);
+}
+
+int verify_path(const char *path, const struct verify_opts *opts, struct verify_report *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
 	manifest_init(&r->expected);
+	/* --diffs and --baseline name entries: compared in NFC, as entries are */
+	struct verify_opts on = *opts;
+	const struct verify_opts *o = &on;
+	if (opts->diffs)
+		on.diffs = r->opt_diffs = nfc_or_copy(opts->diffs);
+	if (opts->baseline)
+		on.baseline = r->opt_baseline = nfc_or_copy(opts->baseline);
 	const char *cap[2 + N_BASELINE_DEFAULTS];
 	size_t nc = 0;
 	/* default baselines sit beside the diffs file */

@@ -6,7 +6,9 @@
  * scan refused (symlink, duplicate, encrypted, unreadable, CRC error...).
  * When the supplement holds a diffs file and its baseline, every run is
  * rebuilt in memory with the replay engine (replay/replay.h) and its SHA-256
- * compared. Default names (supkit-verify(1)): the diffs file "diffs.json",
+ * compared. Entry names (the manifest's, the scan's, the diffs file and
+ * baseline named in the options) are compared in Unicode NFC. Default names
+ * (supkit-verify(1)): the diffs file "diffs.json",
  * the baseline "baseline.cfg" or else "baseline/train.py" in the diffs
  * file's folder.
  * The verdict (verify_report.verified) is 1 only when everything checked out.
@@ -46,8 +48,9 @@ struct verify_report {
 	struct manifest_cmp cmp;        /* expected vs scan.actual */
 	enum verify_replay_state replay;
 	char *replay_note;              /* one line (owned) or NULL */
-	const char *diffs_path;         /* entry names used (static or the caller's) */
+	const char *diffs_path;         /* entry names used (static, or opt_* below) */
 	const char *baseline_path;
+	char *opt_diffs, *opt_baseline; /* --diffs, --baseline in NFC (owned) or NULL */
 	char *baseline_cands[2];        /* default baseline paths tried (owned) */
 	struct replay_report rep;       /* when replay == VR_DONE */
 	int verified;                   /* 1: every check passed */

@@ -10,11 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/utf8.h"
+#include "supplements/manifest.h"
+#include "supplements/scan.h"
+
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u
 #define SIG_EOCD 0x06054b50u
 #define SIG_EOCD64 0x06064b50u
 #define SIG_LOC64 0x07064b50u
+#define SIG_DESCRIPTOR 0x08074b50u
+#define EXTRA_UNICODE_PATH 0x7075
 
 static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t le32(const unsigned char *p)
@@ -57,6 +63,7 @@ void zipdir_release(struct zipdir *zd)
 	for (size_t i = 0; i < zd->n; i++)
 		free(zd->e[i].name);
 	free(zd->e);
+	free(zd->by_offset);
 	memset(zd, 0, sizeof *zd);
 }
 
@@ -93,6 +100,72 @@ static int cmp_offset(const void *a, const void *b)
 	const struct zipdir_entry *x = *(const struct zipdir_entry *const *)a;
 	const struct zipdir_entry *y = *(const struct zipdir_entry *const *)b;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The extra fields xp[0..xlen) of the entry named x->name: each Unicode Path
+ * field (0x7075: version 1, CRC-32 of the header name, the name) must name
+ * the entry exactly as the header does. where: "central" or "local". */
+static int check_unicode_path(const unsigned char *xp, size_t xlen, const struct zipdir_entry *x,
+			      const char *where, const char *path, struct err *e)
+{
+	const unsigned char *xe = xp + xlen;
+	while (xe - xp >= 4) {
+		uint16_t id = le16(xp), sz = le16(xp + 2);
+		if (xe - xp - 4 < sz)
+			break;
+		if (id == EXTRA_UNICODE_PATH) {
+			char *q = scan_quote(x->name, x->name_len);
+			if (sz < 5 || xp[4] != 1) {
+				err_set(e, EXIT_USAGE, "'%s': entry '%s': malformed Unicode Path extra field in its %s header",
+					path, q, where);
+				free(q);
+				return -1;
+			}
+			size_t ulen = (size_t)sz - 5;
+			const char *u = (const char *)xp + 9;
+			if (ulen != x->name_len || memcmp(u, x->name, ulen) != 0) {
+				char *uq = scan_quote(u, ulen);
+				err_set(e, EXIT_USAGE,
+					"'%s': entry '%s': the Unicode Path extra field of its %s header names '%s' "
+					"(readers would disagree on its name)", path, q, where, uq);
+				free(uq);
+				free(q);
+				return -1;
+			}
+			free(q);
+		}
+		xp += 4 + sz;
+	}
+	return 0;
+}
+
+/* Length of entry x's data descriptor at x->end, which must be followed by
+ * next (the next local header or the central directory): 12 or 20 bytes
+ * (4- or 8-byte sizes), 4 more with the optional signature, its CRC-32 and
+ * sizes those of the central directory. -1 when none fits. */
+static long descriptor_len(int fd, const struct zipdir_entry *x, uint64_t next, const char *path, struct err *e)
+{
+	if (next < x->end)
+		return -1;
+	unsigned char d[24];
+	uint64_t room = next - x->end, have = room < 24 ? room : 24;
+	if (read_at(fd, d, (size_t)have, x->end, path, e) < 0)
+		return -2;
+	for (int sig = 1; sig >= 0; sig--) {
+		for (int wide = 0; wide <= 1; wide++) {
+			uint64_t len = (uint64_t)(sig ? 4 : 0) + 4 + (wide ? 16 : 8);
+			if (len != room)
+				continue;
+			const unsigned char *q = d;
+			if (sig && le32(q) != SIG_DESCRIPTOR)
+				continue;
+			q += sig ? 4 : 0;
+			uint64_t cs = wide ? le64(q + 4) : le32(q + 4), us = wide ? le64(q + 12) : le32(q + 8);
+			if (le32(q) == x->crc32 && cs == x->csize && us == x->usize)
+				return (long)len;
+		}
+	}
+	return -1;
 }
 
 int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct err *e)
@@ -135,6 +208,10 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 				err_set(e, EXIT_USAGE, "'%s': bad zip64 end of central directory record", path);
 				goto fail;
 			}
+			if (le64(r + 4) != eocd_pos - 20 - off64 - 12) {
+				err_set(e, EXIT_USAGE, "'%s': bytes between the zip64 end record and its locator", path);
+				goto fail;
+			}
 			n = le64(r + 32);
 			cd_size = le64(r + 40);
 			cd_off = le64(r + 48);
@@ -175,6 +252,7 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 		x->name_len = nlen;
 		x->flags = le16(h + 8);
 		x->method = le16(h + 10);
+		x->crc32 = le32(h + 16);
 		x->csize = le32(h + 20);
 		x->usize = le32(h + 24);
 		x->offset = le32(h + 42);
@@ -193,7 +271,9 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 					if (*f[k] != 0xFFFFFFFFu)
 						continue;
 					if (qe - q < 8) {
-						err_set(e, EXIT_USAGE, "'%s': entry '%s': short zip64 extra field", path, x->name);
+						char *q = scan_quote(x->name, x->name_len);
+						err_set(e, EXIT_USAGE, "'%s': entry '%s': short zip64 extra field", path, q);
+						free(q);
 						goto fail;
 					}
 					*f[k] = le64(q);
@@ -202,6 +282,8 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 			}
 			xp += 4 + sz;
 		}
+		if (check_unicode_path(h + 46 + nlen, xlen, x, "central", path, e) < 0)
+			goto fail;
 		x->encrypted = (x->flags & 1) || x->method == 99;
 		x->unix_mode = (made_by >> 8) == 3 || (made_by >> 8) == 19 ? eattr >> 16 : 0;
 		uint32_t ft = x->unix_mode & 0170000;
@@ -220,51 +302,94 @@ int zipdir_read(const char *path, size_t max_entries, struct zipdir *zd, struct 
 			path, (unsigned long long)n);
 		goto fail;
 	}
-	/* Each local header: present, same name, and no two entries share bytes. */
+	/* Each local header: present, same name, same Unicode Path; every byte
+	 * up to the central directory belongs to exactly one entry. */
+	zd->by_offset = xmalloc((zd->n ? zd->n : 1) * sizeof *zd->by_offset);
 	struct zipdir_entry **by = xmalloc((zd->n ? zd->n : 1) * sizeof *by);
 	for (size_t i = 0; i < zd->n; i++)
 		by[i] = &zd->e[i];
 	qsort(by, zd->n, sizeof *by, cmp_offset);
-	uint64_t prev_end = 0;
-	const char *prev = NULL;
+	uint64_t pos = 0;
+	const struct zipdir_entry *prev = NULL;
+	unsigned char *lx = xmalloc(2 * 65535 + 1);
 	for (size_t i = 0; i < zd->n; i++) {
 		struct zipdir_entry *x = by[i];
+		zd->by_offset[i] = (size_t)(x - zd->e);
 		unsigned char lh[30];
-		if (x->offset < prev_end) {
-			err_set(e, EXIT_USAGE, "'%s': entry '%s' overlaps entry '%s'", path, x->name, prev);
-			free(by);
-			goto fail;
+		char *q = scan_quote(x->name, x->name_len);
+		if (x->offset < pos) {
+			char *pq = scan_quote(prev->name, prev->name_len);
+			err_set(e, EXIT_USAGE, "'%s': entry '%s' overlaps entry '%s'", path, q, pq);
+			free(pq);
+			goto fail_local;
+		}
+		if (x->offset > pos) {
+			if (prev) {
+				char *pq = scan_quote(prev->name, prev->name_len);
+				err_set(e, EXIT_USAGE, "'%s': %llu bytes at offset %llu, between entries '%s' and '%s', belong to no entry",
+					path, (unsigned long long)(x->offset - pos), (unsigned long long)pos, pq, q);
+				free(pq);
+			} else
+				err_set(e, EXIT_USAGE, "'%s': %llu bytes before the first entry '%s' belong to no entry "
+					"(a self-extracting stub or other prefix)", path, (unsigned long long)x->offset, q);
+			goto fail_local;
 		}
 		if (x->offset > cd_off || cd_off - x->offset < 30 || read_at(fd, lh, 30, x->offset, path, e) < 0 ||
 		    le32(lh) != SIG_LOCAL) {
-			err_set(e, EXIT_USAGE, "'%s': entry '%s': no local header at offset %llu", path, x->name,
+			err_set(e, EXIT_USAGE, "'%s': entry '%s': no local header at offset %llu", path, q,
 				(unsigned long long)x->offset);
-			free(by);
-			goto fail;
+			goto fail_local;
 		}
 		uint64_t lnlen = le16(lh + 26), lxlen = le16(lh + 28);
 		uint64_t data = x->offset + 30 + lnlen + lxlen;
 		if (lnlen != x->name_len || data > cd_off || cd_off - data < x->csize) {
 			err_set(e, EXIT_USAGE, "'%s': entry '%s': local header or data does not fit before the central directory",
-				path, x->name);
-			free(by);
-			goto fail;
+				path, q);
+			goto fail_local;
 		}
-		char *lname = xmalloc(lnlen + 1);
-		if (read_at(fd, lname, lnlen, x->offset + 30, path, e) < 0) {
-			free(lname);
-			free(by);
-			goto fail;
+		if (read_at(fd, lx, lnlen + lxlen, x->offset + 30, path, e) < 0)
+			goto fail_local;
+		if (memcmp(lx, x->name, lnlen) != 0) {
+			err_set(e, EXIT_USAGE, "'%s': entry '%s': local header names a different file", path, q);
+			goto fail_local;
 		}
-		int same = memcmp(lname, x->name, lnlen) == 0;
-		free(lname);
-		if (!same) {
-			err_set(e, EXIT_USAGE, "'%s': entry '%s': local header names a different file", path, x->name);
-			free(by);
-			goto fail;
+		if (check_unicode_path(lx + lnlen, lxlen, x, "local", path, e) < 0)
+			goto fail_local;
+		x->end = data + x->csize;
+		if (x->flags & 8) { /* a data descriptor follows the data */
+			uint64_t next = i + 1 < zd->n ? by[i + 1]->offset : cd_off;
+			long d = descriptor_len(fd, x, next, path, e);
+			if (d == -2)
+				goto fail_local;
+			if (d < 0) {
+				err_set(e, EXIT_USAGE, "'%s': entry '%s': no data descriptor matching the central directory "
+					"right after its data", path, q);
+				goto fail_local;
+			}
+			x->end += (uint64_t)d;
 		}
-		prev_end = data + x->csize;
-		prev = x->name;
+		free(q);
+		pos = x->end;
+		prev = x;
+		continue;
+fail_local:
+		free(q);
+		free(lx);
+		free(by);
+		goto fail;
+	}
+	free(lx);
+	if (pos != cd_off) {
+		if (prev) {
+			char *pq = scan_quote(prev->name, prev->name_len);
+			err_set(e, EXIT_USAGE, "'%s': %llu bytes at offset %llu, between entry '%s' and the central directory, "
+				"belong to no entry", path, (unsigned long long)(cd_off - pos), (unsigned long long)pos, pq);
+			free(pq);
+		} else
+			err_set(e, EXIT_USAGE, "'%s': %llu bytes before the central directory belong to no entry", path,
+				(unsigned long long)cd_off);
+		free(by);
+		goto fail;
 	}
 	free(by);
 	free(cd);
@@ -276,4 +401,131 @@ fail:
 	zipdir_release(zd);
 	zd->file_size = fsize;
 	return -1;
+}
+
+void zipdir_names_free(struct zipdir_name *n, size_t count)
+{
+	for (size_t i = 0; n && i < count; i++) {
+		free(n[i].name);
+		free(n[i].why);
+	}
+	free(n);
+}
+
+struct zname {
+	const char *name;
+	size_t idx;
+};
+static int cmp_zname(const void *a, const void *b)
+{
+	const struct zname *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static char *entry_name(const struct zipdir_entry *x, char **why)
+{
+	size_t len = x->name_len;
+	struct err pe;
+	if (strlen(x->name) != len) {
+		*why = xstrdup("name holds a NUL byte");
+		return NULL;
+	}
+	if (len > 1 && x->name[len - 1] == '/' && x->kind != ZK_DIR) {
+		*why = xstrdup("a name ending in '/' that is not a folder");
+		return NULL;
+	}
+	while (len > 1 && x->name[len - 1] == '/')
+		len--;
+	char *raw = xstrndup(x->name, len);
+	if (manifest_path_check(raw, &pe) < 0) {
+		free(raw);
+		*why = xstrdup(pe.msg);
+		return NULL;
+	}
+	char *nfc = utf8_nfc(raw, len, NULL);
+	free(raw);
+	if (manifest_path_check(nfc, &pe) < 0) {
+		free(nfc);
+		*why = xasprintf("after Unicode normalization: %s", pe.msg);
+		return NULL;
+	}
+	if (x->kind == ZK_SYMLINK || x->kind == ZK_OTHER) {
+		free(nfc);
+		*why = xasprintf("is a %s", zip_kind_name(x->kind));
+		return NULL;
+	}
+	if (x->encrypted) {
+		free(nfc);
+		*why = xstrdup("is encrypted");
+		return NULL;
+	}
+	return nfc;
+}
+
+size_t zipdir_names(const struct zipdir *zd, struct zipdir_name **out)
+{
+	size_t n = zd->n, bad = 0;
+	struct zipdir_name *v = xcalloc(n ? n : 1, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i].name = entry_name(&zd->e[i], &v[i].why);
+	/* duplicates after normalization: sorted by name, then index */
+	struct zname *s = xmalloc((n ? n : 1) * sizeof *s);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].name)
+			s[m++] = (struct zname){v[i].name, i};
+	qsort(s, m, sizeof *s, cmp_zname);
+	unsigned char *dup = xcalloc(n ? n : 1, 1);
+	for (size_t i = 1; i < m; i++) {
+		if (strcmp(s[i - 1].name, s[i].name) != 0)
+			continue;
+		size_t a = s[i - 1].idx, b = s[i].idx;
+		for (size_t k = 0; k < 2; k++) {
+			size_t me = k ? b : a, other = k ? a : b;
+			if (dup[me])
+				continue;
+			dup[me] = 1;
+			const struct zipdir_entry *o = &zd->e[other];
+			char *q = scan_quote(o->name, o->name_len);
+			size_t la = zd->e[me].name_len, lb = o->name_len;
+			while (la > 1 && zd->e[me].name[la - 1] == '/')
+				la--;
+			while (lb > 1 && o->name[lb - 1] == '/')
+				lb--;
+			v[me].why = xasprintf("duplicate name: entry '%s' has the same name%s", q,
+					      la == lb && !memcmp(zd->e[me].name, o->name, la) ? ""
+											: " in Unicode NFC");
+			free(q);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (dup[i]) {
+			free(v[i].name);
+			v[i].name = NULL;
+		}
+		bad += v[i].name == NULL;
+	}
+	free(dup);
+	free(s);
+	*out = v;
+	return bad;
+}
+
+int zipdir_same_name(const char *lib, const char *want)
+{
+	if (!lib)
+		return 0;
+	size_t len = strlen(lib);
+	char *c = xstrndup(lib, len);
+	for (char *p = c; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	while (len > 1 && c[len - 1] == '/')
+		c[--len] = '\0';
+	char *nfc = utf8_nfc(c, len, NULL);
+	int same = nfc && !strcmp(nfc, want);
+	free(nfc);
+	free(c);
+	return same;
 }

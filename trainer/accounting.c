@@ -65,3 +65,22 @@ double flops_per_token(const struct config *c, const struct param_counts *pc)
 	}
 	return 6.0 * (double)(pc->lm_head + pc->block_matrices) + attn;
 }
+
+void memory_floor_of(const struct config *c, const struct param_spec *s, size_t n, struct memory_floor *m)
+{
+	int fp64 = c->dtype == DTYPE_F64;
+	double es = fp64 ? 8.0 : 4.0;
+	memset(m, 0, sizeof *m);
+	for (size_t i = 0; i < n; i++) {
+		m->params += (double)paramspec_block_bytes(&s[i], fp64);
+		if (s[i].kind != PK_OE_TABLE)
+			m->optim += es * (double)s[i].numel;
+	}
+	double N = (double)c->batch_rows * c->seq_len;
+	m->activations = es * (c->depth + 1.0) * N * config_model_dim(c);
+	double rows = (double)c->batch_rows * (c->seq_len + 1.0);   /* a loader's */
+	m->tokens = 4.0 * (2.0 * N + rows);
+	if (c->eval_tokens + c->heldout_tokens > 0)
+		m->tokens += 4.0 * (3.0 * N + rows);
+	m->total = m->params + m->optim + m->activations + m->tokens;
+}

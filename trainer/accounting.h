@@ -33,4 +33,27 @@ cJSON *param_counts_json(const struct param_counts *c);
  * over layers of 12 H head_dim min(window, T). */
 double flops_per_token(const struct config *c, const struct param_counts *pc);
 
+/* A floor under the memory a training run of c takes, in bytes, from its
+ * parameter table s (n entries) alone, nothing allocated: what the run
+ * certainly needs, never more, so that a run it does not fit cannot run.
+ *   params       the model's parameter block (paramspec_block_bytes)
+ *   optim        one optimizer state array per parameter outside the OE
+ *                tables (Muon's momentum or AdamW's first moment) at the
+ *                run's precision (4 or 8 bytes an entry)
+ *   activations  the residual stream's layer inputs: (depth + 1) x
+ *                batch_rows x seq_len x model_dim values at the run's
+ *                precision
+ *   tokens       the batches as int32: the training step's inputs and
+ *                targets (2 x batch_rows x seq_len) and its loader's rows
+ *                (batch_rows x (seq_len + 1)); with evaluation
+ *                (eval_tokens or heldout_tokens > 0) the evaluation's
+ *                inputs, targets and losses and its loader's rows as well
+ *                (3 x batch_rows x seq_len + batch_rows x (seq_len + 1))
+ * On the CUDA backend only `tokens` is host memory. Doubles: no overflow
+ * at the config's largest values. */
+struct memory_floor {
+	double params, optim, activations, tokens, total;
+};
+void memory_floor_of(const struct config *c, const struct param_spec *s, size_t n, struct memory_floor *m);
+
 #endif

@@ -309,6 +309,17 @@ struct backend_ops {
 	void (*ve_gate_bwd_rows)(struct tensor *dglog, struct tensor *dve, const struct tensor *dv,
 				 const struct tensor *glog, const struct tensor *table,
 				 const int32_t *idx, int round_bf16);
+
+	/* ---- required (at the end, so that the table's order stays) ---- */
+	/* softcap_ce on bf16 logits (TD_F32 logits only), as the benchmark's
+	 * autocast makes them (its lm_head GEMM outputs bf16; `.float()` before
+	 * the softcap): each raw logit is rounded to bf16 (nearest even) before
+	 * the cap, and the gradient written (dscale != 0) is rounded to bf16,
+	 * as autograd rounds the gradient that flows back through that cast.
+	 * The same values as rounding logits, softcap_ce, rounding its
+	 * gradient. */
+	void (*softcap_ce_bf16)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+				double cap, double dscale, int64_t *valid);
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

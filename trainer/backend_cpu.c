@@ -99,6 +99,7 @@ struct softcap_job {
 	const int32_t *targets;
 	int64_t V;
 	double cap, dscale;
+	int bf16;   /* softcap_ce_bf16 */
 };
 
 #define REAL float
@@ -330,6 +331,17 @@ static void d_softcap_ce(struct tensor *logits, struct tensor *loss, const int32
 	pick(logits, "softcap_ce")->softcap_ce(logits, loss, targets, cap, dscale, valid);
 }
 
+static void d_softcap_ce_bf16(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+			      double cap, double dscale, int64_t *valid)
+{
+	same("softcap_ce_bf16", logits, loss, NULL, NULL);
+	bk_check(logits->dtype == TD_F32 && tensor_numel(loss) == tensor_rows(logits), "softcap_ce_bf16");
+	int64_t V = tensor_cols(logits), R = tensor_rows(logits);
+	for (int64_t r = 0; r < R; r++)
+		bk_check(targets[r] < V, "softcap_ce_bf16 target");
+	ops_f32.softcap_ce_bf16(logits, loss, targets, cap, dscale, valid);
+}
+
 static void d_embed_gather(struct tensor *out, const struct tensor *table, const int32_t *idx,
 			   int64_t c0, int round_bf16, int accum)
 {
@@ -522,6 +534,7 @@ static const struct backend_ops cpu_ops = {
 	.mul_cols_bwd = d_mul_cols_bwd,
 	.mix_rmsnorm_fwd = d_mix_rmsnorm_fwd,
 	.mix_bwd = d_mix_bwd,
+	.softcap_ce_bf16 = d_softcap_ce_bf16,
 };
 
 const struct backend_ops *backend_cpu(void)

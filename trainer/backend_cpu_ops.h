@@ -435,13 +435,15 @@ static void FN(softcap_rows)(void *arg, int64_t r0, int64_t r1, int64_t *valid_o
 	REAL *pl = j->logits, *po = j->loss;
 	const int32_t *targets = j->targets;
 	double cap = j->cap, dscale = j->dscale;
+	int bf = j->bf16;
 	REAL *ex = xmalloc((size_t)V * sizeof(REAL));     /* exp(z - max) of a row */
 	REAL rcap = (REAL)cap, icap = (REAL)(1.0 / cap);
 	for (int64_t r = r0; r < r1; r++) {
 		REAL *l = pl + r * V, mx = -INFINITY;
 		double sum = 0;
 		for (int64_t j = 0; j < V; j++) {
-			REAL z = rcap * RTANH(l[j] * icap);
+			REAL lj = bf ? (REAL)bf16_round((float)l[j]) : l[j];
+			REAL z = rcap * RTANH(lj * icap);
 			l[j] = z;
 			if (z > mx)
 				mx = z;
@@ -469,6 +471,9 @@ static void FN(softcap_rows)(void *arg, int64_t r0, int64_t r1, int64_t *valid_o
 			l[j] = (ex[j] * f) * (1 - th * th);
 		}
 		l[tg] -= (REAL)dscale * (1 - ht * ht);
+		if (bf)   /* the gradient through the cast to bf16 is bf16 */
+			for (int64_t j = 0; j < V; j++)
+				l[j] = (REAL)bf16_round((float)l[j]);
 	}
 	free(ex);
 	*valid_out = valid;
@@ -477,7 +482,16 @@ static void FN(softcap_rows)(void *arg, int64_t r0, int64_t r1, int64_t *valid_o
 static void FN(softcap_ce)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
 			   double cap, double dscale, int64_t *valid)
 {
-	struct softcap_job j = { logits->data, loss->data, targets, tensor_cols(logits), cap, dscale };
+	struct softcap_job j = { logits->data, loss->data, targets, tensor_cols(logits), cap, dscale, 0 };
+	int64_t n = rows_parallel(FN(softcap_rows), &j, tensor_rows(logits), 16);
+	if (valid)
+		*valid = n;
+}
+
+static void FN(softcap_ce_bf16)(struct tensor *logits, struct tensor *loss, const int32_t *targets,
+				double cap, double dscale, int64_t *valid)
+{
+	struct softcap_job j = { logits->data, loss->data, targets, tensor_cols(logits), cap, dscale, 1 };
 	int64_t n = rows_parallel(FN(softcap_rows), &j, tensor_rows(logits), 16);
 	if (valid)
 		*valid = n;
@@ -640,6 +654,7 @@ static const struct backend_ops FN(ops) = {
 	.attn_fwd = FN(attn_fwd),
 	.attn_bwd = FN(attn_bwd),
 	.softcap_ce = FN(softcap_ce),
+	.softcap_ce_bf16 = FN(softcap_ce_bf16),
 	.embed_gather = FN(embed_gather),
 	.embed_scatter_add = FN(embed_scatter_add),
 	.relu2_fwd = FN(relu2_fwd),

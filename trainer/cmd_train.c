@@ -9,12 +9,14 @@
 #include "lib/err.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "trainer/arm_file.h"
 #include "trainer/config.h"
 #include "trainer/train.h"
 
-enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON };
+enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON, O_ARM };
 
 static const struct cli_opt opts[] = {
+	{"arm", O_ARM, "NAME", "a named arm's file from the configs folder: the config, or its switches over CONFIG"},
 	{"set", O_SET, "KEY=VALUE", "override a config key (repeatable; applied after CONFIG)"},
 	{"output", 'o', "RUNDIR", "write the run folder RUNDIR"},
 	{"resume", O_RESUME, "RUNDIR", "continue the run in RUNDIR from its checkpoint"},
@@ -31,13 +33,15 @@ static const struct cli_opt opts[] = {
 
 static const char usage[] =
 	"usage: supkit train [options] CONFIG -o RUNDIR\n"
+	"       supkit train [options] --arm NAME [CONFIG] -o RUNDIR\n"
 	"       supkit train --resume RUNDIR [options]\n"
-	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).";
+	"Train the benchmark GPT with MuonAdamW (every arm a config key; man supkit-train).\n"
+	"A CONFIG of - is read from standard input.";
 
 struct args {
 	char **sets;               /* owned copies, "key=value" */
 	int n_sets;
-	const char *out, *resume, *token_bytes;
+	const char *out, *resume, *token_bytes, *arm;
 	int force, print_config, json, quiet;
 	int64_t stop_after;
 };
@@ -55,10 +59,20 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	case O_SET:
 		add_set(a, xstrdup(arg));
 		return 0;
-	case 'o': a->out = arg; return 0;
-	case O_RESUME: a->resume = arg; return 0;
+	case 'o':
+		cli_no_stdout(arg, "-o RUNDIR (a run folder)");
+		a->out = arg;
+		return 0;
+	case O_ARM: a->arm = arg; return 0;
+	case O_RESUME:
+		cli_no_stdin(arg, "--resume RUNDIR (a run folder)");
+		a->resume = arg;
+		return 0;
 	case O_FORCE: a->force = 1; return 0;
-	case O_TOKEN_BYTES: a->token_bytes = arg; return 0;
+	case O_TOKEN_BYTES:
+		cli_no_stdin(arg, "--token-bytes (a token_bytes file)");
+		a->token_bytes = arg;
+		return 0;
 	case O_STOP_AFTER: return cli_parse_i64(arg, 0, 1000000000, &a->stop_after, "--stop-after", e);
 	case O_BACKEND:
 		add_set(a, xasprintf("backend=%s", arg));
@@ -94,18 +108,42 @@ int main(int argc, char **argv)
 			cli_usage_error("--resume RUNDIR takes no CONFIG (the run's config.cfg is used)");
 		if (a.out)
 			cli_usage_error("--resume RUNDIR and -o cannot be combined");
+		if (a.arm)
+			cli_usage_error("--resume RUNDIR and --arm cannot be combined (the run's config.cfg is used)");
 	} else {
-		if (first + 1 != argc)
-			cli_usage_error("need exactly one CONFIG");
-		cfg_path = argv[first];
+		if (a.arm ? first + 1 < argc : first + 1 != argc)
+			cli_usage_error(a.arm ? "need at most one CONFIG with --arm" : "need exactly one CONFIG");
+		cfg_path = first < argc ? argv[first] : NULL;
 		if (!a.out && !a.print_config)
 			cli_usage_error("need -o RUNDIR");
+	}
+	/* --arm: the arm's file is the config, or its switches go over CONFIG */
+	char *arm_cfg = NULL, *base_cfg = NULL;
+	if (a.arm) {
+		char *exe = arm_self_exe();
+		char *dir = arm_configs_dir(getenv("SUPKIT_CONFIGS"), exe, &e);
+		free(exe);
+		if (dir) {
+			arm_cfg = arm_file_path(dir, a.arm, &e);
+			base_cfg = path_join(dir, "baseline.cfg");
+			free(dir);
+		}
+		if (!arm_cfg) {
+			err_print(NULL, &e);
+			status = e.code ? e.code : EXIT_SYS;
+			free(base_cfg);
+			goto done;
+		}
 	}
 	struct config cfg;
 	config_defaults(&cfg);
 	char *resume_cfg = a.resume ? path_join(a.resume, "config.cfg") : NULL;
-	int rc = config_load_file(&cfg, cfg_path ? cfg_path : resume_cfg, &e);
+	int rc = config_load_file(&cfg, cfg_path ? cfg_path : arm_cfg ? arm_cfg : resume_cfg, &e);
 	free(resume_cfg);
+	if (rc == 0 && arm_cfg && cfg_path)
+		rc = config_apply_switches(&cfg, base_cfg, arm_cfg, &e);
+	free(arm_cfg);
+	free(base_cfg);
 	for (int i = 0; rc == 0 && i < a.n_sets; i++)
 		rc = config_set(&cfg, a.sets[i], &e);
 	if (rc == 0)
@@ -149,7 +187,11 @@ int main(int argc, char **argv)
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	} else if (s.finished) {
-		printf("%s: %d steps, final loss %.4f, val_bpb %.6f", o.run_dir, s.steps_done, s.final_loss, s.val_bpb);
+		/* as result.json: a BPB not measured (eval_tokens or
+		 * heldout_tokens = 0, null there) is left out */
+		printf("%s: %d steps, final loss %.4f", o.run_dir, s.steps_done, s.final_loss);
+		if (!isnan(s.val_bpb))
+			printf(", val_bpb %.6f", s.val_bpb);
 		if (!isnan(s.heldout_bpb))
 			printf(", heldout_bpb %.6f", s.heldout_bpb);
 		printf("\n");

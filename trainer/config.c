@@ -8,9 +8,11 @@
  *
  * Format: one `key = value` a line; `#` at the start of a line or after
  * white space starts a comment; blank lines ignored; white space around key
- * and value ignored; CR before LF tolerated. Integers are decimal; numbers
- * are C strtod syntax, finite; switches are 0 or 1; enumerations are one of
- * their listed words; strings are the rest of the line (may be empty).
+ * and value ignored; a line ends at LF, CR LF or a lone CR (so a file saved
+ * with old Mac line ends is not one long comment). Integers are decimal;
+ * numbers are C strtod syntax, finite; switches are 0 or 1; enumerations
+ * are one of their listed words; strings are the rest of the line (may be
+ * empty).
  *
  * Reference: shared/SPEC.md sections 1-4 (keys and defaults) and 9 (format);
  * the arms of section 3.
@@ -28,6 +30,7 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/sha256.h"
+#include "lib/stream.h"
 
 enum key_type { KT_INT, KT_I64, KT_U64, KT_DOUBLE, KT_BOOL, KT_ENUM, KT_STR };
 
@@ -46,6 +49,8 @@ static const char *const w_init[] = {"benchmark", "dense", NULL};
 static const char *const w_dtype[] = {"fp32", "fp64", NULL};
 static const char *const w_backend[] = {"auto", "cpu", "cuda", NULL};
 static const char *const w_polar[] = {"bf16", "fp32", NULL};
+static const char *const w_parith[] = {"compiled", "eager", NULL};
+static const char *const w_logits[] = {"bf16", "fp32", NULL};
 static const char *const w_muoneq[] = {"off", "bieq", "r", "rc", NULL};
 static const char *const w_neusite[] = {"direction", "gradient", NULL};
 static const char *const w_estate[] = {"bf16", "fp32", NULL};
@@ -81,6 +86,7 @@ static const struct key_def keys[] = {
 	I("ve_gate_channels", ve_gate_channels, "32", 1, 16384),
 	D("norm_eps", norm_eps, "1.1920928955078125e-07", 0, 1),
 	DP("softcap", softcap, "15", 1e6),
+	E("logits", logits, "bf16", w_logits),
 	DP("rope_base", rope_base, "10000", 1e12),
 	E("init", init, "benchmark", w_init),
 	S("init_from", init_from, ""),
@@ -115,6 +121,7 @@ static const struct key_def keys[] = {
 	D("bieq_tau", bieq_tau, "25", 0, 1e9),
 	B("cooldown", cooldown, "0"),
 	E("polar", polar, "bf16", w_polar),
+	E("polar_arith", polar_arith, "compiled", w_parith),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -377,7 +384,7 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 	int line = 0;
 	while (pos < len) {
 		size_t end = pos;
-		while (end < len && text[end] != '\n')
+		while (end < len && text[end] != '\n' && text[end] != '\r')
 			end++;
 		line++;
 		size_t n = end - pos;
@@ -399,7 +406,8 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 		free(s);
 		if (rc)
 			return -1;
-		pos = end + 1;
+		/* a line ends at LF, CR LF or a lone CR */
+		pos = end + (end + 1 < len && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1);
 	}
 	return 0;
 }
@@ -408,17 +416,48 @@ int config_load_file(struct config *c, const char *path, struct err *e)
 {
 	char *text;
 	size_t len;
-	if (file_read_all(path, 1u << 20, &text, &len, e) != 0)
+	if (stream_read_all(path, 1u << 20, &text, &len, e) != 0)
 		return -1;
 	int rc = config_load_text(c, text, len, path, e);
 	free(text);
 	return rc;
 }
 
+int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e)
+{
+	struct config *b = xmalloc(sizeof *b), *a = xmalloc(sizeof *a);
+	config_defaults(b);
+	config_defaults(a);
+	int rc = -1;
+	if (config_load_file(b, base_path, e) != 0 || config_load_file(a, arm_path, e) != 0)
+		goto out;
+	for (int i = 0; i < NKEYS; i++) {
+		char vb[1024], va[1024];
+		key_format(b, &keys[i], vb, sizeof vb);
+		key_format(a, &keys[i], va, sizeof va);
+		if (!strcmp(va, vb))
+			continue;
+		/* the canonical text reads back as the same value */
+		struct config tmp = *c;
+		if (key_parse(&tmp, &keys[i], va, e) != 0) {
+			err_prefix(e, "%s", arm_path);
+			goto out;
+		}
+		*c = tmp;
+		c->origin.key_src[i] = origin_source(c, arm_path);
+		c->origin.key_line[i] = a->origin.key_line[i];
+	}
+	rc = 0;
+out:
+	free(b);
+	free(a);
+	return rc;
+}
+
 int config_set(struct config *c, const char *kv, struct err *e)
 {
-	if (strchr(kv, '\n'))
-		return err_set(e, EXIT_USAGE, "--set: '%s' holds a newline", kv);
+	if (strpbrk(kv, "\n\r"))   /* a line end: the printed config would read back otherwise */
+		return err_set(e, EXIT_USAGE, "--set: '%s' holds a line end", kv);
 	char *s = xstrdup(kv);
 	int rc = apply_line(c, s, "--set", 0, e);
 	free(s);

@@ -22,10 +22,12 @@
 #include <stdint.h>
 #include "lib/err.h"
 
-enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: random c_proj (tests) */
+enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: every zero tensor drawn (tests) */
 enum cfg_dtype { DTYPE_F32, DTYPE_F64 };                 /* CPU compute precision */
 enum cfg_backend { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
 enum cfg_polar { POLAR_BF16, POLAR_FP32 };
+enum cfg_polar_arith { POLAR_ARITH_COMPILED, POLAR_ARITH_EAGER }; /* bf16 Polar Express */
+enum cfg_logits { LOGITS_BF16, LOGITS_FP32 };            /* lm_head output before the softcap */
 enum cfg_muoneq { MUONEQ_OFF, MUONEQ_BIEQ, MUONEQ_R, MUONEQ_RC };
 enum cfg_neumann_site { NEUMANN_DIRECTION, NEUMANN_GRADIENT };
 enum cfg_embed_state { EMBED_STATE_BF16, EMBED_STATE_FP32 };
@@ -65,8 +67,10 @@ struct config {
 	int ve_gate_channels;      /* ve_gate_channels = 32 */
 	double norm_eps;           /* norm_eps = 1.1920928955078125e-07 (2^-23) */
 	double softcap;            /* softcap = 15 */
+	enum cfg_logits logits;    /* logits = bf16 | fp32 (fp32 runs; fp64 runs keep fp64) */
 	double rope_base;          /* rope_base = 10000 */
-	enum cfg_init init;        /* init = benchmark | dense */
+	enum cfg_init init;        /* init = benchmark | dense (every zero-initialised
+	                              tensor drawn; conflicts with init_from) */
 	char init_from[512];       /* init_from = (empty) | FILE.safetensors */
 
 	/* batch and schedule (SPEC 2) */
@@ -102,6 +106,8 @@ struct config {
 	double bieq_tau;           /* bieq_tau = 25 (0 = undamped) */
 	int cooldown;              /* cooldown = 0 | 1 */
 	enum cfg_polar polar;      /* polar = bf16 | fp32 */
+	enum cfg_polar_arith polar_arith; /* polar_arith = compiled | eager (bf16 polar of
+	                              fp32 runs: torch.compile on CUDA, or eager PyTorch) */
 	int neumann;               /* neumann = 0 | 1 */
 	double neumann_tau;        /* neumann_tau = 80 */
 	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */
@@ -138,11 +144,16 @@ struct config {
 
 /* Defaults (the benchmark baseline). */
 void config_defaults(struct config *c);
-/* Parse a config file over c (start from defaults first). 0 or -1 with
- * "FILE:LINE: message" in e. */
+/* Parse a config file ("-": standard input) over c (start from defaults
+ * first). 0 or -1 with "FILE:LINE: message" in e. */
 int config_load_file(struct config *c, const char *path, struct err *e);
 /* Parse text (name used in messages) over c. */
 int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);
+/* An arm's switches over c: every key whose value in the config file
+ * arm_path differs from its value in the config file base_path (each read
+ * over the defaults) takes arm_path's value; messages name arm_path and the
+ * key's line there. 0 or -1 with e set. */
+int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e);
 /* Apply one "key=value" override (from --set). */
 int config_set(struct config *c, const char *kv, struct err *e);
 /* Check cross-key constraints (e.g. qk_mask needs qk_scale, out_lambdas needs

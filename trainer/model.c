@@ -30,6 +30,10 @@
  * that AdamW's eps (1e-10) damps; a bf16 hN leaves ~1e-3, a full AdamW step
  * of arbitrary sign (the PyTorch fixture curve with bf16 GEMMs then misses
  * by 76% at step 1).
+ * Logits: with logits = bf16 (fp32 runs) the lm_head's output is rounded
+ * to bf16 before the fp32 softcap and the gradient back through that cast
+ * to bf16 (backend.h softcap_ce_bf16), as the benchmark's autocast does;
+ * fp32 logits with logits = fp32; fp64 runs keep fp64 logits.
  * Logits exist only for a chunk of rows at a time (ce_rows:
  * MODEL_CE_ROWS on the CPU, MODEL_CE_ROWS_GPU on other backends, whose
  * GEMMs want more rows; 128 MiB of fp32 logits at V = 8192). A chunk
@@ -115,6 +119,8 @@ struct model {
 	                                  (backend.h attn_bf16) */
 	enum tdtype ndt;               /* of the layers' a and m: dt, or TD_BF16
 	                                  (backend.h norm_bf16) */
+	int logits_bf16;               /* lm_head output rounded to bf16 before the
+	                                  softcap (logits = bf16, fp32 runs) */
 	struct param_spec *spec;
 	size_t nspec;
 	struct param_table table;
@@ -301,20 +307,10 @@ static void bytes_note(struct model *m)
 
 /* ---- creation ---- */
 
-/* Bytes of parameter s in the parameter block, a multiple of 16: fp32
- * value and gradient (and fp64 ones in fp64 runs); OE tables of fp32 runs
- * a bf16 value and gradient, of fp64 runs the values only (their gradient
- * is compact). */
+/* Bytes of parameter s in the parameter block (paramspec_block_bytes). */
 static size_t param_bytes(const struct model *m, const struct param_spec *s)
 {
-	size_t b;
-	if (s->kind != PK_OE_TABLE)
-		b = s->numel * 2 * (sizeof(float) + (m->dt == TD_F64 ? sizeof(double) : 0));
-	else if (m->dt == TD_F64)
-		b = s->numel * (sizeof(float) + sizeof(double));
-	else
-		b = s->numel * 2 * sizeof(bf16);
-	return (b + 15) & ~(size_t)15;
+	return paramspec_block_bytes(s, m->dt == TD_F64);
 }
 
 /* 1 when q_tau entry (l, h, c) is frozen by qk_mask = l0_hf16. */
@@ -408,6 +404,8 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	m->ce_chunk = m->ce_rows;
 	m->dt = cfg->dtype == DTYPE_F64 ? TD_F64 : TD_F32;
 	m->es = tdtype_size(m->dt);
+	/* fp64 runs keep exact logits whatever the logits key says */
+	m->logits_bf16 = m->dt == TD_F32 && cfg->logits == LOGITS_BF16;
 	m->mdt = m->dt == TD_F32 && m->bk->mlp_bf16 && m->bk->mlp_bf16() ? TD_BF16 : m->dt;
 	m->ndt = m->dt == TD_F32 && m->bk->norm_bf16 && m->bk->norm_bf16() ? TD_BF16 : m->dt;
 	if (paramspec_build(cfg, &m->spec, &m->nspec, e) != 0) {
@@ -543,11 +541,11 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 	rope_tables(m);
 
 	if (cfg->init_from[0]) {
+		/* fills w64 too in fp64 runs (F64 tensors exactly) */
 		if (checkpoint_load(&m->table, cfg->init_from, e) != 0) {
 			model_free(m);
 			return -1;
 		}
-		model_sync_from_f32(m);
 	} else {
 		struct rng r;
 		rng_seed(&r, cfg->seed);
@@ -635,6 +633,7 @@ size_t model_peak_bytes(const struct model *m) { return m->peak; }
 enum tdtype model_mlp_dtype(const struct model *m) { return m->mdt; }
 enum tdtype model_attn_dtype(const struct model *m) { return m->adt; }
 enum tdtype model_norm_dtype(const struct model *m) { return m->ndt; }
+enum tdtype model_logits_dtype(const struct model *m) { return m->logits_bf16 ? TD_BF16 : m->dt; }
 
 static size_t act_layout(struct model *m, char *base, size_t N);
 
@@ -1105,7 +1104,10 @@ static void head(struct model *m, const int32_t *tg, int64_t N, double dscale)
 		struct tensor lg = mat(m, m->logits, R, V);
 		struct tensor ls = tensor_1d((char *)m->closs + (size_t)r0 * m->es, m->dt, R);
 		bk->matmul(&lg, &hc, &Wlm, 0, 1, 1, 0);   // logits is (R,V)
-		bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale, NULL);
+		if (m->logits_bf16)
+			bk->softcap_ce_bf16(&lg, &ls, tg + r0, m->cfg.softcap, dscale, NULL);
+		else
+			bk->softcap_ce(&lg, &ls, tg + r0, m->cfg.softcap, dscale, NULL);
 		if (dscale != 0) {
 			struct tensor dh = mat(m, (char *)m->dy + (size_t)(r0 * C) * m->es, R, C);
 			bk->matmul(&dh, &lg, &Wlm, 0, 0, 1, 0);   // dhN is (R,C)

@@ -36,7 +36,8 @@
 struct model;
 
 /* Build the model for cfg (validated by the caller), allocate the parameter
- * table and initialise it: from cfg->init_from (a checkpoint) when set, else
+ * table and initialise it: from cfg->init_from (a checkpoint, read as
+ * trainer/checkpoint.h says: fp64 runs keep F64 tensors exactly) when set, else
  * from cfg->seed with lib/rng in paramspec order (normal a*N(0,1), uniform
  * a*(2u-1); bf16-stored parameters rounded to bf16). init = dense also draws
  * the zero-initialised tensors (both c_proj, ve_gate, and the arms' OE
@@ -64,6 +65,11 @@ enum tdtype model_attn_dtype(const struct model *m);
  * in: the run's, or TD_BF16 where the backend offers it (backend.h
  * norm_bf16). */
 enum tdtype model_norm_dtype(const struct model *m);
+/* The dtype the lm_head's output (the logits) is rounded to before the
+ * fp32 softcap: TD_BF16 with logits = bf16 in fp32 runs (the benchmark's
+ * autocast; the gradient back through that cast is rounded to bf16 too),
+ * else the run's (fp64 runs keep exact logits whatever logits says). */
+enum tdtype model_logits_dtype(const struct model *m);
 size_t model_param_count(const struct model *m);     /* total numel */
 
 /* One micro-step: forward on inputs (B*T), cross-entropy against targets,
@@ -84,8 +90,9 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
  * and OE count. */
 void model_zero_grad(struct model *m);
 
-/* Write the parameters to a safetensors checkpoint (trainer/checkpoint.h;
- * fp64 runs first round w64 into w); meta as for checkpoint_save. */
+/* Write the parameters to a safetensors checkpoint (trainer/checkpoint.h:
+ * fp64 runs write their exact values as F64, and first round w64 into w);
+ * meta as for checkpoint_save. */
 int model_save(struct model *m, const char *path, const char *const *meta, struct err *e);
 
 /* fp64 runs: copy w64 into w (rounded to fp32), or w into w64. No-op in fp32. */

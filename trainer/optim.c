@@ -25,12 +25,14 @@
  *    bf16(w)), m and v.
  *  - Muon: momentum buffer fp32 (lerp with mu as fp32), Nesterov output
  *    fp32; equilibrators (BiEq / MuonEq) on that fp32 G, result fp32; Polar
- *    Express in emulated bf16 (polar.c) or fp32; NorMuon: v_mean, norms,
- *    and the second-moment buffer fp32, beta2 cast to the polar dtype (bf16:
- *    0.94921875), the final scale cast to the polar dtype and X * scale
- *    rounded there; lr' and wd cast to the polar dtype, lr' * X rounded
- *    there, lr' * wd a bf16 product times p in fp32; mask = (X * p >= 0) in
- *    fp32; p -= lr' X + lr' wd p mask in fp32.
+ *    Express in emulated bf16 (polar.c; the arithmetic of torch.compile on
+ *    CUDA, or of eager PyTorch with polar_arith = eager) or fp32; NorMuon:
+ *    v_mean, norms, and the second-moment buffer fp32, beta2 cast to the
+ *    polar dtype (bf16: 0.94921875), the final scale cast to the polar dtype
+ *    and X * scale rounded there; lr' and wd cast to the polar dtype, lr' *
+ *    X rounded there, lr' * wd a bf16 product times p in fp32; mask = (X * p
+ *    >= 0) in fp32; p -= lr' X + lr' wd p mask in fp32 (these roundings are
+ *    eager PyTorch's in both polar arithmetics).
  *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
  *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
@@ -744,12 +746,13 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 			d->narrow(Xb, G, N);
 		}
 	}
-	/* 2. Polar Express, the group as one batch */
+	/* 2. Polar Express, the group as one batch, in the config's arithmetic */
+	int pm = polar_mode_of(&o->c);
 	if (o->polar)
-		o->polar(X, nb, m, n, bf);
+		o->polar(X, nb, m, n, pm);
 	else
 		for (size_t b = 0; b < nb; b++)
-			polar_express_f32(X + b * N, m, n, bf);
+			polar_express_f32(X + b * N, m, n, pm);
 	/* 3. NorMuon (over columns, one value a row, when m >= n, else rows),
 	 * 4. cautious weight decay and update */
 	int per_row = m >= n;
@@ -1183,6 +1186,22 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		seen[pi] |= (uint8_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
+		/* values: finite; second moments >= 0; the AdamW counter >= 0 */
+		for (size_t i = 0; which != 2 && i < want; i++) {
+			uint64_t u = rd_u64(d + at + 8 * i);
+			double x;
+			memcpy(&x, &u, 8);
+			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
+					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+				goto out;
+			}
+		}
+		if (which == 2 && (int64_t)rd_u64(d + at) < 0) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %lld is negative", path, (unsigned long long)r,
+				name, (long long)(int64_t)rd_u64(d + at));
+			goto out;
+		}
 		if (which == 2) {
 			st->step = (int64_t)rd_u64(d + at);
 		} else if (which == 5) {

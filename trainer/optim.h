@@ -15,7 +15,8 @@
  *
  * Precision (the exact rounding points are documented in trainer/optim.c):
  * fp32 runs follow the benchmark's dtypes (fp32 params, fp32 Muon momentum,
- * bf16 Polar Express unless polar = fp32, bf16 wte/value_embeds with bf16
+ * bf16 Polar Express unless polar = fp32 (in the arithmetic of polar_arith,
+ * below), bf16 wte/value_embeds with bf16
  * moments unless embed_state = fp32, bf16 OE tables); fp64 runs do every
  * operation in fp64 with no bf16 rounding.
  *
@@ -57,12 +58,12 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 		 struct optim **out, struct err *e);
 void optim_free(struct optim *o);
 
-/* Where Polar Express runs in fp32 runs: fn(X, batch, m, n, bf16) must do
+/* Where Polar Express runs in fp32 runs: fn(X, batch, m, n, mode) must do
  * what polar_express_f32 does to each of `batch` row-major m x n matrices
  * stored one after another at X (host memory), in place. NULL (the
  * default) is polar_express_f32 on the host; backend_polar(bk)
  * (trainer/backend_select.h) gives the CUDA twin for the CUDA backend. */
-typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int bf16);
+typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int mode);
 void optim_set_polar(struct optim *o, optim_polar_fn fn);
 
 /* Where fp32 runs keep the optimizer state and do its element-wise passes
@@ -157,17 +158,27 @@ int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
  * (fp32 master weights of wte/value_embeds with embed_state = fp32; every
  * parameter of an fp64 run): optim_load writes those into p->w / p->w64, so
  * load the checkpoint first, then the optimizer state. Written atomically;
- * load checks that every record matches a parameter and size (the error
- * names the file and the record). */
+ * load checks that every record matches a parameter and size, that every
+ * value is finite, the second moments (exp_avg_sq, second_momentum_buffer)
+ * >= 0 and each step >= 0 (the error names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
 int optim_load(struct optim *o, const char *path, struct err *e);
 
 /* ---- matrix operators (trainer/polar.c); row-major m x n ---- */
 
+/* The arithmetic of polar_express_f32 (its mode; trainer/polar.c has the
+ * rounding points of each): plain fp32 (polar = fp32); bf16 as eager
+ * PyTorch computes it (polar_arith = eager: every operation rounded to
+ * bf16, the Python scalars too); bf16 as the benchmark's torch.compile'd
+ * muon_step_fused computed it on CUDA (polar_arith = compiled: each fused
+ * elementwise expression in fp32 from its bf16 inputs, rounded once). */
+enum polar_mode { POLAR_MODE_FP32 = 0, POLAR_MODE_BF16_EAGER = 1, POLAR_MODE_BF16_COMPILED = 2 };
+/* The mode of an fp32 run of config c (fp64 runs use polar_express_f64). */
+int polar_mode_of(const struct config *c);
+
 /* Polar Express, 5 iterations (SPEC 2) on X (m x n, in place), with the
- * Frobenius normalisation. bf16 = 1 emulates the benchmark's bf16 tensor
- * arithmetic (see polar.c); bf16 = 0 is the plain fp32 path. */
-void polar_express_f32(float *X, size_t m, size_t n, int bf16);
+ * Frobenius normalisation, in the arithmetic `mode` (enum polar_mode). */
+void polar_express_f32(float *X, size_t m, size_t n, int mode);
 void polar_express_f64(double *X, size_t m, size_t n);
 
 /* BiEq (SPEC 3): two passes of row then column equilibration of G with

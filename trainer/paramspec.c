@@ -162,3 +162,15 @@ int paramspec_build(const struct config *c, struct param_spec **out, size_t *n, 
 	*n = b.n;
 	return 0;
 }
+
+size_t paramspec_block_bytes(const struct param_spec *s, int fp64)
+{
+	size_t b;
+	if (s->kind != PK_OE_TABLE)
+		b = s->numel * 2 * (sizeof(float) + (fp64 ? sizeof(double) : 0));
+	else if (fp64)
+		b = s->numel * (sizeof(float) + sizeof(double));
+	else
+		b = s->numel * 2 * sizeof(uint16_t);   /* bf16 */
+	return (b + 15) & ~(size_t)15;
+}

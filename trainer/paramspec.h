@@ -50,5 +50,10 @@ struct param_spec {
 /* Fill *out (caller frees) with the table for config c; 0 or -1 (bad config). */
 int paramspec_build(const struct config *c, struct param_spec **out, size_t *n, struct err *e);
 const char *param_kind_name(enum param_kind k);   /* "wte", "attn.c_q", ... */
+/* Bytes tensor s takes in the model's parameter block, a multiple of 16:
+ * fp32 value and gradient (and fp64 ones when fp64); OE tables of fp32 runs
+ * a bf16 value and gradient, of fp64 runs the values only (their gradient
+ * is compact). trainer/model.c allocates exactly this. */
+size_t paramspec_block_bytes(const struct param_spec *s, int fp64);
 
 #endif

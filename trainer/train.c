@@ -31,10 +31,13 @@
 #include "lib/safetensors.h"
 #include "trainer/accounting.h"
 #include "trainer/backend_select.h"
-#include "trainer/loader.h"
+#include "trainer/checkpoint.h"
+#include "data/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
-#include "trainer/tokenizer.h"
+#include "trainer/paramspec.h"
+#include "trainer/rundir.h"
+#include "data/tokenizer.h"
 
 /* ---- small helpers ---- */
 
@@ -67,10 +70,15 @@ static double peak_rss_mib(void)
 
 /* ---- exact parameter state for resume ---- */
 
-static int params_save_exact(struct param_table *t, int fp64, const char *path, struct err *e)
+/* Every parameter's exact values (F32 or BF16 as stored, and F64 in fp64
+ * runs), the step in __metadata__. */
+static int params_save_exact(struct param_table *t, int fp64, int step, const char *path, struct err *e)
 {
 	struct st_writer w;
 	st_writer_init(&w);
+	char step_s[32];
+	snprintf(step_s, sizeof step_s, "%d", step);
+	st_writer_meta(&w, "step", step_s);
 	char **names = xcalloc(t->n, sizeof *names);
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
@@ -92,12 +100,22 @@ static int params_save_exact(struct param_table *t, int fp64, const char *path, 
 	return r;
 }
 
-static int params_load_exact(struct param_table *t, int fp64, const char *path, struct err *e)
+/* Load what params_save_exact wrote, refusing a file of another step. */
+static int params_load_exact(struct param_table *t, int fp64, int64_t step, const char *path, struct err *e)
 {
 	struct st_file f;
 	if (st_open(&f, path, e) < 0)
 		return -1;
 	int r = 0;
+	const char *ms = NULL;
+	for (size_t i = 0; i < f.n_meta; i++)
+		if (!strcmp(f.meta_keys[i], "step"))
+			ms = f.meta_vals[i];
+	char want[32];
+	snprintf(want, sizeof want, "%lld", (long long)step);
+	if (!ms || strcmp(ms, want) != 0)
+		r = err_set(e, EXIT_USAGE, "'%s': __metadata__ step %s%s%s, but the checkpoint's state says step %s", path,
+			    ms ? "'" : "", ms ? ms : "missing", ms ? "'" : "", want);
 	for (size_t i = 0; i < t->n && r == 0; i++) {
 		struct param *p = &t->p[i];
 		const struct st_tensor *s = st_find(&f, p->name);
@@ -204,6 +222,7 @@ struct run {
 	char sha[65];
 	int fp64;
 	uint64_t val_epochs;       /* passes over the validation shards in evaluation */
+	int lock_fd;               /* the run folder's lock (rundir.h), -1 before */
 };
 
 static int write_curve(struct run *R, struct err *e)
@@ -225,7 +244,9 @@ static int write_curve(struct run *R, struct err *e)
 
 /* Write the whole resume state into a fresh folder, then swap it in:
  * checkpoint -> checkpoint.old, new -> checkpoint, remove checkpoint.old.
- * A crash between the renames leaves checkpoint.old, which resume uses. */
+ * A crash between the renames leaves checkpoint.old, which resume uses.
+ * state.json, written last into the folder, records each file's SHA-256
+ * (trainer/checkpoint.h), read back from the disk. */
 static int save_checkpoint(struct run *R, struct err *e)
 {
 	char *ck = path_join(R->o->run_dir, "checkpoint");
@@ -234,31 +255,33 @@ static int save_checkpoint(struct run *R, struct err *e)
 	int r = -1;
 	if (!tmp)
 		goto out;
-	char *p1 = path_join(tmp, "params.safetensors"), *p2 = path_join(tmp, "optim.bin");
-	char *p3 = path_join(tmp, "loader.bin"), *p4 = path_join(tmp, "state.json");
+	char *p[CKPT_NFILES];
+	for (int i = 0; i < CKPT_NFILES; i++)
+		p[i] = path_join(tmp, ckpt_files[i]);   /* params.safetensors, optim.bin, loader.bin */
+	char *ps = path_join(tmp, "state.json");
 	size_t ls_len = 0;
 	uint8_t *ls = loader_state(&R->ld, &ls_len);
-	cJSON *st = cJSON_CreateObject();
-	cJSON_AddNumberToObject(st, "step", R->step);
-	cJSON_AddNumberToObject(st, "training_seconds", R->train_seconds);
-	cJSON_AddNumberToObject(st, "training_loop_seconds", R->loop_seconds);
-	cJSON_AddStringToObject(st, "config_sha256", R->sha);
-	/* fp32 GEMM results depend on the BLAS thread count: resume uses the same */
-	cJSON_AddNumberToObject(st, "blas_threads", openblas_get_num_threads());
-	cJSON_AddItemReferenceToObject(st, "curve", R->curve);
-	r = params_save_exact(model_params(R->m), R->fp64, p1, e);
+	struct ckpt_state st;
+	memset(&st, 0, sizeof st);
+	st.step = R->step;
+	st.training_seconds = R->train_seconds;
+	st.training_loop_seconds = R->loop_seconds;
+	memcpy(st.config_sha256, R->sha, sizeof st.config_sha256);
+	st.blas_threads = openblas_get_num_threads();
+	st.curve = R->curve;
+	r = params_save_exact(model_params(R->m), R->fp64, R->step, p[0], e);
 	if (r == 0)
-		r = optim_save(R->opt, p2, e);
+		r = optim_save(R->opt, p[1], e);
 	if (r == 0)
-		r = file_write_atomic(p3, ls, ls_len, e);
+		r = file_write_atomic(p[2], ls, ls_len, e);
 	if (r == 0)
-		r = json_write_file(p4, st, e);
-	cJSON_Delete(st);
+		r = ckpt_state_hash(tmp, &st, e);
+	if (r == 0)
+		r = ckpt_state_write(ps, &st, e);
 	free(ls);
-	free(p1);
-	free(p2);
-	free(p3);
-	free(p4);
+	for (int i = 0; i < CKPT_NFILES; i++)
+		free(p[i]);
+	free(ps);
 	if (r == 0) {
 		dir_sync(tmp);
 		/* a checkpoint.old left by a kill during the last swap's cleanup;
@@ -285,8 +308,14 @@ out:
 	return r;
 }
 
+/* Read RUNDIR/checkpoint (or checkpoint.old) into the run, trusting
+ * nothing: state.json's fields are range-checked (ckpt_state_read), every
+ * file must have the SHA-256 it records, and the files must agree with its
+ * step (the parameters' __metadata__, the loader's batch count, the AdamW
+ * counters). Nothing in the run folder is written. */
 static int load_checkpoint(struct run *R, struct err *e)
 {
+	const struct config *c = R->cfg;
 	char *ck = path_join(R->o->run_dir, "checkpoint");
 	if (!path_exists(ck)) {
 		free(ck);
@@ -297,58 +326,76 @@ static int load_checkpoint(struct run *R, struct err *e)
 			return -1;
 		}
 	}
-	char *p1 = path_join(ck, "params.safetensors"), *p2 = path_join(ck, "optim.bin");
-	char *p3 = path_join(ck, "loader.bin"), *p4 = path_join(ck, "state.json");
+	char *p[CKPT_NFILES];
+	for (int i = 0; i < CKPT_NFILES; i++)
+		p[i] = path_join(ck, ckpt_files[i]);
+	char *ps = path_join(ck, "state.json");
+	char *lsb = NULL;
+	size_t lsn;
 	int r = -1;
-	cJSON *st = json_read_file(p4, 64u << 20, e);
-	if (!st)
-		goto out;
-	double step, ts, ls;
-	const char *sha;
-	if (json_get_number(st, "step", &step, p4, e) < 0 ||
-	    json_get_number(st, "training_seconds", &ts, p4, e) < 0 ||
-	    json_get_number(st, "training_loop_seconds", &ls, p4, e) < 0 ||
-	    json_get_string(st, "config_sha256", &sha, p4, e) < 0)
-		goto out;
-	if (strcmp(sha, R->sha) != 0) {
+	struct ckpt_state st;
+	if (ckpt_state_read(ps, c->steps, &st, e) < 0)
+		goto out0;
+	if (strcmp(st.config_sha256, R->sha) != 0) {
 		err_set(e, EXIT_USAGE, "'%s': checkpoint was made with config %.12s..., but config.cfg is %.12s...",
-			p4, sha, R->sha);
+			ps, st.config_sha256, R->sha);
 		goto out;
 	}
-	cJSON *curve = cJSON_GetObjectItemCaseSensitive(st, "curve");
-	if (!cJSON_IsArray(curve) || step < 0 || step > R->cfg->steps || step != floor(step)) {
-		err_set(e, EXIT_USAGE, "'%s': bad step or curve", p4);
+	if (ckpt_state_verify(ck, &st, e) < 0)
+		goto out;
+	if (params_load_exact(model_params(R->m), R->fp64, st.step, p[0], e) < 0)
+		goto out;
+	if (optim_load(R->opt, p[1], e) < 0)
+		goto out;
+	const struct param_table *t = model_params(R->m);
+	for (size_t i = 0; i < t->n; i++)
+		if (optim_adamw_count(R->opt, i) > st.step) {
+			err_set(e, EXIT_USAGE, "'%s': '%s': AdamW step %lld is beyond the checkpoint's step %lld", p[1],
+				t->p[i].name, (long long)optim_adamw_count(R->opt, i), (long long)st.step);
+			goto out;
+		}
+	if (file_read_all(p[2], 64u << 20, &lsb, &lsn, e) < 0)
+		goto out;
+	if (loader_restore(&R->ld, (const uint8_t *)lsb, lsn, e) < 0) {
+		err_prefix(e, "'%s'", p[2]);
 		goto out;
 	}
-	double bt;
-	if (json_get_number(st, "blas_threads", &bt, p4, NULL) == 0 && bt >= 1 && bt <= 4096 &&
-	    (int)bt != openblas_get_num_threads()) {
+	if (R->ld.batches != (uint64_t)st.step * (uint64_t)c->grad_accum) {
+		err_set(e, EXIT_USAGE, "'%s': the loader gave %llu batches, but step %lld of %d micro-steps takes %lld",
+			p[2], (unsigned long long)R->ld.batches, (long long)st.step, c->grad_accum,
+			(long long)st.step * c->grad_accum);
+		goto out;
+	}
+	/* fp32 GEMM results depend on the BLAS thread count: resume with the
+	 * checkpoint's, or not at all */
+	int now = openblas_get_num_threads();
+	if (st.blas_threads != now) {
+		openblas_set_num_threads(st.blas_threads);
+		if (openblas_get_num_threads() != st.blas_threads) {
+			err_set(e, EXIT_USAGE, "'%s': blas_threads: the checkpoint was made with %d BLAS threads, and this "
+				"OpenBLAS runs at most %d: the resumed run would not be bit-identical", ps, st.blas_threads,
+				openblas_get_num_threads());
+			openblas_set_num_threads(now);
+			goto out;
+		}
 		if (!R->o->quiet)
 			fprintf(stderr, "%s: resuming with %d BLAS threads, as the checkpoint was made (not %d), "
-				"so that the result is bit-identical\n", err_prog, (int)bt, openblas_get_num_threads());
-		openblas_set_num_threads((int)bt);
+				"so that the result is bit-identical\n", err_prog, st.blas_threads, now);
 	}
-	R->step = (int)step;
-	R->train_seconds = ts;
-	R->loop_seconds = ls;
+	R->step = (int)st.step;
+	R->train_seconds = st.training_seconds;
+	R->loop_seconds = st.training_loop_seconds;
 	cJSON_Delete(R->curve);
-	R->curve = cJSON_Duplicate(curve, 1);
-	if (params_load_exact(model_params(R->m), R->fp64, p1, e) < 0)
-		goto out;
-	if (optim_load(R->opt, p2, e) < 0)
-		goto out;
-	char *lsb;
-	size_t lsn;
-	if (file_read_all(p3, 64u << 20, &lsb, &lsn, e) < 0)
-		goto out;
-	r = loader_restore(&R->ld, (const uint8_t *)lsb, lsn, e);
-	free(lsb);
+	R->curve = st.curve;
+	st.curve = NULL;
+	r = 0;
 out:
-	cJSON_Delete(st);
-	free(p1);
-	free(p2);
-	free(p3);
-	free(p4);
+	ckpt_state_release(&st);
+out0:
+	free(lsb);
+	for (int i = 0; i < CKPT_NFILES; i++)
+		free(p[i]);
+	free(ps);
 	free(ck);
 	return r;
 }
@@ -429,6 +476,10 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	cJSON_AddStringToObject(j, "mlp_activations", dtype_word(model_mlp_dtype(R->m)));
 	cJSON_AddStringToObject(j, "attn_activations", dtype_word(model_attn_dtype(R->m)));
 	cJSON_AddStringToObject(j, "norm_activations", dtype_word(model_norm_dtype(R->m)));
+	cJSON_AddStringToObject(j, "logits", dtype_word(model_logits_dtype(R->m)));
+	int pm = polar_mode_of(c);
+	cJSON_AddStringToObject(j, "polar_arithmetic", R->fp64 ? "fp64" : pm == POLAR_MODE_FP32 ? "fp32"
+				: pm == POLAR_MODE_BF16_EAGER ? "bf16_eager" : "bf16_compiled");
 	char *p = path_join(R->o->run_dir, "result.json");
 	int r = json_write_file(p, j, e);
 	free(p);
@@ -448,41 +499,142 @@ static void run_release(struct run *R)
 	globfree(&R->val_g);
 	free(R->token_bytes);
 	cJSON_Delete(R->curve);
+	rundir_unlock(R->lock_fd);   /* last: the folder is whole */
 }
 
-static int setup_run_dir(struct run *R, struct err *e)
+/* The files of a run (the lock and what the user put there aside). */
+static const char *const run_outputs[] = {
+	"result.json", "curve.jsonl", "model.safetensors", "optim.bin", "checkpoint", "checkpoint.old", NULL,
+};
+
+static int holds_run(const char *dir)
 {
-	const struct train_opts *o = R->o;
-	char *res = path_join(o->run_dir, "result.json");
-	char *ck = path_join(o->run_dir, "checkpoint");
-	char *cfgp = path_join(o->run_dir, "config.cfg");
-	int r = 0;
-	if (o->resume) {
-		if (path_exists(res))
-			r = err_set(e, EXIT_USAGE, "'%s' is a finished run (result.json exists): nothing to resume", o->run_dir);
-	} else {
-		if ((path_exists(res) || path_exists(ck)) && !o->force)
-			r = err_set(e, EXIT_USAGE, "'%s' already holds a run: use --resume to continue it or --force to replace it",
-				    o->run_dir);
-		if (r == 0 && dir_make_all(o->run_dir, e) < 0)
-			r = -1;
-		if (r == 0 && o->force) {
-			unlink(res);
-			dir_remove_tree(ck);
-			char *old = path_join(o->run_dir, "checkpoint.old");
-			dir_remove_tree(old);
-			free(old);
-		}
-		if (r == 0) {
-			char *text = config_print(R->cfg);
-			r = file_write_atomic(cfgp, text, strlen(text), e);
-			free(text);
-		}
-	}
+	char *res = path_join(dir, "result.json"), *ck = path_join(dir, "checkpoint");
+	char *old = path_join(dir, "checkpoint.old");
+	int r = path_exists(res) || path_exists(ck) || path_exists(old);
 	free(res);
 	free(ck);
+	free(old);
+	return r;
+}
+
+static int is_finished(const char *dir)
+{
+	char *res = path_join(dir, "result.json");
+	int r = path_exists(res);
+	free(res);
+	return r;
+}
+
+/* Refusals that need no lock, checked before anything is written (and
+ * again under the lock by claim_run_dir). */
+static int run_dir_precheck(const struct train_opts *o, struct err *e)
+{
+	if (o->resume && is_finished(o->run_dir))
+		return err_set(e, EXIT_USAGE, "'%s' is a finished run (result.json exists): nothing to resume", o->run_dir);
+	if (!o->resume && !o->force && holds_run(o->run_dir))
+		return err_set(e, EXIT_USAGE, "'%s' already holds a run: use --resume to continue it or --force to replace it",
+			       o->run_dir);
+	return 0;
+}
+
+/* Take the run folder, everything about the run having been checked: lock
+ * it (rundir.h), then on --resume load the checkpoint, on a new run remove
+ * a replaced run's files (--force) and write config.cfg; in both, remove
+ * the temporaries a killed trainer left. A refusal leaves the folder as it
+ * was (but for its lock file). */
+static int claim_run_dir(struct run *R, struct err *e)
+{
+	const struct train_opts *o = R->o;
+	if (!o->resume && dir_make_all(o->run_dir, e) < 0)
+		return -1;
+	if (rundir_lock(o->run_dir, &R->lock_fd, e) < 0)
+		return -1;
+	if (run_dir_precheck(o, e) < 0)   /* again: the folder may have changed before the lock */
+		return -1;
+	if (o->resume) {
+		if (load_checkpoint(R, e) < 0)
+			return -1;
+		return rundir_remove_stale(o->run_dir, e) < 0 ? -1 : 0;
+	}
+	if (o->force) {
+		/* result.json first: the folder stops claiming a finished run */
+		for (int i = 0; run_outputs[i]; i++) {
+			char *p = path_join(o->run_dir, run_outputs[i]);
+			int rr = dir_remove_tree(p);
+			if (rr != 0)
+				err_errno(e, EXIT_SYS, "cannot remove '%s'", p);
+			free(p);
+			if (rr != 0)
+				return -1;
+		}
+	}
+	if (rundir_remove_stale(o->run_dir, e) < 0)
+		return -1;
+	char *cfgp = path_join(o->run_dir, "config.cfg");
+	char *text = config_print(R->cfg);
+	int r = file_write_atomic(cfgp, text, strlen(text), e);
+	free(text);
 	free(cfgp);
 	return r;
+}
+
+/* The token_bytes file: one entry a token of the config's vocabulary, 0
+ * for the shards' BOS (a special token). */
+static int load_token_bytes(struct run *R, struct err *e)
+{
+	const struct config *cfg = R->cfg;
+	char *tbp = R->o->token_bytes ? xstrdup(R->o->token_bytes) : path_join(cfg->data_dir, "token_bytes.bin");
+	int r = tokenizer_token_bytes(tbp, &R->token_bytes, &R->n_token_bytes, e);
+	if (r == 0 && R->n_token_bytes != (uint32_t)cfg->vocab_size)
+		r = err_set(e, EXIT_USAGE, "'%s': %u entries, but vocab_size is %d", tbp, R->n_token_bytes,
+			    cfg->vocab_size);
+	if (r == 0 && R->ld_open && R->ld.bos_id < R->n_token_bytes && R->token_bytes[R->ld.bos_id] != 0)
+		r = err_set(e, EXIT_USAGE, "'%s': entry %u (the shards' BOS, a special token) is %u bytes, not 0", tbp,
+			    R->ld.bos_id, R->token_bytes[R->ld.bos_id]);
+	free(tbp);
+	return r;
+}
+
+/* init_from names an input file: one that cannot be read is bad input. */
+static int check_init_from(const struct config *cfg, struct err *e)
+{
+	if (!cfg->init_from[0])
+		return 0;
+	FILE *f = fopen(cfg->init_from, "rb");
+	if (!f)
+		return err_errno(e, EXIT_USAGE, "init_from: cannot open '%s'", cfg->init_from);
+	fclose(f);
+	return 0;
+}
+
+/* The memory floor (accounting.h) against the machine's, before anything
+ * is allocated; with the model made, its own figure for the activations. */
+static int check_memory(const struct config *cfg, const struct model *m, struct err *e)
+{
+	struct param_spec *spec;
+	size_t n;
+	if (paramspec_build(cfg, &spec, &n, e) < 0)
+		return -1;
+	struct memory_floor f;
+	memory_floor_of(cfg, spec, n, &f);
+	free(spec);
+	struct err se;
+	const struct backend_ops *bk = m ? model_backend(m) : backend_select(cfg, &se);
+	int host_model = bk == NULL || bk == backend_cpu();   /* cuda: the model is device memory */
+	double model = f.params + f.activations;
+	if (m)
+		model = (double)model_bytes_for(m, cfg->batch_rows, cfg->seq_len);
+	char a[32], b[32], c[32], detail[160];
+	rundir_format_bytes(model, a, sizeof a);
+	rundir_format_bytes(f.optim, b, sizeof b);
+	rundir_format_bytes(f.tokens, c, sizeof c);
+	if (!host_model) {
+		snprintf(detail, sizeof detail, "token buffers %s", c);
+		return rundir_memory_check(f.tokens, detail, e);
+	}
+	snprintf(detail, sizeof detail, "model %s, optimizer %s, token buffers %s", a, b, c);
+	return rundir_memory_check(model + f.optim + f.tokens, detail, e);
 }
 
 int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e)
@@ -503,11 +655,16 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	R.cfg = cfg;
 	R.o = o;
 	R.fp64 = cfg->dtype == DTYPE_F64;
+	R.lock_fd = -1;
 	R.curve = cJSON_CreateArray();
 	config_sha256(cfg, R.sha);
 	double t_start = now_seconds();
 	int r = -1;
 
+	/* Every input is checked, and the model, optimizer and loader made,
+	 * before the run folder is touched (claim_run_dir). */
+	if (run_dir_precheck(o, e) < 0 || check_memory(cfg, NULL, e) < 0)
+		goto out;
 	if (list_shards(cfg->data_dir, "train_*.bin", &R.train_g) < 0 ||
 	    list_shards(cfg->data_dir, "val_*.bin", &R.val_g) < 0) {
 		err_set(e, EXIT_SYS, "cannot list the shards in '%s'", cfg->data_dir);
@@ -522,17 +679,6 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 			cfg->data_dir);
 		goto out;
 	}
-	char *tbp = o->token_bytes ? xstrdup(o->token_bytes) : path_join(cfg->data_dir, "token_bytes.bin");
-	int tbr = tokenizer_token_bytes(tbp, &R.token_bytes, &R.n_token_bytes, e);
-	free(tbp);
-	if (tbr < 0)
-		goto out;
-	if (R.n_token_bytes != (uint32_t)cfg->vocab_size) {
-		err_set(e, EXIT_USAGE, "token_bytes has %u entries but vocab_size is %d", R.n_token_bytes, cfg->vocab_size);
-		goto out;
-	}
-	if (setup_run_dir(&R, e) < 0)
-		goto out;
 	if (loader_open((const char *const *)R.train_g.gl_pathv, (int)R.train_g.gl_pathc, cfg->seq_len,
 			cfg->batch_rows, cfg->seed, &R.ld, e) < 0)
 		goto out;
@@ -542,14 +688,18 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 			R.ld.vocab_size, cfg->vocab_size);
 		goto out;
 	}
+	if (load_token_bytes(&R, e) < 0 || check_init_from(cfg, e) < 0)
+		goto out;
 	if (model_create(cfg, &R.m, e) < 0)
+		goto out;
+	if (check_memory(cfg, R.m, e) < 0)
 		goto out;
 	if (backend_peak_flops(model_backend(R.m), &R.peak_flops, e) < 0)   /* before, not after, the run */
 		goto out;
 	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
 		goto out;
 	backend_optim_attach(R.opt, model_backend(R.m));   /* on the GPU with cuda */
-	if (o->resume && load_checkpoint(&R, e) < 0)
+	if (claim_run_dir(&R, e) < 0)
 		goto out;
 
 	const int B = cfg->batch_rows, T = cfg->seq_len, K = cfg->grad_accum;
@@ -557,6 +707,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
 	struct progress pr;
 	progress_init(&pr, o->quiet);
+	progress_start(&pr, cfg->steps, R.step, "steps");   /* rate and ETA from here (a resume too) */
 	double last_loss = NAN;
 	int start = R.step, stopped = 0;
 	r = 0;
@@ -612,8 +763,8 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 			cJSON_AddNumberToObject(c, "val_bpb", bpb);
 		}
 		cJSON_AddItemToArray(R.curve, c);
-		progress_update(&pr, R.step == cfg->steps, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
-				R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
+		progress_at(&pr, R.step == cfg->steps, R.step, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
+			    R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
 		if (cfg->checkpoint_every > 0 && R.step % cfg->checkpoint_every == 0 && R.step < cfg->steps &&
 		    save_checkpoint(&R, e) < 0) {
 			r = -1;
@@ -670,6 +821,8 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		dir_remove_tree(old);
 		free(ck);
 		free(old);
+		struct err se;   /* the run is whole: a temporary that stays is only clutter */
+		rundir_remove_stale(o->run_dir, &se);
 		s->finished = 1;
 		s->val_bpb = val_bpb;
 		s->heldout_bpb = held_bpb;

@@ -4,11 +4,15 @@
  * folder.
  *
  * Run folder (RUNDIR), every file written atomically:
+ *   .lock               the lock a trainer holds for the whole run
+ *                       (trainer/rundir.h): a second trainer is refused
  *   config.cfg          the resolved config, canonical form (config_print)
  *   checkpoint/         resume state, replaced as a whole every
  *                       checkpoint_every steps: params.safetensors (every
  *                       parameter's exact values: F32, plus F64 for fp64
- *                       runs), optim.bin, loader.bin, state.json
+ *                       runs; the step in __metadata__), optim.bin,
+ *                       loader.bin, state.json (trainer/checkpoint.h:
+ *                       the step, the files' SHA-256, ...)
  *   curve.jsonl         one JSON object a step: step, loss, lrm, momentum,
  *                       muon_wd, dt, tok_s (and val_bpb at eval steps)
  *   model.safetensors   final weights, PyTorch state_dict names
@@ -18,7 +22,14 @@
  * Resume: train_run with opts->resume continues from RUNDIR/checkpoint so
  * that the final weights are bit-identical to an uninterrupted run (the
  * model, optimizer and loader are deterministic, and the checkpoint keeps
- * every value exactly), also after kill -9 between checkpoints.
+ * every value exactly), also after kill -9 between checkpoints. The
+ * checkpoint is verified first (each file's SHA-256, every field's range,
+ * the files' agreement with the step).
+ *
+ * Order: every input (config, memory, shards, token_bytes, init_from) is
+ * checked and the model, optimizer and loader made before RUNDIR is
+ * touched; then the lock, then (--force) the replaced run's files go, and
+ * temporaries a killed trainer left are removed (also when a run finishes).
  */
 #ifndef SUPKIT_TRAIN_H
 #define SUPKIT_TRAIN_H
@@ -50,8 +61,9 @@ struct train_summary {
 };
 
 /* Run (or resume) training for cfg (validated here). 0 on success, -1 with
- * e set: EXIT_USAGE for bad config or data, EXIT_CHECK when the loss is NaN
- * or above max_loss (fast-fail), EXIT_SYS for I/O. */
+ * e set: EXIT_USAGE for bad config, data or checkpoint, EXIT_CHECK when the
+ * loss is NaN or above max_loss (fast-fail), EXIT_SYS for I/O, a run folder
+ * in use by another process, or too little memory. */
 int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e);
 
 /* Bits per byte of the model on the `count` target tokens that follow the

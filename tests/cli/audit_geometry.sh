@@ -63,6 +63,63 @@ run supkit-audit geometry --json -o "$TMP/no/such/dir/r.json" "$A"
 expect_rc 4 "unwritable -o is a system error"
 expect_no_file "$TMP/no/such/dir/r.json" "no half-written report"
 
+# edges (tests/fixtures/geometry/edge, make.py edge()): a step-0 checkpoint's
+# zero c_proj (64 x 64: dsyevr fills 64 eigenvalues) by every method, its
+# group averaged over the other members and the count left out said
+E=$G/edge
+for m in gram gram-evr svd; do
+	run supkit-audit geometry --method $m "$E/step0_d64.safetensors"
+	expect_rc 0 "step-0 checkpoint (zero c_proj), --method $m"
+	expect_out_contains "(3 of 4)" "--method $m: attn_square over the 3 nonzero of 4"
+	expect_out_contains "(1 of 2)" "--method $m: mlp_rect over the 1 nonzero of 2"
+done
+run supkit-audit geometry --json "$E/zero_groups.safetensors"
+expect_rc 0 "zero wte, OE table and value_embeds"
+expect_out_contains '"n_undefined": 1' "--json: n_undefined"
+tr -d ' \n' <"$TMP/.out" | grep -q '"oe_tables":{"mean_row_energy":[0-9.e-]*,"n":4,"n_undefined":1,"stable_rank":[0-9.]' &&
+	ok "--json: oe_tables averaged over 3 of 4" || bad "--json: oe_tables averaged over 3 of 4"
+tr -d ' \n' <"$TMP/.out" | grep -q '"wte":{"mean_row_energy":null,"n":1,"n_undefined":1,"stable_rank":null' &&
+	ok "--json: a zero wte is null, 1 of 1 undefined" || bad "--json: a zero wte is null, 1 of 1 undefined"
+run supkit-audit geometry "$E/zero_groups.safetensors"
+expect_out_contains "n/a (n/a) 0 of 1" "table: zero wte"
+expect_out_contains "k of n: the mean over the k" "table: the k of n note"
+run supkit-audit geometry --json "$E/scaled_model.safetensors"
+expect_rc 0 "matrices near 1e200 and 1e-170"
+expect_out_contains '"fro_sq": null' "--json: an energy beyond float64 is null"
+grep -q '"stable_rank": null' "$TMP/.out" && bad "--json: every stable rank defined" || ok "--json: every stable rank defined"
+# finite q_tau whose exp() overflows: n/a, not nan
+run supkit-audit geometry "$E/huge_qtau.safetensors"
+expect_rc 0 "q_tau of 800"
+grep -qi 'nan' <<<"$out" && bad "exp(q_tau) overflow: no nan printed" "$(grep -i nan <<<"$out" | head -2)" ||
+	ok "exp(q_tau) overflow: no nan printed"
+expect_out_contains "n/a" "exp(q_tau) overflow: n/a printed"
+
+# NaN and infinities are bad input (exit 2): the tensor, how many, where the
+# first is; every method; nothing written
+for c in "nan_cfc transformer.h.1.mlp.c_fc.weight 3 [2, 5]" "inf_wte transformer.wte.weight 1 [4, 3]" \
+	"nan_qtau q_tau 1 [1, 0, 2]" "neginf_x0 x0_lambdas 1 [1]"; do
+	read -r f t k at <<<"$c"
+	for m in gram gram-evr svd; do
+		run supkit-audit geometry --json --method $m -o "$TMP/nf.json" "$E/$f.safetensors"
+		expect_rc 2 "$f --method $m refused"
+		expect_one_line_err "$f --method $m: one line"
+		expect_err_contains "'$E/$f.safetensors': tensor '$t': $k non-finite value" "$f --method $m: file, tensor, count"
+		expect_err_contains "the first at $at" "$f --method $m: where the first is"
+		[[ -z "$out" ]] && ok "$f --method $m: nothing on stdout" || bad "$f --method $m: nothing on stdout"
+		expect_no_file "$TMP/nf.json" "$f --method $m: no report written"
+	done
+done
+
+# names and metadata that are not UTF-8 or hold a NUL (read as "a", a name
+# "a\u0000evil" would digest as one named "a"): refused, the position named
+run supkit-audit digest "$S/bad_name_nul.safetensors"
+expect_rc 2 "digest: a name holding \\u0000 refused"
+expect_err_contains "tensor name at byte 1 of the header holds a NUL character" "digest: the NUL name's position"
+run supkit-audit geometry --json "$S/bad_metadata_utf8.safetensors"
+expect_rc 2 "geometry: __metadata__ not UTF-8 refused"
+expect_err_contains "__metadata__ value at byte 25 of the header is not valid UTF-8" "geometry: the value's position"
+[[ -z "$out" ]] && ok "geometry: no JSON with invalid UTF-8" || bad "geometry: no JSON with invalid UTF-8"
+
 # a checkpoint of our own trainer (names drift between trainer and audit shows here)
 if command -v supkit-train >/dev/null && [[ -f "$FIX/train/tiny.cfg" ]]; then
 	sets=(--set oe=1 --set oe_m=101 --set qk_scale=pair --set wte_lambdas=1 --set out_lambdas=1 --set depth=4)

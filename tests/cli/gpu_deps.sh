@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_deps.sh: scripts/gpu-deps.sh, the build's libraries carried as .debs to
 # a machine with no package registry (the lent GPU machine). Its list covers
-# every library of install-deps.sh's build_pkgs; `env` unpacks a folder of
+# every library of install-deps.sh's build_pkgs but cairo (supkit plot's,
+# left out of a build without it); `env` unpacks a folder of
 # .debs (a small one built here with dpkg-deb) under GPU_DEPS_ROOT and prints
 # exports that point the compiler there; bad usage and a missing folder fail
 # with one line. `fetch` needs the Debian registry and is not run here (a
@@ -16,7 +17,7 @@ mapfile -t listed <<<"$out"
 build=$(sed -n '/^build_pkgs=(/,/)/p' scripts/install-deps.sh | tr -d '()' | sed 's/build_pkgs=//')
 missing=()
 for p in $build; do
-	[[ "$p" == lib*-dev ]] || continue
+	[[ "$p" == lib*-dev && "$p" != libcairo2-dev ]] || continue   # optional: supkit plot
 	printf '%s\n' "${listed[@]}" | grep -qx -- "$p" || missing+=("$p")
 done
 if [[ -n "$build" && ${#missing[@]} -eq 0 ]]; then ok "the list covers install-deps.sh's -dev packages"

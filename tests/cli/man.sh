@@ -2,7 +2,8 @@
 # man.sh: the manual stays true to the code. Every tool has a man page; the
 # assembled pages (supkit-audit.1, supkit-formats.5) are up to date with their
 # fragments; every long option that a tool's (or subcommand's) --help prints
-# appears in its man page as ".Fl -name".
+# appears in its man page as ".Fl -name"; every config key has its entry, and
+# the init keys' entries say what they do and that they conflict.
 source "$(dirname "$0")/lib.sh"
 cd "$SUPKIT_ROOT"
 
@@ -34,4 +35,27 @@ for t in "$SUPKIT_BIN"/supkit-*; do
 	check_opts "$page" "$t"
 done
 if [[ -f man/supkit.1 ]]; then ok "supkit(1) exists"; else bad "supkit(1) exists"; fi
+
+# every config key has its entry in supkit-formats(5) and supkit-train(1)
+cfgdoc=man/src/supkit-formats-config.mdoc
+missing=()
+while read -r k; do
+	grep -qE "^\.It Li ([a-z0-9_]+ , )*$k( ,|$)" "$cfgdoc" || missing+=("$k")
+done < <("$SUPKIT_BIN/supkit-audit" compute --print-config | sed 's/ *=.*//')
+if ((${#missing[@]} == 0)); then ok "every config key documented in $cfgdoc"
+else bad "every config key documented in $cfgdoc" "missing: ${missing[*]}"; fi
+entry() { # key: the text of its .It entry in the config fragment
+	awk -v k="$1" '$0 == ".It Li " k {f = 1; next} f && /^\.(It|El)/ {exit} f' "$cfgdoc" | tr '\n' ' '
+}
+# init: what dense draws (every zero-initialised tensor) and its conflict
+e=$(entry init)
+missing=()
+for w in c_proj ve_gate OE q_tau wte_lambdas out_lambdas init_from; do
+	[[ "$e" == *"$w"* ]] || missing+=("$w")
+done
+if ((${#missing[@]} == 0)); then ok "init: the tensors dense draws and the init_from conflict documented"
+else bad "init: the tensors dense draws and the init_from conflict documented" "not named: ${missing[*]}"; fi
+e=$(entry init_from)
+if [[ "$e" == *"init = dense"* && "$e" == *F64* ]]; then ok "init_from: its conflict and dtypes documented"
+else bad "init_from: its conflict and dtypes documented" "$e"; fi
 finish

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # train.sh: supkit train end to end on real text (tests/fixtures/train: licence
 # texts, 512-token BPE): BPB falls, the run folder is complete, resume is
-# bit-identical (also after kill -9), fast-fail, refusals, and the parameter
-# accounting equals supkit audit compute.
+# bit-identical (also after kill -9), fast-fail, refusals, the parameter
+# accounting equals supkit audit compute, and the run folder: its lock, a
+# checkpoint verified on resume, inputs checked before anything is written,
+# stale temporaries removed, configs with CR line ends.
 source "$(dirname "$0")/lib.sh"
 D="$FIX/train/data"
 CFG="$FIX/train/tiny.cfg"
@@ -149,6 +151,56 @@ expect_rc 0 "fp64 run"
 run trn --set steps=6 --set dtype=fp64 --stop-after 3 -o "$TMP/f2"
 run supkit train --resume "$TMP/f2" --quiet
 expect_same_file "$TMP/f1/model.safetensors" "$TMP/f2/model.safetensors" "fp64 resume bit-identical"
+# an fp64 run's model.safetensors holds its exact values: F64 throughout
+st_dtypes() { # file: the dtypes of its header, sorted, unique
+	local n
+	n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+	tail -c +9 "$1" | head -c "$n" | grep -oE '"dtype" *: *"[A-Z0-9]+"' | grep -oE '[A-Z0-9]+"$' | tr -d '"' | sort -u | tr '\n' ' '
+}
+d=$(st_dtypes "$TMP/f1/model.safetensors")
+if [[ "$d" == "F64 " ]]; then ok "fp64 run: model.safetensors is F64 throughout"
+else bad "fp64 run: model.safetensors is F64 throughout" "dtypes: $d"; fi
+d=$(st_dtypes "$TMP/full/model.safetensors")
+if [[ "$d" == "BF16 F32 " ]]; then ok "fp32 run: model.safetensors in the benchmark's BF16 and F32"
+else bad "fp32 run: model.safetensors in the benchmark's BF16 and F32" "dtypes: $d"; fi
+
+# 5b. the arithmetic keys: recorded, in force, fp64 runs exact whatever they say
+word() { grep -o "\"$2\": *\"[a-z0-9_]*\"" "$1" | head -1 | sed 's/.*: *"//; s/"$//'; }
+arith_check() { # run_dir logits polar_arithmetic label
+	local l p
+	l=$(word "$1/result.json" logits) p=$(word "$1/result.json" polar_arithmetic)
+	if [[ "$l" == "$2" && "$p" == "$3" ]]; then ok "result.json: logits $2, polar_arithmetic $3 ($4)"
+	else bad "result.json: logits $2, polar_arithmetic $3 ($4)" "logits '$l', polar_arithmetic '$p'"; fi
+}
+arith_check "$TMP/full" bf16 bf16_compiled "the defaults"
+arith_check "$TMP/f1" fp64 fp64 "an fp64 run"
+if grep -qx 'logits = bf16' "$TMP/full/config.cfg" && grep -qx 'polar_arith = compiled' "$TMP/full/config.cfg"
+then ok "config.cfg records logits and polar_arith"; else bad "config.cfg records logits and polar_arith"; fi
+run trn --set steps=20 --set logits=fp32 --set polar_arith=eager -o "$TMP/old"
+expect_rc 0 "a run with fp32 logits and eager polar"
+arith_check "$TMP/old" fp32 bf16_eager "logits = fp32, polar_arith = eager"
+if ! cmp -s "$TMP/old/model.safetensors" "$TMP/a/model.safetensors"; then ok "the arithmetic keys change the weights"
+else bad "the arithmetic keys change the weights"; fi
+run trn --set steps=6 --set dtype=fp64 --set logits=fp32 --set polar_arith=eager -o "$TMP/f3"
+expect_rc 0 "fp64 run with other arithmetic keys"
+st_data() { # file: its tensors' bytes (after the header, which names the config's SHA-256)
+	local n
+	n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+	tail -c +$((9 + n)) "$1"
+}
+if [[ -s "$TMP/f3/model.safetensors" ]] && cmp -s <(st_data "$TMP/f1/model.safetensors") <(st_data "$TMP/f3/model.safetensors")
+then ok "fp64 runs: logits and polar_arith change no weight"; else bad "fp64 runs: logits and polar_arith change no weight"; fi
+arith_check "$TMP/f3" fp64 fp64 "an fp64 run, whatever the keys say"
+
+# 5c. the summary line says what result.json says: no val_bpb when none was measured
+run trn --set steps=3 --set eval_tokens=0 -o "$TMP/noeval"
+expect_rc 0 "a run with eval_tokens = 0"
+if grep -q '"val_bpb": *null' "$TMP/noeval/result.json" && [[ "$out" != *nan* && "$out" != *val_bpb* && "$out" == *heldout_bpb* ]]
+then ok "eval_tokens = 0: val_bpb null in result.json and left out of the summary"
+else bad "eval_tokens = 0: val_bpb null in result.json and left out of the summary" "$out"; fi
+run trn --set steps=3 --set eval_tokens=0 --set heldout_tokens=0 --json -o "$TMP/noeval2"
+if grep -q '"val_bpb": *null' <<<"$out" && grep -q '"heldout_bpb": *null' <<<"$out"; then ok "--json: BPBs not measured are null"
+else bad "--json: BPBs not measured are null" "$out"; fi
 
 # 6. fast-fail and refusals
 run trn --set steps=5 --set max_loss=1 -o "$TMP/ff"
@@ -167,6 +219,169 @@ run trn --set data_dir="$TMP/none" -o "$TMP/x2"
 expect_rc 2 "missing shards refused"
 run trn --set vocab_size=1024 -o "$TMP/x3"
 expect_rc 2 "vocab mismatch with the shards refused"
+
+# 7. the run folder
+# what a refused command must leave as it was: every path and every file's
+# bytes (the lock file aside: taking the lock writes the taker's pid)
+snap() { (cd "$1" && find . ! -name .lock | LC_ALL=C sort && find . -type f ! -name .lock -print0 |
+	LC_ALL=C sort -z | xargs -0 -r sha256sum); }
+refused() { # name rc text dir-before dir: rc, one line naming text, dir unchanged
+	local after; after=$(snap "$5" 2>/dev/null)
+	if [[ "$rc" == "$2" ]] && grep -qF -- "$3" <<<"$errout" && [[ $(grep -c '' <<<"$errout") == 1 ]] &&
+		[[ "$4" == "$after" ]]; then ok "$1"
+	else bad "$1" "exit $rc (want $2), stderr $(grep -c '' <<<"$errout") lines, wants '$3'; folder $([[ "$4" == "$after" ]] && echo unchanged || echo CHANGED)"; fi
+}
+# 7a. one trainer at a time: a second --resume (or --force) while one runs is
+# refused before touching anything; kill -9 releases the lock
+run trn --set steps=100000 --set checkpoint_every=5 --stop-after 0 -o "$TMP/lk"
+supkit-train --resume "$TMP/lk" --quiet >/dev/null 2>&1 &
+lpid=$!
+for _ in $(seq 1 600); do [[ "$(cat "$TMP/lk/.lock" 2>/dev/null)" == "$lpid" ]] && break; sleep 0.05; done
+for _ in $(seq 1 600); do grep -q '"step": *[1-9]' "$TMP/lk/checkpoint/state.json" 2>/dev/null && break; sleep 0.05; done
+if [[ "$(cat "$TMP/lk/.lock" 2>/dev/null)" != "$lpid" ]]; then bad "a running trainer holds RUNDIR/.lock" "lock file: '$(cat "$TMP/lk/.lock" 2>/dev/null)'"
+else
+	ok "a running trainer holds RUNDIR/.lock, with its pid"
+	run supkit train --resume "$TMP/lk" --quiet
+	expect_rc 4 "a second --resume of a folder in use is refused"
+	expect_err_contains "'$TMP/lk' is in use by process $lpid" "the refusal names the folder and the process"
+	expect_one_line_err "folder in use: one line"
+	run trn --force -o "$TMP/lk"
+	expect_rc 4 "--force on a folder in use is refused"
+	expect_err_contains "is in use by process $lpid" "--force refusal names the process"
+	if grep -q '^steps = 100000$' "$TMP/lk/config.cfg"; then ok "--force on a folder in use leaves its config.cfg"
+	else bad "--force on a folder in use leaves its config.cfg" "$(grep '^steps' "$TMP/lk/config.cfg")"; fi
+fi
+kill -9 "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
+run supkit train --resume "$TMP/lk" --stop-after 1 --quiet
+expect_rc 0 "after kill -9 the folder is free again (the kernel released the lock)"
+
+# 7b. --resume trusts nothing in the checkpoint: each damage refused with the
+# file and the field, the folder untouched
+run trn --set steps=20 --stop-after 8 -o "$TMP/v"
+run trn --set steps=20 --stop-after 5 -o "$TMP/v5"
+flipbit() { # file offset: xor 1 into one byte
+	local b; b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "$(printf '\\%03o' $((b ^ 1)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+rehash() { # the checkpoint folder's state.json records its files' current SHA-256
+	local f h
+	for f in params.safetensors optim.bin loader.bin; do
+		h=$(sha256sum "$1/$f" | cut -c1-64)
+		sed -i "s/\"$f\": \"[0-9a-f]*\"/\"$f\": \"$h\"/" "$1/state.json"
+	done
+}
+tamper() { # name rc text shell-code (run in the checkpoint folder of a copy of $TMP/v)
+	local d="$TMP/v_$1" before
+	rm -rf "$d"; cp -a "$TMP/v" "$d"
+	(cd "$d/checkpoint" && eval "$4")
+	before=$(snap "$d")
+	run supkit train --resume "$d" --quiet
+	refused "resume refuses $1" "$2" "$3" "$before" "$d"
+}
+tamper "a state.json step edited (5 beside step-8 files)" 2 "state.json': curve: 8 entries, but step is 5" \
+	'sed -i "s/^  \"step\": 8,/  \"step\": 5,/" state.json'
+tamper "a step-5 state.json beside step-8 files (hashes matching)" 2 \
+	"params.safetensors': __metadata__ step '8', but the checkpoint's state says step 5" \
+	'cp "$TMP/v5/checkpoint/state.json" . && rehash .'
+tamper "one flipped bit in params.safetensors" 2 "params.safetensors': SHA-256" \
+	'flipbit params.safetensors $(( $(stat -c %s params.safetensors) - 5 ))'
+tamper "one flipped bit in optim.bin" 2 "optim.bin': SHA-256" 'flipbit optim.bin 100'
+tamper "step = steps" 2 "state.json': step: 20 is out of range [0, 19]" \
+	'sed -i "s/^  \"step\": 8,/  \"step\": 20,/" state.json'
+tamper "blas_threads -1" 2 "state.json': blas_threads: -1 is out of range" \
+	'sed -i "s/\"blas_threads\": [0-9]*/\"blas_threads\": -1/" state.json'
+tamper "blas_threads 100000" 2 "state.json': blas_threads: 100000 is out of range" \
+	'sed -i "s/\"blas_threads\": [0-9]*/\"blas_threads\": 100000/" state.json'
+tamper "a loader epoch of 2^63" 2 "loader.bin': SHA-256" \
+	'printf "\0\0\0\0\0\0\0\200" | dd of=loader.bin bs=1 seek=40 conv=notrunc status=none'
+tamper "a loader epoch of 2^63 (hashes matching)" 2 "loader.bin': loader state: offset 40: epoch 9223372036854775808" \
+	'printf "\0\0\0\0\0\0\0\200" | dd of=loader.bin bs=1 seek=40 conv=notrunc status=none && rehash .'
+tamper "a loader batch count of another step (hashes matching)" 2 "loader.bin': the loader gave 14 batches, but step 8" \
+	'printf "\16" | dd of=loader.bin bs=1 seek=56 conv=notrunc status=none && rehash .'
+tamper "a checkpoint without file hashes (older supkit)" 2 "state.json': files: missing" \
+	'sed -i "/^  \"files\": {/,/^  },/d" state.json'
+tamper "a checkpoint file missing" 2 "cannot open '$TMP/v_a checkpoint file missing/checkpoint/optim.bin'" 'rm optim.bin'
+run supkit train --resume "$TMP/v" --quiet
+expect_rc 0 "the undamaged checkpoint resumes"
+
+# 7c. every input is checked before the run folder is touched
+before=$(snap "$TMP/full")
+run trn --force --set init_from="$TMP/none.safetensors" -o "$TMP/full"
+refused "--force with a missing init_from: refused, the old run kept" 2 "init_from: cannot open '$TMP/none.safetensors'" \
+	"$before" "$TMP/full"
+run trn --set init_from="$TMP/none.safetensors" -o "$TMP/if1"
+expect_rc 2 "a missing init_from is bad input (2)"
+expect_no_file "$TMP/if1" "a missing init_from: no run folder made"
+run trn --set init_from="$TMP/full/model.safetensors" --set depth=3 -o "$TMP/if2"
+expect_rc 2 "an init_from of another shape is refused"
+expect_err_contains "model.safetensors': tensor" "the refusal names the file and the tensor"
+expect_no_file "$TMP/if2" "an init_from of another shape: no run folder made"
+run trn --force --set data_dir="$TMP/none" -o "$TMP/full"
+refused "--force with missing shards: refused, the old run kept" 2 "holds no train_*.bin shards" "$before" "$TMP/full"
+printf 'SKTOKBYT\1\0\0\0\12\0\0\0' >"$TMP/tb10.bin"
+for _ in 1 2 3 4 5 6; do printf '\1\0\0\0'; done >>"$TMP/tb10.bin"
+for _ in 1 2 3 4; do printf '\0\0\0\0'; done >>"$TMP/tb10.bin"
+run trn --force --token-bytes "$TMP/tb10.bin" -o "$TMP/full"
+refused "--force with a token_bytes of another vocabulary: refused, the old run kept" 2 \
+	"'$TMP/tb10.bin': 10 entries, but vocab_size is 512" "$before" "$TMP/full"
+head -c 16 "$D/token_bytes.bin" >"$TMP/tbff.bin"
+for _ in $(seq 1 512); do printf '\377\377\377\377'; done >>"$TMP/tbff.bin"
+run trn --token-bytes "$TMP/tbff.bin" -o "$TMP/tbff"
+expect_rc 2 "token_bytes lengths of 0xFFFFFFFF are refused"
+expect_err_contains "'$TMP/tbff.bin': offset 16: token 0 has length 4294967295" "the refusal names the file, offset and token"
+expect_no_file "$TMP/tbff" "bad token_bytes: no run folder made"
+run trn --set batch_rows=1048576 --set seq_len=1048576 -o "$TMP/huge"
+expect_rc 4 "a run larger than the machine's memory is refused up front"
+expect_err_contains "the run needs at least" "the refusal gives the figure"
+expect_err_contains "available (" "the refusal gives the available memory"
+expect_one_line_err "memory refusal: one line"
+expect_no_file "$TMP/huge" "memory refusal: no run folder made"
+SUPKIT_MEMORY_MIB=1 run trn -o "$TMP/m1"
+expect_rc 4 "SUPKIT_MEMORY_MIB=1: the tiny run does not fit"
+expect_err_contains "more than the 1.0 MiB available (SUPKIT_MEMORY_MIB)" "the refusal names SUPKIT_MEMORY_MIB"
+expect_no_file "$TMP/m1" "SUPKIT_MEMORY_MIB refusal: no run folder made"
+SUPKIT_MEMORY_MIB=lots run trn -o "$TMP/m2"
+expect_rc 2 "a bad SUPKIT_MEMORY_MIB is refused"
+expect_no_file "$TMP/m2" "bad SUPKIT_MEMORY_MIB: no run folder made"
+# --force removes the replaced run's outputs (none beside the new config)
+run trn --force --set steps=20 --stop-after 1 -o "$TMP/full"
+expect_rc 0 "--force replaces a finished run"
+for f in result.json model.safetensors optim.bin; do expect_no_file "$TMP/full/$f" "--force leaves no $f of the replaced run"; done
+n=$(grep -c '' "$TMP/full/curve.jsonl")
+if [[ "$n" == 1 ]]; then ok "--force: curve.jsonl is the new run's"; else bad "--force: curve.jsonl is the new run's" "$n lines"; fi
+
+# 7d. temporaries left by a kill are removed on resume, finish and --force
+stale() { mkdir -p "$1/checkpoint.tmp-AbC123" && echo x >"$1/checkpoint.tmp-AbC123/params.safetensors" &&
+	echo x >"$1/config.cfg.tmp-x1Y2z3" && echo x >"$1/result.json.tmp-Q9w8E7"; }
+stale_gone() { # dir name
+	if [[ ! -e "$1/checkpoint.tmp-AbC123" && ! -e "$1/config.cfg.tmp-x1Y2z3" && ! -e "$1/result.json.tmp-Q9w8E7" ]]
+	then ok "$2"; else bad "$2" "$(ls -A "$1" | tr '\n' ' ')"; fi
+}
+run trn --set steps=20 --stop-after 3 -o "$TMP/st"
+stale "$TMP/st"
+echo mine >"$TMP/st/notes.tmp-abcdef"
+run supkit train --resume "$TMP/st" --stop-after 2 --quiet
+expect_rc 0 "resume beside stale temporaries"
+stale_gone "$TMP/st" "resume removes the stale temporaries"
+if [[ -f "$TMP/st/notes.tmp-abcdef" ]]; then ok "a file that is not the trainer's stays"; else bad "a file that is not the trainer's stays"; fi
+stale "$TMP/st"
+run supkit train --resume "$TMP/st" --quiet
+expect_rc 0 "resume to the end beside stale temporaries"
+stale_gone "$TMP/st" "the finished run leaves no stale temporaries"
+expect_same_file "$TMP/a/model.safetensors" "$TMP/st/model.safetensors" "stale temporaries: the result is still bit-identical"
+stale "$TMP/st"
+run trn --force --set steps=20 --stop-after 1 -o "$TMP/st"
+stale_gone "$TMP/st" "--force removes the stale temporaries"
+
+# 7e. configs with CR or CR LF line ends are read line by line
+printf '# tiny with CR line ends\rdepth = 3\rmodel_dim = 64\rhead_dim = 32\r' >"$TMP/cr.cfg"
+printf '# tiny with CR LF line ends\r\ndepth = 3\r\nmodel_dim = 64\r\nhead_dim = 32\r\n' >"$TMP/crlf.cfg"
+for f in cr crlf; do
+	run supkit train "$TMP/$f.cfg" --print-config
+	if [[ "$rc" == 0 ]] && grep -q '^depth = 3$' <<<"$out" && grep -q '^model_dim = 64$' <<<"$out"; then ok "a $f config is read line by line"
+	else bad "a $f config is read line by line" "exit $rc: $(grep '^depth\|^model_dim' <<<"$out" | tr '\n' ' ')"; fi
+done
+
 run supkit train --help
 expect_rc 0 "--help"
 finish

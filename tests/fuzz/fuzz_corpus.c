@@ -1,5 +1,5 @@
 /* fuzz_corpus.c: libFuzzer harness for the corpus readers
- * (trainer/corpus.c corpus_read_file: JSON Lines, JSON array, delimited
+ * (data/corpus.c corpus_read_file: JSON Lines, JSON array, delimited
  * text) and the Brown de-tagger: counts must add up and documents passed on
  * must be non-empty.
  *
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "trainer/corpus.h"
+#include "data/corpus.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /* fuzz_encoder.c: libFuzzer harness for the BPE encoder and its split
- * pattern (trainer/tokenizer.c tokenizer_init, tokenizer_compile,
+ * pattern (data/tokenizer.c tokenizer_init, tokenizer_compile,
  * tokenizer_split, tokenizer_encode, tokenizer_decode) on arbitrary bytes
  * and arbitrary patterns.
  *
@@ -14,12 +14,12 @@
  * every byte string); every id is below n_vocab.
  * Leaves out: rank files (fuzz_ranks.c) and training (bpe_train).
  * Seeds: tests/fixtures/data/sample.txt, texts.json (tests/fuzz/seeds.txt) and
- * tests/fuzz/corpus/encoder (patterns). Reference: trainer/tokenizer.h, SPEC 4. */
+ * tests/fuzz/corpus/encoder (patterns). Reference: data/tokenizer.h, SPEC 4. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

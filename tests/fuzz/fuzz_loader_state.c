@@ -1,5 +1,5 @@
 /* fuzz_loader_state.c: libFuzzer harness for the loader's resume state
- * (trainer/loader.c loader_restore), read from a run folder on --resume.
+ * (data/loader.c loader_restore), read from a run folder on --resume.
  *
  * The loader is fixed: the two fixture shards tests/fixtures/loader/a.bin and
  * b.bin (under $SUPKIT_ROOT, else the current folder), T 7, B 2, seed 5.
@@ -9,14 +9,14 @@
  * whose own state restores into a fresh loader to the same next batch.
  * Seed: tests/fuzz/corpus/loader_state/after3 (the state after 3 batches);
  * FUZZ_WRITE_SEED=PATH makes the harness write it (tests/fuzz/README.md).
- * Reference: trainer/loader.h, SPEC section 4. */
+ * Reference: data/loader.h, SPEC section 4. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/fileio.h"
-#include "trainer/loader.h"
+#include "data/loader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

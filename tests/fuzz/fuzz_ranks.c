@@ -1,5 +1,5 @@
 /* fuzz_ranks.c: libFuzzer harness for tiktoken rank files
- * (trainer/tokenizer.c tokenizer_load, gzip included) and the encoder: on an
+ * (data/tokenizer.c tokenizer_load, gzip included) and the encoder: on an
  * accepted rank set that holds all 256 single bytes, decode(encode(x)) == x
  * for the input's own bytes.
  *
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "trainer/tokenizer.h"
+#include "data/tokenizer.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,7 +1,8 @@
 /* fuzz_safetensors.c: libFuzzer harness for the safetensors reader
  * (lib/safetensors.c st_open_mem): whatever is accepted must keep every
  * tensor inside the data with a span that matches its shape, convert to
- * float64 when it is a float type, and digest without reading out of bounds.
+ * float64 when it is a float type, and digest without reading out of bounds;
+ * every name and __metadata__ string it hands out is valid UTF-8.
  *
  * Build (clang): clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *   $(pkg-config --cflags libcjson) tests/fuzz/fuzz_safetensors.c \
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "lib/safetensors.h"
+#include "lib/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (st_numel(t) * st_dtype_size(t->dtype) != t->end - t->begin)
 			abort();
-		if (st_find(&f, t->name) == NULL)
+		if (st_find(&f, t->name) == NULL || !utf8_valid(t->name, strlen(t->name)))
 			abort();
 		uint64_t n = st_numel(t);
 		if (n <= (1u << 20)) {
@@ -39,6 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(v);
 		}
 	}
+	for (size_t i = 0; i < f.n_meta; i++)
+		if (!utf8_valid(f.meta_keys[i], strlen(f.meta_keys[i])) ||
+		    !utf8_valid(f.meta_vals[i], strlen(f.meta_vals[i])))
+			abort();
 	char hex[65];
 	st_digest(&f, hex);
 	if (strlen(hex) != 64)

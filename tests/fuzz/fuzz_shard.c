@@ -1,6 +1,6 @@
 /* fuzz_shard.c: libFuzzer harness for the token shard reader
- * (trainer/shard.c shard_open) and, on shards it accepts, the loader
- * (trainer/loader.c: open, a few batches, state save/restore round trip).
+ * (data/shard.c shard_open) and, on shards it accepts, the loader
+ * (data/loader.c: open, a few batches, state save/restore round trip).
  * Whatever is accepted must satisfy the format's invariants.
  *
  * Build (clang): clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "trainer/loader.h"
-#include "trainer/shard.h"
+#include "data/loader.h"
+#include "data/shard.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,7 +24,7 @@ has_device || skip_all "no CUDA device"
 
 B=""
 for d in "${GPU_BUILD:-}" "${BUILD:-build}" build/gpu; do
-	if [[ -n "$d" && -f "$d/libkernels.a" && -f "$d/libtrainer.a" && -f "$d/liblib.a" ]]; then
+	if [[ -n "$d" && -f "$d/libkernels.a" && -f "$d/libtrainer.a" && -f "$d/libdata.a" && -f "$d/liblib.a" ]]; then
 		B=$d
 		break
 	fi

@@ -32,7 +32,7 @@ gpu_cc() {
 	# shellcheck disable=SC2086
 	${CC:-cc} -std=c11 -Wall -Wextra -O2 -g -I. -Itests/unit -D_DEFAULT_SOURCE \
 		-D_POSIX_C_SOURCE=200809L "$@" $dcf \
-		-o "$exe" "$src" "$b/libtrainer.a" "${kern[@]}" "$b/liblib.a" $dlf "${cuda[@]}"
+		-o "$exe" "$src" "$b/libtrainer.a" "${kern[@]}" "$b/libdata.a" "$b/liblib.a" $dlf "${cuda[@]}"
 }
 
 # need_nvcc: puts $CUDA_HOME/bin on PATH; without nvcc there, prints a

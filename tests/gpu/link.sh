@@ -14,7 +14,7 @@ B=build/gpu
 pass=0 fail=0
 # SAN= : under make test SAN=1 the variable reaches this make from the
 # environment and would move the build to build/san/gpu, where $B has no rule
-if ! make -s GPU=1 SAN= "$B/libkernels.a" "$B/libtrainer.a" "$B/liblib.a" >"$B.link.log" 2>&1; then
+if ! make -s GPU=1 SAN= "$B/libkernels.a" "$B/libtrainer.a" "$B/libdata.a" "$B/liblib.a" >"$B.link.log" 2>&1; then
 	echo "FAIL make GPU=1 libraries (log: $B.link.log)"
 	tail -n 5 "$B.link.log"
 	echo "0 passed, 1 failed, 0 skipped"

@@ -967,6 +967,47 @@ TEST(softcap_ce)
 	softcap_case(11, 9000);
 }
 
+/* softcap_ce_bf16 (bf16 logits): the losses as softcap_ce's; the gradient
+ * bf16 values, each the CPU's or one bf16 ulp from it (a row sum in another
+ * order may move an fp32 value across a bf16 tie), on at most 1 in 1000 */
+TEST(softcap_ce_bf16)
+{
+	int64_t R = 37, V = 1000;
+	float *lg = rnd(R * V, 10), *ls = xcalloc(R, 4);
+	int32_t *tg = xmalloc(R * 4);
+	for (int64_t r = 0; r < R; r++)
+		tg[r] = r % 9 == 4 ? -1 : (int32_t)rng_below(&RG, V);
+	for (int pass = 0; pass < 2; pass++) {
+		double dscale = pass ? 0.37 : 0;
+		float *h = dupf(lg, R * V), *d = dev(lg, R * V * 4), *dl = dev(ls, R * 4);
+		float *hl = xcalloc(R, 4);
+		int32_t *dt = dev(tg, R * 4);
+		struct tensor th = T2(h, R, V), tl = T2(hl, 1, R), td = T2(d, R, V), tdl = T2(dl, 1, R);
+		int64_t a = -1, b = -2;
+		CPU->softcap_ce_bf16(&th, &tl, tg, 15, dscale, &a);
+		GPU->softcap_ce_bf16(&td, &tdl, dt, 15, dscale, &b);
+		CHECK(a == b && a >= 0);
+		CLOSE(dl, hl, R, 2e-6);
+		if (!pass) {
+			free(h), free(hl), cuda_mem_free(d), cuda_mem_free(dl), cuda_mem_free(dt);
+			continue;
+		}
+		size_t differ = 0, far = 0, notbf = 0;
+		for (int64_t i = 0; i < R * V; i++) {
+			notbf += bf16_round(d[i]) != d[i];
+			if (d[i] != h[i]) {
+				differ++;
+				far += !(fabsf(d[i] - h[i]) <= 0x1p-8f * fabsf(h[i]));
+			}
+		}
+		CHECKF(notbf == 0 && far == 0 && differ * 1000 <= (size_t)(R * V),
+		       "gradient: %zu not bf16, %zu differ, %zu by more than a bf16 ulp", notbf, differ,
+		       far);
+		free(h), free(hl), cuda_mem_free(d), cuda_mem_free(dl), cuda_mem_free(dt);
+	}
+	free(lg), free(ls), free(tg);
+}
+
 /* ---- embeddings ---- */
 
 /* one warp per row: k below and above the warp's 32 lanes */
@@ -1988,25 +2029,38 @@ TEST(optimizer_passes)
 	}
 }
 
+/* Each arithmetic (mode: fp32, bf16 eager, bf16 compiled) against the
+ * CPU's; the bf16 ones must also be nearer the CPU's result in their own
+ * arithmetic than in the other bf16 one (the two differ by about 10%) */
 TEST(polar_express)
 {
 	size_t shapes[][2] = { { 96, 32 }, { 32, 96 }, { 64, 64 } }, nb = 3;
 	for (int s = 0; s < 3; s++)
-		for (int bf = 0; bf < 2; bf++) {
+		for (int mode = 0; mode < 3; mode++) {
 			size_t m = shapes[s][0], n = shapes[s][1], mn = m * n;
+			int bf = mode != POLAR_MODE_FP32;
+			int other = mode == POLAR_MODE_BF16_EAGER ? POLAR_MODE_BF16_COMPILED
+								  : POLAR_MODE_BF16_EAGER;
 			float *x = rnd(nb * mn, 1), *h = dupf(x, nb * mn), *d = dev(x, nb * mn * 4);
-			for (size_t b = 0; b < nb; b++)
-				polar_express_f32(h + b * mn, m, n, bf);
-			cuda_polar_express(d, nb, m, n, bf);
+			float *ho = dupf(x, nb * mn);
+			for (size_t b = 0; b < nb; b++) {
+				polar_express_f32(h + b * mn, m, n, mode);
+				if (bf)
+					polar_express_f32(ho + b * mn, m, n, other);
+			}
+			cuda_polar_express(d, nb, m, n, mode);
 			double tol = bf ? 0.05 : 1e-5;
 			for (size_t b = 0; b < nb; b++) {
 				double e = rel_fro(d + b * mn, h + b * mn, mn);
-				CHECKF(e <= tol, "%zux%zu bf16 %d matrix %zu: error %.3g > %.3g", m, n, bf,
+				CHECKF(e <= tol, "%zux%zu mode %d matrix %zu: error %.3g > %.3g", m, n, mode,
 				       b, e, tol);
+				double eo = bf ? rel_fro(d + b * mn, ho + b * mn, mn) : INFINITY;
+				CHECKF(eo > e, "%zux%zu mode %d matrix %zu: %.3g from the CPU's, %.3g from "
+				       "its mode %d", m, n, mode, b, e, eo, other);
 			}
-			cuda_polar_express(x, nb, m, n, bf);   /* host memory, staged: same bits */
+			cuda_polar_express(x, nb, m, n, mode);   /* host memory, staged: same bits */
 			CHECK(memcmp(x, d, nb * mn * 4) == 0);
-			free(x), free(h), cuda_mem_free(d);
+			free(x), free(h), free(ho), cuda_mem_free(d);
 		}
 }
 
@@ -2807,6 +2861,7 @@ int main(int argc, char **argv)
 	RUN(attention_mma2);
 	RUN(attention_mma_kept_ds);
 	RUN(softcap_ce);
+	RUN(softcap_ce_bf16);
 	RUN(embed_gather);
 	RUN(embed_scatter_add);
 	RUN(ngram_rows_counts);

@@ -16,8 +16,13 @@ and <case>.bin (every parameter's gradient, little-endian f32 or f64, in
 the order of the index). Run by tests/fixtures/model/make.sh with
 /usr/bin/python3; the C tests need neither Python nor torch.
 
-Leaves out: the optimizer, bf16 autocast (the CPU reference computes in fp32
-on bf16-rounded embeddings, as the fp32 CPU backend does). The OE tables'
+Logits: with logits=bf16 (the default, the benchmark's autocast) fp32 runs
+round the lm_head output to bf16 before the fp32 softcap
+(logits.bfloat16().float(), whose autograd rounds the gradient flowing back
+to bf16); logits=fp32 keeps them fp32; fp64 runs keep exact logits.
+
+Leaves out: the optimizer, the rest of bf16 autocast (the CPU reference
+computes in fp32 on bf16-rounded embeddings, as the fp32 CPU backend does). The OE tables'
 gradients are written in fp32; the trainer stores them in bf16 (as the
 original does), and test_model.c checks that they are these values rounded.
 """
@@ -35,22 +40,31 @@ MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 
 BASE = ["depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=32"]
+ALL_ARMS = ["oe=1", "oe_m=13", "qk_scale=pair", "qk_mask=l0_hf16", "head_dim=64",
+            "wte_lambdas=1", "out_lambdas=1", "anchor=shared"]
 CASES = [
-    # name, extra config, dtype, zero both c_proj after filling
-    ("base_dense_f32", [], "fp32", False),
+    # name, extra config, dtype, zero both c_proj after filling. The fp32
+    # cases of each arm keep fp32 logits (logits=fp32: tight parity of the
+    # arm itself); logits_bf16_* have the benchmark's bf16 logits (the
+    # default); fp64 cases keep exact logits whatever the key says.
+    ("base_dense_f32", ["logits=fp32"], "fp32", False),
     ("base_dense_f64", [], "fp64", False),
-    ("base_bench_f32", [], "fp32", True),
+    ("base_bench_f32", ["logits=fp32"], "fp32", True),
     ("base_bench_f64", [], "fp64", True),
-    ("oe_f32", ["oe=1", "oe_m=13"], "fp32", False),
-    ("qk_pair_f32", ["qk_scale=pair"], "fp32", False),
-    ("qk_untied_f32", ["qk_scale=untied"], "fp32", False),
-    ("qk_head_f32", ["qk_scale=head"], "fp32", False),
-    ("qk_pair_masked_f32", ["head_dim=64", "qk_scale=pair", "qk_mask=l0_hf16"], "fp32", False),
-    ("route_separate_f32", ["wte_lambdas=1", "out_lambdas=1", "anchor=separate"], "fp32", False),
-    ("route_shared_oe_f32", ["oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "anchor=shared"],
+    ("oe_f32", ["oe=1", "oe_m=13", "logits=fp32"], "fp32", False),
+    ("qk_pair_f32", ["qk_scale=pair", "logits=fp32"], "fp32", False),
+    ("qk_untied_f32", ["qk_scale=untied", "logits=fp32"], "fp32", False),
+    ("qk_head_f32", ["qk_scale=head", "logits=fp32"], "fp32", False),
+    ("qk_pair_masked_f32", ["head_dim=64", "qk_scale=pair", "qk_mask=l0_hf16", "logits=fp32"],
      "fp32", False),
-    ("all_arms_f64", ["oe=1", "oe_m=13", "qk_scale=pair", "qk_mask=l0_hf16", "head_dim=64",
-                      "wte_lambdas=1", "out_lambdas=1", "anchor=shared"], "fp64", False),
+    ("route_separate_f32", ["wte_lambdas=1", "out_lambdas=1", "anchor=separate", "logits=fp32"],
+     "fp32", False),
+    ("route_shared_oe_f32", ["oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "anchor=shared",
+                             "logits=fp32"], "fp32", False),
+    ("all_arms_f64", ALL_ARMS, "fp64", False),
+    ("logits_bf16_dense_f32", [], "fp32", False),
+    ("logits_bf16_bench_f32", [], "fp32", True),
+    ("logits_bf16_arms_f32", ALL_ARMS, "fp32", False),
 ]
 B, T = 2, 32
 FILL_SEED = 7
@@ -103,7 +117,7 @@ def parse(kv):
                window_pattern="SSSL", ve_gate_channels=32, norm_eps=2.0 ** -23, softcap=15.0,
                rope_base=10000.0, oe=0, oe_m=150855, oe_n=3, oe_k=2, qk_scale="none",
                qk_mask="none", wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
-               dtype="fp32", init="benchmark")
+               dtype="fp32", init="benchmark", logits="bf16")
     for s in kv:
         k, v = s.split("=", 1)
         cfg[k] = type(cfg[k])(v) if not isinstance(cfg[k], str) else v
@@ -272,6 +286,10 @@ def forward(cfg, P, idx, tgt, dt):
     if cfg["out_lambdas"]:
         x = x + P["out_lambdas"][0] * x0 + P["out_lambdas"][1] * x0w
     logits = lin(rms(x, eps), P["lm_head.weight"])
+    if cfg["logits"] == "bf16" and dt == torch.float32:
+        # the benchmark's autocast: a bf16 lm_head output, .float() before
+        # the softcap; autograd rounds the gradient through the cast to bf16
+        logits = logits.bfloat16().float()
     logits = cap * torch.tanh(logits / cap)
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                            torch.from_numpy(tgt.astype(np.int64)).to(dev).reshape(-1), ignore_index=-1)

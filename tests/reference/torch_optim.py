@@ -10,7 +10,8 @@ Writes the fixtures of tests/unit/trainer/test_optim.c into OUTDIR:
   ops.txt         BiEq, MuonEq-R/RC, Neumann-Gram and the OE table-RMS step
                   on random and adversarial matrices (zero rows, one visited
                   row, all rows equal, skewed scales) in numpy float64, and
-                  Polar Express (bf16, fp32, fp64) on random matrices
+                  Polar Express (bf16 eager, bf16 compiled, fp32, fp64) on
+                  random matrices
 
 The optimizer is karpathy/autoresearch train.py's adamw_step_fused,
 muon_step_fused and MuonAdamW._step_muon written out again in eager PyTorch
@@ -28,6 +29,12 @@ needed to reproduce the benchmark's GPU arithmetic on a CPU:
   * bf16 AdamW (embed_state = bf16): the original's fused kernel loads the
     bf16 p, grad, exp_avg, exp_avg_sq, computes in fp32 and stores each
     result rounded to bf16 once; written out here as such.
+bf16 Polar Express comes in the two arithmetics of the config key
+polar_arith: "compiled" (polar_express_compiled: what muon_step_fused did
+under torch.compile on CUDA, each fused elementwise expression computed in
+fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
+the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
+rounded to bf16; case base_bf16).
 Arms follow SPEC 3 (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
 sites, Table-Neumann, OE, step-0 modes, embed_state) and run in float64 for
 the fp64 case (every tensor float64, no bf16 anywhere).
@@ -130,9 +137,42 @@ def mm(a, b, bf):
     return a @ b
 
 
-def polar_express(g, dt):
-    """train.py's Polar Express; dt = torch.bfloat16, float32 or float64."""
+def rbf(x):
+    """fp32 x rounded to bf16 (nearest even), kept as fp32 values."""
+    return x.bfloat16().float()
+
+
+def f32(v):
+    """A Python float as the fp32 constant Inductor's kernels use."""
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def polar_express_compiled(g):
+    """train.py's bf16 Polar Express as torch.compile ran it on CUDA: every
+    realized tensor is bf16 (X = g.bfloat16(), the norm, each matmul's
+    output), each fused elementwise expression is computed in fp32 from its
+    bf16 inputs with the Python scalars as fp32 constants and rounded to
+    bf16 once. Values are fp32 tensors holding bf16 values throughout."""
+    X = rbf(g.float())
+    nrm = rbf(X.norm(dim=(-2, -1), keepdim=True))            # fp32 accumulation, bf16 result
+    X = rbf(X / (nrm * f32(1.02) + f32(1e-6)))
+    tall = g.size(-2) > g.size(-1)
+    for a, b, c in POLAR:
+        A = rbf(X.mT @ X) if tall else rbf(X @ X.mT)
+        B = rbf(f32(b) * A + f32(c) * rbf(A @ A))
+        P = rbf(X @ B) if tall else rbf(B @ X)
+        X = rbf(f32(a) * X + P)
+    return X
+
+
+def polar_express(g, dt, arith="eager"):
+    """train.py's Polar Express; dt = torch.bfloat16, float32 or float64. For
+    bf16, arith = "eager" (eager PyTorch's bf16 arithmetic, the Python
+    scalars rounded to bf16 by each op) or "compiled" (torch.compile on
+    CUDA: polar_express_compiled)."""
     bf = dt == torch.bfloat16
+    if bf and arith == "compiled":
+        return polar_express_compiled(g)
     X = g.to(dt)
     if bf:   # fp32-accumulated norm rounded to bf16 (see the file comment)
         nrm = X.float().norm(dim=(-2, -1), keepdim=True).bfloat16()
@@ -204,7 +244,8 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
         g = torch.stack([muoneq_r(x) for x in g])
     elif eq == "rc":
         g = torch.stack([muoneq_rc(x) for x in g])
-    g = torch.stack([polar_express(x, pdt) for x in g])
+    arith = arm.get("polar_arith", "compiled")
+    g = torch.stack([polar_express(x, pdt, arith) for x in g]).to(pdt)
     beta2 = torch.tensor(beta2, dtype=stacked_params.dtype, device=dev).to(g.dtype)
     v_mean = g.to(stacked_params.dtype).square().mean(dim=red_dim, keepdim=True)
     red_dim_size = g.size(red_dim)
@@ -359,7 +400,8 @@ def run_case(arm, inputs):
 
 ARMS = {
     # name: (config overrides for the C side, arm dict for this script)
-    "base_bf16": ({}, {}),
+    "base_bf16": ({"polar_arith": "eager"}, {"polar_arith": "eager"}),
+    "base_bf16_compiled": ({"polar_arith": "compiled"}, {"polar_arith": "compiled"}),
     "base_fp32": ({"polar": "fp32", "embed_state": "fp32"}, {"polar": "fp32", "embed_state": "fp32"}),
     "embed_bf16_fp32polar": ({"polar": "fp32"}, {"polar": "fp32"}),
     "fp64": ({"dtype": "fp64"}, {"dtype": "fp64"}),
@@ -490,14 +532,17 @@ def write_ops(path):
     }
     with open(path, "w") as f:
         f.write("# made by tests/reference/torch_optim.py (numpy float64); do not edit\n")
-        # Polar Express on fp32-exact inputs: bf16 (emulated eager), fp32, fp64
+        # Polar Express on fp32-exact inputs: bf16 (emulated eager, and as
+        # compiled: polar_bf16c), fp32, fp64
         gp = torch.Generator().manual_seed(99)
         for (m, n) in ((8, 8), (16, 8), (8, 16), (2, 4), (32, 24)):
             G = torch.randn(m, n, generator=gp)
-            for kind, dt in (("polar_bf16", torch.bfloat16), ("polar_fp32", torch.float32),
-                             ("polar_fp64", torch.float64)):
+            for kind, dt, arith in (("polar_bf16", torch.bfloat16, "eager"),
+                                    ("polar_bf16c", torch.bfloat16, "compiled"),
+                                    ("polar_fp32", torch.float32, None),
+                                    ("polar_fp64", torch.float64, None)):
                 src = G.double() if dt == torch.float64 else G
-                out = polar_express(src, dt)
+                out = polar_express(src, dt, arith)
                 f.write("op %s rand %d %d 0\nin %s\nout %s\n" % (kind, m, n, fmt(G, True),
                         fmt(out.double(), dt != torch.float64)))
         for name, M in mats.items():

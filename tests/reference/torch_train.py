@@ -23,8 +23,9 @@ targets, the per-step loss (mean over the K micro-batches) and the final
 RMS of every parameter. Run by tests/fixtures/model/make.sh with
 /usr/bin/python3 (Debian python3-torch 1.13, CPU); the C test needs neither.
 
-Cases: the baseline (fp32 with the benchmark's bf16 arithmetic, fp64, fp32
-polar and state) and the OE arm, whose tables take their gradient as the
+Cases: the baseline (fp32 with the benchmark's bf16 arithmetic: Polar
+Express as torch.compile computed it and bf16 logits, the defaults; fp64;
+fp32 polar and state) and the OE arm, whose tables take their gradient as the
 original's bf16 .grad: each micro-step's fp32 gradient rounded to bf16 and
 added to the sum with a second rounding (trainer/param.h).
 

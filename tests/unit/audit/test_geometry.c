@@ -5,11 +5,14 @@
  * the script's splitmix64 formula, to 1e-10 relative, by both methods; the
  * Table 4 / 5a / 8b summaries and per-arm means of three small checkpoints;
  * missing and malformed tensors refused with the table named. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit/geometry.h"
@@ -213,6 +216,32 @@ TEST(degenerate_matrices)
 	double d[4] = {3, 0, 0, 4};
 	CHECK(geom_matrix_stats(d, 2, 2, GEOM_GRAM, &s, &e) == 0);
 	CHECK(fabs(s.stable_rank - 25.0 / 16) < 1e-15 && fabs(s.mean_row_energy - 0.5) < 1e-15);
+	/* Empty matrices (5 x 0, 0 x 5): no BLAS call with a leading dimension of
+	 * 0 (OpenBLAS's dsyrk refuses it with a line on stdout), nothing defined. */
+	char errf[] = "/tmp/supkit-geom-err-XXXXXX";
+	int fd = mkstemp(errf);
+	CHECK(fd >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	int saved = dup(2), saved1 = dup(1);
+	dup2(fd, 2);
+	dup2(fd, 1);
+	int64_t shapes[2][2] = {{5, 0}, {0, 5}};
+	for (int c = 0; c < 2; c++)
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			CHECK(geom_matrix_stats(d, shapes[c][0], shapes[c][1], (enum geom_method)meth, &s, &e) == 0);
+			CHECK(s.fro2 == 0 && isnan(s.stable_rank));
+		}
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved, 2);
+	dup2(saved1, 1);
+	close(saved);
+	close(saved1);
+	off_t said = lseek(fd, 0, SEEK_END);
+	CHECKF(said == 0, "%lld bytes printed by empty matrices", (long long)said);
+	close(fd);
+	unlink(errf);
 }
 
 TEST(names_classified)
@@ -484,6 +513,370 @@ TEST(missing_and_malformed_tensors)
 	rmdir(dir);
 }
 
+/* A name with layer 1,000,000 and 20,000 other matrices: the presence
+ * check walks the tensors there are, not the layers up to the largest index
+ * (6 x 1,000,001 x 20,000 comparisons took hours). The audit runs in a
+ * child that a 60 s alarm stops; it takes well under a second. */
+TEST(allow_missing_bounded_by_tensors)
+{
+	char dir[] = "/tmp/supkit-geom-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	enum { NFILL = 20000 };
+	static float one[4] = {1, 2, 3, 4};
+	struct st_writer w;
+	st_writer_init(&w);
+	int64_t sq[2] = {2, 2}, unit[2] = {1, 1};
+	static const char *const k[6] = {"attn.c_q", "attn.c_k", "attn.c_v", "attn.c_proj", "mlp.c_fc",
+					 "mlp.c_proj"};
+	char name[96];
+	st_writer_add(&w, "transformer.wte.weight", ST_F32, 2, sq, one);
+	st_writer_add(&w, "lm_head.weight", ST_F32, 2, sq, one);
+	st_writer_add(&w, "value_embeds.0.weight", ST_F32, 2, sq, one);
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof name, "transformer.h.0.%s.weight", k[i]);
+		st_writer_add(&w, name, ST_F32, 2, sq, one);
+	}
+	st_writer_add(&w, "transformer.h.1000000.attn.c_q.weight", ST_F32, 2, sq, one);
+	st_writer_add(&w, "oe.1000000.weight", ST_F32, 2, sq, one);
+	for (int i = 0; i < NFILL; i++) {
+		snprintf(name, sizeof name, "transformer.h.%d.attn.ve_gate.weight", 3 * i);
+		st_writer_add(&w, name, ST_F32, 2, unit, one);
+	}
+	char *p = path_join(dir, "far.safetensors");
+	struct err e;
+	CHECKF(st_write(&w, p, &e) == 0, "%s", e.msg);
+	st_writer_release(&w);
+	/* Without --allow-missing: the first gap, found as fast. */
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1};
+	double t0 = now_seconds();
+	cJSON *j = geom_audit_file(p, &o, 0, 1, &e);
+	CHECK(j == NULL && strstr(e.msg, "no tensor 'transformer.h.1.attn.c_q.weight'"));
+	CHECKF(now_seconds() - t0 < 30, "refusal took %.1f s", now_seconds() - t0);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(60);
+		o.allow_missing = 1;
+		cJSON *r = geom_audit_file(p, &o, 0, 1, &e);
+		int ok = r && cJSON_GetObjectItem(r, "depth")->valuedouble == 1000001 &&
+			 cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "table4"), "attn_square"),
+					     "n")->valuedouble == 5 &&
+			 cJSON_GetArraySize(cJSON_GetObjectItem(r, "matrices")) == 11 + NFILL;
+		if (!ok)
+			printf("  child: %s\n", r ? "unexpected report" : e.msg);
+		cJSON_Delete(r);
+		fflush(stdout);
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s %d (60 s alarm: SIGALRM = %d)",
+	       WIFEXITED(st) ? "exited" : "killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+	       SIGALRM);
+	unlink(p);
+	free(p);
+	rmdir(dir);
+}
+
+/* ---- edges: tests/fixtures/geometry/edge (make.py edge()) ---- */
+
+static cJSON *edge_expected(void)
+{
+	return t_fix_json("geometry", "edge/expected.json");
+}
+
+/* A zero Gram matrix makes dsyevr fill W with all q eigenvalues (dstebz
+ * stores every one in its interval): W and ISUPPZ must hold q and 2q
+ * entries. Zero, diagonal and constant matrices by every method, q = 64
+ * (Lanczos' size) and q = 8 (dsyevr's for the default method). */
+TEST(evr_zero_and_split_matrices)
+{
+	int64_t sizes[3][2] = {{64, 64}, {200, 64}, {8, 30}};
+	for (int c = 0; c < 3; c++) {
+		int64_t m = sizes[c][0], n = sizes[c][1], q = m < n ? m : n;
+		double *w = xcalloc((size_t)(m * n), sizeof *w);
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_stats s;
+			struct err e;
+			CHECKF(geom_matrix_stats(w, m, n, (enum geom_method)meth, &s, &e) == 0, "%s", e.msg);
+			CHECK(s.fro2 == 0 && s.spec2 == 0 && s.max_abs == 0);
+			CHECK(isnan(s.stable_rank) && isnan(s.mean_row_energy));
+		}
+		/* diag(1 .. q) in the top rows: a tridiagonal form that splits into q blocks */
+		for (int64_t i = 0; i < q; i++)
+			w[i * n + i] = (double)(i + 1);
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_stats s;
+			struct err e;
+			CHECKF(geom_matrix_stats(w, m, n, (enum geom_method)meth, &s, &e) == 0, "%s", e.msg);
+			double want = (double)(q * q), fro = (double)(q * (q + 1) * (2 * q + 1) / 6);
+			CHECKF(fabs(s.spec2 - want) <= 1e-12 * want, "%lldx%lld method %d: %.17g", (long long)m,
+			       (long long)n, meth, s.spec2);
+			CHECK(fabs(s.stable_rank - fro / want) <= 1e-12 * fro / want);
+		}
+		free(w);
+	}
+}
+
+/* Entries near 1e-170 (squares underflow), 1e-310, 1e154 (the sum of
+ * squares overflows), 1e200 and 1e250: the ratios match numpy's SVD of the
+ * matrix as stored; the energies are scaled back where float64 holds them
+ * (1e150, 1e-150) and are out of its normal range otherwise. */
+TEST(scaled_matrices_match_numpy)
+{
+	cJSON *x = edge_expected();
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	struct err e;
+	struct st_file f;
+	char *p = fix("edge/scaled.safetensors");
+	CHECKF(st_open(&f, p, &e) == 0, "%s", e.msg);
+	int n = 0;
+	for (const cJSON *w = cJSON_GetObjectItem(x, "scaled")->child; w; w = w->next, n++) {
+		const struct st_tensor *t = st_find(&f, w->string);
+		CHECKF(t != NULL, "%s missing", w->string);
+		if (!t)
+			continue;
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_stats g;
+			char what[160];
+			CHECKF(geom_tensor_stats(t, (enum geom_method)meth, &g, &e) == 0, "%s", e.msg);
+			snprintf(what, sizeof what, "%s (method %d) stable_rank", w->string, meth);
+			CHECK_REL(g.stable_rank, cJSON_GetObjectItem(w, "stable_rank")->valuedouble, what);
+			snprintf(what, sizeof what, "%s (method %d) mean_row_energy", w->string, meth);
+			CHECK_REL(g.mean_row_energy, cJSON_GetObjectItem(w, "mean_row_energy")->valuedouble, what);
+			CHECK(g.max_abs == cJSON_GetObjectItem(w, "max_abs")->valuedouble);
+			const char *ab[2] = {"fro_sq", "sigma1_sq"};
+			double got[2] = {g.fro2, g.spec2};
+			for (int k = 0; k < 2; k++) {
+				const cJSON *want = cJSON_GetObjectItem(w, ab[k]);
+				snprintf(what, sizeof what, "%s (method %d) %s", w->string, meth, ab[k]);
+				if (cJSON_IsNumber(want))
+					CHECK_REL(got[k], want->valuedouble, what);
+				else
+					CHECKF(!isfinite(got[k]) || got[k] < DBL_MIN, "%s: %g, beyond float64 in numpy",
+					       what, got[k]);
+			}
+		}
+	}
+	CHECK(n == 7);
+	st_close(&f);
+	free(p);
+	/* The same matrix at 2^-600 and 2^600 scale: the same ratios to the bit
+	 * (scaling by a power of two is exact). */
+	double a[6] = {3, 1, -2, 5, 0.5, 7}, b[6], c[6];
+	struct geom_stats s0, s1, s2;
+	for (int i = 0; i < 6; i++) {
+		b[i] = ldexp(a[i], -600);
+		c[i] = ldexp(a[i], 600);
+	}
+	CHECK(geom_matrix_stats(a, 3, 2, GEOM_GRAM, &s0, &e) == 0);
+	CHECK(geom_matrix_stats(b, 3, 2, GEOM_GRAM, &s1, &e) == 0);
+	CHECK(geom_matrix_stats(c, 3, 2, GEOM_GRAM, &s2, &e) == 0);
+	CHECK(s1.stable_rank == s0.stable_rank && s2.stable_rank == s0.stable_rank);
+	CHECK(s1.mean_row_energy == s0.mean_row_energy && s2.mean_row_energy == s0.mean_row_energy);
+	CHECK(s1.fro2 == ldexp(s0.fro2, -1200) && isinf(s2.fro2));
+	cJSON_Delete(x);
+}
+
+/* Checkpoints whose groups have zero members (a step-0 checkpoint's c_proj;
+ * a zero wte, OE table and value_embeds), and one scaled by 1e200 and
+ * 1e-170: Table 4 averages the defined members, with n and n_undefined,
+ * by every method (dsyevr on the zero 64 x 64 c_proj included); the
+ * absolute energies beyond float64 are null in the JSON. */
+TEST(edge_checkpoints_match_numpy)
+{
+	cJSON *x = edge_expected();
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	for (const cJSON *c = cJSON_GetObjectItem(x, "checkpoints")->child; c; c = c->next) {
+		char rel[96];
+		snprintf(rel, sizeof rel, "edge/%s", c->string);
+		char *p = fix(rel);
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_opts o = {.method = (enum geom_method)meth, .quiet = 1};
+			struct err e;
+			cJSON *j = geom_audit_file(p, &o, 0, 1, &e);
+			CHECKF(j != NULL, "%s", e.msg);
+			if (!j)
+				continue;
+			char where[128];
+			snprintf(where, sizeof where, "%s (method %d)", c->string, meth);
+			check_tree(cJSON_GetObjectItem(j, "table4"), cJSON_GetObjectItem(c, "table4"), where);
+			check_tree(cJSON_GetObjectItem(j, "matrices"), cJSON_GetObjectItem(c, "matrices"), where);
+			/* The table says how many were left out. */
+			char *buf = NULL;
+			size_t blen = 0;
+			FILE *fp = open_memstream(&buf, &blen);
+			cJSON *rep = cJSON_CreateObject();
+			cJSON *cks = cJSON_AddArrayToObject(rep, "checkpoints");
+			cJSON_AddItemToArray(cks, j);
+			cJSON_AddObjectToObject(rep, "arms");
+			geom_print(fp, rep);
+			fclose(fp);
+			if (!strcmp(c->string, "step0_d64.safetensors"))
+				CHECKF(strstr(buf, " (3 of 4)") && strstr(buf, " (1 of 2)") && strstr(buf, "k of n:"),
+				       "%s", buf);
+			if (!strcmp(c->string, "zero_groups.safetensors"))
+				CHECKF(strstr(buf, "n/a (n/a) 0 of 1") && strstr(buf, "%) 3 of 4") &&
+				       strstr(buf, "n/a (0 of 1)"), "%s", buf);
+			free(buf);
+			cJSON_Delete(rep);
+		}
+		free(p);
+	}
+	cJSON_Delete(x);
+}
+
+/* NaN and infinities are bad input: refused before any analysis by every
+ * method, naming the file, the tensor, how many and where the first is. */
+TEST(nonfinite_refused)
+{
+	static const char *const cases[][3] = {
+		{"edge/nan_cfc.safetensors", "tensor 'transformer.h.1.mlp.c_fc.weight'",
+		 "3 non-finite values (NaN or infinity), the first at [2, 5]"},
+		{"edge/inf_wte.safetensors", "tensor 'transformer.wte.weight'",
+		 "1 non-finite value (NaN or infinity), the first at [4, 3]"},
+		{"edge/nan_qtau.safetensors", "tensor 'q_tau'",
+		 "1 non-finite value (NaN or infinity), the first at [1, 0, 2]"},
+		{"edge/neginf_x0.safetensors", "tensor 'x0_lambdas'",
+		 "1 non-finite value (NaN or infinity), the first at [1]"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *p = fix(cases[c][0]);
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_opts o = {.method = (enum geom_method)meth, .quiet = 1};
+			struct err e;
+			err_clear(&e);
+			cJSON *j = geom_audit_file(p, &o, 0, 1, &e);
+			CHECKF(j == NULL, "%s accepted (method %d)", cases[c][0], meth);
+			cJSON_Delete(j);
+			CHECKF(e.code == EXIT_USAGE && strstr(e.msg, p) && strstr(e.msg, cases[c][1]) &&
+			       strstr(e.msg, cases[c][2]), "%s (method %d): code %d, %s", cases[c][0], meth,
+			       e.code, e.msg);
+		}
+		free(p);
+	}
+	/* On doubles: each method refuses the same way. */
+	double w[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	const double bad[3] = {NAN, INFINITY, -INFINITY};
+	for (int b = 0; b < 3; b++) {
+		w[7] = bad[b];
+		w[10] = bad[b];
+		for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+			struct geom_stats s;
+			struct err e;
+			err_clear(&e);
+			CHECK(geom_matrix_stats(w, 3, 4, (enum geom_method)meth, &s, &e) == -1);
+			CHECKF(e.code == EXIT_USAGE && strstr(e.msg, "2 non-finite values (NaN or infinity), "
+							      "the first at [1, 3]"), "%d: %s", e.code, e.msg);
+		}
+	}
+}
+
+/* Every singular value (geom_matrix_spectrum, geom_tensor_spectrum and the
+ * report's "singular_values" with spectrum) against numpy's SVD
+ * (tests/fixtures/geometry/spectra.json, make_spectra.py): each to 1e-12 of
+ * the largest (an SVD's absolute accuracy), descending, their squares
+ * summing to ||W||_F^2; the matrices near 1e-170 .. 1e250 scaled back. */
+static void check_spectrum(const double *sv, int64_t q, const cJSON *want, const char *what)
+{
+	CHECKF(cJSON_GetArraySize(want) == q, "%s: %d values, numpy %d", what, (int)q,
+	       cJSON_GetArraySize(want));
+	if (cJSON_GetArraySize(want) != q)
+		return;
+	double s0 = cJSON_GetArrayItem(want, 0)->valuedouble;
+	int i = 0;
+	for (const cJSON *x = want->child; x; x = x->next, i++) {
+		CHECKF(fabs(sv[i] - x->valuedouble) <= 1e-12 * s0 + 1e-323, "%s: s[%d] %.17g, numpy %.17g",
+		       what, i, sv[i], x->valuedouble);
+		if (i)
+			CHECKF(sv[i] <= sv[i - 1], "%s: s[%d] above s[%d]", what, i, i - 1);
+	}
+}
+
+TEST(spectrum_matches_numpy)
+{
+	cJSON *x = t_fix_json("geometry", "spectra.json");
+	CHECK(x != NULL);
+	if (!x)
+		return;
+	static const char *const files[2] = {"matrices.safetensors", "edge/scaled.safetensors"};
+	static const char *const keys[2] = {"matrices", "scaled"};
+	struct err e;
+	int n = 0;
+	for (int k = 0; k < 2; k++) {
+		struct st_file f;
+		char *p = fix(files[k]);
+		CHECKF(st_open(&f, p, &e) == 0, "%s", e.msg);
+		for (const cJSON *w = cJSON_GetObjectItem(x, keys[k])->child; w; w = w->next, n++) {
+			const struct st_tensor *t = st_find(&f, w->string);
+			CHECKF(t != NULL, "%s missing", w->string);
+			if (!t)
+				continue;
+			int64_t q = t->shape[0] < t->shape[1] ? t->shape[0] : t->shape[1];
+			double *sv = xcalloc((size_t)q, sizeof *sv);
+			CHECKF(geom_tensor_spectrum(t, sv, &e) == 0, "%s", e.msg);
+			check_spectrum(sv, q, w, w->string);
+			if (k == 0) {   /* sum of squares = ||W||_F^2, s[0]^2 = sigma_1^2 */
+				struct geom_stats g;
+				double ss = 0;
+				geom_tensor_stats(t, GEOM_SVD, &g, &e);
+				for (int64_t i = 0; i < q; i++)
+					ss += sv[i] * sv[i];
+				CHECK_REL(ss, g.fro2, w->string);
+				CHECK_REL(sv[0] * sv[0], g.spec2, w->string);
+				/* the double-matrix entry point gives the same values */
+				double *a = xmalloc((size_t)(t->shape[0] * t->shape[1]) * sizeof *a);
+				double *sv2 = xcalloc((size_t)q, sizeof *sv2);
+				st_to_f64(t, a, &e);
+				CHECK(geom_matrix_spectrum(a, t->shape[0], t->shape[1], sv2, &e) == 0);
+				CHECK(memcmp(sv, sv2, (size_t)q * sizeof *sv) == 0);
+				free(a);
+				free(sv2);
+			}
+			free(sv);
+		}
+		st_close(&f);
+		free(p);
+	}
+	CHECK(n == 13);
+	/* a NaN is refused as by the stats */
+	double bad[4] = {1, NAN, 2, 3}, sv[2];
+	CHECK(geom_matrix_spectrum(bad, 2, 2, sv, &e) < 0 && e.code == EXIT_USAGE);
+	/* the report: "singular_values" with spectrum only */
+	char *p = fix("runs/oe_joint_a/model.safetensors");
+	struct geom_opts o = {.method = GEOM_GRAM, .quiet = 1, .spectrum = 1};
+	cJSON *rep = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(rep != NULL, "%s", e.msg);
+	int m = 0;
+	for (const cJSON *w = cJSON_GetObjectItem(x, "checkpoint")->child; rep && w; w = w->next, m++) {
+		const cJSON *mat = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "matrices"), w->string);
+		const cJSON *a = cJSON_GetObjectItem(mat, "singular_values");
+		CHECKF(cJSON_IsArray(a), "%s: no singular_values", w->string);
+		if (!cJSON_IsArray(a))
+			continue;
+		int q = cJSON_GetArraySize(a);
+		double *v = xcalloc((size_t)(q ? q : 1), sizeof *v);
+		int i = 0;
+		for (const cJSON *y = a->child; y; y = y->next)
+			v[i++] = y->valuedouble;
+		check_spectrum(v, q, w, w->string);
+		free(v);
+	}
+	CHECK(m == 34);
+	cJSON_Delete(rep);
+	o.spectrum = 0;
+	rep = geom_audit_file(p, &o, 0, 1, &e);
+	CHECK(rep && !cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "matrices"),
+							       "lm_head.weight"), "singular_values"));
+	cJSON_Delete(rep);
+	free(p);
+	cJSON_Delete(x);
+}
+
 int main(void)
 {
 	RUN(small_matrices_match_numpy);
@@ -493,5 +886,11 @@ int main(void)
 	RUN(names_classified);
 	RUN(checkpoints_match_numpy);
 	RUN(missing_and_malformed_tensors);
+	RUN(allow_missing_bounded_by_tensors);
+	RUN(evr_zero_and_split_matrices);
+	RUN(scaled_matrices_match_numpy);
+	RUN(edge_checkpoints_match_numpy);
+	RUN(nonfinite_refused);
+	RUN(spectrum_matches_numpy);
 	return t_done();
 }

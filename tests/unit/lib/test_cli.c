@@ -81,6 +81,9 @@ TEST(dispatch_help_and_version)
 	if (out)
 		CHECK_STREQ(out, "usage: supkit x <subcommand> [options] [args]\n\nsubcommands:\n"
 				 "  one     first\n  longer  second\n\n"
+				 "options:\n"
+				 "  -h, --help                   print this help and exit\n"
+				 "      --version                print the version and exit\n\n"
 				 "'supkit x <subcommand> --help' shows its options; man supkit-x.\n");
 	free(out);
 	out = dispatch_stdout("--version", &rc);

@@ -76,6 +76,68 @@ TEST(atomic_write_and_read)
 	CHECK(dir_remove_tree(dir) == 0);
 }
 
+TEST(path_relative_to_a_folder)
+{
+	struct err e;
+	char dir[] = "/tmp/supkit-t-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *sub = path_join(dir, "s/r"), *link = path_join(dir, "l"), *s = path_join(dir, "s");
+	CHECK(dir_make_all(sub, &e) == 0);
+	CHECK(symlink(s, link) == 0);
+	char *out = NULL;
+	/* absolute, through a link, with dot segments: the same relative name */
+	char *p1 = xasprintf("%s/s/r/x.cfg", dir), *p2 = xasprintf("%s/l/./r/../r/x.cfg", dir);
+	CHECK(path_relative_to(s, p1, &out, &e) == 0);
+	CHECK_STREQ(out, "r/x.cfg");
+	free(out);
+	CHECK(path_relative_to(link, p2, &out, &e) == 0);
+	CHECK_STREQ(out, "r/x.cfg");
+	free(out);
+	/* relative paths from the current folder; the file need not exist */
+	char cwd[4096];
+	CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0);
+	CHECK(path_relative_to("s", "l/r/x.cfg", &out, &e) == 0);
+	CHECK_STREQ(out, "r/x.cfg");
+	free(out);
+	CHECK(chdir(cwd) == 0);
+	char *p3 = xasprintf("%s/s/new.cfg", dir);
+	CHECK(path_relative_to(dir, p3, &out, &e) == 0);
+	CHECK_STREQ(out, "s/new.cfg");
+	free(out);
+	CHECK(path_relative_to("/", p3, &out, &e) == 0);
+	CHECK_STREQ(out, p3 + 1);
+	free(out);
+	/* outside the folder, a name that is no file, an unresolvable folder */
+	CHECK(path_relative_to(sub, p3, &out, &e) == -1);
+	CHECKF(e.code == EXIT_USAGE && strstr(e.msg, "is not inside"), "%s", e.msg);
+	char *sib = xasprintf("%s/s2/x.cfg", dir), *sdir = path_join(dir, "s2");
+	CHECK(dir_make_all(sdir, &e) == 0);
+	CHECK(path_relative_to(s, sib, &out, &e) == -1); /* "s2" starts with "s" */
+	CHECK(path_relative_to(s, s, &out, &e) == -1);    /* the folder itself */
+	CHECK(path_relative_to(dir, s, &out, &e) == 0);
+	CHECK_STREQ(out, "s");
+	free(out);
+	CHECK(path_relative_to(dir, sub, &out, &e) == 0);
+	CHECK_STREQ(out, "s/r");
+	free(out);
+	char *dots = xasprintf("%s/s/..", dir);
+	CHECK(path_relative_to(dir, dots, &out, &e) == -1);
+	char *gone = xasprintf("%s/nowhere/x.cfg", dir);
+	CHECK(path_relative_to(dir, gone, &out, &e) == -1);
+	CHECKF(strstr(e.msg, "nowhere"), "%s", e.msg);
+	free(gone);
+	free(dots);
+	free(sdir);
+	free(sib);
+	free(p3);
+	free(p2);
+	free(p1);
+	free(s);
+	free(link);
+	free(sub);
+	CHECK(dir_remove_tree(dir) == 0);
+}
+
 TEST(bf16_round_to_nearest_even)
 {
 	CHECK(bf16_from_f32(1.0f) == 0x3f80);
@@ -144,6 +206,7 @@ int main(void)
 	RUN(json_sorted_roundtrip);
 	RUN(json_errors_name_place);
 	RUN(atomic_write_and_read);
+	RUN(path_relative_to_a_folder);
 	RUN(bf16_round_to_nearest_even);
 	RUN(rng_deterministic_and_normal);
 	RUN(cli_strict_numbers);

@@ -309,6 +309,81 @@ TEST(writer_matches_python_bytes)
 	rmdir(dir);
 }
 
+/* A file of one empty U8 tensor per name (JSON text, inserted as is) and
+ * the given __metadata__ text (NULL: none). */
+static char *names_file(const char *const *names, int n, const char *meta, size_t *len)
+{
+	char *b = xmalloc(4096);
+	size_t o = 8;
+	o += (size_t)snprintf(b + o, 4096 - o, "{");
+	if (meta)
+		o += (size_t)snprintf(b + o, 4096 - o, "\"__metadata__\": %s%s", meta, n ? ", " : "");
+	for (int i = 0; i < n; i++)
+		o += (size_t)snprintf(b + o, 4096 - o, "%s\"%s\": {\"dtype\": \"U8\", \"shape\": [0], "
+				      "\"data_offsets\": [0, 0]}", i ? ", " : "", names[i]);
+	o += (size_t)snprintf(b + o, 4096 - o, "}");
+	for (int i = 0; i < 8; i++)
+		b[i] = (char)((uint64_t)(o - 8) >> (8 * i));
+	*len = o;
+	return b;
+}
+
+/* Names and metadata: UTF-8 in every spelling JSON allows is read back
+ * byte for byte (escapes that look like \u0000 or a closing quote
+ * included); invalid UTF-8 and NUL are refused with the string's offset
+ * (the fixtures of hostile_files_refused have the whole set). */
+TEST(names_utf8)
+{
+	static const char *const ok[] = {
+		"w\\u00e9", "w\xc3\xa9", "\\ud83d\\ude00", "\xf0\x9f\x98\x80", "a\\\\u0000",
+		"q\\\"{[\\\"", "\xef\xbf\xbd",
+	};
+	static const char *const want[] = {
+		"w\xc3\xa9", "w\xc3\xa9x", "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80y", "a\\u0000",
+		"q\"{[\"", "\xef\xbf\xbd",
+	};
+	size_t len;
+	struct err e;
+	struct st_file f;
+	/* Two spellings of one name are a duplicate: give the second of each pair a suffix. */
+	const char *names[7] = {ok[0], "w\xc3\xa9x", ok[2], "\xf0\x9f\x98\x80y", ok[4], ok[5], ok[6]};
+	char *b = names_file(names, 7, "{\"arm\": \"\xc3\xa9t\xc3\xa9\", \"k\\u00e9\": \"a\\\\u0000b\"}", &len);
+	int rc = st_open_mem(&f, b, len, "names.safetensors", &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		for (int i = 0; i < 7; i++)
+			CHECKF(st_find(&f, want[i]) != NULL, "name %d ('%s') not read back", i, want[i]);
+		CHECK(f.n_meta == 2);
+		CHECK_STREQ(f.meta_vals[0], "\xc3\xa9t\xc3\xa9");
+		CHECK_STREQ(f.meta_keys[1], "k\xc3\xa9");
+		CHECK_STREQ(f.meta_vals[1], "a\\u0000b");
+		st_close(&f);
+	}
+	free(b);
+	/* After a name holding an escaped quote and brackets, a bad metadata value is still one. */
+	const char *q[1] = {ok[5]};
+	b = names_file(q, 1, "{\"arm\": \"x\xff\"}", &len);
+	CHECK(st_open_mem(&f, b, len, "bad.safetensors", &e) == -1);
+	char want_msg[160];
+	snprintf(want_msg, sizeof want_msg, "'bad.safetensors': __metadata__ value at byte %zu of the "
+		 "header is not valid UTF-8", (size_t)(strstr(b + 8, "\"x\xff") - (b + 8)));
+	CHECKF(strstr(e.msg, want_msg), "%s (want %s)", e.msg, want_msg);
+	free(b);
+	const char *nul[2] = {"a", "b\\u0000"};
+	b = names_file(nul, 2, NULL, &len);
+	CHECK(st_open_mem(&f, b, len, "nul.safetensors", &e) == -1);
+	snprintf(want_msg, sizeof want_msg, "'nul.safetensors': tensor name at byte %zu of the header "
+		 "holds a NUL character", (size_t)(strstr(b + 8, "\"b\\u") - (b + 8)));
+	CHECKF(strstr(e.msg, want_msg), "%s (want %s)", e.msg, want_msg);
+	free(b);
+	/* Cut short inside a sequence: the last byte of a name is a lead byte. */
+	const char *cut[1] = {"ab\xe2\x82"};
+	b = names_file(cut, 1, NULL, &len);
+	CHECK(st_open_mem(&f, b, len, "cut.safetensors", &e) == -1);
+	CHECKF(strstr(e.msg, "tensor name at byte 1 of the header is not valid UTF-8"), "%s", e.msg);
+	free(b);
+}
+
 /* Random byte flips in the header: every result is accepted or refused with a
  * message naming the file, never a crash (run under SAN=1 too). */
 TEST(mutations_never_crash)
@@ -355,5 +430,6 @@ int main(void)
 	RUN(too_many_tensors);
 	RUN(writer_matches_python_bytes);
 	RUN(mutations_never_crash);
+	RUN(names_utf8);
 	return t_done();
 }

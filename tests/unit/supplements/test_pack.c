@@ -13,6 +13,7 @@
 
 #include "lib/fileio.h"
 #include "supplements/pack.h"
+#include "supplements/scan.h"
 #include "supplements/unpack.h"
 #include "supplements/verify.h"
 #include "supplements/zipdir.h"
@@ -232,6 +233,75 @@ TEST(pack_verify_unpack_pack_round_trip)
 	free(z2);
 }
 
+/* The swap a racing process could make: src/sub replaced by a link to a
+ * folder outside src holding the same x.txt (and a secret), when the scan
+ * reaches swap_at for the swap_nth time (1: while walking, 2: when pack
+ * opens the file again to write it). */
+static const char *swap_at;
+static int swap_nth, swap_seen;
+static char *swap_src, *swap_out;
+static void swap_hook(const char *rel)
+{
+	if (strcmp(rel, swap_at) != 0 || ++swap_seen != swap_nth)
+		return;
+	char *sub = path_join(swap_src, "sub"), *moved = xasprintf("%s.moved", swap_src);
+	if (rename(sub, moved) != 0 || symlink(swap_out, sub) != 0)
+		abort();
+	free(sub);
+	free(moved);
+}
+
+static void swap_case(const char *at, int nth)
+{
+	char *name = xasprintf("race-%s-%d", at, nth);
+	for (char *c = name; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	char *d = path_join(base, name), *z = xasprintf("%s.zip", d);
+	swap_src = path_join(d, "src");
+	swap_out = path_join(d, "outside");
+	put(swap_src, "top.txt", "top\n");
+	put(swap_src, "sub/x.txt", "same bytes\n");
+	put(swap_out, "x.txt", "same bytes\n");
+	put(swap_out, "secret.txt", "from outside the folder\n");
+	swap_at = at;
+	swap_nth = nth;
+	swap_seen = 0;
+	scan_test_hook = swap_hook;
+	struct pack_opts o = {.mtime = PACK_DEFAULT_TIME, .quiet = 1};
+	struct pack_result r;
+	struct err e;
+	err_clear(&e);
+	int rc = pack_dir(swap_src, z, &o, &r, &e);
+	scan_test_hook = NULL;
+	CHECKF(swap_seen >= nth, "%s: the hook never swapped (%d calls)", name, swap_seen);
+	CHECKF(rc < 0, "%s: packed a folder swapped for a link", name);
+	CHECKF(e.code == EXIT_SYS && strstr(e.msg, "changed while it was being read"), "%s: code %d: %s", name,
+	       e.code, e.msg);
+	struct stat st;
+	CHECKF(lstat(z, &st) != 0, "%s: '%s' was written", name, z);
+	if (rc == 0) { /* what the bug looked like: files from outside, verified */
+		struct verify_opts vo = {.quiet = 1};
+		struct verify_report vr;
+		if (verify_path(z, &vo, &vr, &e) == 0)
+			CHECKF(0, "%s: verify says %s, %zu entries ok", name, vr.verified ? "verified" : "failed",
+			       vr.cmp.n_ok);
+		verify_report_release(&vr);
+	}
+	free(swap_src);
+	free(swap_out);
+	free(name);
+	free(d);
+	free(z);
+}
+
+TEST(pack_never_follows_a_folder_swapped_for_a_link)
+{
+	swap_case("sub", 1);       /* listed as a folder, a link when walked into */
+	swap_case("sub/x.txt", 1); /* while hashing */
+	swap_case("sub/x.txt", 2); /* between hashing and writing */
+}
+
 int main(void)
 {
 	setlocale(LC_CTYPE, "C.UTF-8");
@@ -242,6 +312,7 @@ int main(void)
 	RUN(source_date_epoch);
 	RUN(pack_refuses_and_writes_nothing);
 	RUN(pack_verify_unpack_pack_round_trip);
+	RUN(pack_never_follows_a_folder_swapped_for_a_link);
 	dir_remove_tree(base);
 	return t_done();
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
+#include "lib/utf8.h"
 #include "supplements/scan.h"
 #include "supplements/unpack.h"
 #include "supplements/verify.h"
@@ -167,6 +168,18 @@ static const struct hostile hostile[] = {
 	{"flipped.zip", "sub/b.txt", "CRC"},
 	{"truncated.zip", "truncated.zip", "truncated"},
 	{"name-mismatch.zip", "safe.txt", "local header"},
+	{"unicode-path.zip", "entry 'a.txt'", "Unicode Path extra field of its local header names 'b.txt'"},
+	{"unicode-path-central.zip", "entry 'a.txt'", "Unicode Path extra field of its central header names 'b.txt'"},
+	{"gap.zip", "'manifest.json' and 'a.txt'", "belong to no entry"},
+	{"gap-end.zip", "'sub/b.txt' and the central directory", "belong to no entry"},
+	{"prefix.zip", "38 bytes before the first entry", "prefix"},
+	{"folder-twice.zip", "entry 'd/'", "duplicate name"},
+	{"nfc-nfd-twice.zip", ".txt'", "the same name in Unicode NFC"},
+	{"latin1-name.zip", "entry 'caf\\xe9.txt'", "not valid UTF-8"},
+	{"latin1-name-noflag.zip", "entry 'caf\\xe9.txt'", "not valid UTF-8"},
+	{"long-name.zip", "nnnnnnnn'", "a name component of 256 bytes"},
+	{"bomb-many.zip", "933 times the archive's 17990 bytes", "--max-ratio"},
+	{"descriptor-mismatch.zip", "entry 'a.txt'", "no data descriptor matching the central directory"},
 	{NULL, NULL, NULL},
 };
 
@@ -254,6 +267,83 @@ TEST(unpack_good_archives_and_limits)
 	free(out);
 	free(zip);
 	free(info);
+}
+
+/* Every reader of the same archive: zipdir, the scan (verify) and unpack
+ * refuse the archives that readers would read differently, with the same
+ * reason. */
+TEST(scan_and_unpack_refuse_alike)
+{
+	static const char *same[][2] = {
+		{"unicode-path.zip", "Unicode Path"},
+		{"unicode-path-central.zip", "Unicode Path"},
+		{"gap.zip", "belong to no entry"},
+		{"gap-end.zip", "belong to no entry"},
+		{"prefix.zip", "belong to no entry"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+		char *name = xasprintf("hostile/%s", same[i][0]), *p = fix(name);
+		struct zipdir zd;
+		struct err e;
+		CHECKF(zipdir_read(p, 0, &zd, &e) < 0 && e.code == EXIT_USAGE && strstr(e.msg, same[i][1]), "%s: %s",
+		       same[i][0], e.msg);
+		struct verify_opts vo = {.quiet = 1};
+		struct verify_report vr;
+		CHECKF(verify_path(p, &vo, &vr, &e) < 0 && e.code == EXIT_USAGE && strstr(e.msg, same[i][1]), "%s: %s",
+		       same[i][0], e.msg);
+		verify_report_release(&vr);
+		free(name);
+		free(p);
+	}
+	/* one rule for duplicates: verify lists the folder twice as refused */
+	char *p = fix("hostile/folder-twice.zip");
+	struct scan s;
+	struct scan_opts so = {.quiet = 1};
+	struct err e;
+	CHECKF(scan_path(p, &so, &s, &e) == 0, "%s", e.msg);
+	CHECK(s.n_issues == 2 && s.n_issues && strstr(s.issues[0].reason, "duplicate name"));
+	CHECK(s.actual.n == 1 && s.actual.n && !strcmp(s.actual.e[0].path, "d/a.txt"));
+	scan_release(&s);
+	free(p);
+	/* a name that is not UTF-8 is listed as its escaped bytes */
+	p = fix("hostile/latin1-name.zip");
+	CHECKF(scan_path(p, &so, &s, &e) == 0, "%s", e.msg);
+	CHECK(s.n_issues == 1 && s.n_issues && !strcmp(s.issues[0].path, "caf\\xe9.txt"));
+	scan_release(&s);
+	free(p);
+}
+
+/* Names in NFD (macOS) are read, compared and written in NFC. */
+TEST(nfd_names_become_nfc)
+{
+	char base[] = "/tmp/supkit-unpack-XXXXXX";
+	CHECK(mkdtemp(base) != NULL);
+	char *out = path_join(base, "out");
+	struct unpack_limits l;
+	unpack_limits_default(&l);
+	l.quiet = 1;
+	const char *zips[] = {"hostile/ok-nfd.zip", "hostile/ok-nfd-manifest-nfc.zip"};
+	for (int k = 0; k < 2; k++) {
+		char *p = fix(zips[k]);
+		struct verify_opts vo = {.quiet = 1};
+		struct verify_report vr;
+		struct err e;
+		CHECKF(verify_path(p, &vo, &vr, &e) == 0, "%s", e.msg);
+		CHECKF(vr.verified && vr.cmp.n_ok == 3, "%s not verified", zips[k]);
+		for (size_t i = 0; i < vr.cmp.n; i++)
+			CHECK(utf8_is_nfc(vr.cmp.items[i].got->path, strlen(vr.cmp.items[i].got->path)));
+		verify_report_release(&vr);
+		struct unpack_result r;
+		CHECKF(unpack_zip(p, out, &l, &r, &e) == 0, "%s", e.msg);
+		struct stat st;
+		char *nfc = path_join(out, "r\xc3\xa9sultats/\xc3\xa9t\xc3\xa9.json");
+		CHECKF(stat(nfc, &st) == 0, "%s: no NFC name after unpack", zips[k]);
+		free(nfc);
+		dir_remove_tree(out);
+		free(p);
+	}
+	dir_remove_tree(base);
+	free(out);
 }
 
 /* Deterministic mutation of real archives: every byte flipped in turn and
@@ -355,6 +445,8 @@ int main(void)
 	RUN(verify_flipped_byte);
 	RUN(unpack_refuses_hostile_archives);
 	RUN(unpack_good_archives_and_limits);
+	RUN(scan_and_unpack_refuse_alike);
+	RUN(nfd_names_become_nfc);
 	RUN(mutated_archives_never_crash);
 	RUN(mutated_manifests_never_crash);
 	return t_done();

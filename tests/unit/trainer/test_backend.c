@@ -561,6 +561,58 @@ TEST(softcap_ce_fwd_bwd)
 	free(l), free(g);
 }
 
+/* softcap_ce_bf16: the loss of the bf16-rounded logits, and a gradient of
+ * bf16 values, each the rounding of the exact gradient there (a central
+ * difference in fp64) to within fp32 error: |g - exact| <= 2^-8 |exact| +
+ * 1e-6 of the largest. fp32 logits only. */
+TEST(softcap_ce_bf16)
+{
+	int R = 5, V = 33;
+	double cap = 15, dscale = 0.37;
+	double *l = rnd((size_t)R * V, 30), *lb = malloc((size_t)R * V * sizeof *lb);
+	int32_t tg[5] = { 3, 0, -1, 32, 17 };
+	double loss[5], lossf[5], *g = calloc((size_t)R * V, sizeof(double)), gmax = 0;
+	for (int i = 0; i < R * V; i++)
+		lb[i] = bf16_round((float)l[i]);
+	for (int r = 0; r < R; r++) {
+		loss[r] = tg[r] < 0 ? 0 : ce_naive(lb + r * V, V, tg[r], cap);
+		lossf[r] = tg[r] < 0 ? 0 : ce_naive(l + r * V, V, tg[r], cap);
+		for (int j = 0; j < V && tg[r] >= 0; j++) {
+			double h = 1e-6, save = lb[r * V + j];
+			lb[r * V + j] = save + h;
+			double lp = ce_naive(lb + r * V, V, tg[r], cap);
+			lb[r * V + j] = save - h;
+			double lm = ce_naive(lb + r * V, V, tg[r], cap);
+			lb[r * V + j] = save;
+			g[r * V + j] = dscale * (lp - lm) / (2 * h);
+			gmax = fmax(gmax, fabs(g[r * V + j]));
+		}
+	}
+	struct tensor tl = mk(TD_F32, l, R, V, 0, 0), ts = mk(TD_F32, NULL, R, 0, 0, 0);
+	int64_t valid = -1;
+	bk->softcap_ce_bf16(&tl, &ts, tg, cap, 0, &valid);
+	CHECK(valid == 4);
+	CHECKF(relerr(&ts, loss, R) < 1e-6, "loss %.3g", relerr(&ts, loss, R));
+	/* the rounding shows: the fp32 logits' loss is elsewhere */
+	CHECKF(relerr(&ts, lossf, R) > 1e-4, "loss of unrounded logits %.3g", relerr(&ts, lossf, R));
+	free(tl.data);
+	tl = mk(TD_F32, l, R, V, 0, 0);
+	bk->softcap_ce_bf16(&tl, &ts, tg, cap, dscale, NULL);
+	int bad = 0, big = 0, rounded = 0;
+	for (int i = 0; i < R * V; i++) {
+		float v = ((float *)tl.data)[i];
+		bad += bf16_round(v) != v || !(fabs(v - g[i]) <= 0x1p-8 * fabs(g[i]) + 1e-6 * gmax);
+		if (fabs(g[i]) > 1e-3 * gmax) {   /* where the difference is well above fp32's */
+			big++;
+			rounded += fabs(v - g[i]) > 1e-5 * fabs(g[i]);
+		}
+	}
+	CHECKF(bad == 0, "%d gradient entries not bf16 roundings of the exact gradient", bad);
+	CHECKF(rounded * 4 > big * 3, "only %d of %d gradient entries moved by the rounding", rounded,
+	       big);
+	free(tl.data), free(ts.data), free(l), free(lb), free(g);
+}
+
 /* ---- embeddings, elementwise, gates ---- */
 
 TEST(embed_gather_scatter)
@@ -784,6 +836,7 @@ int main(void)
 	RUN(rope_rmsnorm_qtau_fused);
 	RUN(attention_fwd_bwd_windows);
 	RUN(softcap_ce_fwd_bwd);
+	RUN(softcap_ce_bf16);
 	RUN(embed_gather_scatter);
 	RUN(embed_scatter_add_bf16);
 	RUN(ngram_rows_and_counts);

@@ -1,8 +1,10 @@
 /* test_checkpoint.c: parameter table <-> safetensors (trainer/checkpoint.c):
  * round trip through model_save and init_from, the dtypes and names in the
- * file, and refusal of files that do not fit the model (missing, extra or
+ * file (F64 throughout for fp64 runs, reloaded bit for bit), and refusal of files that do not fit the model (missing, extra or
  * misshapen tensors, masked q_tau entries that are not 0), each naming the
- * file and the tensor. Files go to a fresh temporary folder.
+ * file and the tensor; the resume state (state.json): round trip, the
+ * files' SHA-256 verified, every field range-checked, each refusal naming
+ * the file and the field. Files go to a fresh temporary folder.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +12,11 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "lib/bf16.h"
 #include "lib/fileio.h"
+#include "lib/json.h"
 #include "lib/safetensors.h"
+#include "lib/sha256.h"
 #include "trainer/checkpoint.h"
 #include "trainer/model.h"
 #include "trainer_fixture.h"
@@ -81,6 +86,70 @@ TEST(round_trip)
 	if (m2) {
 		struct param *p = param_find(model_params(m2), "lm_head.weight");
 		CHECK(p->w64 && p->w64[5] == (double)param_find(t, "lm_head.weight")->w[5]);
+		model_free(m2);
+	}
+	free(path);
+	model_free(m);
+}
+
+/* fp64 runs write their exact values (F64 for every parameter, wte's not
+ * bf16-representable after training) and reload them bit for bit; an fp32
+ * run reading that file gets fp32 values, bf16-stored ones rounded to bf16 */
+TEST(fp64_exact_round_trip)
+{
+	const char *kv[32];
+	int k = 0;
+	for (int i = 0; base[i]; i++)
+		kv[k++] = base[i];
+	kv[k++] = "dtype=fp64";
+	kv[k] = NULL;
+	struct config c;
+	struct model *m = make(kv, &c);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param_table *t = model_params(m);
+	/* values an fp64 run holds after some steps: neither fp32 nor bf16 */
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		for (size_t j = 0; j < p->numel; j++)
+			if (!(p->mask && p->mask[j]))
+				p->w64[j] += 1e-10 * (double)(j % 7 + 1) + 1.0 / 3.0;
+	}
+	char *path = xasprintf("%s/f64.safetensors", dir);
+	struct err e = {0};
+	CHECKF(model_save(m, path, NULL, &e) == 0, "%s", e.msg);
+	struct st_file f;
+	CHECKF(st_open(&f, path, &e) == 0, "%s", e.msg);
+	int all64 = f.n == t->n;
+	for (size_t i = 0; i < f.n; i++)
+		all64 &= f.t[i].dtype == ST_F64;
+	CHECKF(all64, "an fp64 run's checkpoint is not F64 throughout");
+	st_close(&f);
+	struct config c2 = c;
+	c2.init = INIT_BENCHMARK;
+	snprintf(c2.init_from, sizeof c2.init_from, "%s", path);
+	struct model *m2 = NULL;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		int same = 1;
+		for (size_t i = 0; i < t->n; i++)
+			same &= !memcmp(t->p[i].w64, t2->p[i].w64, t->p[i].numel * sizeof(double));
+		CHECKF(same, "fp64 values not reloaded bit for bit");
+		struct param *p = param_find(t2, "lm_head.weight");
+		CHECK(p->w[3] == (float)p->w64[3]);
+		model_free(m2);
+	}
+	c2.dtype = DTYPE_F32;
+	CHECKF(model_create(&c2, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		struct param *lm = param_find(t2, "lm_head.weight");
+		struct param *wte = param_find(t2, "transformer.wte.weight");
+		struct param *lm0 = param_find(t, "lm_head.weight"), *wte0 = param_find(t, "transformer.wte.weight");
+		CHECK(lm->w[7] == (float)lm0->w64[7]);
+		CHECK(wte->w[7] == bf16_round((float)wte0->w64[7]) && wte->w[7] != (float)wte0->w64[7]);
 		model_free(m2);
 	}
 	free(path);
@@ -159,6 +228,171 @@ TEST(masked_entries_must_be_zero)
 	model_free(m);
 }
 
+/* ---- the resume state ---- */
+
+/* text with the first `from` replaced by `to` (fresh string) */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	if (!at)
+		return NULL;
+	size_t a = (size_t)(at - text), nf = strlen(from), nt = strlen(to);
+	char *r = malloc(strlen(text) - nf + nt + 1);
+	memcpy(r, text, a);
+	memcpy(r + a, to, nt);
+	strcpy(r + a + nt, at + nf);
+	return r;
+}
+
+/* A checkpoint folder ck of three files and its state at step 3. */
+static void make_state(const char *ck, struct ckpt_state *st, char **text)
+{
+	struct err e;
+	CHECK(dir_make_all(ck, &e) == 0);
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]);
+		char body[64];
+		snprintf(body, sizeof body, "the bytes of %s", ckpt_files[i]);
+		CHECK(file_write_atomic(p, body, strlen(body), &e) == 0);
+		free(p);
+	}
+	memset(st, 0, sizeof *st);
+	st->step = 3;
+	st->training_seconds = 1.25;
+	st->training_loop_seconds = 2.5;
+	memset(st->config_sha256, 'a', SHA256_HEX_LEN);
+	st->blas_threads = 2;
+	st->curve = cJSON_CreateArray();
+	for (int i = 0; i < 3; i++) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "loss", 6.0 - i);
+		cJSON_AddNumberToObject(c, "step", i);
+		cJSON_AddItemToArray(st->curve, c);
+	}
+	CHECKF(ckpt_state_hash(ck, st, &e) == 0, "%s", e.msg);
+	char *ps = path_join(ck, "state.json");
+	CHECKF(ckpt_state_write(ps, st, &e) == 0, "%s", e.msg);
+	size_t n;
+	CHECK(file_read_all(ps, 0, text, &n, &e) == 0);
+	free(ps);
+}
+
+TEST(resume_state_round_trip_and_hashes)
+{
+	char *ck = path_join(dir, "ck1");
+	struct ckpt_state w, r;
+	char *text;
+	struct err e;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json");
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.step == 3 && r.training_seconds == 1.25 && r.training_loop_seconds == 2.5 && r.blas_threads == 2);
+	CHECK_STREQ(r.config_sha256, w.config_sha256);
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]);
+		char hex[65];
+		CHECK(sha256_file_hex(p, hex, NULL, &e) == 0);
+		CHECK_STREQ(r.sha256[i], hex);   /* what sha256sum prints */
+		free(p);
+	}
+	CHECK(cJSON_GetArraySize(r.curve) == 3);
+	CHECK(strstr(text, "\"files\": {") && strstr(text, "\"optim.bin\": \""));
+	CHECKF(ckpt_state_verify(ck, &r, &e) == 0, "%s", e.msg);
+	/* one changed byte of any file, or a file missing, is refused naming it */
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(ck, ckpt_files[i]), *body;
+		size_t n;
+		CHECK(file_read_all(p, 0, &body, &n, &e) == 0);
+		body[n - 1] ^= 1;
+		CHECK(file_write_atomic(p, body, n, &e) == 0);
+		CHECK(ckpt_state_verify(ck, &r, &e) == -1 && e.code == EXIT_USAGE);
+		CHECKF(strstr(e.msg, p) && strstr(e.msg, "SHA-256") && strstr(e.msg, "state.json records"), "%s", e.msg);
+		body[n - 1] ^= 1;
+		CHECK(file_write_atomic(p, body, n, &e) == 0);
+		CHECK(ckpt_state_verify(ck, &r, &e) == 0);
+		free(body);
+		free(p);
+	}
+	char *pl = path_join(ck, "loader.bin");
+	unlink(pl);
+	CHECK(ckpt_state_verify(ck, &r, &e) == -1 && strstr(e.msg, pl) && strstr(e.msg, "cannot open") &&
+	      e.code == EXIT_USAGE);
+	free(pl);
+	ckpt_state_release(&r);
+	cJSON_Delete(w.curve);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
+TEST(resume_state_fields_checked)
+{
+	char *ck = path_join(dir, "ck2");
+	struct ckpt_state w, r;
+	char *text;
+	struct err e;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json");
+	char hex_opt[80];
+	snprintf(hex_opt, sizeof hex_opt, "\"optim.bin\": \"%s\"", w.sha256[1]);
+	struct { const char *from, *to, *want; } bad[] = {
+		{"\n  \"step\": 3,", "\n  \"step\": 10,", "step: 10 is out of range [0, 9]"},
+		{"\n  \"step\": 3,", "\n  \"step\": -1,", "step: -1 is out of range [0, 9]"},
+		{"\n  \"step\": 3,", "\n  \"step\": 2.5,", "step: 2.5 is not an integer"},
+		{"\n  \"step\": 3,", "\n  \"step\": \"3\",", "step: not a number"},
+		{"\n  \"step\": 3,", "\n  \"step\": 1e999,", "step: inf is not an integer"},
+		{"\n  \"step\": 3,", "\n  \"step\": 2,", "curve: 3 entries, but step is 2"},
+		{"\n  \"step\": 3,", "\n", "step: missing"},
+		{"\"blas_threads\": 2", "\"blas_threads\": -1", "blas_threads: -1 is out of range [1, 4096]"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 0", "blas_threads: 0 is out of range"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 100000", "blas_threads: 100000 is out of range"},
+		{"\"blas_threads\": 2", "\"blas_threads\": 1.5", "blas_threads: 1.5 is not an integer"},
+		{"\"training_seconds\": 1.25", "\"training_seconds\": -1", "training_seconds: not a finite number"},
+		{"\"training_seconds\": 1.25", "\"training_seconds\": 3", "training_loop_seconds: 2.5 is less than"},
+		{"\"training_loop_seconds\": 2.5", "\"training_loop_seconds\": null", "training_loop_seconds: not a finite"},
+		{"\"config_sha256\": \"aaaa", "\"config_sha256\": \"Aaaa", "config_sha256: not a SHA-256"},
+		{hex_opt, "\"optim.bin\": \"0123\"", "files.optim.bin: not a SHA-256"},
+		{hex_opt, "\"optim.bin \": \"0123\"", "files.optim.bin: missing"},
+		{"\"files\": {", "\"extra\": 1, \"files\": {", "unknown key 'extra'"},
+		{"\"step\": 1\n", "\"step\": 5\n", "curve[1]: not the object of step 1"},
+		{"\"loss\": 6,", "\"loss\": \"6\",", "curve[0]: loss is not a finite number"},
+		{"\"curve\": [", "\"curve\": {\"a\": [", "curve: not an array"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *t = replaced(text, bad[i].from, bad[i].to);
+		CHECKF(t != NULL, "case %zu: no '%s' in the state", i, bad[i].from);
+		if (!t)
+			continue;
+		if (bad[i].to[0] == '"' && !strncmp(bad[i].to, "\"curve\": {", 10)) {   /* close the object */
+			char *u = replaced(t, "\n  ],", "\n  ]},");
+			free(t);
+			t = u;
+		}
+		CHECK(file_write_atomic(ps, t, strlen(t), &e) == 0);
+		CHECKF(ckpt_state_read(ps, 10, &r, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, bad[i].want) &&
+		       strstr(e.msg, ps), "case %zu: %s", i, e.msg);
+		free(t);
+	}
+	/* a checkpoint of an older supkit train: no "files" */
+	cJSON *j = json_parse(text, strlen(text), "state", &e);
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "files");
+	CHECK(json_write_file(ps, j, &e) == 0);
+	cJSON_Delete(j);
+	CHECK(ckpt_state_read(ps, 10, &r, &e) == -1);
+	CHECKF(strstr(e.msg, ps) && strstr(e.msg, "files: missing: the checkpoint records no SHA-256 of its files") &&
+	       strstr(e.msg, "--force"), "%s", e.msg);
+	/* the state as written is read back */
+	CHECK(file_write_atomic(ps, text, strlen(text), &e) == 0);
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	ckpt_state_release(&r);
+	/* a run of steps = step has no checkpoint at that step */
+	CHECK(ckpt_state_read(ps, 3, &r, &e) == -1 && strstr(e.msg, "step: 3 is out of range [0, 2]"));
+	cJSON_Delete(w.curve);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -166,8 +400,11 @@ int main(void)
 		return 1;
 	}
 	RUN(round_trip);
+	RUN(fp64_exact_round_trip);
 	RUN(refuses_mismatch);
 	RUN(masked_entries_must_be_zero);
+	RUN(resume_state_round_trip_and_hashes);
+	RUN(resume_state_fields_checked);
 	dir_remove_tree(dir);
 	return t_done();
 }

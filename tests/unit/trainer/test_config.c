@@ -31,6 +31,8 @@ TEST(defaults_are_benchmark)
 	CHECK(c.oe_m == 150855 && c.oe_n == 3 && c.oe_k == 2);
 	CHECK(c.norm_eps == 1.0 / 8388608.0);
 	CHECK(c.qk_scale == QK_SCALE_NONE && c.muoneq == MUONEQ_OFF && c.embed_state == EMBED_STATE_BF16);
+	/* the benchmark's arithmetic as it ran (torch.compile, autocast on CUDA) */
+	CHECK(c.logits == LOGITS_BF16 && c.polar == POLAR_BF16 && c.polar_arith == POLAR_ARITH_COMPILED);
 	struct err e;
 	CHECK(config_validate(&c, &e) == 0);
 }
@@ -64,6 +66,36 @@ TEST(syntax)
 	CHECK_STREQ(c.init_from, "a#b.safetensors");
 	CHECK(c.muoneq == MUONEQ_RC);
 	CHECK(config_model_dim(&c) == 384 && config_heads(&c) == 3);
+}
+
+/* A line ends at LF, CR LF or a lone CR: a CR-only file that opens with a
+ * comment is not one long comment (which left every key at its default),
+ * and errors count lines the same way. */
+TEST(line_ends_cr_crlf_lf)
+{
+	const char *texts[] = {
+		"# comment\rdepth = 6\rvocab_size = 512\r",
+		"# comment\r\ndepth = 6\r\nvocab_size = 512\r\n",
+		"# comment\ndepth = 6\r\nvocab_size = 512",
+		"# comment\r\r\ndepth = 6\n\rvocab_size = 512\r",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		struct config c;
+		struct err e;
+		CHECKF(load(&c, texts[i], &e) == 0, "case %zu: %s", i, e.msg);
+		CHECKF(c.depth == 6 && c.vocab_size == 512, "case %zu: depth %d vocab_size %d", i, c.depth,
+		       c.vocab_size);
+	}
+	struct config c;
+	struct err e;
+	/* line numbers: CR LF is one line end, CR CR two */
+	CHECK(load(&c, "depth = 6\rfoo = 1\r", &e) != 0 && strstr(e.msg, "t.cfg:2: unknown key 'foo'"));
+	CHECK(load(&c, "depth = 6\r\nfoo = 1\r\n", &e) != 0 && strstr(e.msg, "t.cfg:2: unknown key 'foo'"));
+	CHECK(load(&c, "depth = 6\r\rfoo = 1", &e) != 0 && strstr(e.msg, "t.cfg:3: unknown key 'foo'"));
+	/* a value cannot hold a line end: the printed config would read back otherwise */
+	config_defaults(&c);
+	CHECK(config_set(&c, "init_from=a\rb", &e) != 0 && strstr(e.msg, "holds a line end"));
+	CHECK(config_set(&c, "init_from=a\nb", &e) != 0 && strstr(e.msg, "holds a line end"));
 }
 
 static void expect_err(const char *text, const char *want)
@@ -110,6 +142,9 @@ TEST(conflicts_name_file_and_line)
 	expect_err("steps = 5\n", "t.cfg:1: warmup_steps 11 must be below steps 5");
 	expect_err("seq_len = 33\n", "t.cfg:1: seq_len 33 is odd");
 	expect_err("window_pattern = SSXL\n", "t.cfg:1: window_pattern: 'SSXL' may hold only S and L");
+	expect_err("init = dense\ninit_from = a.safetensors\n", "t.cfg:2: init = dense conflicts with init_from");
+	expect_err("logits = fp16\n", "t.cfg:1: logits: 'fp16' is not one of bf16, fp32");
+	expect_err("polar_arith = fused\n", "t.cfg:1: polar_arith: 'fused' is not one of compiled, eager");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
@@ -460,6 +495,7 @@ int main(void)
 	RUN(defaults_are_benchmark);
 	RUN(baseline_file_equals_defaults);
 	RUN(syntax);
+	RUN(line_ends_cr_crlf_lf);
 	RUN(bad_lines_name_file_and_line);
 	RUN(conflicts_name_file_and_line);
 	RUN(set_overrides);

@@ -18,7 +18,11 @@
  *  - bf16 embed state (bf16 AdamW tensors): one bf16 ulp allowed on at most
  *    2% of the entries (a fp32 value within fp32 error of a bf16 tie may
  *    round either way), 1e-6 elsewhere. Measured: no flips on the fixture.
- *  - bf16 Polar Express: our emulation reproduces the reference bit for bit
+ *  - bf16 Polar Express, in both arithmetics (polar_arith: compiled, the
+ *    benchmark's torch.compile on CUDA, and eager PyTorch's; they differ by
+ *    13% to 38% of the update on the 3-step fixture and 6% to 16% on the
+ *    operator's matrices, and each result must be nearer its own reference):
+ *    our emulation reproduces the reference bit for bit
  *    on the fixture (operator and 3 full steps), but a one-ulp fp32
  *    difference anywhere upstream can flip a bf16 rounding in the first
  *    iteration and move the update by several percent (SPEC 2; the bf16 vs
@@ -478,18 +482,22 @@ TEST(parity_embed_state_bf16)
 	run_case("embed_bf16_fp32polar", &t, &r);
 }
 
-TEST(parity_bf16_polar)
+/* bf16 Polar Express and bf16 embed state, in the given arithmetic: the
+ * benchmark's (compiled, the default) or eager PyTorch's; the two differ by
+ * 13% to 38% of the update on this fixture */
+static void bf16_polar_case(const char *name)
 {
-	/* the benchmark's default: bf16 Polar Express and bf16 embed state */
 	struct tol t = {0.02, 0.02, 0.02, 1};
 	struct case_result r;
-	run_case("base_bf16", &t, &r);
-	/* yardstick: distance from the fp32-polar reference to the bf16 one */
+	run_case(name, &t, &r);
 	CHECK(r.ok);
 	/* and most Muon results bit-equal: a misplaced rounding shows here */
 	CHECKF(r.muon_exact * 4 >= r.muon_pairs * 3, "%d of %d Muon results bit-equal",
 	       r.muon_exact, r.muon_pairs);
 }
+
+TEST(parity_bf16_polar_compiled) { bf16_polar_case("base_bf16_compiled"); }
+TEST(parity_bf16_polar_eager) { bf16_polar_case("base_bf16"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -661,11 +669,14 @@ TEST(operators_vs_numpy)
 			polar_express_f64(x, o->m, o->n);
 			tol = 1e-12;
 		} else if (!strncmp(o->kind, "polar_", 6)) {
-			int bf = !strcmp(o->kind, "polar_bf16");
+			int mode = !strcmp(o->kind, "polar_bf16") ? POLAR_MODE_BF16_EAGER
+				 : !strcmp(o->kind, "polar_bf16c") ? POLAR_MODE_BF16_COMPILED
+				 : POLAR_MODE_FP32;
+			int bf = mode != POLAR_MODE_FP32;
 			float *f = malloc(N * sizeof *f);
 			for (size_t k = 0; k < N; k++)
 				f[k] = (float)x[k];
-			polar_express_f32(f, o->m, o->n, bf);
+			polar_express_f32(f, o->m, o->n, mode);
 			for (size_t k = 0; k < N; k++)
 				x[k] = f[k];
 			free(f);
@@ -681,6 +692,24 @@ TEST(operators_vs_numpy)
 				printf("  %s %zux%zu rel fro %.3g\n", o->kind, o->m, o->n, err);
 			CHECKF(err <= tol, "%s %s %zux%zu: error %.3g > %.3g", o->kind, o->name,
 			       o->m, o->n, err, tol);
+			/* the two bf16 arithmetics differ by 6% to 16% on these
+			 * matrices (rounding the scalars to bf16 or not): the result
+			 * must be nearer its own arithmetic's reference than the
+			 * other's, which the 5% bound alone does not ensure */
+			const char *other = mode == POLAR_MODE_BF16_EAGER ? "polar_bf16c"
+					  : mode == POLAR_MODE_BF16_COMPILED ? "polar_bf16" : NULL;
+			for (size_t j = 0; other && j < n; j++) {
+				const struct op *p = &ops[j];
+				if (strcmp(p->kind, other) || p->m != o->m || p->n != o->n ||
+				    memcmp(p->in, o->in, N * sizeof *p->in))
+					continue;
+				double eo = rel_fro(x, p->out, N);
+				CHECKF(eo > err, "%s %zux%zu: %.3g from its reference, %.3g from %s's", o->kind,
+				       o->m, o->n, err, eo, other);
+				other = NULL;
+			}
+			CHECKF(!other, "%s %zux%zu: no %s case on the same matrix", o->kind, o->m, o->n,
+			       other);
 			free(x);
 			continue;
 		} else {
@@ -1002,6 +1031,7 @@ TEST(state_load_rejects_bad_files)
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "not an optimizer state"));
 	/* unknown record name: rename the first record's first letter */
 	data[0] = 'S';
+	char name0 = data[20];
 	data[20] = '#';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "record 0"));
@@ -1009,6 +1039,48 @@ TEST(state_load_rejects_bad_files)
 	char empty[16] = "SUPKOPT1";
 	CHECK(file_write_atomic(path, empty, sizeof empty, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1 && strstr(e.msg, "momentum_buffer"));
+	/* values out of range, each in the first record of its kind: a
+	 * negative second moment, a NaN momentum, a negative AdamW step */
+	data[20] = name0;   /* the file as saved */
+	CHECK(file_write_atomic(path, data, len, &e) == 0);
+	CHECKF(optim_load(o, path, &e) == 0, "%s", e.msg);
+	struct { const char *suffix; double v; const char *want; } bad[] = {
+		{".exp_avg_sq", -1.0, "is -1, not a finite number >= 0"},
+		{".second_momentum_buffer", -0.5, "is -0.5, not a finite number >= 0"},
+		{".momentum_buffer", NAN, "is nan, not a finite number"},
+		{".exp_avg", INFINITY, "is inf, not a finite number"},
+		{".step", -1.0, "-1 is negative"},
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+		char *x = malloc(len);
+		memcpy(x, data, len);
+		size_t at = 16, hit = 0;
+		while (at + 4 <= len && !hit) {
+			uint32_t nl;
+			memcpy(&nl, x + at, 4);
+			const char *name = x + at + 4;
+			size_t sl = strlen(bad[k].suffix);
+			uint64_t cnt;
+			memcpy(&cnt, x + at + 4 + nl + 4, 8);
+			size_t d = at + 4 + nl + 12;
+			if (nl >= sl && !memcmp(name + nl - sl, bad[k].suffix, sl) &&
+			    (sl != strlen(".exp_avg") || name[nl - sl - 1] != 'q')) {
+				if (!strcmp(bad[k].suffix, ".step")) {
+					int64_t v = (int64_t)bad[k].v;
+					memcpy(x + d, &v, 8);
+				} else {
+					memcpy(x + d, &bad[k].v, 8);
+				}
+				hit = 1;
+			}
+			at = d + 8 * cnt;
+		}
+		CHECKF(hit, "no record ending in '%s'", bad[k].suffix);
+		CHECK(file_write_atomic(path, x, len, &e) == 0);
+		CHECKF(optim_load(o, path, &e) == -1 && strstr(e.msg, bad[k].want) && strstr(e.msg, bad[k].suffix + 1) &&
+		       strstr(e.msg, path), "'%s': %s", bad[k].suffix, e.msg);
+		free(x);
+	}
 	free(data);
 	optim_free(o);
 	table_free(&a);
@@ -1110,7 +1182,8 @@ int main(void)
 	RUN(parity_step0_nostep0_all);
 	RUN(parity_fp64);
 	RUN(parity_embed_state_bf16);
-	RUN(parity_bf16_polar);
+	RUN(parity_bf16_polar_compiled);
+	RUN(parity_bf16_polar_eager);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);

@@ -252,13 +252,13 @@ TEST(softcap_threads_f64) { softcap_threads(TD_F64); }
 /* A Polar Express hook (optim_set_polar, as the CUDA backend installs its
  * twin) that records the shapes it is given and runs the host's on each. */
 static size_t hook_calls, hook_elems, hook_mats;
-static void polar_hook(float *X, size_t batch, size_t m, size_t n, int bf16)
+static void polar_hook(float *X, size_t batch, size_t m, size_t n, int mode)
 {
 	hook_calls++;
 	hook_mats += batch;
 	hook_elems += batch * m * n;
 	for (size_t b = 0; b < batch; b++)
-		polar_express_f32(X + b * m * n, m, n, bf16);
+		polar_express_f32(X + b * m * n, m, n, mode);
 }
 
 /* An optimizer device (optim_set_device, as the CUDA backend installs its

@@ -1,0 +1,79 @@
+/* data.h: the work behind `supkit data` (issue 6, SPEC sections 4 and 9):
+ * tokenizing corpora into train/validation shards, shard statistics, and the
+ * train/validation leakage check. The command (cmd_data.c) only parses and
+ * reports.
+ *
+ * Validation split: with val_files = K > 0 the last K input files go wholly
+ * to validation; otherwise, counting kept documents from 1 over all inputs in
+ * order, document i goes to validation when i % val_every == 0 (val_every =
+ * 0: no validation shard).
+ *
+ * Output folder: train_0000.bin, train_0001.bin, ... (a new shard every
+ * shard_tokens tokens, at a document boundary), val_0000.bin..., data.json
+ * (the report). Built in a temporary folder beside it and renamed into place.
+ *
+ * Leaves out: parallel encoding, appending to existing shards.
+ */
+#ifndef SUPKIT_TRAINER_DATA_H
+#define SUPKIT_TRAINER_DATA_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "lib/err.h"
+#include "data/corpus.h"
+#include "data/tokenizer.h"
+
+struct tokenize_opts {
+	const char *const *inputs;
+	int n_inputs;
+	struct corpus_opts corpus;
+	int val_files;            /* last K files to validation (0: use val_every) */
+	uint64_t val_every;       /* every N-th document to validation (0: none) */
+	uint64_t shard_tokens;    /* start a new shard past this many tokens */
+	int skip_invalid;         /* drop invalid UTF-8 documents (counted) instead of encoding them */
+	int force;                /* replace an existing output folder */
+	int quiet;
+};
+
+struct tokenize_report {
+	struct corpus_counts counts;
+	uint64_t skipped_invalid;
+	uint64_t docs[2], tokens[2], bytes[2];   /* [0] train, [1] validation */
+	int shards[2];
+	uint32_t vocab_size, bos_id;
+};
+
+/* Move the finished folder tmp to out (a temporary folder beside it, from
+ * dir_temp_beside): an existing out is refused unless force, then replaced
+ * (moved aside, removed after the rename). Gives tmp the umask's mode. */
+int data_replace_dir(const char *tmp, const char *out, int force, struct err *e);
+
+int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const char *out_dir,
+		  struct tokenize_report *r, struct err *e);
+cJSON *tokenize_report_json(const struct tokenize_report *r);
+
+struct shard_stats {
+	uint64_t tokens, docs, max_doc;
+	uint64_t bytes;           /* sum of token_bytes (when given) */
+	uint64_t text_tokens;     /* tokens with token_bytes > 0 */
+	uint32_t vocab_size, bos_id;
+};
+
+/* Statistics of one shard; token_bytes may be NULL (then bytes stay 0). */
+int data_stats(const char *path, const uint32_t *token_bytes, uint32_t n_token_bytes,
+	       struct shard_stats *s, struct err *e);
+
+struct overlap_report {
+	uint64_t train_docs, val_docs;
+	uint64_t dup_docs;        /* validation documents identical to a training document */
+	uint64_t val_grams;       /* validation n-grams (with multiplicity) */
+	uint64_t shared_grams;    /* of those, also in training */
+	int n;                    /* n-gram length (13) */
+};
+
+/* Documents are compared by SHA-256 of their tokens; n-grams by a 64-bit hash
+ * of their n tokens (within documents, BOS excluded). */
+int data_overlap(const char *const *train, int n_train, const char *const *val, int n_val, int n,
+		 struct overlap_report *r, struct err *e);
+
+#endif
