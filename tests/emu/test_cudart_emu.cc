@@ -130,15 +130,16 @@ template <class T> int differ(const T *x, const T *y, int m, int n, int ld)
  * same bits as ordered() for bf16 and fp32 operands, fp32 ones rounded to
  * bf16 first (_FAST_16BF), fp32 and bf16 outputs (rounded once, to nearest
  * even), alpha and beta (beta 0: C's NaN not read), every transpose, leading
- * dimensions over the rows; cublasGemmStridedBatchedEx and cublasDgemm too;
+ * dimensions over the rows; cublasGemmBatchedEx, cublasGemmStridedBatchedEx
+ * and cublasDgemm too;
  * and the same bits again when the product is computed in chunks of 1, 7,
  * 33 and 64 columns, or of 5, 16 and 8 rows (op(B), op(A) and C offset),
  * as the backend does with its chunks of rows. The plain sum also lies
  * within (k + 1) 2^-24 sum |a b| of the fp64 one (the reference sums what it
- * should). OpenBLAS's sgemm and dgemm in gemm.h's place fail it with most
- * of its kernels (Haswell, Zen, SkylakeX, Cooperlake, Prescott: the order,
- * and the chunks with all but SkylakeX's and Cooperlake's dgemm); only its
- * Sandybridge kernels sum in this order. */
+ * should). OpenBLAS's sgemm and dgemm in gemm.h's place fail it with its
+ * Haswell, Zen, SkylakeX, Cooperlake and Prescott kernels (entries out of
+ * the order with all of them, chunks that differ from the whole product
+ * with each); its Sandybridge kernels happen to sum in this order. */
 TEST(gemm_order)
 {
 	cublasHandle_t h = NULL;
@@ -266,6 +267,46 @@ TEST(gemm_order)
 		}
 		CHECKF(d == 0, "strided batched: %d entries not in the order", d);
 		cudaFree(dA), cudaFree(dB), cudaFree(dC);
+	}
+	/* cublasGemmBatchedEx (matmul_n's): bf16 operands, one A shared by
+	 * three products, op(A) transposed, beta 1 into fp32 outputs */
+	{
+		const int m = 21, n = 30, k = 70, nb = 3;
+		const float alpha = 0.7f, beta = 1.f;
+		std::vector<float> A = stored<float>(k, m, k, true), B[nb], C0[nb];
+		__nv_bfloat16 *dA, *dB[nb];
+		float *dC[nb];
+		void **arr;
+		CHECK(cudaMallocManaged((void **)&dA, A.size() * 2, cudaMemAttachGlobal) == cudaSuccess);
+		CHECK(cudaMallocManaged((void **)&arr, 3 * nb * sizeof *arr, cudaMemAttachGlobal) ==
+		      cudaSuccess);
+		for (size_t i = 0; i < A.size(); i++)
+			dA[i] = __float2bfloat16_rn(A[i]);
+		for (int b = 0; b < nb; b++) {
+			B[b] = stored<float>(k, n, k, true), C0[b] = stored<float>(m, n, m, false);
+			CHECK(cudaMallocManaged((void **)&dB[b], B[b].size() * 2, cudaMemAttachGlobal) ==
+			      cudaSuccess);
+			CHECK(cudaMallocManaged((void **)&dC[b], C0[b].size() * 4, cudaMemAttachGlobal) ==
+			      cudaSuccess);
+			for (size_t i = 0; i < B[b].size(); i++)
+				dB[b][i] = __float2bfloat16_rn(B[b][i]);
+			memcpy(dC[b], C0[b].data(), C0[b].size() * 4);
+			arr[b] = dA, arr[nb + b] = dB[b], arr[2 * nb + b] = dC[b];
+		}
+		CHECK(cublasGemmBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha,
+					  (const void *const *)arr, b16, k,
+					  (const void *const *)arr + nb, b16, k, &beta, arr + 2 * nb, f32,
+					  m, nb, c32, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+		CHECK(cudaDeviceSynchronize() == cudaSuccess);
+		int d = 0;
+		for (int b = 0; b < nb; b++) {
+			std::vector<float> w = ordered_gemm<float>(true, false, m, n, k, alpha, A, k, B[b],
+								   k, beta, C0[b], m, false);
+			d += differ(dC[b], w.data(), m, n, m);
+			cudaFree(dB[b]), cudaFree(dC[b]);
+		}
+		CHECKF(d == 0, "batched (pointer arrays): %d entries not in the order", d);
+		cudaFree(dA), cudaFree(arr);
 	}
 	/* cublasDgemm: fp64, the same order, and in column chunks */
 	{
