@@ -1,8 +1,9 @@
-# supkit: one non-recursive Makefile (shared/DESIGN.md, Build).
+# supkit: one non-recursive Makefile.
 #
 #   make            check the Debian packages (scripts/install-deps.sh --check:
 #                   a missing one stops the build with the command that
 #                   installs it; nothing is installed), build everything
+#                   (tools, tests, the assembled man pages)
 #   make build      the same
 #   make deps       install the missing Debian packages (scripts/install-deps.sh)
 #   make test       install what is missing, build, run every unit and CLI
@@ -11,9 +12,10 @@
 #                   (scripts/demo.sh)
 #   make bench      check, build, benchmarks (bench/*.sh), figures printed,
 #                   nothing asserted
-#   make install    check, build the tools, install them, the man pages and
-#                   configs/ (as PREFIX/share/supkit/configs, where supkit
-#                   train --arm finds it); PREFIX=/usr/local, DESTDIR staged
+#   make install    check, build the tools and the assembled man pages,
+#                   install the tools, every man page and configs/ (as
+#                   PREFIX/share/supkit/configs, where supkit train --arm
+#                   finds it); PREFIX=/usr/local, DESTDIR staged
 #   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
 #   DEV=1           -Werror
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
@@ -67,9 +69,12 @@ CU_SRCS := $(wildcard kernels/*.cu)
 CU_BUILD := build
 CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(CU_SRCS))
 
-MODULES := lib data replay supplements trainer audit
+MODULES := lib data replay supplements trainer audit sweep
 DEPS_lib := lib
 DEPS_data := data lib
+# the sweep runner reads configs (trainer/config.c, arm_file.c) and starts
+# supkit-train as child processes: no model code
+DEPS_sweep := sweep trainer lib
 DEPS_replay := replay lib
 DEPS_supplements := supplements replay lib
 DEPS_trainer := trainer data lib
@@ -175,8 +180,17 @@ $(BUILD)/emu/bin/supkit-train: $(BUILD)/emu/cmd_train.o $(EMU_RT_OBJS) $(BUILD)/
 		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+# supkit-eval on the emulated device (tests/gpu/train_cli.sh evaluates the
+# run it trains with both)
+$(BUILD)/emu/cmd_eval.o: trainer/cmd_eval.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d -c -o $@ $<
+$(BUILD)/emu/bin/supkit-eval: $(BUILD)/emu/cmd_eval.o $(EMU_RT_OBJS) $(BUILD)/libtrainer.a \
+		$(BUILD)/libdata.a $(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 # gpu_bench on the emulated device, for tests/cli/bench_gpu_emu.sh (its code
-# paths run at small sizes before a lent GPU runs them at full size)
+# paths at small sizes, without a GPU)
 $(BUILD)/emu/gpu_bench.o: tests/gpu/gpu_bench.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -DSUPKIT_CUDA=1 -MF $@.d -c -o $@ $<
@@ -184,7 +198,7 @@ $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/lib
 		$(BUILD)/libdata.a $(BUILD)/liblib.a
 	@mkdir -p $(@D)
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
-EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/gpu_bench
+EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/supkit-eval $(BUILD)/emu/bin/gpu_bench
 
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)
@@ -205,7 +219,17 @@ $(BIN)/supkit: front/supkit.c $(BUILD)/liblib.a
 	@mkdir -p $(@D) $(BUILD)/front
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MF $(BUILD)/front/supkit.d -o $@ $< $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 
-.PHONY: all build build-only check-deps tools tests cuda deps test test-run demo bench clean install fuzz \
+# The man pages: those written by hand (man/*.1, man/*.5) and three
+# assembled from the fragments in man/src by scripts/make-man.sh (build
+# outputs, not committed: .gitignore).
+MAN_GEN := man/supkit-audit.1 man/supkit-train.1 man/supkit-formats.5
+MAN1 := $(sort $(wildcard man/*.1) $(filter %.1,$(MAN_GEN)))
+MAN5 := $(sort $(wildcard man/*.5) $(filter %.5,$(MAN_GEN)))
+$(MAN_GEN): scripts/make-man.sh $(wildcard man/src/*)
+	bash scripts/make-man.sh $@
+man: $(MAN_GEN)
+
+.PHONY: all build build-only check-deps tools tests cuda man deps test test-run demo bench clean install fuzz \
 	fuzz-run dep-flags
 # The dependencies' compile flags (line 1) and link flags (line 2), for the
 # scripts that compile a driver against the archives (tests/gpu/lib.sh).
@@ -228,7 +252,7 @@ check-deps:
 # committed regression inputs inside make test; and the fuzz / fuzz-run targets.
 -include tests/fuzz/fuzz.mk
 
-build-only: tools tests cuda $(FUZZ_REPLAY)
+build-only: tools tests man cuda $(FUZZ_REPLAY)
 ifeq ($(CAIRO_LIBS),)
 	@echo "✗ supkit plot skipped: cairo not found (pkg-config cairo freetype2; Debian libcairo2-dev)"
 endif
@@ -268,11 +292,11 @@ bench:
 # .cfg and .diff (supkit-train(1), CONFIGURATION: where --arm looks)
 SHARE := $(DESTDIR)$(PREFIX)/share/supkit
 install: check-deps
-	@$(MAKE) --no-print-directory tools
+	@$(MAKE) --no-print-directory tools man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -d $(SHARE)/configs/arms/d6 $(SHARE)/configs/arms/d8
 	install -m 644 configs/baseline.cfg $(SHARE)/configs/
 	install -m 644 $(wildcard configs/arms/d6/*.cfg configs/arms/d6/*.diff) $(SHARE)/configs/arms/d6/
@@ -280,5 +304,6 @@ install: check-deps
 
 clean:
 	rm -rf build bin
+	rm -f $(MAN_GEN)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

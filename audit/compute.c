@@ -7,9 +7,9 @@
  * measured peak covers the rest), kernel-level FLOP counts of the baseline
  * optimizer other than Polar Express, and wall-clock modelling.
  *
- * Reference: shared/SPEC.md section 5 (formulas and reference figures);
+ * Reference: supkit-audit(1), compute (formulas and reference figures);
  * papers 000/001 Table 1b (routing and Table-Neumann counts), paper 004
- * Table 5 (the Lemma-2 Neumann-Gram count); shared/vectors/README.md for the
+ * Table 5 (the Lemma-2 Neumann-Gram count); docs/papers.md for the
  * conventions.
  */
 #include "audit/compute.h"
@@ -26,6 +26,9 @@
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "trainer/paramspec.h"
+#include "lib/claims.h"
+
+static void fmt_int(int64_t v, char *buf, size_t n);
 
 static const char *const extra_keys[CX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
@@ -238,6 +241,41 @@ cJSON *compute_report_json(const struct compute_report *r)
 	return o;
 }
 
+/* ---- the overrides that make a config ---- */
+
+cJSON *compute_config_set(const struct config *c)
+{
+	struct config ref;
+	struct err e;
+	config_defaults(&ref);
+	ref.depth = c->depth;
+	int named = config_arm_find(c->arm) >= 0;
+	if (named && config_arm_apply(&ref, c->arm, &e) != 0)
+		named = 0;
+	char *a = config_print(&ref), *b = config_print(c);
+	cJSON *set = cJSON_CreateObject();
+	/* both list every key once, in the same order */
+	char *sa, *sb;
+	char *la = strtok_r(a, "\n", &sa), *lb = strtok_r(b, "\n", &sb);
+	for (; la && lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		if (!strcmp(la, lb))
+			continue;
+		char *eq = strstr(lb, " =");
+		if (!eq)
+			continue;
+		*eq = '\0';
+		const char *v = eq[2] == ' ' ? eq + 3 : eq + 2;
+		cJSON_AddStringToObject(set, lb, v);
+	}
+	free(a);
+	free(b);
+	if (!set->child) {
+		cJSON_Delete(set);
+		return NULL;
+	}
+	return set;
+}
+
 /* ---- run records ---- */
 
 static int read_record(const char *path, char *arm, size_t armsz, int *depth, double v[3], struct err *e)
@@ -283,6 +321,10 @@ static int read_record(const char *path, char *arm, size_t armsz, int *depth, do
 			continue;
 		if (json_get_number(j, keys[i], &v[i], file, e))
 			goto out;
+		if (!isfinite(v[i])) {   /* cJSON reads 1e400 as infinity */
+			err_set(e, EXIT_USAGE, "'%s': %s: not a finite number", file, keys[i]);
+			goto out;
+		}
 		if (v[i] < 0) {
 			err_set(e, EXIT_USAGE, "'%s': %s: %g is negative", file, keys[i], v[i]);
 			goto out;
@@ -371,6 +413,8 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 		return -1;
 	struct compute_measured *m = xcalloc((size_t)npaths + 1, sizeof *m);
 	int *cnt = xcalloc(3 * ((size_t)npaths + 1), sizeof *cnt);
+	/* sums in long double: finite values up to DBL_MAX never overflow it */
+	long double *sum = xcalloc(3 * ((size_t)npaths + 1), sizeof *sum);
 	int n = 0;
 	for (int i = 0; i < npaths; i++) {
 		char arm[64];
@@ -382,6 +426,7 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			free(paths);
 			free(m);
 			free(cnt);
+			free(sum);
 			return -1;
 		}
 		int ai = config_arm_find(arm); /* short names group with their arm */
@@ -402,10 +447,9 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 			n++;
 		}
 		m[g].n++;
-		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
 		for (int k = 0; k < 3; k++)
 			if (!isnan(v[k])) {
-				*f[k] += v[k];
+				sum[g * 3 + k] += v[k];
 				cnt[g * 3 + k]++;
 			}
 	}
@@ -415,9 +459,10 @@ int compute_runs_load(char *const *argpaths, int nargs, struct compute_measured 
 	for (int g = 0; g < n; g++) {
 		double *f[3] = {&m[g].peak_memory_mib, &m[g].training_seconds, &m[g].training_loop_seconds};
 		for (int k = 0; k < 3; k++)
-			*f[k] = cnt[g * 3 + k] ? *f[k] / cnt[g * 3 + k] : NAN;
+			*f[k] = cnt[g * 3 + k] ? (double)(sum[g * 3 + k] / cnt[g * 3 + k]) : NAN;
 	}
 	free(cnt);
+	free(sum);
 	for (int g = 0; g < n; g++)
 		for (int h = 0; h < n; h++)
 			if (m[h].depth == m[g].depth && !strcmp(m[h].arm, "00_dense_native")) {
@@ -587,7 +632,36 @@ struct check_ctx {
 	int ndis, ncmp;
 	int table_neumann;
 	const struct compute_report *rep;
+	cJSON *items;                  /* one object per figure, or NULL */
+	int claim;                     /* claim index, or -1 */
 };
+
+/* %.*f of x with dec + 2 decimals, or an integer when x is one. */
+static void fmt_recomputed(double x, int dec, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.*f", x == floor(x) && fabs(x) < 1e15 ? 0 : dec + 2, x);
+}
+
+static void add_item(struct check_ctx *k, const char *path, const char *ptxt, double x, int agree,
+		     const char *note)
+{
+	if (!k->items)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "label", k->label);
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddStringToObject(o, "published", ptxt);
+	char xs[64];
+	json_format_number(x, xs, sizeof xs);
+	cJSON_AddStringToObject(o, "recomputed", xs);
+	cJSON_AddBoolToObject(o, "agrees", agree);
+	cJSON_AddStringToObject(o, "formula", figure_formula(path));
+	if (note)
+		cJSON_AddStringToObject(o, "note", note);
+	if (k->claim >= 0)
+		cJSON_AddNumberToObject(o, "claim", k->claim);
+	cJSON_AddItemToArray(k->items, o);
+}
 
 static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 {
@@ -599,13 +673,16 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 	const cJSON *mine = json_path(k->ours[0], path);
 	double x = mine->valuedouble;
 	k->ncmp++;
-	if (agrees(x, pv, dec))
+	if (agrees(x, pv, dec)) {
+		add_item(k, path, ptxt, x, 1, NULL);
 		return;
+	}
 	k->ndis++;
 	char xs[40];
-	snprintf(xs, sizeof xs, "%.*f", x == floor(x) && fabs(x) < 1e15 ? 0 : dec + 2, x);
+	fmt_recomputed(x, dec, xs, sizeof xs);
 	sb_printf(&k->out, "%s %s: published %s, recomputed %s [%s]", k->label, path, ptxt, xs,
 		  figure_formula(path));
+	struct sbuf note = {0};
 	/* which other convention, if any, the published figure follows */
 	static const char *const alt[4] = {NULL, "--neumann-count %s", "--denominator %s",
 					   "--neumann-count %s --denominator %s"};
@@ -625,8 +702,8 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 				snprintf(opt, sizeof opt, alt[a], dd);
 			else
 				snprintf(opt, sizeof opt, alt[a], nn, dd);
-			snprintf(xs, sizeof xs, "%.*f", v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15 ? 0 : dec + 2, v->valuedouble);
-			sb_printf(&k->out, "; follows the convention %s (%s)", opt, xs);
+			fmt_recomputed(v->valuedouble, dec, xs, sizeof xs);
+			sb_printf(&note, "follows the convention %s (%s)", opt, xs);
 			found = 1;
 		}
 	}
@@ -638,13 +715,14 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 			if (strcmp(c->string, "total"))
 				sum += round(c->valuedouble * scale) / scale;
 		if (agrees(sum, pv, dec)) {
-			sb_printf(&k->out, "; the published total is the sum of its components rounded to %d decimals (%.*f)",
+			sb_printf(&note, "the published total is the sum of its components rounded to %d decimals (%.*f)",
 				  dec, dec, sum);
 			found = 1;
 		}
 	}
 	/* Table-Neumann counts every row unless told the visited rows: say
 	 * how many visited rows the published figure implies */
+	int implied = 0;
 	if (!found && k->table_neumann && k->opts->tabneu_rows == 0 &&
 	    (!strcmp(path, "flops.extra_gflops_step_total") ||
 	     !strcmp(path, "flops.extra_gflops_step.table_neumann") || !strcmp(path, "flops.extra_pct"))) {
@@ -659,13 +737,17 @@ static void check_leaf(struct check_ctx *k, const char *path, const cJSON *pub)
 		if (!strcmp(path, "flops.extra_gflops_step.table_neumann"))
 			other = 0;
 		double R = (pub_flops - other - cst) / per_row;
-		if (R > 0)
-			sb_printf(&k->out, "; Table-Neumann over all %lld OE rows, the published figure implies about %.0f visited rows a step (--tabneu-rows)",
+		if (R > 0) {
+			sb_printf(&note, "Table-Neumann over all %lld OE rows, the published figure implies about %.0f visited rows a step (--tabneu-rows)",
 				  (long long)r->oe_rows_total, R);
+			implied = 1;
+		}
 	}
 	if (!found)
-		sb_printf(&k->out, "; follows no supported convention");
-	sb_printf(&k->out, "\n");
+		sb_printf(&note, "%sfollows no supported convention", implied ? "; " : "");
+	sb_printf(&k->out, "; %s\n", note.p);
+	add_item(k, path, ptxt, x, 0, note.p);
+	free(note.p);
 }
 
 static int check_walk(struct check_ctx *k, const cJSON *node, const char *path, int idx, struct err *e)
@@ -718,8 +800,44 @@ static int has_control(const cJSON *node)
 	return 0;
 }
 
+/* An arm's own conventions ({"neumann_count", "denominator", "tabneu_rows"},
+ * as compute --json writes them) over o. */
+static int arm_conventions(const cJSON *cv, const char *ctx, struct compute_opts *o, struct err *e)
+{
+	if (!cv)
+		return 0;
+	if (!cJSON_IsObject(cv))
+		return err_set(e, EXIT_USAGE, "%s: \"conventions\" must be an object", ctx);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(cv, "neumann_count");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(cv, "denominator");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(cv, "tabneu_rows");
+	if (n) {
+		if (cJSON_IsString(n) && !strcmp(n->valuestring, "full"))
+			o->neumann = COMPUTE_NEUMANN_FULL;
+		else if (cJSON_IsString(n) && !strcmp(n->valuestring, "lemma2"))
+			o->neumann = COMPUTE_NEUMANN_LEMMA2;
+		else
+			return err_set(e, EXIT_USAGE, "%s: conventions.neumann_count is not \"full\" or \"lemma2\"", ctx);
+	}
+	if (d) {
+		if (cJSON_IsString(d) && !strcmp(d->valuestring, "formula"))
+			o->denom = COMPUTE_DENOM_FORMULA;
+		else if (cJSON_IsString(d) && !strcmp(d->valuestring, "paper"))
+			o->denom = COMPUTE_DENOM_PAPER;
+		else
+			return err_set(e, EXIT_USAGE, "%s: conventions.denominator is not \"formula\" or \"paper\"", ctx);
+	}
+	if (t) {
+		if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble > 1099511627776.0 ||
+		    t->valuedouble != floor(t->valuedouble))
+			return err_set(e, EXIT_USAGE, "%s: conventions.tabneu_rows is not a row count", ctx);
+		o->tabneu_rows = (int64_t)t->valuedouble;
+	}
+	return 0;
+}
+
 int compute_check(const cJSON *published, const char *name, const struct compute_opts *o, char **lines,
-		  int *ncompared, struct err *e)
+		  int *ncompared, cJSON *items, struct err *e)
 {
 	*lines = NULL;
 	*ncompared = 0;
@@ -731,52 +849,54 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 	for (const cJSON *a = arms->child; a; a = a->next, idx++) {
 		const char *arm;
 		double depth;
+		char ctx[300];
+		snprintf(ctx, sizeof ctx, "'%s': arms[%d]", name, idx);
 		if (!cJSON_IsObject(a))
 			goto bad_entry;
 		if (a->child && has_control(a->child)) {
 			err_set(e, EXIT_USAGE, "'%s': arms[%d]: a key or string holds a control character", name, idx);
 			goto fail;
 		}
-		{
-			char ctx[300];
-			snprintf(ctx, sizeof ctx, "'%s': arms[%d]", name, idx);
-			if (json_get_string(a, "arm", &arm, ctx, e) || json_get_number(a, "depth", &depth, ctx, e))
-				goto fail;
-			if (depth != floor(depth) || depth < 1 || depth > 64) {
-				err_set(e, EXIT_USAGE, "%s: depth %g is not a depth", ctx, depth);
-				goto fail;
-			}
+		if (json_get_string(a, "arm", &arm, ctx, e) || json_get_number(a, "depth", &depth, ctx, e))
+			goto fail;
+		if (depth != floor(depth) || depth < 1 || depth > 64) {
+			err_set(e, EXIT_USAGE, "%s: depth %g is not a depth", ctx, depth);
+			goto fail;
 		}
+		struct compute_opts ao = *o;
+		if (arm_conventions(cJSON_GetObjectItemCaseSensitive(a, "conventions"), ctx, &ao, e) != 0)
+			goto fail;
 		struct config c;
 		config_defaults(&c);
 		c.depth = (int)depth;
-		if (config_arm_apply(&c, arm, e) != 0) {
-			err_prefix(e, "'%s': arms[%d]", name, idx);
+		const cJSON *set = cJSON_GetObjectItemCaseSensitive(a, "set");
+		if (set && !cJSON_IsObject(set)) {
+			err_set(e, EXIT_USAGE, "'%s': arms[%d]: \"set\" must be an object of key: value", name, idx);
 			goto fail;
 		}
-		const cJSON *set = cJSON_GetObjectItemCaseSensitive(a, "set");
-		if (set) {
-			if (!cJSON_IsObject(set)) {
-				err_set(e, EXIT_USAGE, "'%s': arms[%d]: \"set\" must be an object of key: value", name, idx);
+		/* an arm that is not a named one is the baseline with its "set" (which names it) */
+		if (config_arm_find(arm) >= 0 || !cJSON_GetObjectItemCaseSensitive(set, "arm")) {
+			if (config_arm_apply(&c, arm, e) != 0) {
+				err_prefix(e, "'%s': arms[%d]", name, idx);
 				goto fail;
 			}
-			for (const cJSON *s = set->child; s; s = s->next) {
-				char kv[700], num[40];
-				const char *val = cJSON_IsString(s) ? s->valuestring : NULL;
-				if (cJSON_IsNumber(s)) {
-					json_format_number(s->valuedouble, num, sizeof num);
-					val = num;
-				}
-				if (!val) {
-					err_set(e, EXIT_USAGE, "'%s': arms[%d]: set.%s: expected a string or number", name,
-						idx, s->string);
-					goto fail;
-				}
-				snprintf(kv, sizeof kv, "%s=%s", s->string, val);
-				if (config_set(&c, kv, e) != 0) {
-					err_prefix(e, "'%s': arms[%d]", name, idx);
-					goto fail;
-				}
+		}
+		for (const cJSON *s = set ? set->child : NULL; s; s = s->next) {
+			char kv[700], num[40];
+			const char *val = cJSON_IsString(s) ? s->valuestring : NULL;
+			if (cJSON_IsNumber(s)) {
+				json_format_number(s->valuedouble, num, sizeof num);
+				val = num;
+			}
+			if (!val) {
+				err_set(e, EXIT_USAGE, "'%s': arms[%d]: set.%s: expected a string or number", name, idx,
+					s->string);
+				goto fail;
+			}
+			snprintf(kv, sizeof kv, "%s=%s", s->string, val);
+			if (config_set(&c, kv, e) != 0) {
+				err_prefix(e, "'%s': arms[%d]", name, idx);
+				goto fail;
 			}
 		}
 		if (config_validate(&c, e) != 0) {
@@ -786,22 +906,31 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 		struct check_ctx k = {0};
 		struct compute_report reps[4];
 		k.name = name;
-		char label[256];
+		k.items = items;
+		k.claim = -1;
+		char label[600];
 		const cJSON *note = cJSON_GetObjectItemCaseSensitive(a, "note");
-		if (cJSON_IsString(note))
+		const cJSON *claim = cJSON_GetObjectItemCaseSensitive(a, "claim");
+		const cJSON *where = cJSON_GetObjectItemCaseSensitive(a, "where");
+		if (cJSON_IsNumber(claim)) {
+			k.claim = (int)claim->valuedouble;
+			snprintf(label, sizeof label, "claim %d (%s)", k.claim,
+				 cJSON_IsString(where) ? where->valuestring : arm);
+		} else if (cJSON_IsString(note)) {
 			snprintf(label, sizeof label, "d%d %s (%s)", c.depth, arm, note->valuestring);
-		else
+		} else {
 			snprintf(label, sizeof label, "d%d %s", c.depth, arm);
+		}
 		k.label = label;
 		k.cfg = &c;
-		k.opts = o;
+		k.opts = &ao;
 		k.table_neumann = c.oe && c.table_neumann;
 		for (int v = 0; v < 4; v++) {
-			struct compute_opts oo = *o;
+			struct compute_opts oo = ao;
 			if (v & 1)
-				oo.neumann = o->neumann == COMPUTE_NEUMANN_FULL ? COMPUTE_NEUMANN_LEMMA2 : COMPUTE_NEUMANN_FULL;
+				oo.neumann = ao.neumann == COMPUTE_NEUMANN_FULL ? COMPUTE_NEUMANN_LEMMA2 : COMPUTE_NEUMANN_FULL;
 			if (v & 2)
-				oo.denom = o->denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER : COMPUTE_DENOM_FORMULA;
+				oo.denom = ao.denom == COMPUTE_DENOM_FORMULA ? COMPUTE_DENOM_PAPER : COMPUTE_DENOM_FORMULA;
 			if (compute_config(&c, &oo, &reps[v], e) != 0) {
 				for (int w = 0; w < v; w++)
 					cJSON_Delete(k.ours[w]);
@@ -819,23 +948,39 @@ int compute_check(const cJSON *published, const char *name, const struct compute
 			if (sec)
 				rc = check_walk(&k, sec, sections[s], idx, e);
 		}
-		for (const cJSON *ch = a->child; ch && rc == 0; ch = ch->next)
-			if (strcmp(ch->string, "arm") && strcmp(ch->string, "depth") && strcmp(ch->string, "set") &&
-			    strcmp(ch->string, "params") && strcmp(ch->string, "flops") &&
-			    strcmp(ch->string, "memory_mib") && strcmp(ch->string, "id") && strcmp(ch->string, "note") &&
-			    strcmp(ch->string, "model") && strcmp(ch->string, "config_sha256") &&
-			    strcmp(ch->string, "conventions") && strcmp(ch->string, "measured"))
+		static const char *const known[] = {"arm", "depth", "set", "params", "flops", "memory_mib", "id",
+						    "note", "model", "config_sha256", "conventions", "measured",
+						    "claim", "where"};
+		for (const cJSON *ch = a->child; ch && rc == 0; ch = ch->next) {
+			size_t q = 0;
+			while (q < sizeof known / sizeof *known && strcmp(ch->string, known[q]))
+				q++;
+			if (q == sizeof known / sizeof *known)
 				rc = err_set(e, EXIT_USAGE, "'%s': arms[%d]: unknown key \"%s\"", name, idx, ch->string);
+		}
 		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(a, "config_sha256");
 		if (rc == 0 && sha) {
 			if (!cJSON_IsString(sha)) {
 				rc = err_set(e, EXIT_USAGE, "'%s': arms[%d]: config_sha256 must be a string", name, idx);
 			} else {
 				k.ncmp++;
-				if (strcmp(sha->valuestring, reps[0].config_sha256)) {
+				int same = !strcmp(sha->valuestring, reps[0].config_sha256);
+				if (!same) {
 					k.ndis++;
 					sb_printf(&k.out, "%s config_sha256: published %s, recomputed %s [SHA-256 of the canonical config]\n",
 						  k.label, sha->valuestring, reps[0].config_sha256);
+				}
+				if (items) {
+					cJSON *it = cJSON_CreateObject();
+					cJSON_AddStringToObject(it, "label", k.label);
+					cJSON_AddStringToObject(it, "path", "config_sha256");
+					cJSON_AddStringToObject(it, "published", sha->valuestring);
+					cJSON_AddStringToObject(it, "recomputed", reps[0].config_sha256);
+					cJSON_AddBoolToObject(it, "agrees", same);
+					cJSON_AddStringToObject(it, "formula", "SHA-256 of the canonical config");
+					if (k.claim >= 0)
+						cJSON_AddNumberToObject(it, "claim", k.claim);
+					cJSON_AddItemToArray(items, it);
 				}
 			}
 		}
@@ -855,6 +1000,121 @@ bad_entry:
 fail:
 	free(out.p);
 	return -1;
+}
+
+/* ---- claims ---- */
+
+/* "a.b.c" as nested objects ending in value (taken), added to obj. */
+static void nest(cJSON *obj, const char *path, cJSON *value)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", path);
+	char *save, *tok = strtok_r(buf, ".", &save);
+	cJSON *cur = obj;
+	while (tok) {
+		char *next = strtok_r(NULL, ".", &save);
+		if (!next) {
+			cJSON_AddItemToObject(cur, tok, value);
+			return;
+		}
+		cJSON *c = cJSON_GetObjectItemCaseSensitive(cur, tok);
+		if (!c)
+			c = cJSON_AddObjectToObject(cur, tok);
+		cur = c;
+		tok = next;
+	}
+	cJSON_Delete(value);
+}
+
+int compute_claims_arms(const cJSON *claims, const char *name, cJSON **out, int *n_other, struct err *e)
+{
+	*out = NULL;
+	*n_other = 0;
+	cJSON *root = cJSON_CreateObject(), *arms = cJSON_AddArrayToObject(root, "arms");
+	int i = 0;
+	for (const cJSON *c = claims_list(claims)->child; c; c = c->next, i++) {
+		if (!claims_of(claims, c, "supkit-audit", "compute")) {
+			(*n_other)++;
+			continue;
+		}
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "figure");
+		const cJSON *arm = cJSON_GetObjectItemCaseSensitive(f, "arm");
+		const cJSON *depth = cJSON_GetObjectItemCaseSensitive(f, "depth");
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+		if (!cJSON_IsString(arm) || !cJSON_IsNumber(depth) || !cJSON_IsString(path) ||
+		    strlen(path->valuestring) > 200) {
+			cJSON_Delete(root);
+			return err_set(e, EXIT_USAGE, "'%s': claims[%d]: a compute figure needs \"arm\", \"depth\" and "
+				       "\"path\"", name, i);
+		}
+		const char *p = path->valuestring;
+		int sha = !strcmp(p, "config_sha256");
+		if (!sha && strncmp(p, "params.", 7) && strncmp(p, "flops.", 6) && strncmp(p, "memory_mib.", 11) &&
+		    strncmp(p, "model.", 6)) {
+			cJSON_Delete(root);
+			return err_set(e, EXIT_USAGE, "'%s': claims[%d]: path '%s' is not a figure of supkit audit compute",
+				       name, i, p);
+		}
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "arm", arm->valuestring);
+		cJSON_AddNumberToObject(a, "depth", depth->valuedouble);
+		static const char *const copy[] = {"set", "conventions"};
+		for (int k = 0; k < 2; k++) {
+			const cJSON *x = cJSON_GetObjectItemCaseSensitive(f, copy[k]);
+			if (x)
+				cJSON_AddItemToObject(a, copy[k], cJSON_Duplicate(x, 1));
+		}
+		cJSON_AddNumberToObject(a, "claim", i);
+		cJSON_AddStringToObject(a, "where", cJSON_GetObjectItemCaseSensitive(c, "where")->valuestring);
+		const char *value = cJSON_GetObjectItemCaseSensitive(c, "value")->valuestring;
+		if (sha)
+			cJSON_AddStringToObject(a, "config_sha256", value);
+		else
+			nest(a, p, cJSON_CreateString(value));
+		cJSON_AddItemToArray(arms, a);
+	}
+	*out = root;
+	return 0;
+}
+
+/* Figures of the Table 1b row of r, as compute_print_table prints them. */
+void compute_claims_add(cJSON *file, const struct compute_report *r, const cJSON *set, const cJSON *derivation)
+{
+	char label[120];
+	snprintf(label, sizeof label, "compute table: row d%d %s", r->depth, r->arm);
+	struct {
+		const char *col, *path;
+		double v;
+		int dec, plus, comma, pct; /* plus: 1 "+" when > 0, 2 always a sign (%+f) */
+	} cols[] = {
+		{"backbone", "params.backbone", (double)r->p_backbone, 0, 0, 1, 0},
+		{"OE", "params.oe", (double)r->p_oe, 0, 0, 1, 0},
+		{"total params", "params.total", (double)r->p_total, 0, 0, 1, 0},
+		{"extra GFLOPs/step", "flops.extra_gflops_step_total", r->extra_total / 1e9, 2, 1, 0, 0},
+		{"extra share of the step", "flops.extra_pct", r->extra_pct, 3, 1, 0, 1},
+		{"memory MiB", "memory_mib.total", r->mem_total / MIB, 2, 2, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+		char v[64], where[200];
+		if (cols[i].comma)
+			fmt_int((int64_t)cols[i].v, v, sizeof v);
+		else
+			snprintf(v, sizeof v, "%s%.*f%s", cols[i].plus == 2 && cols[i].v >= 0 ? "+"
+							  : cols[i].plus && cols[i].v > 0 ? "+" : "",
+				 cols[i].dec, cols[i].v, cols[i].pct ? "%" : "");
+		snprintf(where, sizeof where, "%s, column %s", label, cols[i].col);
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "arm", r->arm);
+		cJSON_AddNumberToObject(f, "depth", r->depth);
+		cJSON_AddStringToObject(f, "path", cols[i].path);
+		if (set)
+			cJSON_AddItemToObject(f, "set", cJSON_Duplicate(set, 1));
+		cJSON *cv = cJSON_AddObjectToObject(f, "conventions");
+		cJSON_AddStringToObject(cv, "neumann_count", compute_neumann_name(r->opts.neumann));
+		cJSON_AddStringToObject(cv, "denominator", compute_denom_name(r->opts.denom));
+		cJSON_AddNumberToObject(cv, "tabneu_rows", (double)r->opts.tabneu_rows);
+		claims_add(file, v, where, derivation, f);
+	}
 }
 
 /* ---- human output ---- */

@@ -3,11 +3,11 @@
  * audit JSON against the recomputed figures (`supkit audit compute`).
  *
  * Parameter counts come from paramspec_build (the one model definition);
- * the FLOP and memory formulas live in compute.c (SPEC section 5, with the
- * papers' routing and Table-Neumann counts, documented in
+ * the FLOP and memory formulas live in compute.c (with the papers'
+ * routing and Table-Neumann counts, documented in
  * supkit-audit(1), COMPUTE).
  *
- * Conventions where the papers differ (shared/vectors/README.md):
+ * Conventions where the papers differ (docs/papers.md):
  *   Neumann-Gram count per V x d table: FULL = 4Vd^2 + 14Vd + 3d^2 + 3d
  *   (papers 000/001, the default) or LEMMA2 = 4Vd^2 + 4Vd (paper 004);
  *   step-FLOPs denominator of the extra-compute share: FORMULA (FLOPs/token
@@ -144,10 +144,33 @@ cJSON *compute_measured_json(const struct compute_measured *m);
 /* ---- --check ---- */
 
 /* Compare a published audit JSON (see supkit-audit(1), COMPUTE: --check)
- * with recomputed figures. Appends one line per disagreement to *lines
- * (caller frees), returns the number of disagreements (0 = all agree), or -1
- * on bad input (e names file and entry). ncompared counts figures compared. */
+ * with recomputed figures. Each arm is rebuilt from its "arm", "depth" and
+ * "set" (the overrides compute --json writes; an arm that is not a named one
+ * is the baseline with its "set", which names it) and accounted for under its
+ * own "conventions" when it has them, else under o. Appends one line per
+ * disagreement to *lines (caller frees) and, when items is not NULL, one
+ * object per figure compared to it ({"label", "path", "published",
+ * "recomputed", "agrees", "formula", "note", "claim"}); returns the number of
+ * disagreements (0 = all agree), or -1 on bad input (e names file and entry).
+ * ncompared counts figures compared. */
 int compute_check(const cJSON *published, const char *name, const struct compute_opts *o,
-		  char **lines, int *ncompared, struct err *e);
+		  char **lines, int *ncompared, cJSON *items, struct err *e);
+
+/* The "set" of a config: every key whose value differs from the named arm's
+ * at the config's depth (from the baseline's, the "arm" key included, when
+ * the arm is not a named one), as {key: value as config_print writes it};
+ * NULL when none. compute_check rebuilds the config from it. */
+cJSON *compute_config_set(const struct config *c);
+
+/* ---- claims (lib/claims.h) ---- */
+
+/* The compute claims of a claims file as a published "arms" object for
+ * compute_check (caller deletes *out): one arm per claim, with "claim" (its
+ * index) and "where". *n_other counts claims of other commands (left out). */
+int compute_claims_arms(const cJSON *claims, const char *name, cJSON **out, int *n_other, struct err *e);
+/* Append the claims of r's row in the compute table (backbone, OE and total
+ * parameters, extra GFLOPs/step and share, memory MiB, as printed) to a
+ * claims file; set is compute_config_set of its config (may be NULL). */
+void compute_claims_add(cJSON *file, const struct compute_report *r, const cJSON *set, const cJSON *derivation);
 
 #endif

@@ -1,5 +1,5 @@
 /* geometry.c: stable rank, mean-row energy, the q_tau profile and the
- * residual scalars of checkpoints (contract in geometry.h; SPEC section 7;
+ * residual scalars of checkpoints (contract in geometry.h; supkit-audit(1);
  * papers 000/001 Table 4, Table 5a, Table 8b).
  *
  * ||W||_2^2 = lambda_max(G) with G the Gram matrix of the short side: for
@@ -108,7 +108,10 @@ static void acc_rows(struct gram_acc *a, const double *w, int64_t r, int gram)
  * 2 max(1, M), M <= N), not the one value asked for: dsyevr hands W to
  * dstebz, which stores every eigenvalue of the split tridiagonal blocks in
  * its interval before dropping those outside IL..IU (all q of them for a
- * zero matrix). */
+ * zero matrix). dstebz may fail for RANGE = 'I' (INFO 2 or 3: the Sturm
+ * count was not monotonic in floating point, as with entries from 1 down
+ * to 1e-56 and subnormals); the cure its documentation gives is
+ * RANGE = 'A', every eigenvalue, which runs then on a copy of g. */
 static int top_eig_evr(double *g, int64_t q, double *out, struct err *e)
 {
 	if (q == 0) {
@@ -116,13 +119,23 @@ static int top_eig_evr(double *g, int64_t q, double *out, struct err *e)
 		return 0;
 	}
 	lapack_int found = 0;
+	size_t qq = (size_t)q * (size_t)q;
 	double *wv = xcalloc((size_t)q, sizeof *wv), z[1] = {0};
+	double *g0 = xmalloc(qq * sizeof *g0);
+	memcpy(g0, g, qq * sizeof *g0);
 	lapack_int *isuppz = xcalloc(2 * (size_t)q, sizeof *isuppz);
+	double abstol = 2 * LAPACKE_dlamch('S');
 	lapack_int info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'U', (lapack_int)q, g, (lapack_int)q,
-					 0.0, 0.0, (lapack_int)q, (lapack_int)q,
-					 2 * LAPACKE_dlamch('S'), &found, wv, z, 1, isuppz);
+					 0.0, 0.0, (lapack_int)q, (lapack_int)q, abstol, &found, wv, z, 1, isuppz);
+	if (info > 0) {
+		memcpy(g, g0, qq * sizeof *g);
+		found = 0;
+		info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'A', 'U', (lapack_int)q, g, (lapack_int)q, 0.0, 0.0, 0,
+				      0, abstol, &found, wv, z, 1, isuppz);
+	}
 	double top = found >= 1 && found <= q ? wv[found - 1] : NAN;   /* ascending order */
 	free(wv);
+	free(g0);
 	free(isuppz);
 	if (info != 0 || !(found >= 1 && found <= q))
 		return err_set(e, EXIT_SYS, "LAPACKE_dsyevr failed (info %d, %d eigenvalues)", (int)info,
@@ -864,7 +877,9 @@ static double q_mean(const double *x, int64_t L, int64_t H, int64_t C, int64_t p
 {
 	double sum = 0;
 	int64_t k = 0;
-	for (int64_t l = s.l0; l < s.l1 && l < L; l++)
+	/* layers [l0, l1) within [0, L): the final layer L - 1 of a q_tau of
+	 * no layers is none */
+	for (int64_t l = s.l0 > 0 ? s.l0 : 0; l < s.l1 && l < L; l++)
 		for (int64_t h = 0; h < H; h++)
 			for (int64_t c = 0; c < C; c++) {
 				int64_t plane = planes ? c % planes : 0;

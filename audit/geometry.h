@@ -1,4 +1,4 @@
-/* geometry.h: the geometry audit of checkpoints (SPEC section 7; papers'
+/* geometry.h: the geometry audit of checkpoints (supkit-audit(1); papers'
  * Table 4, Table 5a and Table 8b, the role of their geometry_audit.json).
  *
  * Per matrix W (M x N), in float64: stable rank ||W||_F^2 / ||W||_2^2 and

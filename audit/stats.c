@@ -1,8 +1,8 @@
 /* stats.c: the numbers of supkit audit stats: t quantiles, summaries, cells,
  * contrast evaluation, and the ranges behind the rounding-aware check.
  *
- * Reference: SPEC section 6 (mean, sample SD, t interval, k/n improved,
- * ratios); shared/vectors/README.md (rounding: a figure recomputed from
+ * Reference: supkit-audit(1), stats (mean, sample SD, t interval, k/n
+ * improved, ratios); docs/papers.md (rounding: a figure recomputed from
  * 6-decimal inputs may differ from the printed one; the check asks whether
  * some inputs within half a unit of the printed ones give the printed figure).
  *

@@ -1,12 +1,12 @@
 /* stats.h: small-n paired-seed statistics of run records (supkit audit stats).
  *
- * Implements SPEC section 6: per-cell mean and sample SD over seeds, paired
+ * Implements supkit-audit(1), stats: per-cell mean and sample SD over seeds, paired
  * contrasts (signed sums of cells: A - B, (A-B)-(C-D), ...) with per-seed
  * deltas, mean, SD, two-sided 95% t interval (df = n-1, quantile from GSL) and
  * "k/n seeds improved" (delta < 0), ratios of contrast means in percent; the
  * run records and naming rules they come from; the contrast-spec language with
  * a built-in spec for the 2x3 factorial (Table 3 of papers 000/001); and the
- * rounding-aware check of published figures (shared/vectors/README.md).
+ * rounding-aware check of published figures (docs/papers.md).
  *
  * Ownership: every struct here owns its strings and arrays; *_free releases
  * them. Functions return 0 or -1 with e filled (code EXIT_USAGE for bad input,
@@ -73,8 +73,8 @@ void stats_rules_free(struct stats_rules *r);
 void stats_records_init(struct stats_records *r);
 void stats_records_free(struct stats_records *r);
 /* Add a folder (every result.json under it, recursively, in name order) or a
- * file (a single result.json record, or a results JSON mapping run names to
- * records; "-": standard input, which has no folder to name a single
+ * file (a single result.json record, a results JSON mapping run names to
+ * records, or an array of records named by "run_name", "run" or "name"; "-": standard input, which has no folder to name a single
  * record's run, so only the mapping is taken there). rules may be NULL.
  * Refuses duplicate runs. */
 int stats_records_add_path(struct stats_records *r, const char *path,
@@ -220,13 +220,40 @@ enum stats_verdict stats_judge(double computed, double rmin, double rmax, const 
 struct stats_check_counts {
 	size_t ok, rounding, inconsistent, missing;
 };
-/* Check every figure of a published file (the shared/vectors/stats.json
- * layout: "cell_stats", "contrasts", "ratios") against the cells. Inputs are
+/* Check every figure of a published file (the layout of
+ * tests/fixtures/stats/stats.json: "cell_stats", "contrasts", "ratios") against the cells. Inputs are
  * taken as printed with input_decimals decimals. Appends one object per
  * figure to the array out. Fails only on a malformed published file. */
 int stats_check_published(const cJSON *pub, const char *name, const struct stats_cells *cells,
 			  int input_decimals, cJSON *out, struct stats_check_counts *counts,
 			  struct err *e);
+/* Check stats_to_json's own record (its "cells" and "contrasts": every
+ * per-seed value, mean, SD, interval, improved count, t, n and ratio)
+ * against the cells: a number agrees within 1e-12, relative. Items as
+ * stats_check_published writes them (status "ok", "inconsistent" or
+ * "missing"). Fails only on a malformed file. */
+int stats_check_own(const cJSON *pub, const char *name, const struct stats_cells *cells, cJSON *out,
+		    struct stats_check_counts *counts, struct err *e);
+/* 1 when pub has the layout of stats_to_json (a "cells" array). */
+int stats_is_own(const cJSON *pub);
+
+/* Check the stats claims of a claims file (lib/claims.h; each "figure" is
+ * {"table": "cell", "cell", "split", "seeds", "stat": mean|sd|value,
+ * "seed"}, {"table": "contrast", "terms", "seeds", "split", "stat":
+ * mean|sd|ci_low|ci_high|delta|k_improved|t, "seed"} or {"table": "ratio",
+ * "split", "numerator", "denominator"}) with the published file's rules.
+ * The inputs are exact unless the figure gives "input_decimals" (or
+ * input_decimals >= 0 overrides it for every claim). Items carry "claim",
+ * the claim's index; *n_other counts claims of other commands (left out). */
+int stats_check_claims(const cJSON *claims, const char *name, const struct stats_cells *cells,
+		       int input_decimals, cJSON *out, struct stats_check_counts *counts, int *n_other,
+		       struct err *e);
+/* Append the figures of the Markdown tables (each seed's BPB, cell means and
+ * SDs; contrast means, SDs, interval bounds, per-seed deltas, k/n improved
+ * and ratios), as printed, to a claims file, each with derivation deriv. */
+void stats_claims_add(cJSON *file, const struct stats_cells *cells, const struct stats_results *res,
+		      const cJSON *deriv);
+
 /* One line per figure that is not OK (all lines when verbose), then a total. */
 void stats_print_check(FILE *f, const cJSON *items, const struct stats_check_counts *counts,
 		       int verbose);

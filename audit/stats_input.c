@@ -2,8 +2,8 @@
  * files under folders, results JSON files in the flat and the papers' nested
  * layout), naming rules (PCRE2 with named groups) and contrast specs.
  *
- * Reference: the issue "supkit audit stats" and supkit-formats(5), section
- * records (man/src/supkit-formats-records.mdoc), which documents every layout
+ * Reference: supkit-formats(5), RUN RECORDS AND CONTRAST SPECS
+ * (man/src/supkit-formats-records.mdoc), which documents every layout
  * read here. Left out: records in any other format (CSV, curves); naming by
  * anything but the run name (or its folder's name).
  */
@@ -454,9 +454,29 @@ static int name_cmp(const void *a, const void *b)
 int stats_records_add_json(struct stats_records *r, const cJSON *root, const char *name,
 			   const struct stats_rules *rules, struct err *e)
 {
+	/* an array of records, each named by its "run_name", "run" or "name" */
+	if (cJSON_IsArray(root)) {
+		int i = 0;
+		if (!root->child)
+			return err_set(e, EXIT_USAGE, "'%s': no runs", name);
+		for (const cJSON *c = root->child; c; c = c->next, i++) {
+			static const char *const keys[] = {"run_name", "run", "name"};
+			const char *run = NULL;
+			for (int k = 0; k < 3 && !run; k++) {
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[k]);
+				if (cJSON_IsString(v) && v->valuestring[0])
+					run = v->valuestring;
+			}
+			char idx[32];
+			snprintf(idx, sizeof idx, "[%d]", i);
+			if (add_record(r, c, name, run ? run : idx, rules, e) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	if (!cJSON_IsObject(root))
 		return err_set(e, EXIT_USAGE, "'%s': expected a JSON object (a record, or run names "
-			       "mapped to records)", name);
+			       "mapped to records) or an array of records", name);
 	/* A single record (a result.json): named by its folder. */
 	if (cJSON_GetObjectItemCaseSensitive(root, "val_bpb") ||
 	    cJSON_GetObjectItemCaseSensitive(root, "result")) {

@@ -4,9 +4,9 @@
  * deterministic JSON record, and the rounding-aware check of a published
  * file against the records.
  *
- * Reference: SPEC section 6 (printing: BPB to 6 decimals, percentages to 1);
- * papers 000/001, Tables 2 and 3; shared/vectors/README.md and stats.json (the
- * layout --check reads). Left out: LaTeX output.
+ * Reference: supkit-audit(1), stats (printing: BPB to 6 decimals, ratios to
+ * 1); papers 000/001, Tables 2 and 3; docs/papers.md, and
+ * tests/fixtures/stats/stats.json (the layout --check reads). Left out: LaTeX output.
  */
 #include "audit/stats.h"
 
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/claims.h"
 #include "lib/json.h"
 
 static const char *split_key[STATS_NSPLIT] = {"val", "heldout"};
@@ -324,6 +325,7 @@ struct checker {
 	cJSON *out;
 	struct stats_check_counts *counts;
 	struct err *e;
+	int claim; /* the claim an item belongs to, or -1 */
 };
 
 static void count(struct checker *k, enum stats_verdict v)
@@ -336,14 +338,17 @@ static void count(struct checker *k, enum stats_verdict v)
 	}
 }
 
-static cJSON *item_new(const char *id, const char *split, const char *figure)
+static cJSON *item_new_k(const struct checker *k, const char *id, const char *split, const char *figure)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddStringToObject(o, "split", split);
 	cJSON_AddStringToObject(o, "figure", figure);
+	if (k->claim >= 0)
+		cJSON_AddNumberToObject(o, "claim", k->claim);
 	return o;
 }
+#define item_new(id, split, figure) item_new_k(k, id, split, figure)
 
 static void item_missing(struct checker *k, const char *id, const char *split, const char *why)
 {
@@ -560,6 +565,21 @@ static int check_cell_stats(struct checker *k, const cJSON *entry)
 	}
 	struct stats_summary s;
 	stats_summarize(x, n, &s);
+	/* one seed's value, as printed in the table */
+	const cJSON *pv = cJSON_GetObjectItemCaseSensitive(entry, "published_value");
+	if (pv) {
+		const cJSON *sd = cJSON_GetObjectItemCaseSensitive(entry, "seed");
+		size_t i = 0;
+		while (cJSON_IsNumber(sd) && i < n && seeds[i] != (long)sd->valuedouble)
+			i++;
+		if (!cJSON_IsNumber(sd) || i == n) {
+			rc = err_set(k->e, EXIT_USAGE, "'%s': '%s': 'seed' is not one of 'seeds'", k->file, id);
+			goto out;
+		}
+		char fig[48];
+		snprintf(fig, sizeof fig, "value[%ld]", seeds[i]);
+		rc = item_figure(k, id, sp, fig, pv, x[i], lo[i], hi[i]);
+	}
 	static const struct {
 		const char *key, *fig;
 		enum stats_figure f;
@@ -643,6 +663,28 @@ static int check_contrast(struct checker *k, const cJSON *entry)
 		stats_range(STATS_FIG_CI_HI, lo, hi, n, &rmin, &rmax);
 		if ((rc = item_figure(k, id, sp, "ci_high", cJSON_GetArrayItem(p, 1), s.ci[1], rmin,
 				      rmax)) < 0)
+			goto out;
+	}
+	static const char *const one_ci[2] = {"ci_low", "ci_high"};
+	for (int b = 0; b < 2 && n >= 2; b++) {
+		if (!(p = cJSON_GetObjectItemCaseSensitive(pub, one_ci[b])))
+			continue;
+		stats_range(b ? STATS_FIG_CI_HI : STATS_FIG_CI_LO, lo, hi, n, &rmin, &rmax);
+		if ((rc = item_figure(k, id, sp, one_ci[b], p, s.ci[b], rmin, rmax)) < 0)
+			goto out;
+	}
+	if ((p = cJSON_GetObjectItemCaseSensitive(pub, "delta"))) {
+		const cJSON *sd = cJSON_GetObjectItemCaseSensitive(entry, "seed");
+		size_t i = 0;
+		while (cJSON_IsNumber(sd) && i < n && seeds[i] != (long)sd->valuedouble)
+			i++;
+		if (!cJSON_IsNumber(sd) || i == n) {
+			rc = err_set(k->e, EXIT_USAGE, "'%s': '%s': 'seed' is not one of 'seeds'", k->file, id);
+			goto out;
+		}
+		char fig[48];
+		snprintf(fig, sizeof fig, "delta[%ld]", seeds[i]);
+		if ((rc = item_figure(k, id, sp, fig, p, d[i], lo[i], hi[i])) < 0)
 			goto out;
 	}
 	p = cJSON_GetObjectItemCaseSensitive(pub, "seed_deltas");
@@ -798,7 +840,7 @@ int stats_check_published(const cJSON *pub, const char *name, const struct stats
 			  int input_decimals, cJSON *out, struct stats_check_counts *counts,
 			  struct err *e)
 {
-	struct checker k = {name, cells, 0.5 * pow(10.0, -input_decimals), out, counts, e};
+	struct checker k = {name, cells, 0.5 * pow(10.0, -input_decimals), out, counts, e, -1};
 	if (!cJSON_IsObject(pub))
 		return err_set(e, EXIT_USAGE, "'%s': expected a JSON object", name);
 	static const struct {
@@ -856,4 +898,501 @@ void stats_print_check(FILE *f, const cJSON *items, const struct stats_check_cou
 	fprintf(f, "%zu figures: %zu ok, %zu rounding, %zu inconsistent, %zu missing\n",
 		counts->ok + counts->rounding + counts->inconsistent + counts->missing, counts->ok,
 		counts->rounding, counts->inconsistent, counts->missing);
+}
+
+/* ---- its own --json, read back ------------------------------------------------ */
+
+/* A number of the --json record agrees when it is within 1e-12 of the
+ * recomputed one, relative (the same records give the same numbers up to the
+ * last bits of the t quantile's library). */
+static int own_close(double x, double p)
+{
+	double m = fabs(x) > fabs(p) ? fabs(x) : fabs(p);
+	return x == p || fabs(x - p) <= 1e-12 * m || fabs(x - p) <= 1e-300;
+}
+
+static void own_item(struct checker *k, const char *id, const char *split, const char *fig,
+		     const cJSON *pub, double x)
+{
+	char p[64], c[64];
+	if (cJSON_IsNumber(pub))
+		json_format_number(pub->valuedouble, p, sizeof p);
+	else
+		snprintf(p, sizeof p, "%s", cJSON_IsNull(pub) ? "null" : "not a number");
+	json_format_number(x, c, sizeof c);
+	int ok = cJSON_IsNumber(pub) ? own_close(x, pub->valuedouble) : (cJSON_IsNull(pub) && !isfinite(x));
+	cJSON *o = item_new(id, split, fig);
+	cJSON_AddStringToObject(o, "published", p);
+	cJSON_AddStringToObject(o, "computed", c);
+	cJSON *r = cJSON_AddArrayToObject(o, "reachable");
+	cJSON_AddItemToArray(r, cJSON_CreateString(c));
+	cJSON_AddItemToArray(r, cJSON_CreateString(c));
+	cJSON_AddStringToObject(o, "status", ok ? "ok" : "inconsistent");
+	cJSON_AddItemToArray(k->out, o);
+	count(k, ok ? STATS_OK : STATS_INCONSISTENT);
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* Seeds of a --json cell or contrast; -1 on a malformed list. */
+static int own_seeds(struct checker *k, const cJSON *o, const char *id, long **seeds, size_t *n)
+{
+	const cJSON *s = get(o, "seeds");
+	if (!cJSON_IsArray(s))
+		return err_set(k->e, EXIT_USAGE, "'%s': '%s': 'seeds' is not an array", k->file, id);
+	*n = (size_t)cJSON_GetArraySize(s);
+	*seeds = xmalloc((*n + 1) * sizeof **seeds);
+	size_t i = 0;
+	for (const cJSON *x = s->child; x; x = x->next, i++) {
+		if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble)) {
+			free(*seeds);
+			return err_set(k->e, EXIT_USAGE, "'%s': '%s': a seed is not an integer", k->file, id);
+		}
+		(*seeds)[i] = (long)x->valuedouble;
+	}
+	return 0;
+}
+
+/* Compare a published array of numbers (one per seed) with x. */
+static void own_array(struct checker *k, const char *id, const char *sp, const char *what,
+		      const cJSON *arr, const long *seeds, const double *x, size_t n)
+{
+	if (!cJSON_IsArray(arr))
+		return;
+	size_t i = 0;
+	for (const cJSON *v = arr->child; v; v = v->next, i++) {
+		char fig[64];
+		snprintf(fig, sizeof fig, "%s[%ld]", what, i < n ? seeds[i] : -1L);
+		if (i < n)
+			own_item(k, id, sp, fig, v, x[i]);
+	}
+	if (i != n) {
+		char why[128];
+		snprintf(why, sizeof why, "%s: %zu values for %zu seeds", what, i, n);
+		item_missing(k, id, sp, why);
+	}
+}
+
+static void own_summary(struct checker *k, const char *id, const char *sp, const cJSON *o,
+			const struct stats_summary *s, int with_ci)
+{
+	const cJSON *p;
+	if ((p = get(o, "mean")))
+		own_item(k, id, sp, "mean", p, s->mean);
+	if ((p = get(o, "sd")))
+		own_item(k, id, sp, "sd", p, s->sd);
+	if (!with_ci)
+		return;
+	p = get(o, "ci95");
+	if (cJSON_IsArray(p) && cJSON_GetArraySize(p) == 2) {
+		own_item(k, id, sp, "ci_low", cJSON_GetArrayItem(p, 0), s->ci[0]);
+		own_item(k, id, sp, "ci_high", cJSON_GetArrayItem(p, 1), s->ci[1]);
+	}
+	if ((p = get(o, "improved")))
+		own_item(k, id, sp, "improved", p, (double)s->improved);
+}
+
+static int own_cells(struct checker *k, const cJSON *arr)
+{
+	int i = 0;
+	for (const cJSON *o = arr->child; o; o = o->next, i++) {
+		const cJSON *arm = get(o, "arm"), *depth = get(o, "depth");
+		if (!cJSON_IsObject(o) || !cJSON_IsString(arm) || !cJSON_IsNumber(depth))
+			return err_set(k->e, EXIT_USAGE, "'%s': cells[%d]: expected an object with 'arm' and 'depth'",
+				       k->file, i);
+		char id[300];
+		snprintf(id, sizeof id, "d%d/%s", (int)depth->valuedouble, arm->valuestring);
+		int amb = 0;
+		const struct stats_cell *c = stats_cells_find(k->cells, arm->valuestring, (int)depth->valuedouble, &amb);
+		if (!c) {
+			item_missing(k, id, "*", amb ? "ambiguous arm" : "no runs in the records");
+			continue;
+		}
+		long *seeds;
+		size_t n;
+		if (own_seeds(k, o, id, &seeds, &n) < 0)
+			return -1;
+		const cJSON *pn = get(o, "n");
+		if (pn)
+			own_item(k, id, "*", "n", pn, (double)c->n);
+		double *x = xmalloc((n + 1) * sizeof *x);
+		for (int sp = 0; sp < STATS_NSPLIT; sp++) {
+			const cJSON *so = get(o, split_key[sp]);
+			if (!so)
+				continue;
+			char why[400] = "";
+			for (size_t q = 0; q < n && !why[0]; q++) {
+				size_t j = 0;
+				while (j < c->n && c->seeds[j] != seeds[q])
+					j++;
+				if (j == c->n)
+					snprintf(why, sizeof why, "%s: no run of seed %ld", id, seeds[q]);
+				else
+					x[q] = c->bpb[sp][j];
+			}
+			if (why[0]) {
+				item_missing(k, id, split_key[sp], why);
+				continue;
+			}
+			own_array(k, id, split_key[sp], "bpb", get(so, "bpb"), seeds, x, n);
+			struct stats_summary s;
+			stats_summarize(x, n, &s);
+			own_summary(k, id, split_key[sp], so, &s, 0);
+		}
+		free(x);
+		free(seeds);
+	}
+	return 0;
+}
+
+/* Per-seed deltas and summaries of a --json contrast; 0 when a cell or seed
+ * is missing (why filled), -1 on a malformed contrast. */
+static int own_contrast_eval(struct checker *k, const cJSON *o, const char *id, long **seeds, size_t *n,
+			     double *d[STATS_NSPLIT], struct stats_summary s[STATS_NSPLIT], char *why, size_t wn)
+{
+	const cJSON *terms = get(o, "terms");
+	if (!cJSON_IsArray(terms) || !cJSON_GetArraySize(terms))
+		return err_set(k->e, EXIT_USAGE, "'%s': '%s': 'terms' is missing", k->file, id);
+	if (own_seeds(k, o, id, seeds, n) < 0)
+		return -1;
+	for (int sp = 0; sp < STATS_NSPLIT; sp++)
+		d[sp] = xcalloc(*n + 1, sizeof *d[sp]);
+	for (const cJSON *t = terms->child; t; t = t->next) {
+		const cJSON *arm = get(t, "arm"), *depth = get(t, "depth"), *coef = get(t, "coef");
+		if (!cJSON_IsString(arm) || !cJSON_IsNumber(depth) || !cJSON_IsNumber(coef))
+			return err_set(k->e, EXIT_USAGE, "'%s': '%s': a term is not {\"arm\", \"coef\", \"depth\"}",
+				       k->file, id);
+		int amb = 0;
+		const struct stats_cell *c = stats_cells_find(k->cells, arm->valuestring, (int)depth->valuedouble, &amb);
+		if (!c) {
+			snprintf(why, wn, "d%d/%s: no runs in the records", (int)depth->valuedouble, arm->valuestring);
+			return 0;
+		}
+		for (size_t q = 0; q < *n; q++) {
+			size_t j = 0;
+			while (j < c->n && c->seeds[j] != (*seeds)[q])
+				j++;
+			if (j == c->n) {
+				snprintf(why, wn, "d%d/%s: no run of seed %ld", c->depth, c->arm, (*seeds)[q]);
+				return 0;
+			}
+			for (int sp = 0; sp < STATS_NSPLIT; sp++)
+				d[sp][q] += coef->valuedouble * c->bpb[sp][j];
+		}
+	}
+	for (int sp = 0; sp < STATS_NSPLIT; sp++)
+		stats_summarize(d[sp], *n, &s[sp]);
+	return 1;
+}
+
+static int own_contrasts(struct checker *k, const cJSON *arr)
+{
+	int i = 0;
+	for (const cJSON *o = arr->child; o; o = o->next, i++) {
+		const cJSON *nm = get(o, "name"), *sc = get(o, "scope");
+		if (!cJSON_IsObject(o) || !cJSON_IsString(nm))
+			return err_set(k->e, EXIT_USAGE, "'%s': contrasts[%d]: expected an object with a 'name'",
+				       k->file, i);
+		char id[600];
+		snprintf(id, sizeof id, "%s at %s", nm->valuestring, cJSON_IsString(sc) ? sc->valuestring : "?");
+		long *seeds = NULL;
+		size_t n = 0;
+		double *d[STATS_NSPLIT] = {NULL, NULL};
+		struct stats_summary s[STATS_NSPLIT];
+		char why[300];
+		int rc = own_contrast_eval(k, o, id, &seeds, &n, d, s, why, sizeof why);
+		if (rc < 0) {
+			free(seeds);
+			for (int sp = 0; sp < STATS_NSPLIT; sp++)
+				free(d[sp]);
+			return -1;
+		}
+		if (rc == 0) {
+			item_missing(k, id, "*", why);
+		} else {
+			const cJSON *p;
+			if ((p = get(o, "n")))
+				own_item(k, id, "*", "n", p, (double)n);
+			if ((p = get(o, "df")))
+				own_item(k, id, "*", "df", p, (double)n - 1);
+			if ((p = get(o, "t")))
+				own_item(k, id, "*", "t", p, s[0].t);
+			for (int sp = 0; sp < STATS_NSPLIT; sp++) {
+				const cJSON *so = get(o, split_key[sp]);
+				if (!so)
+					continue;
+				own_array(k, id, split_key[sp], "delta", get(so, "deltas"), seeds, d[sp], n);
+				own_summary(k, id, split_key[sp], so, &s[sp], 1);
+			}
+			/* ratios: this contrast's mean over the named one's at the same scope */
+			const cJSON *ra = get(o, "ratios_pct");
+			for (const cJSON *r = cJSON_IsArray(ra) ? ra->child : NULL; r; r = r->next) {
+				const cJSON *of = get(r, "of");
+				const cJSON *ref = NULL;
+				for (const cJSON *x = arr->child; x && cJSON_IsString(of); x = x->next) {
+					const cJSON *xn = get(x, "name"), *xs = get(x, "scope");
+					if (cJSON_IsString(xn) && !strcmp(xn->valuestring, of->valuestring) &&
+					    cJSON_IsString(xs) && cJSON_IsString(sc) && !strcmp(xs->valuestring, sc->valuestring))
+						ref = x;
+				}
+				char fig[600];
+				snprintf(fig, sizeof fig, "ratio_pct of %s", cJSON_IsString(of) ? of->valuestring : "?");
+				if (!ref) {
+					item_missing(k, id, "*", "ratio: its reference contrast is not in the file");
+					continue;
+				}
+				long *rs = NULL;
+				size_t rn = 0;
+				double *rd[STATS_NSPLIT] = {NULL, NULL};
+				struct stats_summary rsum[STATS_NSPLIT];
+				int r2 = own_contrast_eval(k, ref, fig, &rs, &rn, rd, rsum, why, sizeof why);
+				if (r2 > 0)
+					for (int sp = 0; sp < STATS_NSPLIT; sp++)
+						if ((p = get(r, split_key[sp])))
+							own_item(k, id, split_key[sp], fig, p,
+								 100.0 * s[sp].mean / rsum[sp].mean);
+				if (r2 == 0)
+					item_missing(k, id, "*", why);
+				free(rs);
+				for (int sp = 0; sp < STATS_NSPLIT; sp++)
+					free(rd[sp]);
+				if (r2 < 0) {
+					rc = -1;
+					break;
+				}
+			}
+		}
+		free(seeds);
+		for (int sp = 0; sp < STATS_NSPLIT; sp++)
+			free(d[sp]);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int stats_check_own(const cJSON *pub, const char *name, const struct stats_cells *cells, cJSON *out,
+		    struct stats_check_counts *counts, struct err *e)
+{
+	struct checker k = {name, cells, 0, out, counts, e, -1};
+	const cJSON *c = get(pub, "cells"), *x = get(pub, "contrasts");
+	if (!cJSON_IsArray(c))
+		return err_set(e, EXIT_USAGE, "'%s': 'cells' is not an array", name);
+	if (own_cells(&k, c) < 0)
+		return -1;
+	if (x && !cJSON_IsArray(x))
+		return err_set(e, EXIT_USAGE, "'%s': 'contrasts' is not an array", name);
+	if (x && own_contrasts(&k, x) < 0)
+		return -1;
+	return 0;
+}
+
+int stats_is_own(const cJSON *pub)
+{
+	return cJSON_IsObject(pub) && cJSON_IsArray(get(pub, "cells"));
+}
+
+/* ---- claims --------------------------------------------------------------------- */
+
+int stats_check_claims(const cJSON *claims, const char *name, const struct stats_cells *cells,
+		       int input_decimals, cJSON *out, struct stats_check_counts *counts, int *n_other,
+		       struct err *e)
+{
+	struct checker k = {name, cells, 0, out, counts, e, -1};
+	*n_other = 0;
+	int i = 0;
+	for (const cJSON *c = claims_list(claims)->child; c; c = c->next, i++) {
+		if (!claims_of(claims, c, "supkit-audit", "stats")) {
+			(*n_other)++;
+			continue;
+		}
+		const cJSON *f = get(c, "figure");
+		const char *value = get(c, "value")->valuestring, *where = get(c, "where")->valuestring;
+		const cJSON *tab = get(f, "table"), *stat = get(f, "stat"), *idec = get(f, "input_decimals");
+		k.claim = i;
+		int dec = input_decimals;
+		if (dec < 0)
+			dec = cJSON_IsNumber(idec) && idec->valuedouble >= 0 && idec->valuedouble <= 15
+				      ? (int)idec->valuedouble : -1;
+		k.h = dec < 0 ? 0 : 0.5 * pow(10.0, -dec);
+		if (!cJSON_IsString(tab))
+			return err_set(e, EXIT_USAGE, "'%s': claims[%d]: figure.table is not \"cell\", "
+				       "\"contrast\" or \"ratio\"", name, i);
+		/* the claim as an entry of the published layout, with its one figure */
+		cJSON *entry = cJSON_Duplicate(f, 1);
+		cJSON_DeleteItemFromObjectCaseSensitive(entry, "id");
+		cJSON_AddStringToObject(entry, "id", where);
+		int rc;
+		const char *st = cJSON_IsString(stat) ? stat->valuestring : "";
+		if (!strcmp(tab->valuestring, "cell")) {
+			static const char *const keys[][2] = {{"mean", "published_mean"}, {"sd", "published_sd"},
+							      {"value", "published_value"}};
+			size_t q = 0;
+			while (q < 3 && strcmp(st, keys[q][0]))
+				q++;
+			if (q == 3) {
+				cJSON_Delete(entry);
+				return err_set(e, EXIT_USAGE, "'%s': claims[%d]: a cell's stat is mean, sd or value",
+					       name, i);
+			}
+			cJSON_AddStringToObject(entry, keys[q][1], value);
+			rc = check_cell_stats(&k, entry);
+		} else if (!strcmp(tab->valuestring, "contrast")) {
+			static const char *const stats_ok[] = {"mean", "sd", "ci_low", "ci_high", "delta", "k_improved"};
+			size_t q = 0;
+			while (q < 6 && strcmp(st, stats_ok[q]))
+				q++;
+			if (q == 6 && strcmp(st, "t")) {
+				cJSON_Delete(entry);
+				return err_set(e, EXIT_USAGE, "'%s': claims[%d]: a contrast's stat is mean, sd, ci_low, "
+					       "ci_high, delta, k_improved or t", name, i);
+			}
+			cJSON *pub = cJSON_CreateObject();
+			if (q < 6)
+				cJSON_AddStringToObject(pub, st, value);
+			else
+				cJSON_AddStringToObject(entry, "t_crit", value);
+			cJSON_AddItemToObject(entry, "published", pub);
+			rc = check_contrast(&k, entry);
+		} else if (!strcmp(tab->valuestring, "ratio")) {
+			cJSON_AddStringToObject(entry, "published_pct", value);
+			rc = check_ratio(&k, entry);
+		} else {
+			cJSON_Delete(entry);
+			return err_set(e, EXIT_USAGE, "'%s': claims[%d]: figure.table is not \"cell\", \"contrast\" "
+				       "or \"ratio\"", name, i);
+		}
+		cJSON_Delete(entry);
+		if (rc < 0) {
+			err_prefix(e, "claims[%d]", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static cJSON *terms_json(const struct stats_contrast *c)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t t = 0; t < c->def->n_terms; t++) {
+		cJSON *x = cJSON_CreateArray();
+		char cell[300];
+		snprintf(cell, sizeof cell, "d%d/%s", c->cells[t]->depth, c->cells[t]->arm);
+		cJSON_AddItemToArray(x, cJSON_CreateNumber(c->def->terms[t].coef));
+		cJSON_AddItemToArray(x, cJSON_CreateString(cell));
+		cJSON_AddItemToArray(a, x);
+	}
+	return a;
+}
+
+static const char *split_word[STATS_NSPLIT] = {"validation", "held-out"};
+
+static void claim6(cJSON *file, double v, int plus, const char *where, const cJSON *deriv, cJSON *fig)
+{
+	char buf[64];
+	stats_printed_format(v, 6, plus, buf, sizeof buf);
+	claims_add(file, buf, where, deriv, fig);
+}
+
+void stats_claims_add(cJSON *file, const struct stats_cells *cells, const struct stats_results *res,
+		      const cJSON *deriv)
+{
+	char where[1200];
+	for (size_t i = 0; i < cells->n; i++) {
+		const struct stats_cell *c = &cells->c[i];
+		char cell[300];
+		snprintf(cell, sizeof cell, "d%d/%s", c->depth, c->arm);
+		for (int s = 0; s < STATS_NSPLIT; s++) {
+			for (size_t k = 0; k <= c->n + 1; k++) {
+				const char *stat = k < c->n ? "value" : k == c->n ? "mean" : "sd";
+				if (k == c->n + 1 && c->n < 2)
+					continue;
+				cJSON *f = cJSON_CreateObject();
+				cJSON_AddStringToObject(f, "table", "cell");
+				cJSON_AddStringToObject(f, "cell", cell);
+				cJSON_AddStringToObject(f, "split", split_key[s]);
+				cJSON_AddItemToObject(f, "seeds", seed_array(c->seeds, c->n));
+				cJSON_AddStringToObject(f, "stat", stat);
+				double v;
+				if (k < c->n) {
+					cJSON_AddNumberToObject(f, "seed", (double)c->seeds[k]);
+					snprintf(where, sizeof where, "per-cell table: row %s, seed %ld, %s BPB", cell,
+						 c->seeds[k], split_word[s]);
+					v = c->bpb[s][k];
+				} else {
+					snprintf(where, sizeof where, "per-cell table: row %s, %s BPB %s", cell, split_word[s],
+						 stat);
+					v = k == c->n ? c->sum[s].mean : c->sum[s].sd;
+				}
+				claim6(file, v, 0, where, deriv, f);
+			}
+		}
+	}
+	for (size_t i = 0; res && i < res->n; i++) {
+		const struct stats_contrast *c = &res->c[i];
+		for (int s = 0; s < STATS_NSPLIT; s++) {
+			const struct stats_summary *m = &c->sum[s];
+			struct fig {
+				const char *stat;
+				double v;
+				int plus;
+				long seed;
+			} figs[64];
+			size_t nf = 0;
+			figs[nf++] = (struct fig){"mean", m->mean, 1, -1};
+			if (c->n >= 2) {
+				figs[nf++] = (struct fig){"sd", m->sd, 0, -1};
+				figs[nf++] = (struct fig){"ci_low", m->ci[0], 1, -1};
+				figs[nf++] = (struct fig){"ci_high", m->ci[1], 1, -1};
+			}
+			for (size_t q = 0; q < c->n && nf < 63; q++)
+				figs[nf++] = (struct fig){"delta", c->delta[s][q], 1, c->seeds[q]};
+			for (size_t q = 0; q <= nf; q++) {
+				cJSON *f = cJSON_CreateObject();
+				cJSON_AddStringToObject(f, "table", "contrast");
+				cJSON_AddItemToObject(f, "terms", terms_json(c));
+				cJSON_AddItemToObject(f, "seeds", seed_array(c->seeds, c->n));
+				cJSON_AddStringToObject(f, "split", split_key[s]);
+				if (q == nf) {
+					char kn[64];
+					snprintf(kn, sizeof kn, "%zu/%zu", m->improved, m->n);
+					cJSON_AddStringToObject(f, "stat", "k_improved");
+					snprintf(where, sizeof where, "contrasts table: %s at %s, %s, k/n seeds improved",
+						 c->def->name, c->scope, split_word[s]);
+					claims_add(file, kn, where, deriv, f);
+					continue;
+				}
+				cJSON_AddStringToObject(f, "stat", figs[q].stat);
+				if (figs[q].seed >= 0) {
+					cJSON_AddNumberToObject(f, "seed", (double)figs[q].seed);
+					snprintf(where, sizeof where, "contrasts table: %s at %s, %s, delta of seed %ld",
+						 c->def->name, c->scope, split_word[s], figs[q].seed);
+				} else {
+					snprintf(where, sizeof where, "contrasts table: %s at %s, %s, %s", c->def->name,
+						 c->scope, split_word[s], figs[q].stat);
+				}
+				claim6(file, figs[q].v, figs[q].plus, where, deriv, f);
+			}
+			for (size_t r = 0; r < c->n_ratios; r++) {
+				const struct stats_contrast *ref = &res->c[c->ratios[r].ref];
+				cJSON *f = cJSON_CreateObject();
+				cJSON_AddStringToObject(f, "table", "ratio");
+				cJSON_AddStringToObject(f, "split", split_key[s]);
+				cJSON *num = cJSON_AddObjectToObject(f, "numerator");
+				cJSON_AddItemToObject(num, "terms", terms_json(c));
+				cJSON_AddItemToObject(num, "seeds", seed_array(c->seeds, c->n));
+				cJSON *den = cJSON_AddObjectToObject(f, "denominator");
+				cJSON_AddItemToObject(den, "terms", terms_json(ref));
+				cJSON_AddItemToObject(den, "seeds", seed_array(ref->seeds, ref->n));
+				char p[64];
+				stats_printed_format(c->ratios[r].pct[s], 1, 0, p, sizeof p);
+				snprintf(where, sizeof where, "contrasts table: %s at %s, %s, ratio (%%) of %s", c->def->name,
+					 c->scope, split_word[s], ref->def->name);
+				claims_add(file, p, where, deriv, f);
+			}
+		}
+	}
 }

@@ -3,13 +3,13 @@
  * Implements: the first optimizer batch as the trainer draws it, the
  * gradient on the scalar families at step 0 in float64 at eps in {0, 2^-23,
  * 1e-6} (and the config's eps) and in the trainer's CPU arithmetic (fp32 with
- * bf16-stored embeddings and bf16 RoPE tables), the closed form of SPEC 8
+ * bf16-stored embeddings and bf16 RoPE tables), the closed form (step0.h)
  * computed apart from the model's backward, the AdamW displacement of the
  * trainer's own optimizer step 0, and the 12-step trajectory per step-0 mode.
- * Leaves out: the CUDA bf16 autocast path (a later issue; the audit always
+ * Leaves out: the CUDA bf16 autocast path (the audit always
  * runs the CPU reference backend), scalar families other than the four
  * routing/residual ones (q_tau is not a step-0 quantity).
- * Reference: SPEC sections 2, 3 (step-0 modes) and 8; paper 004 section
+ * Reference: supkit-audit(1), step0 and trajectory; paper 001 section
  * 4.5.2 (results/step0_trajectory_audit.json).
  */
 #define _GNU_SOURCE
@@ -343,7 +343,7 @@ void step0_eval_free(struct step0_eval *ev)
 	memset(ev, 0, sizeof *ev);
 }
 
-/* ---- the closed form (SPEC 8), apart from the model's backward ---- */
+/* ---- the closed form (step0.h), apart from the model's backward ---- */
 
 /* 1 when every entry of the parameters of kind k is zero; else names one. */
 static int kind_all_zero(struct model *m, enum param_kind k, struct err *e)
@@ -734,7 +734,7 @@ void step0_print(FILE *f, const cJSON *rep)
 				}
 			}
 		}
-		fprintf(f, "closed form (SPEC 8) vs float64 backward at eps > 0: largest relative difference %.3g\n",
+		fprintf(f, "closed form vs float64 backward at eps > 0: largest relative difference %.3g\n",
 			worst);
 	}
 }

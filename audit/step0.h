@@ -1,4 +1,4 @@
-/* step0.h: the step-0 audit (SPEC sections 3 and 8; paper 004 section 4.5.2,
+/* step0.h: the step-0 audit (supkit-audit(1); paper 001 section 4.5.2,
  * "step-0 epsilon-derivative vs. bfloat16 rounding audit"): the gradient of
  * the loss on the scalar families (resid_lambdas, x0_lambdas and, when the
  * config has them, wte_lambdas and out_lambdas) at step 0, for the first
@@ -29,7 +29,7 @@ struct model;
 enum step0_family { S0_RESID, S0_X0, S0_WTE, S0_OUT, S0_NFAM };
 const char *step0_family_name(int f);   /* "resid_lambdas", ... */
 
-/* The RMSNorm epsilons of the float64 sweep (SPEC 8): 0, 2^-23, 1e-6. */
+/* The RMSNorm epsilons of the float64 sweep: 0, 2^-23, 1e-6. */
 #define STEP0_NEPS 3
 extern const double step0_eps[STEP0_NEPS];
 extern const char *const step0_eps_label[STEP0_NEPS];   /* "0", "2^-23", "1e-6" */
@@ -100,7 +100,7 @@ int step0_eval_run(const struct config *c, const struct step0_batch *b, int fp64
 		   struct step0_eval *ev, struct err *e);
 void step0_eval_free(struct step0_eval *ev);
 
-/* The closed form of SPEC 8 in float64, written apart from the model's
+/* The closed form in float64, written apart from the model's
  * backward: with both c_proj = 0 and the OE tables 0 every block adds
  * nothing, so layer i's state is a_i x0 (a_-1 = 1, a_i = resid_i a_(i-1) +
  * x0l_i + wtel_i c, c = x0_wte / x0 per token, 1 unless the anchors' eps

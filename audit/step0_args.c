@@ -1,12 +1,13 @@
 /* step0_args.c: the shared command line of `supkit audit step0` and
  * `supkit audit trajectory` (see step0_args.h). Leaves out what each does with
- * it (audit/sub_step0.c, audit/sub_trajectory.c). Reference: SPEC section 8. */
+ * it (audit/sub_step0.c, audit/sub_trajectory.c). Reference: supkit-audit(1). */
 #include "audit/step0_args.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "lib/cli.h"
+#include "lib/derivation.h"
 
 enum { OPT_JSON = 256, OPT_CONFIG, OPT_DATA, OPT_SET, OPT_INIT_FROM, OPT_N };
 
@@ -81,6 +82,10 @@ void step0_args_parse(int argc, char **argv, const char *usage, const struct ste
 		step0_args_free(a);
 		cli_usage_error("--config is required");
 	}
+	a->command = argv[0];
+	a->own = own->name;
+	if (a->json || a->output)
+		deriv_log_start();   /* the files read, for the derivation record */
 }
 
 void step0_args_free(struct step0_args *a)
@@ -94,7 +99,40 @@ void step0_args_free(struct step0_args *a)
 int step0_args_report(const struct step0_args *a, cJSON *rep,
 		      void (*print)(FILE *f, const cJSON *rep), struct err *e)
 {
-	if (!rep || (a->output && json_write_file(a->output, rep, e) < 0))
+	if (!rep)
+		return err_report(e);
+	if (a->json || a->output) {
+		/* the command as supkit verify re-runs it */
+		struct deriv d;
+		char num[32];
+		deriv_init(&d, "supkit-audit", a->command);
+		deriv_arg(&d, "--json");
+		deriv_arg(&d, "--config");
+		deriv_path_arg(&d, a->config);
+		for (int i = 0; i < a->n_data; i++) {
+			deriv_arg(&d, "--data");
+			deriv_path_arg(&d, a->data[i]);
+		}
+		for (int i = 0; i < a->n_sets; i++) {
+			deriv_arg(&d, "--set");
+			deriv_arg(&d, a->sets[i]);
+		}
+		if (a->init_from) {
+			deriv_arg(&d, "--init-from");
+			deriv_path_arg(&d, a->init_from);
+		}
+		if (a->n > 0) { /* 0: the own option was not given and has no default */
+			snprintf(num, sizeof num, "--%s", a->own);
+			deriv_arg(&d, num);
+			snprintf(num, sizeof num, "%lld", (long long)a->n);
+			deriv_arg(&d, num);
+		}
+		int rc = deriv_attach(&d, rep, e);
+		deriv_release(&d);
+		if (rc < 0)
+			return err_report(e);
+	}
+	if (a->output && json_write_file(a->output, rep, e) < 0)
 		return err_report(e);
 	if (a->json)
 		json_print_stdout(rep);

@@ -1,7 +1,7 @@
 /* step0_args.h: the command line that `supkit audit step0` and `supkit audit
  * trajectory` share (config, shards, --set overrides, --init-from, output
  * flags) plus each one's own whole-number option (--tokens, --steps).
- * Reference: SPEC section 8. */
+ * Reference: supkit-audit(1), step0 and trajectory. */
 #ifndef SUPKIT_AUDIT_STEP0_ARGS_H
 #define SUPKIT_AUDIT_STEP0_ARGS_H
 
@@ -15,6 +15,7 @@ struct step0_args {
 	const char **data, **sets; /* argv pointers; arrays owned (step0_args_free) */
 	int n_data, n_sets, json, quiet;
 	int64_t n; /* the value of the subcommand's own option */
+	const char *command, *own; /* "step0" (argv[0]) and the own option's name, for the record */
 };
 
 /* The subcommand's own option: "--<name> N", help line, range [lo, hi]. */
@@ -33,7 +34,10 @@ void step0_args_free(struct step0_args *a);
 
 /* Report rep (NULL: the step failed, e says why): write it to --output
  * (atomically) when asked, then print it as JSON (--json) or with print.
- * Errors go to stderr as one line; returns the exit status. */
+ * With --json or --output the JSON carries its derivation record
+ * (lib/derivation.h: --json, --config, each --data, each --set, --init-from,
+ * the own option; parse starts the log of files read). Errors go to stderr
+ * as one line; returns the exit status. */
 int step0_args_report(const struct step0_args *a, cJSON *rep,
 		      void (*print)(FILE *f, const cJSON *rep), struct err *e);
 

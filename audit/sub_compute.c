@@ -2,7 +2,7 @@
  * audit/compute.c, report (human table, --json, --check, --print-config).
  *
  * Leaves out every formula (audit/compute.c) and the config format
- * (trainer/config.c). Reference: SPEC section 5; supkit-audit(1), COMPUTE.
+ * (trainer/config.c). Reference: supkit-audit(1), compute.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +10,15 @@
 
 #include "audit/audit_cmds.h"
 #include "audit/compute.h"
+#include "lib/claims.h"
 #include "lib/cli.h"
+#include "lib/derivation.h"
 #include "lib/json.h"
+#include "lib/stream.h"
 
 enum {
 	OPT_DEPTH = 256, OPT_ARM, OPT_SET, OPT_TABLE, OPT_RUNS, OPT_CHECK, OPT_JSON, OPT_PRINT_CONFIG,
-	OPT_LIST_ARMS, OPT_NEUMANN, OPT_DENOM, OPT_TABNEU
+	OPT_LIST_ARMS, OPT_NEUMANN, OPT_DENOM, OPT_TABNEU, OPT_CLAIMS
 };
 
 static const struct cli_opt opts[] = {
@@ -24,7 +27,8 @@ static const struct cli_opt opts[] = {
 	{"set", OPT_SET, "KEY=VALUE", "override one config key (repeatable, after the file and arm)"},
 	{"table", OPT_TABLE, NULL, "every named arm at depths 6 and 8"},
 	{"runs", OPT_RUNS, "DIR", "add measured figures from DIR/result.json, or from each DIR/*/result.json (repeatable)"},
-	{"check", OPT_CHECK, "FILE", "compare a published audit JSON (- for stdin) with the recomputed figures; exit 1 on a disagreement"},
+	{"check", OPT_CHECK, "FILE", "compare a published audit JSON or claims file (- for stdin) with the recomputed figures; exit 1 on a disagreement"},
+	{"claims", OPT_CLAIMS, "FILE", "also write the table's figures as printed to FILE, a claims file (atomically)"},
 	{"json", OPT_JSON, NULL, "print one deterministic JSON object"},
 	{"print-config", OPT_PRINT_CONFIG, NULL, "print the canonical config (its SHA-256 identifies the run)"},
 	{"list-arms", OPT_LIST_ARMS, NULL, "list the named arms and their overrides"},
@@ -37,9 +41,9 @@ static const struct cli_opt opts[] = {
 static const char usage[] =
 	"usage: supkit audit compute [options] [CONFIG...]\n"
 	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
-	"       supkit audit compute --table [--runs DIR]... [--json]\n"
+	"       supkit audit compute --table [--runs DIR]... [--json] [--claims FILE]\n"
 	"       supkit audit compute --check PUBLISHED.json [--neumann-count C] [--denominator C] [--json]\n"
-	"Parameter, FLOP and persistent-memory accounting of a config or arm (SPEC section 5).\n"
+	"Parameter, FLOP and persistent-memory accounting of a config or arm.\n"
 	"A CONFIG of - is read from standard input.";
 
 struct args {
@@ -50,7 +54,7 @@ struct args {
 	int table, json, print_config, list_arms;
 	char **runs;
 	int nruns;
-	const char *check;
+	const char *check, *claims;
 	struct compute_opts o;
 };
 
@@ -81,6 +85,10 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 		return 0;
 	case OPT_CHECK:
 		a->check = arg;
+		return 0;
+	case OPT_CLAIMS:
+		cli_no_stdout(arg, "--claims (a file)");
+		a->claims = arg;
 		return 0;
 	case OPT_JSON:
 		a->json = 1;
@@ -165,12 +173,30 @@ static int run_check(const struct args *a)
 	cJSON *pub = json_read_input(a->check, 64u << 20, &e);
 	if (!pub)
 		fail(&e);
+	/* a claims file: its compute claims, one arm each */
+	if (claims_is(pub)) {
+		cJSON *arms;
+		int other;
+		if (claims_validate(pub, a->check, &e) != 0 ||
+		    compute_claims_arms(pub, a->check, &arms, &other, &e) != 0) {
+			cJSON_Delete(pub);
+			fail(&e);
+		}
+		if (other)
+			fprintf(stderr, "%s: '%s': %d claim%s of other commands left out\n", err_prog, a->check,
+				other, other == 1 ? "" : "s");
+		cJSON_Delete(pub);
+		pub = arms;
+	}
 	char *lines;
 	int ncmp;
-	int nd = compute_check(pub, a->check, &a->o, &lines, &ncmp, &e);
+	cJSON *items = cJSON_CreateArray();
+	int nd = compute_check(pub, a->check, &a->o, &lines, &ncmp, items, &e);
 	cJSON_Delete(pub);
-	if (nd < 0)
+	if (nd < 0) {
+		cJSON_Delete(items);
 		fail(&e);
+	}
 	char conv[160];
 	snprintf(conv, sizeof conv, "Neumann-Gram count %s, step-FLOPs denominator %s, Table-Neumann rows %s",
 		 compute_neumann_name(a->o.neumann), compute_denom_name(a->o.denom),
@@ -187,14 +213,55 @@ static int run_check(const struct args *a)
 			*nl = 0;
 			cJSON_AddItemToArray(arr, cJSON_CreateString(s));
 		}
+		cJSON_AddItemToObject(root, "figures", items);
+		items = NULL;
 		json_print_stdout(root);
 		cJSON_Delete(root);
 	} else {
 		fputs(lines, stdout);
 		printf("%d figures compared, %d disagree (%s)\n", ncmp, nd, conv);
 	}
+	cJSON_Delete(items);
 	free(lines);
 	return nd ? EXIT_CHECK : EXIT_OK;
+}
+
+/* The command this run was, as supkit verify re-runs it: --json, the options
+ * in a fixed order (the conventions always), then the CONFIG files. */
+static void derivation_args(struct deriv *d, const struct args *a, char **files, int nfiles)
+{
+	char num[32];
+	deriv_arg(d, "--json");
+	if (a->depth) {
+		snprintf(num, sizeof num, "%d", a->depth);
+		deriv_arg(d, "--depth");
+		deriv_arg(d, num);
+	}
+	if (a->arm) {
+		deriv_arg(d, "--arm");
+		deriv_arg(d, a->arm);
+	}
+	for (int i = 0; i < a->nsets; i++) {
+		deriv_arg(d, "--set");
+		deriv_arg(d, a->sets[i]);
+	}
+	if (a->table)
+		deriv_arg(d, "--table");
+	for (int i = 0; i < a->nruns; i++) {
+		deriv_arg(d, "--runs");
+		deriv_path_arg(d, a->runs[i]);
+	}
+	deriv_arg(d, "--neumann-count");
+	deriv_arg(d, compute_neumann_name(a->o.neumann));
+	deriv_arg(d, "--denominator");
+	deriv_arg(d, compute_denom_name(a->o.denom));
+	if (a->o.tabneu_rows) {
+		snprintf(num, sizeof num, "%lld", (long long)a->o.tabneu_rows);
+		deriv_arg(d, "--tabneu-rows");
+		deriv_arg(d, num);
+	}
+	for (int i = 0; i < nfiles; i++)
+		deriv_path_arg(d, files[i]);
 }
 
 int audit_compute_main(int argc, char **argv)
@@ -227,7 +294,7 @@ int audit_compute_main(int argc, char **argv)
 		return list_arms(a.json);
 	}
 	if (a.check) {
-		if (nfiles || a.arm || a.table || a.nsets || a.print_config || a.nruns)
+		if (nfiles || a.arm || a.table || a.nsets || a.print_config || a.nruns || a.claims)
 			cli_usage_error("--check takes only the convention options and --json");
 		free(a.sets);
 		free(a.runs);
@@ -236,8 +303,10 @@ int audit_compute_main(int argc, char **argv)
 	}
 	if (a.table && (file || a.arm || a.depth))
 		cli_usage_error("--table covers every arm at depths 6 and 8: no CONFIG, --arm or --depth");
-	if (a.print_config && (a.table || a.json))
-		cli_usage_error("--print-config prints one config: no --table or --json");
+	if (a.print_config && (a.table || a.json || a.claims))
+		cli_usage_error("--print-config prints one config: no --table, --json or --claims");
+	if (a.json || a.claims)
+		deriv_log_start();   /* the files read, for the derivation record */
 
 	struct compute_measured *meas = NULL;
 	int nmeas = 0;
@@ -301,15 +370,41 @@ int audit_compute_main(int argc, char **argv)
 		if (compute_config(&cfgs[i], &a.o, &reps[i], &e) != 0)
 			fail(&e);
 
+	cJSON *deriv_json = NULL;
+	if (a.json || a.claims) {
+		struct deriv d;
+		deriv_init(&d, "supkit-audit", "compute");
+		derivation_args(&d, &a, files, nfiles);
+		if (deriv_finish(&d, &e) != 0)
+			fail(&e);
+		deriv_json = deriv_to_json(&d);
+		deriv_release(&d);
+	}
+	if (a.claims) {
+		cJSON *cl = claims_new();
+		for (int i = 0; i < n; i++) {
+			cJSON *set = compute_config_set(&cfgs[i]);
+			compute_claims_add(cl, &reps[i], set, deriv_json);
+			cJSON_Delete(set);
+		}
+		if (json_write_file(a.claims, cl, &e) != 0)
+			fail(&e);
+		cJSON_Delete(cl);
+	}
 	if (a.json) {
 		cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "arms");
 		for (int i = 0; i < n; i++) {
 			cJSON *o = compute_report_json(&reps[i]);
+			cJSON *set = compute_config_set(&cfgs[i]);
+			if (set)
+				cJSON_AddItemToObject(o, "set", set);
 			for (int j = 0; j < nmeas; j++)
 				if (meas[j].depth == reps[i].depth && !strcmp(meas[j].arm, reps[i].arm))
 					cJSON_AddItemToObject(o, "measured", compute_measured_json(&meas[j]));
 			cJSON_AddItemToArray(arr, o);
 		}
+		cJSON_AddItemToObject(root, DERIV_KEY, deriv_json);
+		deriv_json = NULL;
 		json_print_stdout(root);
 		cJSON_Delete(root);
 	} else if (n == 1 && !a.table && nfiles <= 1) {
@@ -321,6 +416,7 @@ int audit_compute_main(int argc, char **argv)
 	} else {
 		compute_print_table(stdout, reps, n, meas, nmeas);
 	}
+	cJSON_Delete(deriv_json);
 	free(reps);
 	free(cfgs);
 	free(meas);

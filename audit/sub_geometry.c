@@ -1,6 +1,6 @@
 /* sub_geometry.c: `supkit audit geometry`: stable rank, mean-row energy,
  * the q_tau profile and the residual scalars of checkpoints (thin: options,
- * then audit/geometry.c). Reference: SPEC section 7, papers' Tables 4, 5a, 8b. */
+ * then audit/geometry.c). Reference: supkit-audit(1); papers' Tables 4, 5a, 8b. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "audit/audit_cmds.h"
 #include "audit/geometry.h"
 #include "lib/cli.h"
+#include "lib/derivation.h"
 #include "lib/json.h"
 
 enum { OPT_JSON = 256, OPT_METHOD, OPT_ALLOW_MISSING, OPT_SPECTRUM };
@@ -61,6 +62,20 @@ static int on_opt(int key, const char *arg, void *vc, struct err *e)
 	return 0;
 }
 
+/* Every string value under node equal to from becomes to (the derivation
+ * block aside). */
+static void rename_strings(cJSON *node, const char *from, const char *to)
+{
+	for (cJSON *c = node ? node->child : NULL; c; c = c->next) {
+		if (c->string && !strcmp(c->string, DERIV_KEY))
+			continue;
+		if (cJSON_IsString(c) && !strcmp(c->valuestring, from))
+			cJSON_SetValuestring(c, to);
+		else
+			rename_strings(c, from, to);
+	}
+}
+
 int audit_geometry_main(int argc, char **argv)
 {
 	struct ctx c = {0};
@@ -76,7 +91,35 @@ int audit_geometry_main(int argc, char **argv)
 	}
 	for (int i = 0; i < nf; i++)
 		cli_no_stdin(files[i], "CHECKPOINT (checkpoints are mapped from files)");
+	int record = c.json || c.output;
+	if (record)
+		deriv_log_start();   /* the files read, for the derivation record */
 	cJSON *rep = geom_audit(files, nf, &c.g, &e);
+	if (rep && record) {
+		/* the command as supkit verify re-runs it */
+		static const char *const methods[] = {"gram", "gram-evr", "svd"};
+		struct deriv d;
+		deriv_init(&d, "supkit-audit", "geometry");
+		deriv_arg(&d, "--json");
+		deriv_arg(&d, "--method");
+		deriv_arg(&d, methods[c.g.method == GEOM_GRAM_EVR ? 1 : c.g.method == GEOM_SVD ? 2 : 0]);
+		if (c.g.allow_missing)
+			deriv_arg(&d, "--allow-missing");
+		if (c.g.spectrum)
+			deriv_arg(&d, "--spectrum");
+		size_t first = d.n_args;
+		for (int i = 0; i < nf; i++)
+			deriv_path_arg(&d, files[i]);
+		if (deriv_attach(&d, rep, &e) < 0) {
+			cJSON_Delete(rep);
+			rep = NULL;
+		} else {
+			/* the report names the checkpoints as the record does */
+			for (int i = 0; i < nf; i++)
+				rename_strings(rep, files[i], d.args[first + (size_t)i]);
+		}
+		deriv_release(&d);
+	}
 	free(files);
 	if (!rep) {
 		return err_report(&e);

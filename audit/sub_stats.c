@@ -1,6 +1,6 @@
 /* sub_stats.c: supkit audit stats: per-cell seed tables and paired contrasts
  * from run records, or (--check) a rounding-aware check of a published table.
- * Thin: parse, validate, call audit/stats.h, report. Reference: SPEC section 6;
+ * Thin: parse, validate, call audit/stats.h, report. Reference:
  * man supkit-audit (stats) and supkit-formats(5) (records). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,18 +8,21 @@
 
 #include "audit/audit_cmds.h"
 #include "audit/stats.h"
+#include "lib/claims.h"
 #include "lib/cli.h"
+#include "lib/derivation.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/stream.h"
 
-enum { OPT_JSON = 256, OPT_NAMES, OPT_CONTRASTS, OPT_CHECK, OPT_INPUT_DECIMALS, OPT_VERBOSE };
+enum { OPT_JSON = 256, OPT_NAMES, OPT_CONTRASTS, OPT_CHECK, OPT_INPUT_DECIMALS, OPT_VERBOSE, OPT_CLAIMS };
 
 static const struct cli_opt opts[] = {
 	{"names", OPT_NAMES, "RULES", "naming rules: run name -> arm, depth, seed (PCRE2)"},
 	{"contrasts", OPT_CONTRASTS, "FILE", "contrast spec (default: the built-in 2x3 factorial)"},
-	{"check", OPT_CHECK, "PUBLISHED.json", "check a published table against the records"},
-	{"input-decimals", OPT_INPUT_DECIMALS, "N", "--check: decimals the records were printed with (6)"},
+	{"check", OPT_CHECK, "PUBLISHED.json", "check a published table, this command's --json or a claims file against the records"},
+	{"input-decimals", OPT_INPUT_DECIMALS, "N", "--check: decimals the records were printed with (6; claims: exact unless they say)"},
+	{"claims", OPT_CLAIMS, "FILE", "also write the tables' figures as printed to FILE, a claims file (atomically)"},
 	{"json", OPT_JSON, NULL, "print one JSON object instead of Markdown tables"},
 	{"output", 'o', "FILE", "write the report to FILE (atomically) instead of stdout (-)"},
 	{"verbose", OPT_VERBOSE, NULL, "--check: list the figures that are OK too"},
@@ -36,8 +39,8 @@ static const char usage[] =
 	"rounding or inconsistent (exit 1 on inconsistent or missing).\n";
 
 struct args {
-	const char *names, *contrasts, *check, *output;
-	int json, verbose;
+	const char *names, *contrasts, *check, *output, *claims;
+	int json, verbose, decimals_given;
 	int64_t input_decimals;
 };
 
@@ -51,7 +54,12 @@ static int on_opt(int key, const char *arg, void *ctx, struct err *e)
 	case OPT_JSON: a->json = 1; break;
 	case OPT_VERBOSE: a->verbose = 1; break;
 	case 'o': a->output = arg; break;
+	case OPT_CLAIMS:
+		cli_no_stdout(arg, "--claims (a file)");
+		a->claims = arg;
+		break;
 	case OPT_INPUT_DECIMALS:
+		a->decimals_given = 1;
 		return cli_parse_i64(arg, 0, 15, &a->input_decimals, "--input-decimals", e);
 	}
 	return 0;
@@ -91,6 +99,10 @@ int audit_stats_main(int argc, char **argv)
 		cli_usage_error("%s", e.msg);
 	if (first >= argc)
 		cli_usage_error("no RECORDS given");
+	if (a.check && a.claims)
+		cli_usage_error("--claims writes the tables' figures: not with --check");
+	if (!a.check && (a.json || a.claims))
+		deriv_log_start();   /* the files read, for the derivation record */
 
 	struct stats_rules *rules = NULL;
 	struct stats_records rec;
@@ -121,11 +133,23 @@ int audit_stats_main(int argc, char **argv)
 		if (!pub)
 			goto fail;
 		cJSON *items = cJSON_CreateArray();
-		if (stats_check_published(pub, a.check, &cells, (int)a.input_decimals, items, &counts,
-					  &e) < 0) {
+		int crc, other = 0;
+		if (claims_is(pub))
+			crc = claims_validate(pub, a.check, &e) < 0
+				      ? -1
+				      : stats_check_claims(pub, a.check, &cells, a.decimals_given ? (int)a.input_decimals : -1,
+							   items, &counts, &other, &e);
+		else if (stats_is_own(pub))
+			crc = stats_check_own(pub, a.check, &cells, items, &counts, &e);
+		else
+			crc = stats_check_published(pub, a.check, &cells, (int)a.input_decimals, items, &counts, &e);
+		if (crc < 0) {
 			cJSON_Delete(items);
 			goto fail;
 		}
+		if (other)
+			fprintf(stderr, "%s: '%s': %d claim%s of other commands left out\n", err_prog, a.check, other,
+				other == 1 ? "" : "s");
 		if (a.json) {
 			report = cJSON_CreateObject();
 			cJSON_AddItemToObject(report, "figures", items);
@@ -149,15 +173,51 @@ int audit_stats_main(int argc, char **argv)
 			goto fail;
 		if (stats_evaluate(&spec, &cells, &res, &e) < 0)
 			goto fail;
+		cJSON *deriv_json = NULL;
+		if (a.json || a.claims) {
+			/* the command as supkit verify re-runs it */
+			struct deriv d;
+			deriv_init(&d, "supkit-audit", "stats");
+			deriv_arg(&d, "--json");
+			if (a.names) {
+				deriv_arg(&d, "--names");
+				deriv_path_arg(&d, a.names);
+			}
+			if (a.contrasts) {
+				deriv_arg(&d, "--contrasts");
+				deriv_path_arg(&d, a.contrasts);
+			}
+			for (int i = first; i < argc; i++)
+				deriv_path_arg(&d, argv[i]);
+			int drc = deriv_finish(&d, &e);
+			if (drc == 0)
+				deriv_json = deriv_to_json(&d);
+			deriv_release(&d);
+			if (drc < 0)
+				goto fail;
+		}
+		if (a.claims) {
+			cJSON *cl = claims_new();
+			stats_claims_add(cl, &cells, &res, deriv_json);
+			int wrc = json_write_file(a.claims, cl, &e);
+			cJSON_Delete(cl);
+			if (wrc < 0) {
+				cJSON_Delete(deriv_json);
+				goto fail;
+			}
+		}
 		if (a.json) {
 			report = stats_to_json(&cells, &res, &rec);
 			cJSON_AddStringToObject(report, "spec", spec.name);
+			cJSON_AddItemToObject(report, DERIV_KEY, deriv_json);
+			deriv_json = NULL;
 			text = report_json_text(report, &len);
 		} else {
 			FILE *m = report_stream(&text, &len);
 			stats_print_markdown(m, &cells, &res);
 			fclose(m);
 		}
+		cJSON_Delete(deriv_json);
 	}
 	if (rec.n_ignored)
 		fprintf(stderr, "%s: %zu run%s matched no naming rule and %s ignored (first: '%s')\n",

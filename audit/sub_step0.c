@@ -1,7 +1,7 @@
 /* sub_step0.c: `supkit audit step0`: the gradient of the loss on the scalar
  * families at step 0, float64 at eps in {0, 2^-23, 1e-6} against the
  * trainer's arithmetic (thin: options, config, shards, then audit/step0.c).
- * Leaves out: the CUDA bf16 autocast path. Reference: SPEC section 8. */
+ * Leaves out: the CUDA bf16 autocast path. Reference: supkit-audit(1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@ static const char usage[] =
 	"\n"
 	"Gradient of the loss on resid_lambdas, x0_lambdas (and wte_lambdas,\n"
 	"out_lambdas) for the first optimizer batch at step 0: float64 at eps = 0,\n"
-	"2^-23 and 1e-6, the closed form of SPEC section 8, and the trainer's own\n"
+	"2^-23 and 1e-6, its closed form (man supkit-audit), and the trainer's own\n"
 	"arithmetic at the config's eps, with the ratio, the sign agreement and the\n"
 	"AdamW displacement of step 0.";
 

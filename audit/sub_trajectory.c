@@ -1,7 +1,7 @@
 /* sub_trajectory.c: `supkit audit trajectory`: steps 0..11 (--steps) of
  * training under each step-0 mode, the scalar families' values, gradients,
  * AdamW counters and moments per step, as JSON (thin: options, config,
- * shards, then audit/step0.c). Reference: SPEC sections 2, 3 and 8. */
+ * shards, then audit/step0.c). Reference: supkit-audit(1), trajectory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

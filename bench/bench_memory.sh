@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_memory.sh (issue 8, Memory): peak resident memory of the OE arm
+# bench_memory.sh: peak resident memory of the OE arm
 # (oe = 1, the default oe_m / oe_n / oe_k) over the dense arm at the same
 # size, each measured in its own process (bench/bench_step.c: model +
 # optimizer + BENCH_STEPS training steps, peak RSS from getrusage), against

@@ -12,7 +12,7 @@
  * Leaves out: the data loader, evaluation, checkpoints (not part of a step's
  * cost). Not a test: nothing is asserted. Built by the bench scripts against
  * build/libtrainer.a and build/liblib.a (no Makefile rule).
- * Reference: issue 7 (Speed) and issue 8 (Memory); SPEC section 2.
+ * Reference: docs/model.md (A step); bench/bench_train.sh, bench_memory.sh.
  *
  * usage: bench_step [-c CONFIG] [-w WARMUP] [-n STEPS] [key=value ...]
  */

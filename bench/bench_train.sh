@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_train.sh (issue 7, Speed): tokens/s of one training step (grad_accum
+# bench_train.sh: tokens/s of one training step (grad_accum
 # micro-steps of forward+backward, then the MuonAdamW step) on the CPU
 # backend, against the same step of the PyTorch reference
 # (bench/train_step_torch.py: tests/reference/torch_model.py's forward,

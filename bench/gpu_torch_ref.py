@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpu_torch_ref.py: PyTorch throughput reference for bench/bench_gpu.sh.
 
-Our own PyTorch rendering of the benchmark GPT (SPEC section 1: the
+Our own PyTorch rendering of the benchmark GPT (docs/model.md: the
 karpathy/autoresearch train.py architecture: wte + RMSNorm, resid/x0 lambdas,
 value embeddings with 2*sigmoid gates on alternating layers, split-half RoPE,
 QK-RMSNorm, sliding-window causal attention with the SSSL pattern and the last
@@ -14,7 +14,7 @@ cautious decoupled weight decay. bf16 autocast with fp32 master weights.
 It measures tokens/s only (random tokens, no data loading, no evaluation) and
 prints one "RESULT depth=L tokens_per_s=... step_s=... peak_mib=..." line, as
 tests/gpu/gpu_bench.c does. Needs torch with CUDA; otherwise it says so and
-exits 0. Not a copy of train.py: written from SPEC section 1 for this bench.
+exits 0. Not a copy of train.py: written from docs/model.md for this bench.
 
 usage: gpu_torch_ref.py --depth L [--batch 64] [--seq 2048] [--accum 4]
                         [--steps 3] [--vocab 8192] [--budget SEC] [--compile]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""train_step_torch.py: the PyTorch side of bench/bench_train.sh (issue 7).
+"""train_step_torch.py: the PyTorch side of bench/bench_train.sh.
 
 Times one training step of the SAME model and optimizer as supkit's CPU
 backend at the same config and thread count: the forward of

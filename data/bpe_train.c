@@ -1,4 +1,4 @@
-/* bpe_train.c: byte-level BPE training (SPEC section 4, tokenizer.h bpe_train).
+/* bpe_train.c: byte-level BPE training (docs/data.md, tokenizer.h bpe_train).
  *
  * Classic BPE (Sennrich et al. 2016, byte-level as in GPT-2): the texts are
  * split by the pattern, identical pieces are counted once with their

@@ -1,10 +1,10 @@
 /* cmd_data.c: supkit-data, the data tool: train-tokenizer, tokenize, encode,
- * decode, stats, overlap, batches, brown (issue 6; SPEC sections 4 and 9);
+ * decode, stats, overlap, batches, brown (docs/data.md; supkit-formats(5));
  * import-tokenizer is in sub_data_import.c.
  *
  * Thin: each subcommand parses its options, calls data/tokenizer.c,
- * bpe_train.c, corpus.c, data.c or shard.c, and reports. Leaves out: nothing
- * of the issue's command surface; man/supkit-data.1 documents it.
+ * bpe_train.c, corpus.c, data.c or shard.c, and reports; man/supkit-data.1
+ * documents the commands.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@ enum {
 	O_VOCAB = 256, O_PATTERN, O_FORMAT, O_DELIM, O_RANKS, O_VAL_FILES, O_VAL_EVERY,
 	O_SHARD_TOKENS, O_SKIP_INVALID, O_FORCE, O_JSON, O_U32, O_TOKEN_BYTES, O_N, O_MAX_SHARE,
 	O_MAX_DUP, O_SEQ_LEN, O_BATCH_ROWS, O_SEED, O_COUNT,
+	O_COLUMN,
 };
 
 struct opts {
@@ -50,6 +51,7 @@ static int on_opt(int key, const char *arg, void *vctx, struct err *e)
 	case O_PATTERN: o->pattern = arg; return 0;
 	case O_FORMAT: return corpus_format_parse(arg, &o->corpus.format, e);
 	case O_DELIM: o->corpus.delim = arg; return 0;
+	case O_COLUMN: o->corpus.column = arg; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case O_RANKS:
 		cli_no_stdin(arg, "--ranks (a rank file)");
@@ -117,35 +119,15 @@ static int parse(int argc, char **argv, const struct cli_opt *t, const char *usa
 	return first;
 }
 
-#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's, SPEC 4)"}
+#define OPT_PATTERN {"pattern", O_PATTERN, "REGEX", "split pattern (PCRE2; default: the benchmark's)"}
 #define OPT_RANKS {"ranks", O_RANKS, "FILE", "rank file in tiktoken text format (gzip accepted)"}
 #define OPT_CORPUS                                                                              \
-	{"format", O_FORMAT, "FMT", "input format: auto (by extension), text, jsonl, json"},     \
-	{"delim", O_DELIM, "STR", "text: documents separated by STR (default: one per file)"}
+	{"format", O_FORMAT, "FMT", "input format: auto (parquet by its magic, else by extension), text, " \
+	 "jsonl, json, parquet"},                                                               \
+	{"delim", O_DELIM, "STR", "text: documents separated by STR (default: one per file)"},   \
+	{"column", O_COLUMN, "NAME", "parquet: the string column of the texts (default text)"}
 
 /* ---- train-tokenizer ---- */
-
-struct texts {
-	char **v;
-	size_t *n;
-	size_t k, cap;
-};
-
-static int collect(const char *doc, size_t len, int valid, void *ctx, struct err *e)
-{
-	(void)valid;
-	(void)e;
-	struct texts *t = ctx;
-	if (t->k == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 1024;
-		t->v = xrealloc(t->v, t->cap * sizeof *t->v);
-		t->n = xrealloc(t->n, t->cap * sizeof *t->n);
-	}
-	t->v[t->k] = xmalloc(len ? len : 1);
-	memcpy(t->v[t->k], doc, len);
-	t->n[t->k++] = len;
-	return 0;
-}
 
 static int sub_train(int argc, char **argv)
 {
@@ -157,7 +139,8 @@ static int sub_train(int argc, char **argv)
 		{"quiet", 'q', NULL, "no progress, summary or list of files (errors only)"},
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data train-tokenizer [options] -o DIR CORPUS...\n"
-			    "A CORPUS of - is read from standard input (as text unless --format says).";
+			    "A CORPUS of - is read from standard input (as text unless --format says, or parquet\n"
+			    "by its magic bytes).";
 	struct opts o;
 	opts_init(&o);
 	int i = parse(argc, argv, t, usage, &o);
@@ -165,19 +148,17 @@ static int sub_train(int argc, char **argv)
 		cli_usage_error("need -o DIR and at least one corpus file");
 	cli_no_stdout(o.out, "-o DIR (train-tokenizer writes a folder)");
 	struct err e = {0};
-	struct texts tx = {0};
+	struct corpus_texts tx = {0};
 	struct corpus_counts c = {0};
-	for (; i < argc; i++)
-		if (corpus_read_file(argv[i], &o.corpus, collect, &tx, &c, &e) < 0)
-			return err_report(&e);
+	if (data_collect((const char *const *)argv + i, argc - i, &o.corpus, o.quiet, &tx, &c, &e) < 0) {
+		corpus_texts_free(&tx);
+		return err_report(&e);
+	}
 	double t0 = now_seconds();
 	struct tokenizer tk;
 	int rc = bpe_train((const char *const *)tx.v, tx.n, tx.k, (uint32_t)o.vocab - TOKENIZER_N_SPECIAL,
 			   o.pattern, o.quiet, &tk, &e);
-	for (size_t k = 0; k < tx.k; k++)
-		free(tx.v[k]);
-	free(tx.v);
-	free(tx.n);
+	corpus_texts_free(&tx);
 	if (rc < 0)
 		return err_report(&e);
 	char *rp = path_join(o.out, "ranks.tiktoken"), *bp = path_join(o.out, "token_bytes.bin");
@@ -195,6 +176,7 @@ static int sub_train(int argc, char **argv)
 	}
 	cJSON_AddNumberToObject(j, "documents", (double)c.docs);
 	cJSON_AddNumberToObject(j, "empty_documents", (double)c.empty);
+	cJSON_AddNumberToObject(j, "null_rows", (double)c.nulls);
 	cJSON_AddNumberToObject(j, "invalid_utf8_documents", (double)c.invalid_utf8);
 	cJSON_AddNumberToObject(j, "bytes", (double)c.bytes);
 	json_sort(j);
@@ -232,7 +214,7 @@ static int sub_tokenize(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
 		OPT_RANKS, OPT_PATTERN, OPT_CORPUS,
-		{"output", 'o', "DIR", "output folder (train_NNNN.bin, val_NNNN.bin, data.json)"},
+		{"output", 'o', "DIR", "output folder (train_NNNN.bin, val_NNNN.bin, token_bytes.bin, data.json)"},
 		{"val-files", O_VAL_FILES, "K", "the last K input files go to validation"},
 		{"val-every", O_VAL_EVERY, "N", "else every N-th document goes to validation (default 100; 0: none)"},
 		{"shard-tokens", O_SHARD_TOKENS, "N", "start a new shard past N tokens (default 100000000)"},
@@ -242,7 +224,8 @@ static int sub_tokenize(int argc, char **argv)
 		{"quiet", 'q', NULL, "no progress, notes or table (errors only; --json still printed)"},
 		{NULL, 0, NULL, NULL}};
 	const char *usage = "usage: supkit data tokenize [options] --ranks FILE -o DIR CORPUS...\n"
-			    "A CORPUS of - is read from standard input (as text unless --format says).";
+			    "A CORPUS of - is read from standard input (as text unless --format says, or parquet\n"
+			    "by its magic bytes).";
 	struct opts o;
 	opts_init(&o);
 	int i = parse(argc, argv, t, usage, &o);
@@ -266,6 +249,8 @@ static int sub_tokenize(int argc, char **argv)
 			err_prog, (unsigned long long)r.counts.empty,
 			(unsigned long long)r.counts.invalid_utf8,
 			o.skip_invalid ? "skipped" : "kept (bytes encoded as they are)");
+	if (r.counts.nulls && !o.quiet)
+		fprintf(stderr, "%s: %llu null rows skipped\n", err_prog, (unsigned long long)r.counts.nulls);
 	if (o.json) {
 		cJSON *j = tokenize_report_json(&r);
 		json_print_stdout(j);
@@ -384,68 +369,6 @@ static int sub_encode(int argc, char **argv)
 	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
-/* Parse ids: text (one decimal id a line) or raw uint32 LE. */
-static int ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e)
-{
-	if (u32) {
-		if (n % 4)
-			return err_set(e, EXIT_USAGE, "'%s': offset %zu: length is not a multiple of 4", path,
-				       n - n % 4);
-		for (size_t i = 0; i < n; i += 4) {
-			const unsigned char *p = (const unsigned char *)d + i;
-			ids_push(out, (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-					      (uint32_t)p[3] << 24);
-		}
-		return 0;
-	}
-	size_t line = 0, i = 0;
-	while (i < n) {
-		const char *nl = memchr(d + i, '\n', n - i);
-		size_t end = nl ? (size_t)(nl - d) : n;
-		line++;
-		size_t len = end - i;
-		if (len && d[i + len - 1] == '\r')
-			len--;
-		if (len) {
-			char buf[24];
-			int64_t v;
-			struct err pe;
-			if (len >= sizeof buf)
-				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
-			memcpy(buf, d + i, len);
-			buf[len] = 0;
-			if (cli_parse_i64(buf, 0, UINT32_MAX, &v, "id", &pe) < 0)
-				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
-			ids_push(out, (uint32_t)v);
-		}
-		i = end + 1;
-	}
-	return 0;
-}
-
-/* b as a JSON string: valid UTF-8 as it is, each byte of an invalid
- * sequence, and NUL, as U+FFFD (JSON text is UTF-8, and cJSON's strings end
- * at NUL; the exact bytes go to a file with -o). */
-static cJSON *utf8_string(const struct bytes *b)
-{
-	struct bytes t = {0};
-	const unsigned char *p = (const unsigned char *)b->v;
-	for (size_t i = 0; i < b->n;) {
-		size_t k = p[i] ? utf8_seq(p + i, b->n - i) : 0;
-		if (k) {
-			bytes_append(&t, p + i, k);
-			i += k;
-		} else {
-			bytes_append(&t, "\xef\xbf\xbd", 3);
-			i++;
-		}
-	}
-	bytes_append(&t, "", 1);
-	cJSON *s = cJSON_CreateString((const char *)t.v);
-	bytes_free(&t);
-	return s;
-}
-
 static int sub_decode(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
@@ -468,7 +391,7 @@ static int sub_decode(int argc, char **argv)
 	struct bytes out = {0};
 	int rc = stream_read_all(argv[i], CORPUS_MAX_FILE, &d, &n, &e);
 	if (rc == 0) {
-		rc = ids_parse(argv[i], d, n, o.u32, &ids, &e);
+		rc = data_ids_parse(argv[i], d, n, o.u32, &ids, &e);
 		free(d);
 	}
 	if (rc == 0 && tokenizer_decode(&tk, ids.v, ids.n, &out, &e) < 0) {
@@ -481,7 +404,7 @@ static int sub_decode(int argc, char **argv)
 		cJSON *j = codec_json(argv[i], &o, ids.n, out.n);
 		cJSON_AddBoolToObject(j, "valid_utf8", utf8_valid((const char *)out.v, out.n));
 		if (to_stdout(&o))
-			cJSON_AddItemToObject(j, "text", utf8_string(&out));
+			cJSON_AddItemToObject(j, "text", data_text_json(out.v, out.n));
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	}
@@ -493,24 +416,57 @@ static int sub_decode(int argc, char **argv)
 
 /* ---- stats ---- */
 
+/* stats and overlap: with --ranks, the tokenizer corpora are read through
+ * (*loaded set); else an operand that is parquet by its magic is refused
+ * (exit 2). Returns 0, or -1 with e. */
+static int corpus_tokenizer(const struct opts *o, char *const *ops, int n, struct tokenizer *tk, int *loaded,
+			    struct err *e)
+{
+	*loaded = 0;
+	if (!o->ranks) {
+		for (int k = 0; k < n; k++) {
+			cli_no_stdin(ops[k], "a shard (shards are mapped from files; give --ranks FILE to read a corpus)");
+			if (corpus_is_parquet(ops[k]))
+				cli_usage_error("'%s' is a parquet file, not a token shard: give --ranks FILE to read "
+						"it as a corpus", ops[k]);
+		}
+		return 0;
+	}
+	if (tokenizer_load(tk, o->ranks, o->pattern, e) < 0)
+		return -1;
+	*loaded = 1;
+	return 0;
+}
+
 static int sub_stats(int argc, char **argv)
 {
 	static const struct cli_opt t[] = {
 		{"token-bytes", O_TOKEN_BYTES, "FILE", "token_bytes file: also report bytes and bytes per token"},
+		{"ranks", O_RANKS, "FILE", "rank file: operands that are not shards are corpora, tokenized with it"},
+		OPT_PATTERN, OPT_CORPUS,
 		{"json", O_JSON, NULL, "print one JSON object"},
+		{"quiet", 'q', NULL, "no progress while reading corpora"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data stats [--token-bytes FILE] [--json] SHARD...";
+	const char *usage = "usage: supkit data stats [options] SHARD...\n"
+			    "       supkit data stats --ranks FILE [options] SHARD|CORPUS...\n"
+			    "With --ranks an operand that is not a token shard is a corpus (parquet, text, JSON\n"
+			    "Lines, JSON), counted as supkit data tokenize would shard it.";
 	struct opts o;
 	opts_init(&o);
 	int i = parse(argc, argv, t, usage, &o);
 	if (i >= argc)
 		cli_usage_error("need at least one shard");
-	for (int k = i; k < argc; k++)
-		cli_no_stdin(argv[k], "SHARD (shards are mapped from files)");
 	struct err e = {0};
-	uint32_t *tb = NULL, ntb = 0;
-	if (o.token_bytes && tokenizer_token_bytes(o.token_bytes, &tb, &ntb, &e) < 0)
+	struct tokenizer tk;
+	int have_tk;
+	if (corpus_tokenizer(&o, argv + i, argc - i, &tk, &have_tk, &e) < 0)
 		return err_report(&e);
+	uint32_t *tb = NULL, ntb = 0;
+	if (o.token_bytes && tokenizer_token_bytes(o.token_bytes, &tb, &ntb, &e) < 0) {
+		if (have_tk)
+			tokenizer_free(&tk);
+		return err_report(&e);
+	}
 	cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "shards");
 	struct shard_stats tot = {0};
 	if (!o.json)
@@ -519,7 +475,13 @@ static int sub_stats(int argc, char **argv)
 	int rc = 0;
 	for (; i < argc && rc == 0; i++) {
 		struct shard_stats s;
-		if ((rc = data_stats(argv[i], tb, ntb, &s, &e)) < 0)
+		struct corpus_counts cc;
+		int corpus = have_tk && !data_is_shard(argv[i]);
+		if (corpus)
+			rc = data_stats_corpus(argv[i], &o.corpus, &tk, tb, ntb, o.quiet, &s, &cc, &e);
+		else
+			rc = data_stats(argv[i], tb, ntb, &s, &e);
+		if (rc < 0)
 			break;
 		tot.tokens += s.tokens;
 		tot.docs += s.docs;
@@ -529,11 +491,18 @@ static int sub_stats(int argc, char **argv)
 			tot.max_doc = s.max_doc;
 		cJSON *x = cJSON_CreateObject();
 		cJSON_AddStringToObject(x, "path", argv[i]);
+		cJSON_AddStringToObject(x, "input", corpus ? "corpus" : "shard");
 		cJSON_AddNumberToObject(x, "tokens", (double)s.tokens);
 		cJSON_AddNumberToObject(x, "documents", (double)s.docs);
 		cJSON_AddNumberToObject(x, "max_document_tokens", (double)s.max_doc);
 		cJSON_AddNumberToObject(x, "vocab_size", s.vocab_size);
 		cJSON_AddNumberToObject(x, "bos_id", s.bos_id);
+		if (corpus) {
+			cJSON_AddNumberToObject(x, "empty_documents", (double)cc.empty);
+			cJSON_AddNumberToObject(x, "null_rows", (double)cc.nulls);
+			cJSON_AddNumberToObject(x, "invalid_utf8_documents", (double)cc.invalid_utf8);
+			cJSON_AddNumberToObject(x, "text_bytes", (double)cc.bytes);
+		}
 		if (tb) {
 			cJSON_AddNumberToObject(x, "bytes", (double)s.bytes);
 			cJSON_AddNumberToObject(x, "bytes_per_token",
@@ -569,6 +538,8 @@ static int sub_stats(int argc, char **argv)
 	}
 	cJSON_Delete(j);
 	free(tb);
+	if (have_tk)
+		tokenizer_free(&tk);
 	return rc < 0 ? err_report(&e) : EXIT_OK;
 }
 
@@ -580,9 +551,15 @@ static int sub_overlap(int argc, char **argv)
 		{"n", O_N, "N", "n-gram length in tokens (default 13)"},
 		{"max-share", O_MAX_SHARE, "X", "exit 1 when the shared n-gram share exceeds X"},
 		{"max-dup", O_MAX_DUP, "K", "exit 1 when more than K validation documents are duplicates"},
+		{"ranks", O_RANKS, "FILE", "rank file: inputs that are not shards are corpora, tokenized with it"},
+		OPT_PATTERN, OPT_CORPUS,
 		{"json", O_JSON, NULL, "print one JSON object"},
+		{"quiet", 'q', NULL, "no progress while reading corpora"},
 		{NULL, 0, NULL, NULL}};
-	const char *usage = "usage: supkit data overlap [options] TRAIN_SHARD... -- VAL_SHARD...";
+	const char *usage = "usage: supkit data overlap [options] TRAIN_SHARD... -- VAL_SHARD...\n"
+			    "       supkit data overlap --ranks FILE [options] TRAIN... -- VAL...\n"
+			    "With --ranks an input that is not a token shard is a corpus (parquet, text, JSON\n"
+			    "Lines, JSON), its documents tokenized as supkit data tokenize would shard them.";
 	/* split at "--" before option parsing (options go before the shards) */
 	int sep = -1;
 	for (int k = 1; k < argc; k++)
@@ -595,12 +572,20 @@ static int sub_overlap(int argc, char **argv)
 	int i = parse(sep < 0 ? argc : sep, argv, t, usage, &o);
 	if (sep < 0 || i >= sep || sep + 1 >= argc)
 		cli_usage_error("need TRAIN_SHARD... -- VAL_SHARD...");
-	for (int k = i; k < argc; k++)
-		cli_no_stdin(argv[k], "a shard (shards are mapped from files)");
 	struct err e = {0};
+	struct overlap_src src = {NULL, o.corpus, o.quiet};
+	struct tokenizer tk;
+	int have_tk;
+	if (corpus_tokenizer(&o, argv + i, sep - i, &tk, &have_tk, &e) < 0 ||
+	    (!have_tk && corpus_tokenizer(&o, argv + sep + 1, argc - sep - 1, &tk, &have_tk, &e) < 0))
+		return err_report(&e);
+	src.tk = have_tk ? &tk : NULL;
 	struct overlap_report r;
-	if (data_overlap((const char *const *)argv + i, sep - i, (const char *const *)argv + sep + 1,
-			 argc - sep - 1, (int)o.n, &r, &e) < 0)
+	int rc = data_overlap((const char *const *)argv + i, sep - i, (const char *const *)argv + sep + 1,
+			      argc - sep - 1, (int)o.n, &src, &r, &e);
+	if (have_tk)
+		tokenizer_free(&tk);
+	if (rc < 0)
 		return err_report(&e);
 	double share = r.val_grams ? (double)r.shared_grams / (double)r.val_grams : 0;
 	int bad = (o.max_share >= 0 && share > o.max_share) ||

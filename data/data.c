@@ -1,5 +1,5 @@
-/* data.c: corpus -> shards, shard statistics, train/validation overlap.
- * Contract in data.h (issue 6, SPEC sections 4 and 9). Leaves out: threads.
+/* data.c: corpus -> shards, corpus collection, shard and corpus statistics,
+ * train/validation overlap. Contract in data.h. Leaves out: threads.
  */
 #include "data/data.h"
 
@@ -9,12 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "lib/cli.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
 #include "lib/progress.h"
 #include "lib/sha256.h"
 #include "lib/stream.h"
 #include "data/shard.h"
+#include "lib/utf8.h"
 
 /* ---- tokenize ---- */
 
@@ -31,8 +33,7 @@ struct tok_ctx {
 	struct progress pg;
 	const char *file;
 	uint64_t in_done;          /* input bytes of the files finished */
-	uint64_t in_size;          /* size of the current file (0: not known) */
-	uint64_t in_docs;          /* document bytes of the current file so far */
+	uint64_t in_size;          /* size of the current file (corpus_opts.at) */
 };
 
 static int open_shard(struct tok_ctx *c, int split, struct err *e)
@@ -75,14 +76,18 @@ static int tok_doc(const char *doc, size_t len, int valid, void *vctx, struct er
 	c->r->docs[split]++;
 	c->r->tokens[split] += c->ids.n + 1;
 	c->r->bytes[split] += len;
-	/* input read: the finished files, and within this one its documents'
-	 * bytes (markup and delimiters are not counted, so the share lags a bit) */
-	c->in_docs += len;
-	uint64_t here = c->in_size && c->in_docs > c->in_size ? c->in_size : c->in_docs;
-	progress_at(&c->pg, 0, (double)(c->in_done + here), "data: %s: %llu documents, %llu tokens",
-		    c->file, (unsigned long long)(c->r->docs[0] + c->r->docs[1]),
-		    (unsigned long long)(c->r->tokens[0] + c->r->tokens[1]));
 	return 0;
+}
+
+/* corpus_opts.at: input read, the finished files and pos of this one (after
+ * each document; after each row group of a parquet file) */
+static void tok_at(uint64_t pos, uint64_t size, void *vctx)
+{
+	struct tok_ctx *c = vctx;
+	c->in_size = size;
+	progress_at(&c->pg, 0, (double)(c->in_done + pos), "data: %s: %llu documents, %llu tokens", c->file,
+		    (unsigned long long)(c->r->docs[0] + c->r->docs[1]),
+		    (unsigned long long)(c->r->tokens[0] + c->r->tokens[1]));
 }
 
 int data_replace_dir(const char *tmp, const char *out, int force, struct err *e)
@@ -125,6 +130,7 @@ cJSON *tokenize_report_json(const struct tokenize_report *r)
 	cJSON_AddNumberToObject(j, "bos_id", r->bos_id);
 	cJSON_AddNumberToObject(j, "documents_read", (double)(r->counts.docs + r->counts.empty));
 	cJSON_AddNumberToObject(j, "empty_documents", (double)r->counts.empty);
+	cJSON_AddNumberToObject(j, "null_rows", (double)r->counts.nulls);
 	cJSON_AddNumberToObject(j, "invalid_utf8_documents", (double)r->counts.invalid_utf8);
 	cJSON_AddNumberToObject(j, "skipped_invalid_utf8", (double)r->skipped_invalid);
 	const char *names[2] = {"train", "val"};
@@ -174,19 +180,24 @@ int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const cha
 	progress_init(&c.pg, o->quiet);
 	progress_start(&c.pg, sized ? (double)total : 0, 0, NULL);
 	int rc = 0;
+	struct corpus_opts co = o->corpus;
+	co.at = tok_at;
 	for (int i = 0; i < o->n_inputs && rc == 0; i++) {
 		c.to_val = o->val_files && i >= o->n_inputs - o->val_files;
 		c.file = o->inputs[i];
 		c.in_size = 0;
-		c.in_docs = 0;
-		if (!stream_is_std(o->inputs[i]) && stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode))
-			c.in_size = (uint64_t)st.st_size;
-		rc = corpus_read_file(o->inputs[i], &o->corpus, tok_doc, &c, &r->counts, e);
-		c.in_done += c.in_size ? c.in_size : c.in_docs;
+		rc = corpus_read_file(o->inputs[i], &co, tok_doc, &c, &r->counts, e);
+		c.in_done += c.in_size;
 	}
 	for (int s = 0; s < 2 && rc == 0; s++)
 		if (c.w[s].open)
 			rc = shard_writer_commit(&c.w[s], e);
+	/* the tokenizer's token_bytes beside the shards: the trainer's default */
+	if (rc == 0) {
+		char *p = path_join(tmp, "token_bytes.bin");
+		rc = tokenizer_save_token_bytes(tk, p, e);
+		free(p);
+	}
 	if (rc == 0 && r->docs[0] == 0)
 		rc = err_set(e, EXIT_USAGE, "no training documents (%llu read, %llu empty)",
 			     (unsigned long long)(r->counts.docs + r->counts.empty),
@@ -211,6 +222,80 @@ int data_tokenize(struct tokenizer *tk, const struct tokenize_opts *o, const cha
 		dir_remove_tree(tmp);
 	free(tmp);
 	return rc;
+}
+
+/* ---- collect (train-tokenizer) ---- */
+
+struct collect_ctx {
+	struct corpus_texts *t;
+	struct progress pg;
+	const char *file;
+	uint64_t in_done, in_size;
+};
+
+static int collect_doc(const char *doc, size_t len, int valid, void *vctx, struct err *e)
+{
+	(void)valid;
+	(void)e;
+	struct corpus_texts *t = ((struct collect_ctx *)vctx)->t;
+	if (t->k == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+		t->n = xrealloc(t->n, t->cap * sizeof *t->n);
+	}
+	t->v[t->k] = xmalloc(len ? len : 1);
+	memcpy(t->v[t->k], doc, len);
+	t->n[t->k++] = len;
+	return 0;
+}
+
+static void collect_at(uint64_t pos, uint64_t size, void *vctx)
+{
+	struct collect_ctx *c = vctx;
+	c->in_size = size;
+	progress_at(&c->pg, 0, (double)(c->in_done + pos), "data: reading %s: %zu documents", c->file, c->t->k);
+}
+
+/* The files' sizes (0 when one is not known: standard input, not a file). */
+static uint64_t inputs_size(const char *const *inputs, int n)
+{
+	uint64_t total = 0;
+	struct stat st;
+	for (int i = 0; i < n; i++) {
+		if (stream_is_std(inputs[i]) || stat(inputs[i], &st) != 0 || !S_ISREG(st.st_mode))
+			return 0;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
+}
+
+int data_collect(const char *const *inputs, int n, const struct corpus_opts *o, int quiet, struct corpus_texts *t,
+		 struct corpus_counts *c, struct err *e)
+{
+	struct collect_ctx cc = {.t = t};
+	struct corpus_opts co = *o;
+	co.at = collect_at;
+	progress_init(&cc.pg, quiet);
+	cc.pg.delay = 1.0;   /* a small corpus reads without a line */
+	progress_start(&cc.pg, (double)inputs_size(inputs, n), 0, NULL);
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		cc.file = inputs[i];
+		cc.in_size = 0;
+		rc = corpus_read_file(inputs[i], &co, collect_doc, &cc, c, e);
+		cc.in_done += cc.in_size;
+	}
+	progress_done(&cc.pg);
+	return rc;
+}
+
+void corpus_texts_free(struct corpus_texts *t)
+{
+	for (size_t k = 0; k < t->k; k++)
+		free(t->v[k]);
+	free(t->v);
+	free(t->n);
+	memset(t, 0, sizeof *t);
 }
 
 /* ---- stats ---- */
@@ -246,6 +331,113 @@ int data_stats(const char *path, const uint32_t *tb, uint32_t ntb, struct shard_
 	}
 	shard_close(&sh);
 	return 0;
+}
+
+int data_is_shard(const char *path)
+{
+	char m[sizeof SHARD_MAGIC - 1];
+	FILE *f = stream_is_std(path) ? NULL : fopen(path, "rb");
+	int r = f && fread(m, 1, sizeof m, f) == sizeof m && !memcmp(m, SHARD_MAGIC, sizeof m);
+	if (f)
+		fclose(f);
+	return r;
+}
+
+/* A corpus read through a tokenizer: fn(ids after BOS, count, ctx) for
+ * each document (as a shard would hold it), progress over the file. */
+struct corpus_tok {
+	struct tokenizer *tk;
+	struct ids ids;
+	uint16_t *u16;             /* the ids as a shard stores them */
+	size_t u16_cap;
+	void (*fn)(const uint16_t *t, uint64_t n, void *ctx);
+	void *ctx;
+	struct progress *pg;
+	const char *file;
+	uint64_t docs;
+};
+
+static int corpus_tok_doc(const char *doc, size_t len, int valid, void *vc, struct err *e)
+{
+	(void)valid;
+	struct corpus_tok *c = vc;
+	c->ids.n = 0;
+	if (tokenizer_encode(c->tk, doc, len, &c->ids, e) < 0)
+		return -1;
+	if (c->ids.n > c->u16_cap) {
+		c->u16_cap = c->ids.n;
+		c->u16 = xrealloc(c->u16, c->u16_cap * sizeof *c->u16);
+	}
+	for (size_t i = 0; i < c->ids.n; i++)
+		c->u16[i] = (uint16_t)c->ids.v[i];
+	c->docs++;
+	c->fn(c->u16, c->ids.n, c->ctx);
+	return 0;
+}
+
+static void corpus_tok_at(uint64_t pos, uint64_t size, void *vc)
+{
+	struct corpus_tok *c = vc;
+	progress_at(c->pg, 0, (double)pos, "data: %s: %llu documents", c->file, (unsigned long long)c->docs);
+	(void)size;
+}
+
+/* Read the corpus at path through tk, fn for each document (its ids after
+ * the BOS a shard would give it), with progress unless quiet. */
+static int corpus_docs(const char *path, const struct corpus_opts *o, struct tokenizer *tk, int quiet,
+		       void (*fn)(const uint16_t *t, uint64_t n, void *ctx), void *ctx, struct corpus_counts *cc,
+		       struct err *e)
+{
+	if (tk->n_vocab > SHARD_MAX_VOCAB)
+		return err_set(e, EXIT_USAGE, "vocabulary of %u tokens: token shards and their statistics hold "
+			       "uint16 ids (at most %u)", tk->n_vocab, SHARD_MAX_VOCAB);
+	struct progress pg;
+	progress_init(&pg, quiet);
+	pg.delay = 1.0;
+	const char *one[1] = {path};
+	progress_start(&pg, (double)inputs_size(one, 1), 0, NULL);
+	struct corpus_tok c = {.tk = tk, .fn = fn, .ctx = ctx, .pg = &pg, .file = path};
+	struct corpus_opts co = *o;
+	co.at = corpus_tok_at;
+	int rc = corpus_read_file(path, &co, corpus_tok_doc, &c, cc, e);
+	progress_done(&pg);
+	ids_free(&c.ids);
+	free(c.u16);
+	return rc;
+}
+
+struct cstats {
+	struct shard_stats *s;
+	const uint32_t *tb;
+	uint32_t ntb;
+};
+
+static void cstats_doc(const uint16_t *t, uint64_t n, void *vc)
+{
+	struct cstats *c = vc;
+	c->s->docs++;
+	c->s->tokens += n + 1;   /* BOS too */
+	if (n + 1 > c->s->max_doc)
+		c->s->max_doc = n + 1;
+	for (uint64_t i = 0; c->tb && i < n; i++)
+		if (c->tb[t[i]]) {
+			c->s->bytes += c->tb[t[i]];
+			c->s->text_tokens++;
+		}
+}
+
+int data_stats_corpus(const char *path, const struct corpus_opts *o, struct tokenizer *tk, const uint32_t *tb,
+		      uint32_t ntb, int quiet, struct shard_stats *s, struct corpus_counts *cc, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	memset(cc, 0, sizeof *cc);
+	s->vocab_size = tk->n_vocab;
+	s->bos_id = tk->bos_id;
+	if (tb && ntb != tk->n_vocab)
+		return err_set(e, EXIT_USAGE, "'%s': the tokenizer's vocab size is %u but the token_bytes file has %u "
+			       "entries", path, tk->n_vocab, ntb);
+	struct cstats c = {s, tb, ntb};
+	return corpus_docs(path, o, tk, quiet, cstats_doc, &c, cc, e);
 }
 
 /* ---- overlap ---- */
@@ -311,11 +503,22 @@ static uint64_t doc_hash(const uint16_t *t, uint64_t n)
 	return h ? h : 1;
 }
 
-/* Walk the documents of the shards: fn(tokens after BOS, count, ctx). */
-static int for_docs(const char *const *paths, int n, uint32_t *vocab,
+/* Walk the documents of the shards (or, with src->tk, of the corpora that
+ * are not shards): fn(tokens after BOS, count, ctx). */
+static int for_docs(const char *const *paths, int n, const struct overlap_src *src, uint32_t *vocab,
 		    void (*fn)(const uint16_t *t, uint64_t n, void *ctx), void *ctx, struct err *e)
 {
 	for (int i = 0; i < n; i++) {
+		if (src && src->tk && !data_is_shard(paths[i])) {
+			if (*vocab && src->tk->n_vocab != *vocab)
+				return err_set(e, EXIT_USAGE, "'%s': the tokenizer's vocab size %u differs from the "
+					       "shards' %u", paths[i], src->tk->n_vocab, *vocab);
+			*vocab = src->tk->n_vocab;
+			struct corpus_counts cc = {0};
+			if (corpus_docs(paths[i], &src->corpus, src->tk, src->quiet, fn, ctx, &cc, e) < 0)
+				return -1;
+			continue;
+		}
 		struct shard s;
 		if (shard_open(&s, paths[i], e) < 0)
 			return -1;
@@ -366,7 +569,7 @@ static void ov_val(const uint16_t *t, uint64_t n, void *vc)
 }
 
 int data_overlap(const char *const *train, int n_train, const char *const *val, int n_val, int n,
-		 struct overlap_report *r, struct err *e)
+		 const struct overlap_src *src, struct overlap_report *r, struct err *e)
 {
 	memset(r, 0, sizeof *r);
 	r->n = n;
@@ -374,10 +577,74 @@ int data_overlap(const char *const *train, int n_train, const char *const *val, 
 		return err_set(e, EXIT_USAGE, "n-gram length must be at least 1");
 	struct ov_ctx c = {{0}, {0}, r, n};
 	uint32_t vocab = 0;
-	int rc = for_docs(train, n_train, &vocab, ov_train, &c, e);
+	int rc = for_docs(train, n_train, src, &vocab, ov_train, &c, e);
 	if (rc == 0)
-		rc = for_docs(val, n_val, &vocab, ov_val, &c, e);
+		rc = for_docs(val, n_val, src, &vocab, ov_val, &c, e);
 	free(c.docs.v);
 	free(c.grams.v);
 	return rc;
+}
+
+/* ---- decode's input and output ---- */
+
+int data_ids_parse(const char *path, const char *d, size_t n, int u32, struct ids *out, struct err *e)
+{
+	if (u32) {
+		if (n % 4)
+			return err_set(e, EXIT_USAGE, "'%s': offset %zu: length is not a multiple of 4", path,
+				       n - n % 4);
+		for (size_t i = 0; i < n; i += 4) {
+			const unsigned char *p = (const unsigned char *)d + i;
+			ids_push(out, (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+					      (uint32_t)p[3] << 24);
+		}
+		return 0;
+	}
+	size_t line = 0, i = 0;
+	while (i < n) {
+		const char *nl = memchr(d + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - d) : n;
+		line++;
+		size_t len = end - i;
+		if (len && d[i + len - 1] == '\r')
+			len--;
+		if (len) {
+			char buf[24];
+			int64_t v;
+			struct err pe;
+			/* decimal digits only: strtoll would take a sign, blanks, and
+			 * stop at a NUL with bytes after it */
+			int digits = len < sizeof buf;
+			for (size_t k = 0; digits && k < len; k++)
+				digits = d[i + k] >= '0' && d[i + k] <= '9';
+			if (!digits)
+				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
+			memcpy(buf, d + i, len);
+			buf[len] = 0;
+			if (cli_parse_i64(buf, 0, UINT32_MAX, &v, "id", &pe) < 0)
+				return err_set(e, EXIT_USAGE, "'%s': line %zu: not a token id", path, line);
+			ids_push(out, (uint32_t)v);
+		}
+		i = end + 1;
+	}
+	return 0;
+}
+
+cJSON *data_text_json(const unsigned char *b, size_t n)
+{
+	struct bytes t = {0};
+	for (size_t i = 0; i < n;) {
+		size_t k = b[i] ? utf8_seq(b + i, n - i) : 0;
+		if (k) {
+			bytes_append(&t, b + i, k);
+			i += k;
+		} else {
+			bytes_append(&t, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	bytes_append(&t, "", 1);
+	cJSON *s = cJSON_CreateString((const char *)t.v);
+	bytes_free(&t);
+	return s;
 }

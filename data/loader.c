@@ -1,4 +1,4 @@
-/* loader.c: BOS-aligned best-fit packing over token shards (SPEC section 4).
+/* loader.c: BOS-aligned best-fit packing over token shards (docs/data.md).
  *
  * Implements loader.h; the semantics (document order, refills of 128
  * documents while fewer than 1000 are buffered, best fit with first-buffered

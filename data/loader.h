@@ -1,4 +1,4 @@
-/* loader.h: the BOS-aligned best-fit packing data loader (SPEC section 4).
+/* loader.h: the BOS-aligned best-fit packing data loader (docs/data.md).
  *
  * Semantics follow make_dataloader in karpathy/autoresearch prepare.py:
  * documents (BOS-started runs of the shards) are read in order, 128 at a time

@@ -1,10 +1,11 @@
 /* shard.c: token shard reader (mmap + full validation) and streaming writer.
  *
- * Implements the format in shard.h (SPEC sections 4 and 9). Leaves out:
+ * Implements the format in shard.h (supkit-formats(5)). Leaves out:
  * big-endian hosts (ids are read in place), compression. Every problem is
  * reported with the file and the byte offset where it was found.
  */
 #include "data/shard.h"
+#include "lib/derivation.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,7 @@ int shard_read_header(const char *path, uint32_t *vocab_size, uint32_t *bos_id,
 	}
 	ssize_t r = pread(fd, h, sizeof h, 0);
 	close(fd);
+	deriv_log_file(path);
 	if (r < 0)
 		return err_errno(e, EXIT_SYS, "cannot read '%s'", path);
 	if (r < (ssize_t)sizeof h)

@@ -1,4 +1,4 @@
-/* shard.h: token shards, the trainer's input (SPEC sections 4 and 9).
+/* shard.h: token shards, the trainer's input (supkit-formats(5)).
  *
  * A shard is a little-endian file: a 64-byte header, then token_count uint16
  * token ids. Every document starts with BOS, so documents are the runs that

@@ -5,7 +5,7 @@
  * libarchive), the split by a PCRE2 pattern (UTF + UCP + DOLLAR_ENDONLY, so
  * \s, \p{L}, \p{N} and $ mean what they mean in tiktoken's Rust core), the
  * lowest-rank-first pair merge of tiktoken's byte_pair_merge, decoding and
- * the token_bytes file for BPB (SPEC section 4).
+ * the token_bytes file for BPB (docs/data.md).
  *
  * Leaves out: special-token recognition in text (only "ordinary" encoding is
  * offered; specials come from the caller, e.g. BOS), threads.
@@ -311,19 +311,26 @@ static void b64_encode(const unsigned char *p, size_t n, FILE *f)
 
 /* ---- rank files ---- */
 
-/* Read a file, gunzipping it when it starts with the gzip magic. */
-static int read_maybe_gz(const char *path, char **out, size_t *len, struct err *e)
+/* The rank text of the file's len bytes at data: data itself, or when it
+ * starts with the gzip magic its gunzipped bytes, then in *fresh (caller
+ * frees; NULL otherwise). */
+static int rank_text(const char *path, const char *data, size_t len, const char **out, size_t *out_len,
+		     char **fresh, struct err *e)
 {
-	if (file_read_all(path, TOKENIZER_MAX_RANK_FILE, out, len, e) < 0)
-		return -1;
-	if (*len < 2 || (unsigned char)(*out)[0] != 0x1f || (unsigned char)(*out)[1] != 0x8b)
+	*fresh = NULL;
+	if (len > TOKENIZER_MAX_RANK_FILE)
+		return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", path,
+			       (size_t)TOKENIZER_MAX_RANK_FILE);
+	*out = data;
+	*out_len = len;
+	if (len < 2 || (unsigned char)data[0] != 0x1f || (unsigned char)data[1] != 0x8b)
 		return 0;
 	struct archive *a = archive_read_new();
 	archive_read_support_filter_gzip(a);
 	archive_read_support_format_raw(a);
 	struct archive_entry *ent;
 	struct bytes b = {0};
-	int ok = archive_read_open_memory(a, *out, *len) == ARCHIVE_OK &&
+	int ok = archive_read_open_memory(a, data, len) == ARCHIVE_OK &&
 		 archive_read_next_header(a, &ent) == ARCHIVE_OK;
 	while (ok) {
 		char chunk[65536];
@@ -334,7 +341,6 @@ static int read_maybe_gz(const char *path, char **out, size_t *len, struct err *
 			break;
 		else if (b.n + (size_t)r > TOKENIZER_MAX_RANK_FILE) {
 			archive_read_free(a);
-			free(*out);
 			bytes_free(&b);
 			return err_set(e, EXIT_USAGE, "'%s': decompressed rank file over %u bytes", path,
 				       TOKENIZER_MAX_RANK_FILE);
@@ -344,24 +350,37 @@ static int read_maybe_gz(const char *path, char **out, size_t *len, struct err *
 	if (!ok) {
 		err_set(e, EXIT_USAGE, "'%s': bad gzip data: %s", path, archive_error_string(a));
 		archive_read_free(a);
-		free(*out);
 		bytes_free(&b);
 		return -1;
 	}
 	archive_read_free(a);
-	free(*out);
 	bytes_append(&b, "", 0);
-	*out = (char *)b.v;
-	*len = b.n;
+	*fresh = (char *)b.v;
+	*out = *fresh;
+	*out_len = b.n;
 	return 0;
 }
 
 int tokenizer_load(struct tokenizer *tk, const char *path, const char *pattern, struct err *e)
 {
+	char *data;
+	size_t n;
 	memset(tk, 0, sizeof *tk);
-	char *text;
+	if (file_read_all(path, TOKENIZER_MAX_RANK_FILE, &data, &n, e) < 0)
+		return -1;
+	int rc = tokenizer_load_mem(tk, data, n, path, pattern, e);
+	free(data);
+	return rc;
+}
+
+int tokenizer_load_mem(struct tokenizer *tk, const char *data, size_t size, const char *path, const char *pattern,
+		       struct err *e)
+{
+	memset(tk, 0, sizeof *tk);
+	const char *text;
+	char *fresh;
 	size_t len;
-	if (read_maybe_gz(path, &text, &len, e) < 0)
+	if (rank_text(path, data, size, &text, &len, &fresh, e) < 0)
 		return -1;
 	/* First pass: count lines and the highest rank. */
 	size_t cap = 1024, n = 0;
@@ -425,7 +444,7 @@ int tokenizer_load(struct tokenizer *tk, const char *path, const char *pattern, 
 		n++;
 		p = nl ? nl + 1 : end;
 	}
-	free(text);
+	free(fresh);
 	if (!bad && n == 0) {
 		err_set(e, EXIT_USAGE, "'%s': no ranks", path);
 		bad = 1;
@@ -735,10 +754,21 @@ int tokenizer_token_bytes(const char *path, uint32_t **out, uint32_t *n_vocab, s
 {
 	char *d;
 	size_t n;
-	if (file_read_all(path, 16 + 4u * TOKENIZER_MAX_RANKS + 64, &d, &n, e) < 0)
+	if (file_read_all(path, TOKENIZER_MAX_TOKEN_BYTES_FILE, &d, &n, e) < 0)
 		return -1;
-	const unsigned char *p = (const unsigned char *)d;
+	int rc = tokenizer_token_bytes_mem(d, n, path, out, n_vocab, e);
+	free(d);
+	return rc;
+}
+
+int tokenizer_token_bytes_mem(const void *data, size_t n, const char *path, uint32_t **out,
+			      uint32_t *n_vocab, struct err *e)
+{
+	const unsigned char *p = data;
 	int rc = 0;
+	if (n > TOKENIZER_MAX_TOKEN_BYTES_FILE)
+		return err_set(e, EXIT_USAGE, "'%s' is larger than the limit of %zu bytes", path,
+			       (size_t)TOKENIZER_MAX_TOKEN_BYTES_FILE);
 	if (n < 16 || memcmp(p, TB_MAGIC, 8) != 0)
 		rc = err_set(e, EXIT_USAGE, "'%s': offset 0: not a token_bytes file (bad magic)", path);
 	else if (get32(p + 8) != 1)
@@ -771,6 +801,5 @@ int tokenizer_token_bytes(const char *path, uint32_t **out, uint32_t *n_vocab, s
 		for (uint32_t i = 0; i < *n_vocab; i++)
 			(*out)[i] = get32(p + 16 + 4 * (size_t)i);
 	}
-	free(d);
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* tokenizer.h: byte-level BPE, tiktoken-compatible (SPEC section 4).
+/* tokenizer.h: byte-level BPE, tiktoken-compatible (docs/data.md).
  *
  * A tokenizer is a set of mergeable ranks (token bytes -> id, the tiktoken
  * text format: base64 token, space, rank, one a line), a split pattern (PCRE2,
@@ -74,6 +74,9 @@ int tokenizer_init(struct tokenizer *tk, unsigned char *const *tok, const uint32
 		   uint32_t n, const char *pattern, struct err *e);
 /* Load a tiktoken-format rank file (gzip accepted); errors name file and line. */
 int tokenizer_load(struct tokenizer *tk, const char *path, const char *pattern, struct err *e);
+/* The same on the file's n bytes at data (path names it in messages). */
+int tokenizer_load_mem(struct tokenizer *tk, const char *data, size_t size, const char *path, const char *pattern,
+		       struct err *e);
 void tokenizer_free(struct tokenizer *tk);
 
 /* Append the ordinary encoding of text[0..len) to out. -1 only when the
@@ -107,10 +110,15 @@ int tokenizer_save_token_bytes(const struct tokenizer *tk, const char *path, str
 /* Write a token_bytes file of the n_vocab given lengths (atomic). */
 int tokenizer_write_token_bytes(const char *path, const uint32_t *tb, uint32_t n_vocab, struct err *e);
 /* Read a token_bytes file for BPB; *out (caller frees) has *n_vocab entries.
- * Refused, naming the file and the offset: V <= TOKENIZER_N_SPECIAL, a
- * special token (the last TOKENIZER_N_SPECIAL ids) of non-zero length, a
- * length above TOKENIZER_MAX_TOKEN_BYTES, every length 0. */
+ * Refused, naming the file and the offset: a file larger than
+ * TOKENIZER_MAX_TOKEN_BYTES_FILE, V <= TOKENIZER_N_SPECIAL, a special token
+ * (the last TOKENIZER_N_SPECIAL ids) of non-zero length, a length above
+ * TOKENIZER_MAX_TOKEN_BYTES, every length 0. */
+#define TOKENIZER_MAX_TOKEN_BYTES_FILE (16 + 4u * TOKENIZER_MAX_RANKS + 64)
 int tokenizer_token_bytes(const char *path, uint32_t **out, uint32_t *n_vocab, struct err *e);
+/* The same on the file's len bytes at data (name in messages). */
+int tokenizer_token_bytes_mem(const void *data, size_t len, const char *name, uint32_t **out,
+			      uint32_t *n_vocab, struct err *e);
 
 /* Train a byte-level BPE (bpe_train.c). Ranks 0..255 are the single bytes in
  * byte order; then merges up to n_ranks total, each the most frequent adjacent

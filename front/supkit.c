@@ -17,11 +17,13 @@ static const struct {
 	const char *name, *what;
 } tools[] = {
 	{"train", "train the benchmark GPT (CPU reference or CUDA backend)"},
+	{"eval", "validation and held-out BPB of a checkpoint (ours or a PyTorch state_dict)"},
+	{"sweep", "run a grid of training runs here or as a Slurm job array"},
 	{"audit", "compute, stats, geometry, digest, step0 and trajectory audits"},
 	{"plot", "figures (PNG, SVG, PDF) of run curves and audit reports"},
 	{"replay", "rebuild trainer files from a baseline plus diffs, SHA-256 checked"},
 	{"pack", "pack a folder into a reproducible supplement zip with a manifest"},
-	{"verify", "verify a supplement zip or folder against its manifest"},
+	{"verify", "verify a supplement: its manifest, its diffs, every derived number re-derived"},
 	{"unpack", "safely extract a supplement zip"},
 	{"data", "train a BPE tokenizer, tokenize a corpus into shards"},
 	{NULL, NULL},

@@ -1,6 +1,7 @@
 /* fileio.c: bounded whole-file reads and atomic writes (see fileio.h). */
 #define _GNU_SOURCE
 #include "fileio.h"
+#include "derivation.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +56,8 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *len, s
 	}
 	int rc = file_read_fp(f, path, max_bytes, out, len, e);
 	fclose(f);
+	if (rc == 0)
+		deriv_log_file(path);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /* json.h: JSON records through cJSON, read with limits, written deterministically.
  *
- * Records (SPEC section 9) are UTF-8 with object keys sorted byte-wise and
+ * Records (supkit-formats(5)) are UTF-8 with object keys sorted byte-wise and
  * numbers printed with the fewest digits that round-trip (integers below 2^53
  * without a fraction), two-space indentation, a final newline. So the same
  * record gives the same bytes on every run. Parsing goes through cJSON; the

@@ -1,4 +1,4 @@
-/* rng.h: supkit's own seeded random numbers (SPEC section 1: "seeded, own RNG").
+/* rng.h: supkit's own seeded random numbers (the model's init: docs/model.md).
  *
  * xoshiro256** seeded through splitmix64 from a 64-bit seed; uniforms in
  * [0,1) with 53 bits; normals by Box-Muller (both values used, in order).

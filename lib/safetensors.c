@@ -1,6 +1,6 @@
 /* safetensors.c: the safetensors reader, writer and content digest
- * (contract in safetensors.h; format: SPEC section 9 and the safetensors
- * format description by Hugging Face).
+ * (contract in safetensors.h; format: supkit-formats(5), CHECKPOINTS, and
+ * the safetensors format description by Hugging Face).
  *
  * Reader: the file is mapped read-only (mmap), the header is parsed with
  * cJSON and validated before any tensor is handed out: header length within
@@ -35,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 #include "bf16.h"
+#include "derivation.h"
 #include "fileio.h"
 #include "json.h"
 #include "sha256.h"
@@ -268,6 +269,29 @@ static int header_strings_check(const unsigned char *s, size_t len, const cJSON 
 	return 0;
 }
 
+/* What a file with an impossible header length is when it is a PyTorch
+ * pickle or a zip archive (by their magic bytes): -1 with e saying so, else
+ * 0. torch.save writes a zip whose first member is <name>/data.pkl, or,
+ * before PyTorch 1.6 (and with _use_new_zipfile_serialization=False), a
+ * bare pickle: protocol 2 or later opens with 0x80 and the protocol. */
+static int not_safetensors(const unsigned char *p, size_t n, const char *fname, struct err *e)
+{
+	static const char torch_msg[] = "this is a PyTorch pickle, not safetensors: save with "
+					"safetensors.torch.save_file";
+	if (n >= 4 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
+		return err_set(e, EXIT_USAGE, "'%s': %s", fname, torch_msg);
+	if (n >= 4 && p[0] == 'P' && p[1] == 'K' &&
+	    ((p[2] == 3 && p[3] == 4) || (p[2] == 5 && p[3] == 6))) {
+		size_t nl = n >= 30 ? (size_t)p[26] | (size_t)p[27] << 8 : 0;
+		static const char pkl[] = "data.pkl";
+		if (p[2] == 3 && nl >= sizeof pkl - 1 && 30 + nl <= n &&
+		    !memcmp(p + 30 + nl - (sizeof pkl - 1), pkl, sizeof pkl - 1))
+			return err_set(e, EXIT_USAGE, "'%s': %s", fname, torch_msg);
+		return err_set(e, EXIT_USAGE, "'%s': a zip archive, not a safetensors file", fname);
+	}
+	return 0;
+}
+
 /* Validate and index the mapped bytes f->map[0..map_len). */
 static int file_parse(struct st_file *f, const char *fname, struct err *e)
 {
@@ -278,6 +302,9 @@ static int file_parse(struct st_file *f, const char *fname, struct err *e)
 	uint64_t hlen = 0;
 	for (int i = 7; i >= 0; i--)
 		hlen = (hlen << 8) | p[i];
+	if ((hlen > SAFETENSORS_MAX_HEADER || hlen > f->map_len - 8) &&
+	    not_safetensors(p, f->map_len, fname, e) < 0)
+		return -1;
 	if (hlen > SAFETENSORS_MAX_HEADER)
 		return err_set(e, EXIT_USAGE, "'%s': header length %llu exceeds the limit of %u bytes", fname,
 			       (unsigned long long)hlen, SAFETENSORS_MAX_HEADER);
@@ -387,6 +414,8 @@ int st_open(struct st_file *f, const char *path, struct err *e)
 		return err_errno(e, EXIT_SYS, "cannot open '%s'", path);
 	int rc = st_open_fd(f, fd, path, e);
 	close(fd);
+	if (rc == 0)
+		deriv_log_file(path);
 	return rc;
 }
 
@@ -664,17 +693,59 @@ static void put_u64(struct sha256 *s, uint64_t v)
 	sha256_update(s, b, 8);
 }
 
+static int has_compile_prefix(const char *name)
+{
+	return !strncmp(name, ST_COMPILE_PREFIX, sizeof ST_COMPILE_PREFIX - 1);
+}
+
+static int cmp_name_key(const void *k, const void *x)
+{
+	return strcmp((const char *)k, ((const struct st_key *)x)->name);
+}
+
+int st_compile_prefix(const struct st_file *f, const char *fname, struct err *e)
+{
+	const size_t pl = sizeof ST_COMPILE_PREFIX - 1;
+	const char *with = NULL, *without = NULL;
+	for (size_t i = 0; i < f->n; i++) {
+		if (has_compile_prefix(f->t[i].name))
+			with = with ? with : f->t[i].name;
+		else
+			without = without ? without : f->t[i].name;
+	}
+	if (!with)
+		return 0;
+	if (!without)
+		return 1;
+	/* a prefixed name whose plain form is in the file too */
+	struct st_key *idx = keys_make(f->t, f->n);
+	qsort(idx, f->n, sizeof *idx, cmp_key_name);
+	const char *dup = NULL;
+	for (size_t i = 0; i < f->n && !dup; i++)
+		if (has_compile_prefix(f->t[i].name) &&
+		    bsearch(f->t[i].name + pl, idx, f->n, sizeof *idx, cmp_name_key))
+			dup = f->t[i].name;
+	free(idx);
+	if (dup)
+		return err_set(e, EXIT_USAGE, "'%s': tensors '%s' and '%s' are one parameter once torch.compile's '"
+			       ST_COMPILE_PREFIX "' prefix is removed", fname, dup, dup + pl);
+	return err_set(e, EXIT_USAGE, "'%s': tensor '%s' has torch.compile's '" ST_COMPILE_PREFIX "' prefix but "
+		       "'%s' has not: the file mixes a compiled model's names with plain ones", fname, with, without);
+}
+
 void st_digest(const struct st_file *f, char *hex)
 {
 	size_t n = f->n;
 	struct st_key *idx = keys_make(f->t, n);
 	qsort(idx, n, sizeof *idx, cmp_key_name);
+	struct err pe;
+	size_t skip = st_compile_prefix(f, "", &pe) == 1 ? sizeof ST_COMPILE_PREFIX - 1 : 0;
 	struct sha256 s;
 	sha256_init(&s);
 	for (size_t i = 0; i < n; i++) {
 		const struct st_tensor *t = &f->t[idx[i].i];
 		const char *dn = st_dtype_name(t->dtype);
-		sha256_update(&s, t->name, strlen(t->name) + 1);
+		sha256_update(&s, t->name + skip, strlen(t->name + skip) + 1);
 		sha256_update(&s, dn, strlen(dn) + 1);
 		put_u64(&s, (uint64_t)t->ndim);
 		for (int k = 0; k < t->ndim; k++)

@@ -1,4 +1,4 @@
-/* safetensors.h: read and write safetensors files (checkpoints, SPEC section 9).
+/* safetensors.h: read and write safetensors files (checkpoints, supkit-formats(5)).
  *
  * Format: 8-byte little-endian header length N, N bytes of JSON header
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
@@ -9,6 +9,9 @@
  * range, spans not overlapping, at most SAFETENSORS_MAX_TENSORS tensors, and
  * every name and __metadata__ string valid UTF-8 without NUL. Every error
  * names the file and the tensor (or the string's byte offset in the header).
+ * A file that is not safetensors but a PyTorch pickle (torch.save's zip
+ * archive or its older bare pickle) or another zip archive is named as such
+ * instead of getting a header-length error.
  *
  * The writer sorts tensors by name, writes offsets contiguous in that order,
  * pads the header with spaces to a multiple of 8 (as the reference does), and
@@ -80,10 +83,24 @@ void st_writer_meta(struct st_writer *w, const char *key, const char *val);
 int st_write(struct st_writer *w, const char *path, struct err *e);
 void st_writer_release(struct st_writer *w);
 
+/* torch.compile's wrapper module puts this before every state_dict name. */
+#define ST_COMPILE_PREFIX "_orig_mod."
+
+/* Whether f's tensor names carry ST_COMPILE_PREFIX: 1 when every name does
+ * (and the file holds a tensor), 0 when none does, -1 with e (EXIT_USAGE,
+ * naming the file, given as name, and two tensors) when some do and some
+ * do not, the message saying so when removing the prefix would give a name
+ * the file already holds. */
+int st_compile_prefix(const struct st_file *f, const char *name, struct err *e);
+
 /* Content digest (SHA-256 hex) over tensors in sorted-name order: for each,
  * name, NUL, dtype name, NUL, ndim and shape as little-endian int64, byte
  * length as little-endian uint64, then the bytes. Independent of header key
- * order and padding. hex holds 65 bytes. */
+ * order and padding. When every name carries ST_COMPILE_PREFIX (a
+ * torch.compile'd model's state_dict) the names enter without it, so such
+ * a file has the digest of the same tensors saved unwrapped; a file that
+ * mixes prefixed and plain names is digested with its names as they are.
+ * hex holds 65 bytes. */
 void st_digest(const struct st_file *f, char *hex);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "derivation.h"
 #include "fileio.h"
 
 /* standard input has been read (it cannot be read twice) */
@@ -32,6 +33,7 @@ int stream_read_all(const char *path, size_t max_bytes, char **out, size_t *len,
 		return file_read_all(path, max_bytes, out, len, e);
 	if (take_stdin(e) < 0)
 		return -1;
+	deriv_log_file("-");
 	return file_read_fp(stdin, "-", max_bytes, out, len, e);
 }
 

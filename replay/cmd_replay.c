@@ -7,7 +7,7 @@
  * Thin: parse options, read files, call replay/udiff.h, replay/mkdiff.h and
  * replay/replay.h, print, write atomically. An input operand may be "-"
  * (standard input, once); an output "-" is standard output. Leaves out every diff rule (in
- * the library). Reference: issue 2; SPEC section 9; supkit-replay(1).
+ * the library). Reference: supkit-replay(1); supkit-formats(5), DIFFS FILES.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -153,20 +153,22 @@ static int cmd_apply(int argc, char **argv)
 /* ---- run ---- */
 
 static const char run_usage[] =
-	"usage: supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json]\n"
+	"usage: supkit replay run --baseline FILE DIFFS.json [-o DIR] [--json] [--strict]\n"
 	"Rebuild every run of DIFFS.json ({run: {\"diff\", \"sha256\"}}) from FILE, compare SHA-256,\n"
 	"write DIR/<run>/<file> for each run that matches; exit 1 when any run fails or mismatches.\n"
-	"FILE or DIFFS.json may be - (standard input).";
+	"Other keys of a run are ignored and named once. FILE or DIFFS.json may be - (standard input).";
+enum { OPT_STRICT = 257 };
 static const struct cli_opt run_opts[] = {
 	{"baseline", 'b', "FILE", "the baseline file every diff applies to (required)"},
 	{"output", 'o', "DIR", "write the rebuilt files of matching runs under DIR/<run>/"},
 	{"json", OPT_JSON, NULL, "print the report as JSON instead of a table"},
+	{"strict", OPT_STRICT, NULL, "refuse a run with keys other than \"diff\" and \"sha256\""},
 	{NULL, 0, NULL, NULL},
 };
 
 struct run_args {
 	const char *baseline, *out;
-	int json;
+	int json, strict;
 };
 
 static int run_opt(int key, const char *arg, void *ctx, struct err *e)
@@ -179,6 +181,8 @@ static int run_opt(int key, const char *arg, void *ctx, struct err *e)
 		a->out = arg;
 	else if (key == OPT_JSON)
 		a->json = 1;
+	else if (key == OPT_STRICT)
+		a->strict = 1;
 	return 0;
 }
 
@@ -227,8 +231,18 @@ static int cmd_run(int argc, char **argv)
 	if (stream_read_all(ops[0], REPLAY_MAX_DIFFS_BYTES, &js, &jlen, &e) < 0)
 		fail(&e);
 	struct replay_report rep;
-	if (replay_diffs(base, blen, js, jlen, ops[0], &rep, &e) < 0)
+	if (replay_diffs_strict(base, blen, js, jlen, ops[0], a.strict, &rep, &e) < 0)
 		fail(&e);
+	if (rep.n_extra_keys) {
+		fprintf(stderr, "%s: note: '%s': keys of runs other than \"diff\" and \"sha256\" ignored:", err_prog,
+			ops[0]);
+		for (size_t i = 0; i < rep.n_extra_keys; i++) {
+			char *q = replay_name_quote(rep.extra_keys[i]);
+			fprintf(stderr, "%s %s", i ? "," : "", q);
+			free(q);
+		}
+		fprintf(stderr, " (--strict refuses them)\n");
+	}
 	for (size_t i = 0; i < rep.n_runs; i++)
 		if (rep.runs[i].error)
 			fprintf(stderr, "%s: %s\n", err_prog, rep.runs[i].error);

@@ -1,10 +1,10 @@
 /* replay.c: the diffs-file runner and maker of supkit replay (see replay.h).
  *
- * Implements: the shape check of a diffs file (SPEC section 9), replaying each
+ * Implements: the shape check of a diffs file (supkit-formats(5)), replaying each
  * run (udiff_parse + udiff_apply + SHA-256), the JSON report, writing the
  * matching files atomically, and the inverse (replay_make_diffs, through
  * mkdiff). Leaves out: reading files (the caller passes bytes), printing.
- * Reference: SPEC section 9; issue 2.
+ * Reference: supkit-replay(1); supkit-formats(5), DIFFS FILES.
  */
 #include "replay/replay.h"
 
@@ -63,6 +63,9 @@ void replay_report_release(struct replay_report *rep)
 		free(rep->runs[i].data);
 	}
 	free(rep->runs);
+	for (size_t i = 0; i < rep->n_extra_keys; i++)
+		free(rep->extra_keys[i]);
+	free(rep->extra_keys);
 	memset(rep, 0, sizeof *rep);
 }
 
@@ -80,7 +83,22 @@ static void hex_lower(char *dst, const char *src)
 
 /* Check the shape of the diffs object; fills rep->runs with names and the
  * expected digests (sorted). 0 or -1 with e set. */
-static int shape_check(const cJSON *root, const char *dname, struct replay_report *rep, struct err *e)
+static void extra_key(struct replay_report *rep, const char *k)
+{
+	for (size_t i = 0; i < rep->n_extra_keys; i++)
+		if (!strcmp(rep->extra_keys[i], k))
+			return;
+	rep->extra_keys = xrealloc(rep->extra_keys, (rep->n_extra_keys + 1) * sizeof *rep->extra_keys);
+	rep->extra_keys[rep->n_extra_keys++] = xstrdup(k);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int shape_check(const cJSON *root, const char *dname, int strict, struct replay_report *rep,
+		       struct err *e)
 {
 	if (!cJSON_IsObject(root))
 		return err_set(e, EXIT_USAGE, "'%s': expected a JSON object {run: {\"diff\", \"sha256\"}}", dname);
@@ -124,10 +142,13 @@ static int shape_check(const cJSON *root, const char *dname, struct replay_repor
 						       name);
 				hex_lower(r->sha_expected, f->valuestring);
 				have_sha = 1;
+			} else if (!strict && strcmp(k, "diff") && strcmp(k, "sha256")) {
+				extra_key(rep, k);
 			} else {
 				char *q = replay_name_quote(k);
-				err_set(e, EXIT_USAGE, "'%s': run '%s': unexpected or repeated key '%s'", dname, name,
-					q);
+				err_set(e, EXIT_USAGE, "'%s': run '%s': %s key '%s'%s", dname, name,
+					strcmp(k, "diff") && strcmp(k, "sha256") ? "unexpected" : "repeated", q,
+					strict && strcmp(k, "diff") && strcmp(k, "sha256") ? " (strict)" : "");
 				free(q);
 				return -1;
 			}
@@ -137,6 +158,8 @@ static int shape_check(const cJSON *root, const char *dname, struct replay_repor
 				       have_diff ? "sha256" : "diff");
 	}
 	qsort(rep->runs, rep->n_runs, sizeof *rep->runs, run_cmp);
+	if (rep->n_extra_keys > 1)
+		qsort(rep->extra_keys, rep->n_extra_keys, sizeof *rep->extra_keys, str_cmp);
 	for (size_t i = 1; i < rep->n_runs; i++)
 		if (!strcmp(rep->runs[i].name, rep->runs[i - 1].name))
 			return err_set(e, EXIT_USAGE, "'%s': run '%s' appears twice", dname, rep->runs[i].name);
@@ -196,6 +219,12 @@ out:
 int replay_diffs(const char *baseline, size_t blen, const char *diffs_json, size_t jlen,
 		 const char *diffs_name, struct replay_report *rep, struct err *e)
 {
+	return replay_diffs_strict(baseline, blen, diffs_json, jlen, diffs_name, 0, rep, e);
+}
+
+int replay_diffs_strict(const char *baseline, size_t blen, const char *diffs_json, size_t jlen,
+			const char *diffs_name, int strict, struct replay_report *rep, struct err *e)
+{
 	memset(rep, 0, sizeof *rep);
 	if (blen > REPLAY_MAX_BASELINE_BYTES)
 		return err_set(e, EXIT_USAGE, "the baseline is %zu bytes, over the limit of %zu", blen,
@@ -206,7 +235,7 @@ int replay_diffs(const char *baseline, size_t blen, const char *diffs_json, size
 	cJSON *root = json_parse(diffs_json, jlen, diffs_name, e);
 	if (!root)
 		return -1;
-	if (shape_check(root, diffs_name, rep, e) < 0) {
+	if (shape_check(root, diffs_name, strict, rep, e) < 0) {
 		cJSON_Delete(root);
 		replay_report_release(rep);
 		return -1;
@@ -278,6 +307,9 @@ cJSON *replay_report_json(const struct replay_report *rep, const char *diffs_nam
 	cJSON_AddNumberToObject(b, "bytes", (double)rep->baseline_len);
 	cJSON_AddStringToObject(b, "sha256", rep->baseline_sha);
 	cJSON_AddStringToObject(root, "diffs", diffs_name);
+	cJSON *xk = cJSON_AddArrayToObject(root, "extra_keys");
+	for (size_t i = 0; i < rep->n_extra_keys; i++)
+		cJSON_AddItemToArray(xk, cJSON_CreateString(rep->extra_keys[i]));
 	cJSON *runs = cJSON_AddArrayToObject(root, "runs");
 	for (size_t i = 0; i < rep->n_runs; i++) {
 		const struct replay_run *r = &rep->runs[i];

@@ -1,7 +1,10 @@
 /* replay.h: the diffs-file runner of supkit replay, in memory.
  *
- * A diffs file (SPEC section 9) is a JSON object
+ * A diffs file (supkit-formats(5)) is a JSON object
  *     {"<run>": {"diff": "<diff -U 0 output>", "sha256": "<hex>"}, ...}
+ * A run may carry other keys (the papers' supplements add "source_commit",
+ * "run_name", seeds...): they are read past and their names listed once in
+ * the report (extra_keys), or refused in strict mode.
  * Each run's file is rebuilt by applying its diff to one baseline and its
  * SHA-256 compared with the recorded one. Everything here works on bytes in
  * memory, so a caller can replay runs read from a zip without extracting
@@ -10,7 +13,7 @@
  *
  * Ownership: a replay_report owns every string and buffer it points to;
  * replay_report_release() frees them all. Inputs are borrowed, never kept.
- * Reference: SPEC section 9; issue 2; POSIX diff -u / GNU diffutils manual
+ * Reference: supkit-replay(1); POSIX diff -u / GNU diffutils manual
  * ("Detailed Unified") for the diff format (see udiff.h).
  */
 #ifndef SUPKIT_REPLAY_H
@@ -55,6 +58,8 @@ struct replay_run {
 struct replay_report {
 	struct replay_run *runs; /* sorted by name (byte-wise) */
 	size_t n_runs;
+	char **extra_keys;       /* keys of runs other than "diff" and "sha256", each once, sorted */
+	size_t n_extra_keys;
 	size_t n_ok, n_mismatch, n_failed;
 	char baseline_sha[SHA256_HEX_LEN + 1]; /* SHA-256 of the baseline bytes */
 	size_t baseline_len;
@@ -71,6 +76,10 @@ struct replay_report {
  * Release rep with replay_report_release() in both cases. */
 int replay_diffs(const char *baseline, size_t blen, const char *diffs_json, size_t jlen,
 		 const char *diffs_name, struct replay_report *rep, struct err *e);
+/* The same; strict: a run's key other than "diff" and "sha256" refuses the
+ * file (otherwise it is listed in rep->extra_keys and ignored). */
+int replay_diffs_strict(const char *baseline, size_t blen, const char *diffs_json, size_t jlen,
+			const char *diffs_name, int strict, struct replay_report *rep, struct err *e);
 
 /* Free everything rep owns and zero it (safe on a zeroed or released report). */
 void replay_report_release(struct replay_report *rep);
@@ -84,7 +93,7 @@ int replay_report_write(const struct replay_report *rep, const char *dir,
 			const char *fallback_target, struct err *e);
 
 /* The report as JSON (caller cJSON_Delete()s):
- * {"baseline": {"bytes", "sha256"}, "diffs": diffs_name,
+ * {"baseline": {"bytes", "sha256"}, "diffs": diffs_name, "extra_keys": [...],
  *  "runs": [{"name", "target", "hunks", "added", "removed", "sha256_expected",
  *            "sha256_actual", "status": "ok"|"mismatch"|"failed", "error"}],
  *  "summary": {"runs", "ok", "mismatch", "failed"}}

@@ -117,7 +117,7 @@ l=$(lim 150)
 ((l > 0)) || { note "build: not run (GPU_CHECK_BUDGET spent)"; exit 4; }
 timeout -k 5 "$l" make -j"$jobs" GPU=1 BUILD=build/gpu BIN=build/gpu/bin \
 	build/gpu/liblib.a build/gpu/libdata.a build/gpu/libtrainer.a build/gpu/libkernels.a build/gpu/bin/supkit-audit \
-	build/gpu/bin/supkit-train build/gpu/bin/supkit-data \
+	build/gpu/bin/supkit-train build/gpu/bin/supkit-eval build/gpu/bin/supkit-data \
 	>"$log/build.log" 2>&1
 brc=$?
 note "build: exit $brc ($((SECONDS - t0)) s; log build.log)"

@@ -26,7 +26,9 @@ set -euo pipefail
 build_pkgs=(gcc g++ binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
 	libopenblas-dev libpcre2-dev libgsl-dev libsnappy-dev libzstd-dev zlib1g-dev libcairo2-dev
 	fonts-dejavu-core)
-test_pkgs=(diffutils patch unzip zip python3 python3-numpy)
+# slurm-wlm (slurmctld, slurmd, the client commands) and munge: tests/cli/sweep.sh
+# starts a one-node Slurm of its own in a temporary folder
+test_pkgs=(diffutils patch unzip zip python3 python3-numpy slurm-wlm slurm-client munge)
 ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
 
 check=0 set=default

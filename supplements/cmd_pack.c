@@ -87,10 +87,14 @@ int main(int argc, char **argv)
 		free(tmp_dir);
 		free(tmp_zip);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		pack_result_release(&r);
 		return err_report(&e);
+	}
 	if (r.replaced_manifest && !c.quiet)
 		fprintf(stderr, "supkit-pack: note: '%s/manifest.json' was replaced by a fresh manifest\n", op);
+	for (size_t i = 0; i < r.n_notes && !c.quiet; i++)
+		fprintf(stderr, "supkit-pack: note: %s\n", r.notes[i]);
 	if (c.json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "archive", c.out);
@@ -99,6 +103,10 @@ int main(int argc, char **argv)
 		cJSON_AddNumberToObject(j, "compressed_bytes", (double)r.compressed);
 		cJSON_AddStringToObject(j, "sha256", r.sha256);
 		cJSON_AddNumberToObject(j, "mtime", (double)po.mtime);
+		cJSON_AddNumberToObject(j, "derived", (double)r.derived);
+		cJSON *na = cJSON_AddArrayToObject(j, "notes");
+		for (size_t i = 0; i < r.n_notes; i++)
+			cJSON_AddItemToArray(na, cJSON_CreateString(r.notes[i]));
 		json_print_stdout(j);
 		cJSON_Delete(j);
 	} else if (!to_stdout || !c.quiet) {
@@ -107,7 +115,10 @@ int main(int argc, char **argv)
 		char u[32], z[32];
 		fprintf(f, "%zu entries, %s uncompressed, %s compressed\n", r.entries,
 			human_bytes(r.uncompressed, u, sizeof u), human_bytes(r.compressed, z, sizeof z));
+		if (r.derived)
+			fprintf(f, "%zu derived entries recorded\n", r.derived);
 		fprintf(f, "%s  %s\n", r.sha256, c.out);
 	}
+	pack_result_release(&r);
 	return EXIT_OK;
 }

@@ -2,7 +2,7 @@
  * parsing and comparison (see manifest.h).
  *
  * Leaves out: reading archives or folders (scan.c) and writing zips (pack.c).
- * Reference: SPEC section 9 (Supplement), issue 3, RFC 3629 (UTF-8).
+ * Reference: supkit-formats(5), SUPPLEMENT MANIFEST; RFC 3629 (UTF-8).
  */
 #include "supplements/manifest.h"
 
@@ -22,8 +22,10 @@ void manifest_init(struct manifest *m)
 
 void manifest_release(struct manifest *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->e[i].path);
+		cJSON_Delete(m->e[i].derivation);
+	}
 	free(m->e);
 	free(m->tool_version);
 	memset(m, 0, sizeof *m);
@@ -45,6 +47,14 @@ void manifest_add(struct manifest *m, const char *path, uint64_t size, const cha
 		snprintf(x->st_digest, sizeof x->st_digest, "%s", st_digest_hex);
 }
 
+size_t manifest_n_derived(const struct manifest *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++)
+		n += m->e[i].derivation != NULL;
+	return n;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	return strcmp(((const struct manifest_entry *)a)->path, ((const struct manifest_entry *)b)->path);
@@ -60,6 +70,18 @@ const struct manifest_entry *manifest_find(const struct manifest *m, const char 
 {
 	struct manifest_entry key = {.path = (char *)path};
 	return m->n ? bsearch(&key, m->e, m->n, sizeof *m->e, cmp_entry) : NULL;
+}
+
+int manifest_set_derivation(struct manifest *m, const char *path, cJSON *d)
+{
+	struct manifest_entry *x = (struct manifest_entry *)manifest_find(m, path);
+	if (!x) {
+		cJSON_Delete(d);
+		return -1;
+	}
+	cJSON_Delete(x->derivation);
+	x->derivation = d;
+	return 0;
 }
 
 uint64_t manifest_total_size(const struct manifest *m)
@@ -109,7 +131,8 @@ cJSON *manifest_to_json(const struct manifest *m)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "format", MANIFEST_FORMAT);
-	cJSON_AddNumberToObject(root, "format_version", m->format_version);
+	cJSON_AddNumberToObject(root, "format_version",
+				manifest_n_derived(m) ? MANIFEST_FORMAT_VERSION : MANIFEST_FORMAT_VERSION_PLAIN);
 	cJSON_AddStringToObject(root, "tool", "supkit-pack");
 	cJSON_AddStringToObject(root, "tool_version", m->tool_version ? m->tool_version : SUPKIT_VERSION);
 	cJSON_AddNumberToObject(root, "total_size", (double)manifest_total_size(m));
@@ -122,6 +145,8 @@ cJSON *manifest_to_json(const struct manifest *m)
 		cJSON_AddStringToObject(o, "sha256", x->sha256);
 		if (x->st_digest[0])
 			cJSON_AddStringToObject(o, "safetensors_digest", x->st_digest);
+		if (x->derivation)
+			cJSON_AddItemToObject(o, "derivation", cJSON_Duplicate(x->derivation, 1));
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_sort(root);
@@ -173,11 +198,12 @@ int manifest_parse(const char *text, size_t len, const char *name, struct manife
 	}
 	if (json_get_number(root, "format_version", &v, name, e) < 0)
 		goto fail;
-	if (v != MANIFEST_FORMAT_VERSION) {
-		err_set(e, EXIT_USAGE, "'%s': format_version %g is not supported (this supkit reads %d)",
-			name, v, MANIFEST_FORMAT_VERSION);
+	if (v != MANIFEST_FORMAT_VERSION && v != MANIFEST_FORMAT_VERSION_PLAIN) {
+		err_set(e, EXIT_USAGE, "'%s': format_version %g is not supported (this supkit reads %d and %d)",
+			name, v, MANIFEST_FORMAT_VERSION_PLAIN, MANIFEST_FORMAT_VERSION);
 		goto fail;
 	}
+	m->format_version = (int)v;
 	if (json_get_string(root, "tool_version", &s, name, e) < 0)
 		goto fail;
 	free(m->tool_version);
@@ -235,7 +261,19 @@ int manifest_parse(const char *text, size_t len, const char *name, struct manife
 			free(nfc);
 			goto fail;
 		}
+		const cJSON *dv = cJSON_GetObjectItemCaseSensitive(o, "derivation");
+		if (dv) {
+			const cJSON *k = cJSON_GetObjectItemCaseSensitive(dv, "kind");
+			if (!cJSON_IsObject(dv) || !cJSON_IsString(k)) {
+				err_set(e, EXIT_USAGE, "'%s': entry %zu '%s': derivation is not an object with a \"kind\"",
+					name, idx, path);
+				free(nfc);
+				goto fail;
+			}
+		}
 		manifest_add(m, nfc, (uint64_t)size, sha, dig);
+		if (dv)
+			m->e[m->n - 1].derivation = cJSON_Duplicate(dv, 1);
 		free(nfc);
 	}
 	manifest_sort(m);

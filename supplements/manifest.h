@@ -3,9 +3,11 @@
  *
  * A manifest lists every entry of a supplement except itself: path, size and
  * SHA-256, plus a content digest for safetensors files (lib/safetensors.h
- * st_digest). Entries are kept sorted byte-wise by path; paths are checked
+ * st_digest) and, for a derived entry, how it was derived (its
+ * "derivation": derive.h; format_version 2 when any entry has one, 1
+ * otherwise; both are read). Entries are kept sorted byte-wise by path; paths are checked
  * (manifest_path_check) so that a manifest can never name a place outside the
- * supplement. Format: man/src/supkit-formats-manifest.mdoc; SPEC section 9.
+ * supplement. Format: man/src/supkit-formats-manifest.mdoc.
  *
  * Ownership: a struct manifest owns its entries and their strings;
  * manifest_release frees them. Functions return 0 or -1 with e filled.
@@ -21,7 +23,8 @@
 
 #define MANIFEST_NAME "manifest.json"
 #define MANIFEST_FORMAT "supkit-manifest"
-#define MANIFEST_FORMAT_VERSION 1
+#define MANIFEST_FORMAT_VERSION 2      /* the newest read and written */
+#define MANIFEST_FORMAT_VERSION_PLAIN 1 /* written when no entry records a derivation */
 #define MANIFEST_MAX_BYTES (64u << 20)   /* a manifest.json larger than this is refused */
 #define MANIFEST_PATH_MAX 4096           /* bytes in one entry path */
 
@@ -30,12 +33,13 @@ struct manifest_entry {
 	uint64_t size;         /* bytes */
 	char sha256[65];       /* lower-case hex */
 	char st_digest[65];    /* safetensors content digest, "" when none */
+	cJSON *derivation;     /* how the entry was derived (owned; derive.h), or NULL */
 };
 
 struct manifest {
 	struct manifest_entry *e;
 	size_t n, cap;
-	int format_version;    /* MANIFEST_FORMAT_VERSION when made here */
+	int format_version;    /* as read; when written, 2 when an entry has a derivation, else 1 */
 	char *tool_version;    /* owned; SUPKIT_VERSION when made here */
 };
 
@@ -44,6 +48,11 @@ void manifest_release(struct manifest *m);
 /* Append an entry (path copied; st_digest may be NULL). */
 void manifest_add(struct manifest *m, const char *path, uint64_t size, const char *sha256_hex,
 		  const char *st_digest_hex);
+/* Give the entry with this path (m sorted) its derivation (taken; replaces
+ * any). 0, or -1 when there is no such entry (d deleted). */
+int manifest_set_derivation(struct manifest *m, const char *path, cJSON *d);
+/* Number of entries with a derivation. */
+size_t manifest_n_derived(const struct manifest *m);
 /* Sort entries byte-wise by path. */
 void manifest_sort(struct manifest *m);
 /* The entry with this path (m sorted), or NULL. */
@@ -62,9 +71,10 @@ int manifest_path_check(const char *path, struct err *e);
 cJSON *manifest_to_json(const struct manifest *m);
 /* manifest_to_json printed (pretty, final newline); caller frees. */
 char *manifest_print(const struct manifest *m, size_t *len);
-/* Parse manifest.json bytes. name is used in messages. Every entry is checked
- * (keys, types, path rules, hex digests, no duplicate paths); errors name the
- * entry by index and path. Paths are kept in Unicode NFC (lib/utf8.h), the
+/* Parse manifest.json bytes (format_version 1 or 2). name is used in
+ * messages. Every entry is checked (keys, types, path rules, hex digests, a
+ * "derivation" an object with a string "kind", no duplicate paths); errors
+ * name the entry by index and path. Paths are kept in Unicode NFC (lib/utf8.h), the
  * form a scan reports, and must be unique in it. m is initialised here;
  * sorted on return. */
 int manifest_parse(const char *text, size_t len, const char *name, struct manifest *m, struct err *e);

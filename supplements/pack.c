@@ -4,7 +4,7 @@
  * written first), then each file is streamed into libarchive's zip writer and
  * hashed again, so a file that changes between the passes is an error rather
  * than a manifest that lies. Leaves out: reading archives (scan.c).
- * Reference: issue 3; libarchive archive_write(3), archive_write_set_format_zip(3).
+ * Reference: supkit-pack(1); libarchive archive_write(3), archive_write_set_format_zip(3).
  */
 #include "supplements/pack.h"
 
@@ -23,12 +23,22 @@
 #include "lib/fileio.h"
 #include "lib/progress.h"
 #include "lib/sha256.h"
+#include "supplements/derive.h"
 #include "supplements/manifest.h"
 #include "supplements/scan.h"
 #include "supplements/zipdir.h"
 
 #define CHUNK (1u << 20)
 
+
+void pack_result_release(struct pack_result *r)
+{
+	for (size_t i = 0; i < r->n_notes; i++)
+		free(r->notes[i]);
+	free(r->notes);
+	r->notes = NULL;
+	r->n_notes = 0;
+}
 
 int pack_source_date(int64_t *t, struct err *e)
 {
@@ -178,7 +188,8 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 		return err_set(e, EXIT_USAGE, "output '%s' lies inside the folder being packed '%s'", out, dir);
 
 	struct scan s;
-	struct scan_opts so = {.strict = 1, .safetensors_digest = 1, .quiet = o->quiet};
+	struct scan_opts so = {.strict = 1, .safetensors_digest = 1, .quiet = o->quiet,
+			       .capture_if = derive_capture, .capture_if_max = DERIVE_CAPTURE_MAX};
 	if (scan_path(dir, &so, &s, e) < 0) {
 		scan_release(&s);
 		return -1;
@@ -195,6 +206,8 @@ int pack_dir(const char *dir, const char *out, const struct pack_opts *o, struct
 		return -1;
 	}
 	r->replaced_manifest = s.has_manifest;
+	derive_lift(&s, &s.actual, &r->notes, &r->n_notes);
+	r->derived = manifest_n_derived(&s.actual);
 	size_t mlen;
 	char *mtext = manifest_print(&s.actual, &mlen);
 

@@ -16,9 +16,13 @@
  * descriptors (scan_open): a file or folder swapped for another or for a link
  * during the pack is EXIT_SYS, never followed.
  * A manifest.json at the top of the folder is replaced by the fresh one.
+ * The manifest records how each derived entry was derived (derive.h: the
+ * derivation block every audit's --json carries, claims files, run records
+ * beside their config.cfg), each input named by the entry that holds its
+ * bytes; an input the folder does not hold is a note.
  *
  * Leaves out: empty folders (a zip of files only), file modes and times.
- * Reference: issue 3; reproducible-builds.org SOURCE_DATE_EPOCH
+ * Reference: supkit-pack(1); reproducible-builds.org SOURCE_DATE_EPOCH
  * specification; libarchive archive_write_set_format_zip(3).
  */
 #ifndef SUPKIT_SUPPLEMENTS_PACK_H
@@ -41,7 +45,13 @@ struct pack_result {
 	uint64_t compressed;        /* bytes of the zip file */
 	char sha256[65];            /* of the zip file */
 	int replaced_manifest;      /* the folder held a manifest.json, replaced */
+	size_t derived;             /* entries whose derivation the manifest records */
+	char **notes;               /* one line each (owned): inputs not in the folder, unread records */
+	size_t n_notes;
 };
+
+/* Free r's notes. */
+void pack_result_release(struct pack_result *r);
 
 /* The entry timestamp: SOURCE_DATE_EPOCH (a non-negative integer of seconds)
  * when set, else PACK_DEFAULT_TIME. An invalid value is EXIT_USAGE. */

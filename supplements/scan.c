@@ -1,6 +1,6 @@
 /* scan.c: read a supplement zip or folder into its actual manifest (see scan.h).
  *
- * Leaves out: writing anything (pack.c, unpack.c). Reference: issue 3;
+ * Leaves out: writing anything (pack.c, unpack.c). Reference: supkit-verify(1);
  * libarchive archive_read(3), archive_entry(3); PKWARE APPNOTE.TXT.
  */
 #include "supplements/scan.h"
@@ -67,6 +67,11 @@ void scan_release(struct scan *s)
 	for (size_t i = 0; i < s->n_cap; i++)
 		free(s->cap[i].data);
 	free(s->cap);
+	for (size_t i = 0; i < s->n_extra; i++) {
+		free((char *)s->extra[i].path);
+		free(s->extra[i].data);
+	}
+	free(s->extra);
 	for (size_t i = 0; i < s->n_issues; i++) {
 		free(s->issues[i].path);
 		free(s->issues[i].reason);
@@ -105,6 +110,23 @@ static struct scan_capture *capture_slot(struct scan *s, const char *path)
 		if (!strcmp(s->cap[i].path, path))
 			return &s->cap[i];
 	return NULL;
+}
+
+/* 1 when capture_if wants path (and it is not a named capture). */
+static int extra_wanted(const struct scan *s, const struct scan_opts *o, const char *path)
+{
+	return o->capture_if && o->capture_if(path) && !capture_slot((struct scan *)s, path) &&
+	       strcmp(path, MANIFEST_NAME) != 0;
+}
+
+/* Keep data (taken) as an extra capture of path. */
+static void extra_keep(struct scan *s, const char *path, char *data, size_t len)
+{
+	s->extra = xrealloc(s->extra, (s->n_extra + 1) * sizeof *s->extra);
+	s->extra[s->n_extra].path = xstrdup(path);
+	s->extra[s->n_extra].data = data;
+	s->extra[s->n_extra].len = len;
+	s->n_extra++;
 }
 
 /* ---- folders ---- */
@@ -469,16 +491,17 @@ static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s,
 		uint64_t size = 0;
 		int is_manifest = !strcmp(rel, MANIFEST_NAME);
 		struct scan_capture *c = capture_slot(s, rel);
+		int xw = !c && !is_manifest && extra_wanted(s, o, rel);
 		char *keep = NULL;
 		size_t keep_len = 0;
 		int too_big = 0, fd = -1;
-		size_t keep_max = is_manifest ? MANIFEST_MAX_BYTES : SCAN_CAPTURE_MAX_BYTES;
+		size_t keep_max = is_manifest ? MANIFEST_MAX_BYTES : xw ? o->capture_if_max : SCAN_CAPTURE_MAX_BYTES;
 		char *p = path_join(root, x->raw);
 		rc = tree_open(t, root, x, &fd, e);
 		if (rc == 0)
-			rc = hash_fd(fd, p, hex, &size, (is_manifest || c) ? &keep : NULL, &keep_len, keep_max, &too_big,
-				     &pg, &done, e);
-		if (rc == 0 && too_big)
+			rc = hash_fd(fd, p, hex, &size, (is_manifest || c || xw) ? &keep : NULL, &keep_len, keep_max,
+				     &too_big, &pg, &done, e);
+		if (rc == 0 && too_big && !xw)
 			rc = issue(s, o, root, rel, strlen(rel), e, "larger than the %zu bytes read into memory", keep_max);
 		if (rc == 0 && is_manifest) {
 			s->has_manifest = 1;
@@ -501,6 +524,9 @@ static int scan_dir(const char *root, const struct scan_opts *o, struct scan *s,
 			if (c && keep) {
 				c->data = keep;
 				c->len = keep_len;
+				keep = NULL;
+			} else if (xw && keep && rc == 0) {
+				extra_keep(s, rel, keep, keep_len);
 				keep = NULL;
 			}
 		}
@@ -583,9 +609,10 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 		int is_manifest = !strcmp(clean, MANIFEST_NAME);
 		struct scan_capture *c = capture_slot(s, clean);
 		int want_st = o->safetensors_digest && scan_is_safetensors(clean);
+		int xw = !c && !is_manifest && extra_wanted(s, o, clean) && x->usize <= o->capture_if_max;
 		uint64_t keep_max = is_manifest ? MANIFEST_MAX_BYTES : want_st ? SCAN_SAFETENSORS_MAX_BYTES
 					 : SCAN_CAPTURE_MAX_BYTES;
-		int keeping = is_manifest || c || want_st;
+		int keeping = is_manifest || c || want_st || xw;
 		if (keeping && x->usize > keep_max) {
 			rc = issue(s, o, path, x->name, x->name_len, e, "larger than the %llu bytes read into memory",
 				   (unsigned long long)keep_max);
@@ -668,6 +695,8 @@ static int scan_zip(const char *path, const struct scan_opts *o, struct scan *s,
 		if (c) {
 			c->data = keep;
 			c->len = (size_t)got;
+		} else if (xw) {
+			extra_keep(s, clean, keep, (size_t)got);
 		} else {
 			free(keep);
 		}

@@ -18,7 +18,7 @@
  * structurally broken zip) are errors.
  *
  * Leaves out: extraction (unpack.h), comparison (manifest.h), replay (verify.h).
- * Reference: issue 3; PKWARE APPNOTE.TXT; libarchive archive_read(3).
+ * Reference: supkit-pack(1), supkit-verify(1); PKWARE APPNOTE.TXT; libarchive archive_read(3).
  */
 #ifndef SUPKIT_SUPPLEMENTS_SCAN_H
 #define SUPKIT_SUPPLEMENTS_SCAN_H
@@ -37,7 +37,7 @@ struct scan_issue {
 };
 
 struct scan_capture {
-	const char *path;   /* borrowed from the caller's list */
+	const char *path;   /* borrowed from the caller's list (owned for scan.extra) */
 	char *data;         /* owned; NULL when the entry is absent or was refused */
 	size_t len;
 };
@@ -47,6 +47,11 @@ struct scan_opts {
 	int safetensors_digest;  /* record st_digest for entries ending in ".safetensors" */
 	const char **capture;    /* entry paths whose bytes to keep */
 	size_t n_capture;
+	/* also keep the bytes of every entry for which capture_if returns 1 and
+	 * that holds at most capture_if_max bytes (into scan.extra; a larger
+	 * one is hashed, not kept, and is no issue) */
+	int (*capture_if)(const char *path);
+	size_t capture_if_max;
 	int quiet;               /* no progress lines on stderr */
 };
 
@@ -58,6 +63,8 @@ struct scan {
 	size_t manifest_len;
 	struct scan_capture *cap;    /* n_capture, in the caller's order */
 	size_t n_cap;
+	struct scan_capture *extra;  /* capture_if's entries, in the order found (paths owned) */
+	size_t n_extra;
 	struct scan_issue *issues;   /* in the order found */
 	size_t n_issues;
 	uint64_t archive_bytes;      /* zip file size (0 for a folder) */

@@ -4,7 +4,7 @@
  * then libarchive streams the data and each entry is checked again from
  * libarchive's own view (its place in the file and its name, type, links,
  * encryption, size) as it is written.
- * Reference: issue 3; libarchive archive_read(3), archive_entry(3).
+ * Reference: supkit-unpack(1); libarchive archive_read(3), archive_entry(3).
  */
 #include "supplements/unpack.h"
 

@@ -26,7 +26,7 @@
  * modes, owners and times are not applied.
  *
  * Leaves out: archive formats other than zip; restoring metadata.
- * Reference: issue 3; PKWARE APPNOTE.TXT; the "zip slip" advisory (Snyk, 2018).
+ * Reference: supkit-unpack(1); PKWARE APPNOTE.TXT; the "zip slip" advisory (Snyk, 2018).
  */
 #ifndef SUPKIT_SUPPLEMENTS_UNPACK_H
 #define SUPKIT_SUPPLEMENTS_UNPACK_H

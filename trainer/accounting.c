@@ -1,5 +1,5 @@
 /* accounting.c: parameter accounting over the paramspec table (see
- * accounting.h; SPEC section 5). */
+ * accounting.h; supkit-audit(1), compute). */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
 

@@ -1,4 +1,4 @@
-/* accounting.h: parameter accounting of a parameter table (SPEC section 5),
+/* accounting.h: parameter accounting of a parameter table (supkit-audit(1)),
  * written once for the trainer's result.json and `supkit audit compute`.
  *
  * backbone = wte + value_embeds + lm_head + block matrices (ve_gate
@@ -29,7 +29,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 /* The counts as a JSON object (keys as the struct fields; oe_rows an array),
  * the same keys as `supkit audit compute --json` under "params". */
 cJSON *param_counts_json(const struct param_counts *c);
-/* FLOPs a token (SPEC section 5): 6 (lm_head + block matrices) + the sum
+/* FLOPs a token: 6 (lm_head + block matrices) + the sum
  * over layers of 12 H head_dim min(window, T). */
 double flops_per_token(const struct config *c, const struct param_counts *pc);
 

@@ -1,7 +1,7 @@
-/* backend.h: the operations the model (and later the optimizer) run on, as
+/* backend.h: the operations the model runs on, as
  * one table of function pointers (struct backend_ops), so that the CPU
- * reference (trainer/backend_cpu.c) and the CUDA backend (kernels/, a later
- * issue) implement the same operations with the same argument order.
+ * reference (trainer/backend_cpu.c) and the CUDA backend (kernels/)
+ * implement the same operations with the same argument order.
  *
  * Tensors carry a data pointer, a dtype and a shape (row-major, contiguous).
  * Matrix ops view a tensor as 2-D: rows = product of all dims but the last,
@@ -14,10 +14,10 @@
  * Shape letters: N rows (= B*T tokens), C width, H heads, D head width,
  * V vocabulary, R rows of a chunk.
  *
- * Left out here: polar iterations and optimizer reductions (the optimizer's
- * issue adds them, CPU first), bf16 compute (the CPU backend computes in
+ * Left out here: polar iterations and the optimizer's passes (trainer/optim.h:
+ * optim_polar_fn, struct optim_device), bf16 compute (the CPU backend computes in
  * fp32 or fp64 on bf16-representable values; TD_BF16 is storage only).
- * Reference: SPEC section 1 (model), shared/DESIGN.md (Backends).
+ * Reference: docs/model.md.
  */
 #ifndef SUPKIT_BACKEND_H
 #define SUPKIT_BACKEND_H
@@ -181,7 +181,7 @@ struct backend_ops {
 	void (*embed_scatter_add)(struct tensor *gtable, const struct tensor *dout,
 				  const int32_t *idx, int64_t c0);
 
-	/* Hashed n-gram rows of an OE table (SPEC 3): for the B rows of T
+	/* Hashed n-gram rows of an OE table (the oe arm): for the B rows of T
 	 * tokens idx (each in [0, V)), rows[b*T + t] = id mod nrows with id =
 	 * sum over r < order of (V+1)^r * p_r, p_r = idx[b*T + t - r], or V
 	 * (the sentinel) where t - r < 0; unsigned 64-bit arithmetic. */

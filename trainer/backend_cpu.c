@@ -7,8 +7,8 @@
  * first floating operand.
  *
  * Left out: bf16 arithmetic (bf16 is storage only: embed_gather reads bf16
- * tables), OpenMP (not configured), the optimizer's polar iterations (their
- * issue adds them). Reference: SPEC section 1; the attention follows the
+ * tables), OpenMP (not configured), the optimizer's polar iterations
+ * (trainer/polar.c). Reference: docs/model.md; the attention follows the
  * row-block recomputation of FlashAttention (Dao et al. 2022, Alg. 1-2)
  * without the on-chip tiling.
  */

@@ -5,7 +5,7 @@
  *
  * Sums over a row (RMS, dot products, softmax denominators) accumulate in
  * double in both instantiations; exp and tanh run in the real type (REXP,
- * RTANH), as PyTorch's fp32 kernels do. Reference: SPEC section 1.
+ * RTANH), as PyTorch's fp32 kernels do. Reference: docs/model.md.
  */
 #ifndef REAL
 #error "include from trainer/backend_cpu.c only"

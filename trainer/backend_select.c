@@ -5,7 +5,7 @@
  * Without SUPKIT_CUDA (the default build) the CUDA branches compile away and
  * asking for backend = cuda is a usage error that says how to build it.
  * Left out: several devices (device 0 only), a CUDA fp64 path.
- * Reference: SPEC section 11 (config keys), shared/DESIGN.md (Backends).
+ * Reference: supkit-formats(5), TRAINER CONFIG (backend); trainer/backend.h.
  */
 #include "trainer/backend_select.h"
 

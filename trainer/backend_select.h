@@ -1,5 +1,5 @@
 /* backend_select.h: which backend table a run uses (config key backend =
- * auto | cpu | cuda, SPEC section 11) and memory that every backend's ops can
+ * auto | cpu | cuda, supkit-formats(5)) and memory that every backend's ops can
  * read and write in place.
  *
  * The CUDA backend exists only in builds with SUPKIT_CUDA (make GPU=1);

@@ -3,7 +3,7 @@
  *
  * Left out: optimizer state (trainer/optim.c writes its own file), sharded
  * checkpoints, F16 output; what the resume state's files hold (train.c
- * writes and checks them against the state). Reference: SPEC section 9;
+ * writes and checks them against the state). Reference: supkit-formats(5);
  * safetensors format (lib/safetensors.h).
  */
 #include "trainer/checkpoint.h"
@@ -57,34 +57,40 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 		snprintf(buf + o, n - o, "]");
 }
 
-int checkpoint_load(struct param_table *t, const char *path, struct err *e)
+/* Fill t from the open file f (closed here). */
+static int load_table(struct param_table *t, struct st_file *f, const char *path, struct err *e)
 {
-	struct st_file f;
-	if (st_open(&f, path, e) != 0)
-		return -1;
 	int rc = -1;
-	for (size_t i = 0; i < f.n; i++)
-		if (!param_find(t, f.t[i].name)) {
+	char *want = NULL;
+	/* torch.compile's wrapper names every tensor "_orig_mod.<name>" */
+	int pre = st_compile_prefix(f, path, e);
+	if (pre < 0)
+		goto out;
+	const size_t skip = pre ? sizeof ST_COMPILE_PREFIX - 1 : 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (!param_find(t, f->t[i].name + skip)) {
 			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is not a parameter of this model", path,
-				f.t[i].name);
+				f->t[i].name);
 			goto out;
 		}
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		const struct st_tensor *s = st_find(&f, p->name);
+		free(want);
+		want = pre ? xasprintf(ST_COMPILE_PREFIX "%s", p->name) : xstrdup(p->name);
+		const struct st_tensor *s = st_find(f, want);
 		if (!s) {
-			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is missing", path, p->name);
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s' is missing", path, want);
 			goto out;
 		}
 		int same = s->ndim == p->ndim;
 		for (int k = 0; same && k < p->ndim; k++)
 			same = s->shape[k] == p->shape[k];
 		if (!same) {
-			char got[160], want[160];
+			char got[160], exp[160];
 			shape_str(got, sizeof got, s->ndim, s->shape);
-			shape_str(want, sizeof want, p->ndim, p->shape);
-			err_set(e, EXIT_USAGE, "'%s': tensor '%s' has shape %s, expected %s", path, p->name,
-				got, want);
+			shape_str(exp, sizeof exp, p->ndim, p->shape);
+			err_set(e, EXIT_USAGE, "'%s': tensor '%s' has shape %s, expected %s", path, s->name,
+				got, exp);
 			goto out;
 		}
 		if (p->w64 && s->dtype == ST_F64) {   /* fp64 runs: F64 kept exactly */
@@ -107,13 +113,13 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 		float *v = p->w ? p->w : xmalloc((p->numel ? p->numel : 1) * sizeof *v);
 		int bad = st_to_f32(s, v, e) != 0;
 		if (bad)
-			err_prefix(e, "'%s': tensor '%s'", path, p->name);
+			err_prefix(e, "'%s': tensor '%s'", path, s->name);
 		for (size_t j = 0; !bad && p->store == PARAM_BF16 && j < p->numel; j++)
 			v[j] = bf16_round(v[j]);
 		for (size_t j = 0; !bad && p->mask && j < p->numel; j++)
 			if (p->mask[j] && v[j] != 0) {
 				err_set(e, EXIT_USAGE, "'%s': tensor '%s': masked entry %zu is not 0",
-					path, p->name, j);
+					path, s->name, j);
 				bad = 1;
 			}
 		if (v != p->w) {
@@ -128,8 +134,26 @@ int checkpoint_load(struct param_table *t, const char *path, struct err *e)
 	}
 	rc = 0;
 out:
-	st_close(&f);
+	free(want);
+	st_close(f);
 	return rc;
+}
+
+int checkpoint_load(struct param_table *t, const char *path, struct err *e)
+{
+	struct st_file f;
+	if (st_open(&f, path, e) != 0)
+		return -1;
+	return load_table(t, &f, path, e);
+}
+
+int checkpoint_load_mem(struct param_table *t, const void *data, size_t len, const char *name,
+			struct err *e)
+{
+	struct st_file f;
+	if (st_open_mem(&f, data, len, name, e) != 0)
+		return -1;
+	return load_table(t, &f, name, e);
 }
 
 /* ---- the resume state ---- */
@@ -148,7 +172,7 @@ int ckpt_state_hash(const char *dir, struct ckpt_state *st, struct err *e)
 	return 0;
 }
 
-int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *e)
+char *ckpt_state_text(const struct ckpt_state *st)
 {
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddNumberToObject(j, "step", (double)st->step);
@@ -164,8 +188,16 @@ int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *
 		cJSON_AddItemReferenceToObject(j, "curve", st->curve);
 	else
 		cJSON_AddArrayToObject(j, "curve");
-	int r = json_write_file(path, j, e);
+	char *text = json_print(j, 1);
 	cJSON_Delete(j);
+	return text;
+}
+
+int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *e)
+{
+	char *text = ckpt_state_text(st);
+	int r = file_write_atomic(path, text, strlen(text), e);
+	free(text);
 	return r;
 }
 
@@ -219,12 +251,27 @@ static int get_hex(const cJSON *o, const char *key, char *out, const char *path,
 	return 0;
 }
 
+#define CKPT_STATE_MAX_BYTES (64u << 20)
+
 int ckpt_state_read(const char *path, int64_t steps, struct ckpt_state *st, struct err *e)
+{
+	char *text;
+	size_t len;
+	memset(st, 0, sizeof *st);
+	if (file_read_all(path, CKPT_STATE_MAX_BYTES, &text, &len, e) < 0)
+		return -1;
+	int r = ckpt_state_read_mem(text, len, path, steps, st, e);
+	free(text);
+	return r;
+}
+
+int ckpt_state_read_mem(const char *text, size_t len, const char *path, int64_t steps, struct ckpt_state *st,
+			struct err *e)
 {
 	static const char *const known[] = {"step", "training_seconds", "training_loop_seconds", "config_sha256",
 					    "blas_threads", "files", "curve", NULL};
 	memset(st, 0, sizeof *st);
-	cJSON *j = json_read_file(path, 64u << 20, e);
+	cJSON *j = json_parse(text, len, path, e);
 	if (!j)
 		return -1;
 	int r = -1;

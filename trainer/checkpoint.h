@@ -1,4 +1,4 @@
-/* checkpoint.h: the parameter table as a safetensors file (SPEC section 9):
+/* checkpoint.h: the parameter table as a safetensors file (supkit-formats(5)):
  * PyTorch state_dict names from the parameter table (paramspec), shapes as
  * in the table. Written atomically (lib/safetensors.c). Tables of fp32 runs
  * (no w64): bf16-stored parameters as BF16 (rounded to nearest even), every
@@ -12,11 +12,16 @@
  * float dtype is accepted. fp32 runs convert each to fp32 and round
  * bf16-stored parameters to bf16. fp64 runs keep an F64 tensor exactly
  * (w64; w its fp32 rounding), so an fp64 run's own checkpoint reloads
- * bit for bit; other dtypes are read as in fp32 runs and widened.
+ * bit for bit; other dtypes are read as in fp32 runs and widened. A file
+ * whose every name carries torch.compile's "_orig_mod." prefix
+ * (ST_COMPILE_PREFIX, a compiled model's state_dict) is read as if it had
+ * none; one that mixes prefixed and plain names is refused
+ * (st_compile_prefix).
  */
 #ifndef SUPKIT_CHECKPOINT_H
 #define SUPKIT_CHECKPOINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "lib/err.h"
@@ -30,6 +35,9 @@ int checkpoint_save(const struct param_table *t, const char *path, const char *c
 /* Fill the values of table t (p->w or p->wb, and p->w64 where set) from
  * path. On error t may be partly loaded (the caller discards it). */
 int checkpoint_load(struct param_table *t, const char *path, struct err *e);
+/* The same on the file's len bytes at data (name in messages). */
+int checkpoint_load_mem(struct param_table *t, const void *data, size_t len, const char *name,
+			struct err *e);
 
 /* ---- the resume state: a run folder's checkpoint/state.json ----
  *
@@ -63,6 +71,8 @@ struct ckpt_state {
 int ckpt_state_hash(const char *dir, struct ckpt_state *st, struct err *e);
 /* Write st as state.json at path (atomic). */
 int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *e);
+/* The text ckpt_state_write writes (caller frees). */
+char *ckpt_state_text(const struct ckpt_state *st);
 /* Read and check state.json at path for a run of `steps` steps: step an
  * integer in [0, steps) with a curve of exactly step entries, seconds
  * finite and ordered, config_sha256 and every file's SHA-256 64 hex digits,
@@ -70,6 +80,9 @@ int ckpt_state_write(const char *path, const struct ckpt_state *st, struct err *
  * with e (EXIT_USAGE) naming path and the field; st then holds nothing to
  * release. */
 int ckpt_state_read(const char *path, int64_t steps, struct ckpt_state *st, struct err *e);
+/* The same on the file's len bytes at text (path in messages). */
+int ckpt_state_read_mem(const char *text, size_t len, const char *path, int64_t steps, struct ckpt_state *st,
+			struct err *e);
 /* Check each file of folder dir against st->sha256: -1 with e (EXIT_USAGE)
  * naming the first missing or changed file. */
 int ckpt_state_verify(const char *dir, const struct ckpt_state *st, struct err *e);

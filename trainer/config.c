@@ -14,8 +14,8 @@
  * are one of their listed words; strings are the rest of the line (may be
  * empty).
  *
- * Reference: shared/SPEC.md sections 1-4 (keys and defaults) and 9 (format);
- * the arms of section 3.
+ * Reference: supkit-formats(5), TRAINER CONFIG (keys, defaults, format);
+ * supkit-train(1), THE ARMS.
  */
 #include "trainer/config.h"
 
@@ -76,7 +76,7 @@ static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "dis
 static const struct key_def keys[] = {
 	S("arm", arm, "00_dense_native"),
 	{"seed", KT_U64, OFF(seed), 0, "42", 0, 0, 0, NULL},
-	/* model (SPEC 1) */
+	/* model */
 	I("depth", depth, "8", 1, 64),
 	I("model_dim", model_dim, "0", 0, 16384),
 	I("head_dim", head_dim, "128", 2, 1024),
@@ -90,14 +90,14 @@ static const struct key_def keys[] = {
 	DP("rope_base", rope_base, "10000", 1e12),
 	E("init", init, "benchmark", w_init),
 	S("init_from", init_from, ""),
-	/* batch and schedule (SPEC 2) */
+	/* batch and schedule */
 	I("batch_rows", batch_rows, "64", 1, 1048576),
 	I("grad_accum", grad_accum, "4", 1, 65536),
 	I("steps", steps, "953", 1, 1000000000),
 	I("warmup_steps", warmup_steps, "11", 0, 1000000000),
 	D("warmdown_ratio", warmdown_ratio, "0.5", 0, 1),
 	DP("max_loss", max_loss, "100", 1e300),
-	/* optimizer (SPEC 2) */
+	/* optimizer */
 	D("lr_lm_head", lr_lm_head, "0.004", 0, 1e6),
 	D("lr_embed", lr_embed, "0.6", 0, 1e6),
 	D("lr_resid", lr_resid, "0.005", 0, 1e6),
@@ -111,7 +111,7 @@ static const struct key_def keys[] = {
 	I("momentum_warmup", momentum_warmup, "300", 0, 1000000000),
 	DP("lr_scale", lr_scale, "1", 1e6),
 	D("muon_wd_scale", muon_wd_scale, "1", 0, 1e6),
-	/* arms (SPEC 3) */
+	/* arms */
 	B("oe", oe, "0"),
 	I64("oe_m", oe_m, "150855", 1, 1099511627776.0),
 	I("oe_n", oe_n, "3", 2, 4),
@@ -135,7 +135,7 @@ static const struct key_def keys[] = {
 	E("anchor", anchor, "separate", w_anchor),
 	D("shared_eps", shared_eps, "1e-6", 0, 1),
 	E("step0", step0, "none", w_step0),
-	/* data and evaluation (SPEC 4) */
+	/* data and evaluation */
 	S("data_dir", data_dir, ""),
 	I64("eval_tokens", eval_tokens, "20971520", 0, 1e15),
 	I64("heldout_tokens", heldout_tokens, "20971520", 0, 1e15),
@@ -338,15 +338,41 @@ static unsigned char origin_source(struct config *c, const char *name)
 }
 
 
+/* Set key (a name of the table) to value text, recording src and line as
+ * where it was set; errors are "WHERE: message". */
+static int set_key(struct config *c, const char *key, const char *value, const char *src, int line,
+		   const char *where, struct err *e)
+{
+	int ki = key_index(key);
+	if (ki < 0)
+		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, key);
+	struct config tmp = *c;
+	if (key_parse(&tmp, &keys[ki], value, e) != 0) {
+		err_prefix(e, "%s", where);
+		return -1;
+	}
+	*c = tmp;
+	c->origin.key_src[ki] = origin_source(c, src);
+	c->origin.key_line[ki] = line;
+	return 0;
+}
+
+static void where_text(char *where, size_t n, const char *src, int line)
+{
+	if (line > 0)
+		snprintf(where, n, "%s:%d", src, line);
+	else
+		snprintf(where, n, "%s", src);
+}
+
 /* Apply one logical line (already comment-stripped, not trimmed): "key = value".
- * line 0 means an override. Errors are "WHERE: message". */
-static int apply_line(struct config *c, char *s, const char *src, int line, struct err *e)
+ * line 0 means an override. Errors are "WHERE: message". With fn, the key
+ * and value go to fn instead of c (config_scan_text). */
+static int apply_line_fn(struct config *c, char *s, const char *src, int line, config_line_fn fn,
+			 void *ctx, struct err *e)
 {
 	char where[300];
-	if (line > 0)
-		snprintf(where, sizeof where, "%s:%d", src, line);
-	else
-		snprintf(where, sizeof where, "%s", src);
+	where_text(where, sizeof where, src, line);
 	char *eq = strchr(s, '=');
 	if (!eq)
 		return err_set(e, EXIT_USAGE, "%s: expected 'key = value'", where);
@@ -364,21 +390,32 @@ static int apply_line(struct config *c, char *s, const char *src, int line, stru
 	*ve = 0;
 	if (!*kb)
 		return err_set(e, EXIT_USAGE, "%s: missing key before '='", where);
-	int ki = key_index(kb);
-	if (ki < 0)
-		return err_set(e, EXIT_USAGE, "%s: unknown key '%s'", where, kb);
-	struct config tmp = *c;
-	if (key_parse(&tmp, &keys[ki], vb, e) != 0) {
-		err_prefix(e, "%s", where);
-		return -1;
-	}
-	*c = tmp;
-	c->origin.key_src[ki] = origin_source(c, src);
-	c->origin.key_line[ki] = line;
-	return 0;
+	if (fn)
+		return fn(kb, vb, src, line, ctx, e);
+	return set_key(c, kb, vb, src, line, where, e);
 }
 
-int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e)
+static int apply_line(struct config *c, char *s, const char *src, int line, struct err *e)
+{
+	return apply_line_fn(c, s, src, line, NULL, NULL, e);
+}
+
+int config_set_at(struct config *c, const char *key, const char *value, const char *src, int line,
+		  struct err *e)
+{
+	char where[300];
+	where_text(where, sizeof where, src, line);
+	return set_key(c, key, value, src, line, where, e);
+}
+
+int config_has_key(const char *name)
+{
+	return key_index(name) >= 0;
+}
+
+/* The file syntax over text: each line to c (fn NULL) or to fn. */
+static int load_text(struct config *c, const char *text, size_t len, const char *name, config_line_fn fn,
+		     void *ctx, struct err *e)
 {
 	size_t pos = 0;
 	int line = 0;
@@ -402,7 +439,7 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 			j++;
 		int rc = 0;
 		if (s[j])
-			rc = apply_line(c, s, name, line, e);
+			rc = apply_line_fn(c, s, name, line, fn, ctx, e);
 		free(s);
 		if (rc)
 			return -1;
@@ -410,6 +447,17 @@ int config_load_text(struct config *c, const char *text, size_t len, const char 
 		pos = end + (end + 1 < len && text[end] == '\r' && text[end + 1] == '\n' ? 2 : 1);
 	}
 	return 0;
+}
+
+int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e)
+{
+	return load_text(c, text, len, name, NULL, NULL, e);
+}
+
+int config_scan_text(const char *text, size_t len, const char *name, config_line_fn fn, void *ctx,
+		     struct err *e)
+{
+	return load_text(NULL, text, len, name, fn, ctx, e);
 }
 
 int config_load_file(struct config *c, const char *path, struct err *e)
@@ -429,7 +477,7 @@ int config_apply_switches(struct config *c, const char *base_path, const char *a
 	config_defaults(b);
 	config_defaults(a);
 	int rc = -1;
-	if (config_load_file(b, base_path, e) != 0 || config_load_file(a, arm_path, e) != 0)
+	if ((base_path && config_load_file(b, base_path, e) != 0) || config_load_file(a, arm_path, e) != 0)
 		goto out;
 	for (int i = 0; i < NKEYS; i++) {
 		char vb[1024], va[1024];
@@ -649,7 +697,7 @@ int64_t config_oe_rows(const struct config *c, int j)
 	return c->oe_m + 2 * (int64_t)j;
 }
 
-/* ---- named arms (SPEC 3) ---- */
+/* ---- named arms (configs/arms/README) ---- */
 
 #define OPT_PKG "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\nneumann_tau = 80\n" \
 		"polar = fp32\nembed_state = fp32\nmuon_wd_schedule = cosine\n"
@@ -701,7 +749,7 @@ static const struct {
 	{"02_dense_joint_lr141", "02 with every lr x sqrt(2), Muon wd x 1/sqrt(2)", OPT_PKG QK_PAIR LR141},
 };
 
-/* Short names used in SPEC 3 and the papers' prose. */
+/* Short names used in the papers' prose. */
 static const struct {
 	const char *alias, *name;
 } aliases[] = {

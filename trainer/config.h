@@ -1,4 +1,4 @@
-/* config.h: the trainer configuration (SPEC sections 1-4 and 9), shared by
+/* config.h: the trainer configuration (supkit-formats(5)), shared by
  * supkit-train, supkit-audit and the demo.
  *
  * File format: text, one `key = value` a line, `#` starts a comment, blank
@@ -57,7 +57,7 @@ struct config {
 	char arm[64];              /* arm = 00_dense_native */
 	uint64_t seed;             /* seed = 42 */
 
-	/* model (SPEC 1) */
+	/* model */
 	int depth;                 /* depth = 8 (L) */
 	int model_dim;             /* model_dim = 0: d = ceil(64 L / 128) * 128 */
 	int head_dim;              /* head_dim = 128 */
@@ -73,7 +73,7 @@ struct config {
 	                              tensor drawn; conflicts with init_from) */
 	char init_from[512];       /* init_from = (empty) | FILE.safetensors */
 
-	/* batch and schedule (SPEC 2) */
+	/* batch and schedule */
 	int batch_rows;            /* batch_rows = 64 (B) */
 	int grad_accum;            /* grad_accum = 4 (K) */
 	int steps;                 /* steps = 953 (S) */
@@ -81,7 +81,7 @@ struct config {
 	double warmdown_ratio;     /* warmdown_ratio = 0.5 */
 	double max_loss;           /* max_loss = 100 (fast-fail) */
 
-	/* optimizer (SPEC 2) */
+	/* optimizer */
 	double lr_lm_head;         /* lr_lm_head = 0.004 (times k = (d/768)^-0.5) */
 	double lr_embed;           /* lr_embed = 0.6 (times k) */
 	double lr_resid;           /* lr_resid = 0.005 */
@@ -96,7 +96,7 @@ struct config {
 	double lr_scale;           /* lr_scale = 1 */
 	double muon_wd_scale;      /* muon_wd_scale = 1 */
 
-	/* arms (SPEC 3) */
+	/* arms */
 	int oe;                    /* oe = 0 | 1 */
 	int64_t oe_m;              /* oe_m = 150855 */
 	int oe_n;                  /* oe_n = 3 (largest n-gram) */
@@ -123,7 +123,7 @@ struct config {
 	enum cfg_step0 step0;      /* step0 = none | nostep0 | mom_only_nodisp | disp_only_nomom
 	                              | disp_stepcount_nomom | nostep0_all */
 
-	/* data and evaluation (SPEC 4) */
+	/* data and evaluation */
 	char data_dir[512];        /* data_dir = (empty) | folder with shards + tokenizer */
 	int64_t eval_tokens;       /* eval_tokens = 20971520 (validation targets) */
 	int64_t heldout_tokens;    /* heldout_tokens = 20971520 */
@@ -151,9 +151,27 @@ int config_load_file(struct config *c, const char *path, struct err *e);
 int config_load_text(struct config *c, const char *text, size_t len, const char *name, struct err *e);
 /* An arm's switches over c: every key whose value in the config file
  * arm_path differs from its value in the config file base_path (each read
- * over the defaults) takes arm_path's value; messages name arm_path and the
- * key's line there. 0 or -1 with e set. */
+ * over the defaults; base_path NULL: the defaults themselves) takes
+ * arm_path's value; messages name arm_path and the key's line there. 0 or
+ * -1 with e set. */
 int config_apply_switches(struct config *c, const char *base_path, const char *arm_path, struct err *e);
+/* The file syntax without the key table, for files that mix config keys
+ * with keys of their own (supkit sweep's sweep file): fn gets each
+ * `key = value` line's key and value (trimmed, comments removed), the name
+ * and the line number, and returns 0 or -1 with e set (its message names
+ * "NAME:LINE" itself). A line without '=' or without a key is an error
+ * "NAME:LINE: ...". Stops at the first error. */
+typedef int (*config_line_fn)(const char *key, const char *value, const char *name, int line, void *ctx,
+			      struct err *e);
+int config_scan_text(const char *text, size_t len, const char *name, config_line_fn fn, void *ctx,
+		     struct err *e);
+/* Set one key from value text, as a line of a file would: src and line (0:
+ * none) are recorded as where it was set and open any message
+ * ("SRC:LINE: steps: 'x' is not an integer"); an unknown key is an error. */
+int config_set_at(struct config *c, const char *key, const char *value, const char *src, int line,
+		  struct err *e);
+/* 1 when name is a config key. */
+int config_has_key(const char *name);
 /* Apply one "key=value" override (from --set). */
 int config_set(struct config *c, const char *kv, struct err *e);
 /* Check cross-key constraints (e.g. qk_mask needs qk_scale, out_lambdas needs
@@ -165,7 +183,7 @@ char *config_print(const struct config *c);
 /* SHA-256 hex of config_print (hex holds 65 bytes). */
 void config_sha256(const struct config *c, char *hex);
 
-/* Derived sizes (SPEC 1). */
+/* Derived sizes (docs/model.md). */
 int config_model_dim(const struct config *c);           /* d */
 int config_heads(const struct config *c);               /* H = d / head_dim */
 /* Window of layer i in tokens (pattern repeated, last layer always T). */
@@ -175,7 +193,7 @@ int config_is_ve_layer(const struct config *c, int layer);
 /* k = (d/768)^-0.5, the AdamW lr scale of lm_head, embeddings and OE. */
 double config_lr_k(const struct config *c);
 
-/* OE geometry (SPEC 3): tables J = (oe_n - 1) * oe_k (4 for n=3, k=2);
+/* OE geometry: tables J = (oe_n - 1) * oe_k (4 for n=3, k=2);
  * table j has m + 2j rows of width d/4. 0 tables when oe = 0. */
 int config_oe_tables(const struct config *c);
 int64_t config_oe_rows(const struct config *c, int j);
@@ -184,8 +202,8 @@ int64_t config_oe_rows(const struct config *c, int j);
 int config_key_count(void);
 const char *config_key_name(int i);
 
-/* Named arms (SPEC 3): each is a list of "key = value" lines applied over a
- * config (the arm key included). config_arm_apply leaves depth and every key
+/* Named arms (configs/arms/README): each is a list of "key = value" lines
+ * applied over a config (the arm key included). config_arm_apply leaves depth and every key
  * the arm does not name untouched; -1 for an unknown name. */
 int config_arm_count(void);
 const char *config_arm_name(int i);

@@ -1,5 +1,5 @@
-/* model.c: the benchmark GPT of SPEC section 1 at any depth, with the
- * model-side arms of SPEC section 3 (OE hashed n-gram tables, post-QK-norm
+/* model.c: the benchmark GPT (docs/model.md) at any depth, with the
+ * model-side arms of supkit-train(1) (OE hashed n-gram tables, post-QK-norm
  * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas), forward
  * and backward by hand over the backend table (trainer/backend.h).
  *
@@ -7,7 +7,7 @@
  * fp64 runs w64, g64), pointers carved out in paramspec order; initial
  * values from lib/rng in that order, or a checkpoint (init_from).
  * OE tables (trainer/param.h) cost what the benchmark's do, 4 bytes a
- * parameter (issue 8): fp32 runs store value and gradient in bf16 (the
+ * parameter: fp32 runs store value and gradient in bf16 (the
  * backend's bf16 scatter-add rounds each pass's row sums, as PyTorch's
  * backward does); fp64 runs keep a compact gradient, a slot (p->slot[row])
  * in a growing array of rows (p->gv64, capacity never over the table's
@@ -55,7 +55,7 @@
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
  * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
  * compute in fp32 on bf16-rounded embeddings).
- * Reference: SPEC sections 1, 3, 11; karpathy/autoresearch train.py (read
+ * Reference: docs/model.md; karpathy/autoresearch train.py (read
  * to understand the model; this is our own code).
  */
 #include "trainer/model.h"
@@ -952,7 +952,7 @@ static struct tensor oe_slots(struct model *m, int j, const int32_t *rows, int64
 	return tensor_2d(g, m->dt, (int64_t)o->cap, (int64_t)p->cols);
 }
 
-/* ---- OE hashing (SPEC 3): table j hashes (2 + j / oe_k)-grams ---- */
+/* ---- OE hashing: table j hashes (2 + j / oe_k)-grams ---- */
 
 static void oe_hash(struct model *m, const int32_t *idx, int B, int T)
 {

@@ -1,7 +1,7 @@
-/* model.h: the benchmark GPT (SPEC section 1) and its model-side arms (SPEC
- * section 3: OE hashed n-gram tables, post-QK-norm scaling q_tau, decoupled
- * routing with wte_lambdas / out_lambdas), forward and backward written once
- * against trainer/backend.h.
+/* model.h: the benchmark GPT (docs/model.md) and its model-side arms
+ * (supkit-train(1): OE hashed n-gram tables, post-QK-norm scaling q_tau,
+ * decoupled routing with wte_lambdas / out_lambdas), forward and backward
+ * written once against trainer/backend.h.
  *
  * Ownership: the model owns its parameter table (struct param_table, made
  * from paramspec_build in paramspec order: one block of memory, pointers

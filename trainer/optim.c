@@ -1,6 +1,6 @@
-/* optim.c: MuonAdamW over the parameter table (SPEC 2; karpathy/autoresearch
+/* optim.c: MuonAdamW over the parameter table (docs/model.md; karpathy/autoresearch
  * train.py adamw_step_fused, muon_step_fused, MuonAdamW.setup_optimizer) and
- * the optimizer-side arms of SPEC 3, plus state save/load for resume.
+ * the optimizer-side arms of supkit-train(1), plus state save/load for resume.
  *
  * Groups (initial lr; k = (d/768)^-0.5): lm_head 0.004 k, wte and
  * value_embeds 0.6 k, resid_lambdas 0.005 (betas 0.8, 0.95), x0/wte/out
@@ -1045,7 +1045,7 @@ static void ob_state(struct obuf *b, const struct optim *o, const char *pname, c
 	free(d);
 }
 
-int optim_save(const struct optim *o, const char *path, struct err *e)
+unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 {
 	struct obuf b = {0};
 	uint64_t nrec = 0;
@@ -1077,8 +1077,16 @@ int optim_save(const struct optim *o, const char *path, struct err *e)
 			free(w);
 		}
 	}
-	int rc = file_write_atomic(path, b.d, b.n, e);
-	free(b.d);
+	*len = b.n;
+	return b.d;
+}
+
+int optim_save(const struct optim *o, const char *path, struct err *e)
+{
+	size_t n;
+	unsigned char *d = optim_state_bytes(o, &n);
+	int rc = file_write_atomic(path, d, n, e);
+	free(d);
 	return rc;
 }
 
@@ -1127,7 +1135,14 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 	size_t len;
 	if (file_read_all(path, limit, &data, &len, e))
 		return -1;
-	const unsigned char *d = (const unsigned char *)data;
+	int rc = optim_load_mem(o, data, len, path, e);
+	free(data);
+	return rc;
+}
+
+int optim_load_mem(struct optim *o, const void *data, size_t len, const char *path, struct err *e)
+{
+	const unsigned char *d = data;
 	size_t at = 16;
 	int rc = -1;
 	uint8_t *seen = NULL;
@@ -1186,7 +1201,13 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 		seen[pi] |= (uint8_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
-		/* values: finite; second moments >= 0; the AdamW counter >= 0 */
+		/* values: finite; second moments >= 0; the AdamW counter >= 0;
+		 * what the state holds exactly (fp32 runs: fp32 values, bf16
+		 * moments bf16 values; the NorMuon buffer is fp64 always), so
+		 * that it is the state a run saved; masked entries 0 */
+		int bf16_m = (which == 0 || which == 1) && !o->fp64 && p->store == PARAM_BF16 &&
+			     o->c.embed_state == EMBED_STATE_BF16;
+		int f32 = !o->fp64 && which != 4;
 		for (size_t i = 0; which != 2 && i < want; i++) {
 			uint64_t u = rd_u64(d + at + 8 * i);
 			double x;
@@ -1194,6 +1215,16 @@ int optim_load(struct optim *o, const char *path, struct err *e)
 			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
 				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
 					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+				goto out;
+			}
+			if ((f32 && (double)(float)x != x) || (bf16_m && (double)bf16_round((float)x) != x)) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %.17g, not a value the run's %s "
+					"state holds", path, (unsigned long long)r, name, i, x, bf16_m ? "bf16" : "fp32");
+				goto out;
+			}
+			if (p->mask && p->mask[i] && x != 0 && which != 4) {
+				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, but it is masked (held at 0)",
+					path, (unsigned long long)r, name, i, x);
 				goto out;
 			}
 		}
@@ -1258,6 +1289,5 @@ trunc:
 	err_set(e, EXIT_USAGE, "'%s': truncated at byte %zu", path, at);
 out:
 	free(seen);
-	free(data);
 	return rc;
 }

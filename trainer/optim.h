@@ -1,5 +1,5 @@
-/* optim.h: MuonAdamW (the benchmark optimizer, SPEC section 2), its
- * schedules, and the optimizer-side arms of SPEC section 3 (OE table-RMS
+/* optim.h: MuonAdamW (the benchmark optimizer, docs/model.md), its
+ * schedules, and the optimizer-side arms of supkit-train(1) (OE table-RMS
  * update, BiEq / MuonEq-R / MuonEq-RC, cooldown momentum, fp32 polar,
  * cosine Muon wd, Neumann-Gram at either site, Table-Neumann, embed_state,
  * the step-0 modes, lr_scale / muon_wd_scale).
@@ -67,7 +67,7 @@ typedef void (*optim_polar_fn)(float *X, size_t batch, size_t m, size_t n, int m
 void optim_set_polar(struct optim *o, optim_polar_fn fn);
 
 /* Where fp32 runs keep the optimizer state and do its element-wise passes
- * (issue 10: on the GPU with the CUDA backend). Every function does what
+ * (with the CUDA backend: on the GPU). Every function does what
  * its comment says with the per-element functions of trainer/optim_elem.h,
  * so a device and the host twin (optim_device_host) round alike; the
  * optimizer keeps the scalar arithmetic (schedules, bias corrections,
@@ -159,10 +159,17 @@ int optim_adamw_moments(const struct optim *o, size_t i, double *m, double *v);
  * parameter of an fp64 run): optim_load writes those into p->w / p->w64, so
  * load the checkpoint first, then the optimizer state. Written atomically;
  * load checks that every record matches a parameter and size, that every
- * value is finite, the second moments (exp_avg_sq, second_momentum_buffer)
+ * value is finite and one the run's state holds exactly (fp32 runs: fp32
+ * values, and bf16 values for the bf16 moments of wte and value_embeds
+ * with embed_state = bf16; the NorMuon buffer is fp64 always), masked
+ * q_tau entries 0, the second moments (exp_avg_sq, second_momentum_buffer)
  * >= 0 and each step >= 0 (the error names the file and the record). */
 int optim_save(const struct optim *o, const char *path, struct err *e);
+/* The bytes optim_save writes (malloc'd, *len bytes; caller frees). */
+unsigned char *optim_state_bytes(const struct optim *o, size_t *len);
 int optim_load(struct optim *o, const char *path, struct err *e);
+/* optim_load on the file's len bytes at data (name in messages). */
+int optim_load_mem(struct optim *o, const void *data, size_t len, const char *name, struct err *e);
 
 /* ---- matrix operators (trainer/polar.c); row-major m x n ---- */
 
@@ -176,13 +183,13 @@ enum polar_mode { POLAR_MODE_FP32 = 0, POLAR_MODE_BF16_EAGER = 1, POLAR_MODE_BF1
 /* The mode of an fp32 run of config c (fp64 runs use polar_express_f64). */
 int polar_mode_of(const struct config *c);
 
-/* Polar Express, 5 iterations (SPEC 2) on X (m x n, in place), with the
+/* Polar Express, 5 iterations (docs/model.md) on X (m x n, in place), with the
  * Frobenius normalisation, in the arithmetic `mode` (enum polar_mode). */
 void polar_express_f32(float *X, size_t m, size_t n, int mode);
 void polar_express_f64(double *X, size_t m, size_t n);
 
-/* BiEq (SPEC 3): two passes of row then column equilibration of G with
- * homotopy a = min(t/tau, 1)^2 (tau <= 0: a = 1). */
+/* BiEq (paper 004 section 3.1): two passes of row then column
+ * equilibration of G with homotopy a = min(t/tau, 1)^2 (tau <= 0: a = 1). */
 void bieq_apply(double *G, size_t m, size_t n, double a);
 /* MuonEq-R: rows scaled by (sum_j G_ij^2 + 1e-8)^-1/2. */
 void muoneq_r_apply(double *G, size_t m, size_t n);
@@ -197,7 +204,7 @@ void muoneq_r_apply_on(const struct optim_device *d, double *G, size_t m, size_t
 		       double *work);
 void muoneq_rc_apply_on(const struct optim_device *d, double *G, size_t m, size_t n,
 			double *work);
-/* Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2) of U (V x d) in place
+/* Neumann-Gram whitening (paper 004 Lemma 2) of U (V x d) in place
  * with a = min(t/tau, 1)^2. */
 void neumann_gram_apply(double *U, size_t V, size_t d, double a);
 /* The same with its matrix passes on device d (U and work,

@@ -13,8 +13,8 @@
  * kept exactly bf16-representable unless the config keeps fp32 master weights
  * (embed_state = fp32). Gradients `g` are fp32 (fp64 backends use w64/g64).
  *
- * OE tables made by the model store what the benchmark stores (issue 8:
- * 4 bytes a parameter, SPEC 5):
+ * OE tables made by the model store what the benchmark stores (4 bytes a
+ * parameter; supkit-audit(1), compute):
  * - fp32 runs: the value in bf16 (`wb`, w NULL) and a dense bf16 gradient
  *   (`gb`, g NULL); each backward pass adds a row's fp32 sum over its
  *   tokens rounded to bf16, and the sum is rounded to bf16 again, as

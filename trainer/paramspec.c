@@ -6,8 +6,8 @@
  * Leaves out: allocation and the random draws themselves (trainer/model.c),
  * FLOP and memory formulas (audit/compute.c).
  *
- * Reference: shared/SPEC.md section 1 (baseline parameters and init) and
- * section 3 (OE tables, q_tau, wte_lambdas, out_lambdas).
+ * Reference: docs/model.md (baseline parameters and init) and supkit-train(1),
+ * THE ARMS (OE tables, q_tau, wte_lambdas, out_lambdas).
  */
 #include "trainer/paramspec.h"
 

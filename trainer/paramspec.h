@@ -1,8 +1,8 @@
 /* paramspec.h: the one model definition's parameter table, derived from a
- * config (SPEC sections 1 and 3). The trainer allocates exactly these tensors
- * (in this order, which is also the order the initialiser draws random
- * numbers in), checkpoints use these names, and `supkit audit compute` counts
- * them. Nothing else in supkit lists parameters.
+ * config (docs/model.md; the arms of supkit-train(1)). The trainer
+ * allocates exactly these tensors (in this order, which is also the order
+ * the initialiser draws random numbers in), checkpoints use these names,
+ * and `supkit audit compute` counts them. Nothing else in supkit lists parameters.
  *
  * Order: transformer.wte.weight; for each layer i: attn.c_q, attn.c_k,
  * attn.c_v, attn.c_proj, mlp.c_fc, mlp.c_proj, attn.ve_gate (ve layers);

@@ -1,8 +1,8 @@
-/* polar.c: the matrix operators of the optimizer: Polar Express (SPEC 2;
- * karpathy/autoresearch train.py muon_step_fused), the pre-polar
- * equilibrators BiEq (SPEC 3, paper 004 section 3.1), MuonEq-R and
+/* polar.c: the matrix operators of the optimizer: Polar Express
+ * (docs/model.md; karpathy/autoresearch train.py muon_step_fused), the
+ * pre-polar equilibrators BiEq (paper 004 section 3.1), MuonEq-R and
  * MuonEq-RC (paper 004 Table 1 rows 2a/2b, after Chang et al. Alg. 2), and
- * Neumann-Gram whitening (SPEC 3, paper 004 Lemma 2). Matrices are
+ * Neumann-Gram whitening (paper 004 Lemma 2). Matrices are
  * row-major; products go through cblas (sgemm for the fp32/bf16 paths,
  * dgemm for fp64).
  *
@@ -24,8 +24,8 @@
  *    computes in fp32 and rounds its result to bf16. Rounding the
  *    coefficients moves the result by about 11% at the benchmark's shapes.
  * Summation order differs from any GPU kernel, so results match a correct
- * implementation only to bf16 tolerance (SPEC 2: several percent of the
- * update).
+ * implementation only to bf16 tolerance (several percent of the update:
+ * docs/model.md, Precision).
  * Left out: fewer than 5 iterations (ns_steps is fixed at 5 in the benchmark).
  */
 /* Vectorised elementwise loops (bit-exact: see trainer/backend_cpu.c). */

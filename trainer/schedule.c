@@ -1,13 +1,13 @@
-/* schedule.c: the benchmark's step schedules (SPEC 2) and the schedule arms
- * of SPEC 3 (cooldown momentum, cosine Muon weight decay, lr_scale and
- * muon_wd_scale calibration).
+/* schedule.c: the benchmark's step schedules (docs/model.md) and the
+ * schedule arms of supkit-train(1) (cooldown momentum, cosine Muon weight
+ * decay, lr_scale and muon_wd_scale calibration).
  *
  * Benchmark form: progress p_t = min(max(t - W, 0) / (S - W), 1) with W the
  * untimed warm-up steps (11); lrm = 1 while p < 1 - warmdown_ratio, then
  * (1 - p) / warmdown_ratio; mu_t = start + (end - start) min(t / 300, 1);
  * wd_t = wd (1 - p) (linear) or wd * 0.5 (1 + cos(pi p)) (cosine: our
- * reading, SPEC 10). Cooldown: in warmdown mu_t = start + (mu_base - start)
- * lrm. lr_scale multiplies every group lr after the momentum was computed
+ * reading, docs/papers.md). Cooldown: in warmdown
+ * mu_t = start + (mu_base - start) lrm. lr_scale multiplies every group lr after the momentum was computed
  * from the unscaled lrm; muon_wd_scale multiplies wd_t.
  * Left out: the original's time-based progress (we use step-based, as the
  * benchmark reproduction does) and LR warm-up (WARMUP_RATIO = 0).

@@ -1,8 +1,9 @@
-/* train.c: the training loop, evaluation and the run folder (see train.h).
+/* train.c: the training loop and the run folder (see train.h); the
+ * evaluation is trainer/eval.c's.
  *
- * The loop is the benchmark's (SPEC section 2): K micro-steps a step, each
- * micro-step's loss scaled by 1/K before backward, one optimizer step with
- * the schedules of the 0-based step t, fast-fail on a NaN loss or one above
+ * The loop is the benchmark's (docs/model.md, A step): K micro-steps a
+ * step, each micro-step's loss scaled by 1/K before backward, one optimizer
+ * step with the schedules of the 0-based step t, fast-fail on a NaN loss or one above
  * max_loss. Timing follows the benchmark: training_seconds sums the steps
  * after the warmup_steps (11) untimed ones; training_loop_seconds is the
  * whole loop.
@@ -32,6 +33,7 @@
 #include "trainer/accounting.h"
 #include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
+#include "trainer/eval.h"
 #include "data/loader.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
@@ -139,68 +141,6 @@ static int params_load_exact(struct param_table *t, int fp64, int64_t step, cons
 	}
 	st_close(&f);
 	return r;
-}
-
-/* ---- evaluation ---- */
-
-int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
-		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
-		   double *bpb, uint64_t *epochs, struct err *e)
-{
-	struct loader ld;
-	if (n_shards <= 0)
-		return err_set(e, EXIT_USAGE, "no validation shards to evaluate on");
-	if (loader_open(shards, n_shards, T, B, 0, &ld, e) < 0)
-		return -1;
-	size_t N = (size_t)B * (size_t)T;
-	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
-	float *losses = xmalloc(N * sizeof *losses);
-	double nats = 0, bytes = 0;
-	int64_t pos = 0;
-	int r = 0;
-	while (pos < skip + count) {
-		uint64_t epoch = loader_next(&ld, in, tg);
-		if (epochs && epoch > *epochs)
-			*epochs = epoch;
-		int any = 0;
-		for (size_t i = 0; i < N; i++) {
-			int64_t g = pos + (int64_t)i;
-			if (g < skip || g >= skip + count)
-				tg[i] = -1;
-			else
-				any = 1;
-		}
-		pos += (int64_t)N;
-		if (!any)
-			continue;
-		double mean;
-		if (model_forward_loss(m, in, tg, B, T, losses, &mean, e) < 0) {
-			r = -1;
-			break;
-		}
-		for (size_t i = 0; i < N; i++) {
-			if (tg[i] < 0)
-				continue;
-			uint32_t t = (uint32_t)tg[i];
-			uint32_t nb = t < n_token_bytes ? token_bytes[t] : 0;
-			if (nb == 0)
-				continue;
-			nats += losses[i];
-			bytes += nb;
-		}
-	}
-	free(in);
-	free(tg);
-	free(losses);
-	loader_close(&ld);
-	if (r < 0)
-		return -1;
-	if (bytes <= 0)
-		return err_set(e, EXIT_USAGE, "the evaluated targets hold no text bytes (token_bytes all 0)");
-	if (epochs && *epochs == 0)
-		*epochs = 1;
-	*bpb = nats / (log(2.0) * bytes);
-	return 0;
 }
 
 /* ---- the run ---- */
@@ -753,14 +693,14 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		cJSON_AddNumberToObject(c, "tok_s", (double)N * K / dt);
 		R.step++;
 		if (cfg->eval_every > 0 && R.step % cfg->eval_every == 0 && R.step < cfg->steps && cfg->eval_tokens > 0) {
-			double bpb;
-			if (train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T,
-					   R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &bpb, NULL, e) < 0) {
+			struct eval_result ev;
+			if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T,
+				     R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &ev, NULL, e) < 0) {
 				cJSON_Delete(c);
 				r = -1;
 				break;
 			}
-			cJSON_AddNumberToObject(c, "val_bpb", bpb);
+			cJSON_AddNumberToObject(c, "val_bpb", ev.bpb);
 		}
 		cJSON_AddItemToArray(R.curve, c);
 		progress_at(&pr, R.step == cfg->steps, R.step, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
@@ -785,17 +725,25 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 
 	double val_bpb = NAN, held_bpb = NAN;
 	uint64_t val_epochs = 0;
-	if (cfg->eval_tokens > 0 &&
-	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
-			   R.n_token_bytes, 0, cfg->eval_tokens, &val_bpb, &val_epochs, e) < 0) {
-		r = -1;
-		goto out;
+	struct eval_result ev;
+	if (cfg->eval_tokens > 0) {
+		if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
+			     R.n_token_bytes, 0, cfg->eval_tokens, &ev, NULL, e) < 0) {
+			r = -1;
+			goto out;
+		}
+		val_bpb = ev.bpb;
+		val_epochs = ev.epochs;
 	}
-	if (cfg->heldout_tokens > 0 &&
-	    train_eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
-			   R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &held_bpb, &val_epochs, e) < 0) {
-		r = -1;
-		goto out;
+	if (cfg->heldout_tokens > 0) {
+		if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
+			     R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &ev, NULL, e) < 0) {
+			r = -1;
+			goto out;
+		}
+		held_bpb = ev.bpb;
+		if (ev.epochs > val_epochs)
+			val_epochs = ev.epochs;
 	}
 	if (val_epochs > 1)
 		fprintf(stderr, "%s: warning: the validation shards are shorter than eval_tokens + heldout_tokens: "

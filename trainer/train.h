@@ -1,7 +1,7 @@
-/* train.h: a training run (SPEC sections 2 and 4): the loop that drives the
- * model (model.h), the optimizer (optim.h) and the data loader (loader.h),
- * evaluates BPB on the validation and held-out segments, and writes a run
- * folder.
+/* train.h: a training run (docs/model.md, docs/data.md): the loop that
+ * drives the model (model.h), the optimizer (optim.h) and the data loader (loader.h),
+ * evaluates BPB on the validation and held-out segments (eval.h), and
+ * writes a run folder.
  *
  * Run folder (RUNDIR), every file written atomically:
  *   .lock               the lock a trainer holds for the whole run
@@ -65,16 +65,5 @@ struct train_summary {
  * loss is NaN or above max_loss (fast-fail), EXIT_SYS for I/O, a run folder
  * in use by another process, or too little memory. */
 int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e);
-
-/* Bits per byte of the model on the `count` target tokens that follow the
- * first `skip` ones of the stream of shards (loader with seed 0, rows of
- * B x T): sum of cross-entropy (nats) over targets with token_bytes > 0,
- * divided by ln 2 times the sum of their bytes (SPEC section 4). As in the
- * original, the stream wraps around short shards (the loader's epochs);
- * *epochs (may be NULL) receives the largest epoch reached (1 = no wrap). */
-struct model;
-int train_eval_bpb(struct model *m, const char *const *shards, int n_shards, int B, int T,
-		   const uint32_t *token_bytes, uint32_t n_token_bytes, int64_t skip, int64_t count,
-		   double *bpb, uint64_t *epochs, struct err *e);
 
 #endif

@@ -156,4 +156,54 @@ expect_rc 2 "--runs on a folder without records exits 2"
 
 run "${A[@]}" --list-arms
 expect_out_contains "12do_oe_decoupled_x0_out" "--list-arms"
+
+# --json carries what --check needs to recompute it (the round trip): every
+# named arm at depths 6 and 8, under each convention; a config with
+# overrides (its "set"); an arm that is not a named one; --runs
+for conv in "" "--neumann-count lemma2 --denominator paper" "--tabneu-rows 506900"; do
+	"${A[@]}" --table --json $conv >"$TMP/rt.json"
+	run "${A[@]}" --check "$TMP/rt.json"
+	expect_rc 0 "round trip: --table --json ${conv:-(defaults)} -> --check exits 0"
+	expect_out_contains ", 0 disagree" "round trip: --table ${conv:-(defaults)}: 0 disagreements"
+done
+nfig=$(grep -oE '^[0-9]+ figures compared' <<<"$out" | cut -d' ' -f1)
+((nfig > 2000)) && ok "round trip: every figure of every arm compared ($nfig)" || bad "round trip: every figure compared" "$nfig"
+"${A[@]}" --json "$FIX/train/tiny.cfg" "$SUPKIT_ROOT/configs/arms/d8/01_dense_opt.cfg" --set seed=7 >"$TMP/rt.json"
+grep -q '"set": {' "$TMP/rt.json" && ok "--json of a config with overrides carries its set" || bad "--json carries the set"
+run "${A[@]}" --check "$TMP/rt.json"
+expect_out_contains ", 0 disagree" "round trip: configs with overrides (tiny.cfg, --set seed=7): 0 disagreements"
+printf 'arm = my_arm\ndepth = 4\noe = 1\noe_m = 1000\nseed = 3\n' >"$TMP/my.cfg"
+"${A[@]}" --json "$TMP/my.cfg" >"$TMP/rt.json"
+run "${A[@]}" --check "$TMP/rt.json"
+expect_out_contains ", 0 disagree" "round trip: an arm that is not a named one: 0 disagreements"
+sed -i 's/"per_token": [0-9]*/"per_token": 999/' "$TMP/rt.json"
+run "${A[@]}" --json --check "$TMP/rt.json"
+expect_rc 1 "round trip: a changed figure exits 1"
+expect_out_contains '"path": "flops.per_token"' "--check --json: each figure, the changed one named"
+expect_out_contains '"agrees": false' "--check --json: its verdict"
+"${A[@]}" --json --runs "$CF/runs" >"$TMP/rt.json"
+run "${A[@]}" --check "$TMP/rt.json"
+expect_out_contains ", 0 disagree" "round trip: --runs (measured figures not recomputed): 0 disagreements"
+
+# --json records how it was made: the command, its version, the files read
+"${A[@]}" --json "$TMP/my.cfg" --set seed=4 >"$TMP/d.json"
+if grep -q '"derivation": {' "$TMP/d.json" && grep -q '"command": "compute"' "$TMP/d.json" &&
+	grep -q '"--set",' "$TMP/d.json" && grep -q '"seed=4",' "$TMP/d.json" && grep -q "\"path\": \"$(basename "$TMP")/my.cfg\"" "$TMP/d.json" &&
+	grep -q "\"sha256\": \"$(sha256sum "$TMP/my.cfg" | cut -c1-64)\"" "$TMP/d.json"; then
+	ok "--json: the derivation (args, the config by a path of no machine folder, its SHA-256)"
+else bad "--json: the derivation" "$(grep -A30 '"derivation"' "$TMP/d.json" | head -30)"; fi
+
+# --claims: the table as printed, each figure re-derivable by --check
+run "${A[@]}" --table --claims "$TMP/claims.json"
+expect_rc 0 "--claims writes the table's figures"
+grep -q '"value": "26,345,772"' "$TMP/claims.json" && ok "--claims: figures as printed" || bad "--claims: figures as printed"
+run "${A[@]}" --check "$TMP/claims.json"
+expect_rc 0 "--check of the claims: exit 0"
+expect_out_contains "324 figures compared, 0 disagree" "--check of the claims: 6 figures of each of 54 rows"
+sed -i '0,/"value": "+24.55"/s//"value": "+24.65"/' "$TMP/claims.json"
+run "${A[@]}" --check "$TMP/claims.json"
+expect_rc 1 "a changed claim: exit 1"
+if [[ $(grep -c 'published' <<<"$out") == 1 ]] && grep -q '^claim [0-9]* (compute table: row d6 01_dense_opt, column extra GFLOPs/step) flops.extra_gflops_step_total: published +24.65' <<<"$out"; then
+	ok "a changed claim: named with where it appears"
+else bad "a changed claim: named with where it appears" "$out"; fi
 finish

@@ -20,7 +20,7 @@ run supkit-audit stats --names "$S/paper.rules" "$S/paper_results.json"
 expect_rc 0 "paper results: exit 0"
 expect_out_contains '`d6/01` | `1.048075 / 1.047426`' "per-cell row with each seed"
 expect_out_contains '`1.047284 ± 0.001391`' "per-cell mean ± SD"
-expect_out_contains '`-0.001395 ± 0.000920` (`[-0.003681, +0.000891]`, `[-0.001009, -0.000730, -0.002445]`, `3/3`' "SPEC 6 contrast row"
+expect_out_contains '`-0.001395 ± 0.000920` (`[-0.003681, +0.000891]`, `[-0.001009, -0.000730, -0.002445]`, `3/3`' "the papers' example contrast row"
 expect_out_contains '`-0.000743 ± 0.000892`' "d8 QK | Opt, OE row"
 expect_out_contains '`2/3`' "k/n seeds improved"
 expect_out_contains '`48.6%` of 1. Opt \| Dense' "retention ratio"
@@ -36,7 +36,7 @@ run supkit-audit stats --names "$S/paper.rules" --json -o "$TMP/b.json" "$S/pape
 expect_rc 0 "-o exits 0"
 expect_same_file "$TMP/a.json" "$TMP/b.json" "-o writes the same report"
 
-# Folders of result.json records, full SPEC arm names.
+# Folders of result.json records, full arm names.
 run supkit-audit stats "$S/runs"
 expect_rc 0 "result.json folders: exit 0"
 expect_out_contains '**4. OE \| Native (10 - 00)**' "built-in contrast on full arm names"
@@ -82,6 +82,42 @@ expect_out_contains '"inconsistent": 1' "--check --json counts"
 run supkit-audit stats --check "$S/stats.json" "$S/runs"
 expect_rc 1 "--check: figures without runs exit 1"
 expect_out_contains "missing      d6/00 [val]: d6/00: no runs in the records" "--check: missing cell named"
+
+# --json read back by --check (the round trip): every cell and contrast
+# figure, 0 disagreements; the papers' results with their naming rules, and
+# result.json folders
+for recs in "--names $S/paper.rules $S/paper_results.json" "$S/runs" "$S/flat_results.json"; do
+	supkit-audit stats --json $recs >"$TMP/own.json" 2>/dev/null
+	run supkit-audit stats --check "$TMP/own.json" $recs
+	expect_rc 0 "round trip: --json -> --check exits 0 (${recs##*/})"
+	if grep -qE '^[0-9]+ figures: [0-9]+ ok, 0 rounding, 0 inconsistent, 0 missing$' <<<"$out"; then
+		ok "round trip: every figure ok (${recs##*/}: $(grep -oE '^[0-9]+ figures' <<<"$out"))"
+	else bad "round trip: every figure ok (${recs##*/})" "$out"; fi
+done
+supkit-audit stats --json --names "$S/paper.rules" "$S/paper_results.json" >"$TMP/own.json" 2>/dev/null
+sed -i '0,/"sd": [0-9.e-]*/s//"sd": 0.5/' "$TMP/own.json"
+run supkit-audit stats --check "$TMP/own.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 1 "round trip: a changed SD exits 1"
+if grep -q '^inconsistent d6/00 \[heldout\] sd: published 0.5, computed 0.00' <<<"$out" && grep -q ' 1 inconsistent' <<<"$out"; then
+	ok "round trip: exactly the changed SD named"
+else bad "round trip: exactly the changed SD named" "$out"; fi
+grep -q '"derivation": {' "$TMP/own.json" && grep -q '"command": "stats"' "$TMP/own.json" &&
+	ok "--json records its derivation" || bad "--json records its derivation"
+
+# --claims: the tables' figures as printed; --check re-derives each exactly
+run supkit-audit stats --names "$S/paper.rules" --claims "$TMP/claims.json" "$S/paper_results.json"
+expect_rc 0 "--claims with the tables"
+grep -q '"value": "-0.001395"' "$TMP/claims.json" && ok "--claims: a contrast mean as printed" || bad "--claims: a contrast mean as printed"
+run supkit-audit stats --check "$TMP/claims.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 0 "--check of the claims: exit 0"
+expect_out_contains " 0 rounding, 0 inconsistent, 0 missing" "--check of the claims: each the rounding of its figure"
+sed -i '0,/"value": "-0.001395"/s//"value": "-0.001396"/' "$TMP/claims.json"
+run supkit-audit stats --check "$TMP/claims.json" --names "$S/paper.rules" "$S/paper_results.json"
+expect_rc 1 "a claim off by one unit of its last place, from exact inputs: exit 1"
+expect_out_contains "inconsistent contrasts table: 1. Opt | Dense (01 - 00) at d6, validation, mean [val] mean: published -0.001396, computed -0.001395" \
+	"the claim named with where it appears"
+run supkit-audit stats --check "$TMP/claims.json" --input-decimals 6 --names "$S/paper.rules" "$S/paper_results.json"
+expect_out_contains " 0 inconsistent" "the same claim with inputs printed to 6 decimals: within their rounding"
 
 # Bad input: one line, file and place named, exit 2, no output file.
 mkdir -p "$TMP/r1/a" "$TMP/r1/b"

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# bench_gpu_emu.sh: bench/bench_gpu.sh, the GPU benchmark a lent GPU runs
+# bench_gpu_emu.sh: bench/bench_gpu.sh, the GPU benchmark a GPU machine runs
 # (scripts/gpu-check.sh), whole on the emulated CUDA device: the gpu_bench
 # that make builds in $BUILD/emu/bin (GPU_BENCH_EXE), at a small shape (B 1,
 # T 64 or 128, depth 2, one timed step, no PyTorch side), so that an error
-# in the script or in gpu_bench's code paths shows here and not in a lent
-# GPU's minutes. Checks that every op section and every extra row of the
+# in the script or in gpu_bench's code paths shows here, without a GPU. Checks that every op section and every extra row of the
 # default GPU_BENCH_ALT ran and says what it ran; the figures are the
 # emulator's, meaningless as speeds. Needs no GPU.
 source "$(dirname "$0")/lib.sh"

@@ -5,8 +5,7 @@
 # copy for every BUILD variant, each with its compile's output in X.o.log;
 # up to date after make test's build, else compiled here): a source without
 # a fresh object, or whose compile printed anything, fails. Skips when nvcc
-# is not found. Reference: shared/DESIGN.md (Tests), the Makefile's cuda
-# target.
+# is not found. Reference: the Makefile's cuda target.
 . "$(dirname "$0")/lib.sh"
 cd "$SUPKIT_ROOT"
 

@@ -2,8 +2,11 @@
 # data.sh: supkit data end to end: encode equals tiktoken's Rust core
 # (sample_bench.ids, made by tests/fixtures/data/make_tiktoken.sh), decode
 # inverts encode (text and --u32, invalid UTF-8 included), training,
-# tokenizing every corpus format into shards, stats, overlap, the Brown
-# converter, and refused inputs (one-line errors, exit codes, no outputs).
+# tokenizing every corpus format into shards (token_bytes.bin beside them),
+# parquet input giving the same tokens as the same texts in JSON Lines
+# (train-tokenizer, tokenize, stats, overlap), binary input refused, stats,
+# overlap, the Brown converter, and refused inputs (one-line errors, exit
+# codes, no outputs).
 source "$(dirname "$0")/lib.sh"
 D=$FIX/data
 CL=$D/cl100k_base.tiktoken.gz
@@ -41,6 +44,14 @@ printf '5\nx\n' >"$TMP/bad.ids"
 run supkit data decode --ranks "$CL" "$TMP/bad.ids"
 expect_rc 2 "bad ids file exits 2"
 expect_err_contains "line 2" "bad ids: names the line"
+# one decimal id a line, digits only: a NUL with digits after it, a sign,
+# a blank are refused (strtoll alone read 116 NUL NUL 262 as 116)
+for bad in NUL ' 5' '+5' '-0' '5 '; do
+	if [[ $bad == NUL ]]; then printf '9\n116\0\0%s\n' 262; else printf '9\n%s\n' "$bad"; fi >"$TMP/bad.ids"
+	run supkit data decode --ranks "$CL" "$TMP/bad.ids"
+	expect_rc 2 "ids line '$bad' exits 2"
+	expect_err_contains "line 2: not a token id" "ids line '$bad': names the line"
+done
 printf '999999\n' >"$TMP/big.ids"
 run supkit data decode --ranks "$CL" "$TMP/big.ids"
 expect_rc 2 "id beyond the vocabulary exits 2"
@@ -108,6 +119,73 @@ head -c 67 "$TMP/sh/train_0000.bin" >"$TMP/trunc.bin"
 run supkit data stats "$TMP/trunc.bin"
 expect_rc 2 "truncated shard exits 2"
 expect_err_contains "trunc.bin': offset" "shard error names file and offset"
+
+# tokenize writes the tokenizer's token_bytes.bin beside the shards
+expect_same_file "$TMP/sh/token_bytes.bin" "$TMP/tok/token_bytes.bin" "tokenize: token_bytes.bin beside the shards, the tokenizer's"
+
+# parquet input (tests/fixtures/parquet: 40 rows, 12 null, 2 empty strings;
+# texts.jsonl holds the same texts): the same tokens as the JSON Lines corpus
+PQ=$FIX/parquet
+run supkit data train-tokenizer -q --vocab 300 -o "$TMP/ptj" "$PQ/texts.jsonl"
+run supkit data train-tokenizer -q --json --vocab 300 -o "$TMP/ptp" "$PQ/zstd-v2-dict.parquet"
+expect_rc 0 "train-tokenizer reads parquet"
+expect_same_file "$TMP/ptp/ranks.tiktoken" "$TMP/ptj/ranks.tiktoken" "train-tokenizer: parquet and JSON Lines give the same ranks"
+expect_out_contains '"null_rows": 12' "train-tokenizer counts the null rows"
+PR=$TMP/ptj/ranks.tiktoken
+run supkit data tokenize -q --val-every 0 --ranks "$PR" -o "$TMP/pj" "$PQ/texts.jsonl"
+for f in none-v1-plain snappy-v1-dict gzip-v2-plain zstd-v2-dict; do
+	run supkit data tokenize -q --json --val-every 0 --ranks "$PR" -o "$TMP/p_$f" "$PQ/$f.parquet"
+	expect_same_file "$TMP/p_$f/train_0000.bin" "$TMP/pj/train_0000.bin" "tokenize: $f.parquet gives texts.jsonl's tokens"
+done
+expect_out_contains '"null_rows": 12' "data.json counts the null rows"
+expect_out_contains '"empty_documents": 2' "parquet's empty strings skipped and counted as empty documents"
+run supkit data tokenize -q --val-every 0 --column text --ranks "$PR" -o "$TMP/p_stdin" - <"$PQ/gzip-v1-dict.parquet"
+expect_same_file "$TMP/p_stdin/train_0000.bin" "$TMP/pj/train_0000.bin" "tokenize: parquet on standard input, by its magic"
+cp "$PQ/snappy-v2-plain.parquet" "$TMP/named.txt"
+run supkit data tokenize -q --val-every 0 --ranks "$PR" -o "$TMP/p_named" "$TMP/named.txt"
+expect_same_file "$TMP/p_named/train_0000.bin" "$TMP/pj/train_0000.bin" "tokenize: parquet by its magic bytes, not its name"
+SUPKIT_PROGRESS_INTERVAL=0 run supkit data tokenize --val-every 0 --ranks "$PR" -o "$TMP/p_prog" "$PQ/zstd-v1-plain.parquet"
+n=$(grep -c "zstd-v1-plain.parquet: [0-9]* documents" <<<"$errout")
+if ((n >= 4)); then ok "tokenize: progress row group by row group ($n lines)"; else bad "tokenize: progress row group by row group" "$n lines"; fi
+expect_err_contains "12 null rows skipped" "tokenize notes the null rows"
+run supkit data tokenize -q --ranks "$PR" --column id -o "$TMP/p_bad" "$PQ/none-v1-plain.parquet"
+expect_rc 2 "--column of a column that is not text exits 2"
+expect_err_contains "column 'id' is INT64, not a string" "the refusal names the column and its type"
+expect_no_file "$TMP/p_bad" "no output folder for a refused column"
+# stats and overlap: with --ranks, a parquet file counts as its shard would
+run supkit data stats --json --ranks "$PR" "$PQ/snappy-v2-dict.parquet" "$TMP/pj/train_0000.bin"
+expect_rc 0 "stats --ranks reads parquet"
+t1=$(tr -d ' \n' <<<"$out" | grep -o '"documents":[0-9]*,"empty_documents":2,"input":"corpus"[^}]*"tokens":[0-9]*')
+t2=$(tr -d ' \n' <<<"$out" | grep -o '"input":"shard"[^}]*"tokens":[0-9]*' | grep -o '"tokens":[0-9]*')
+if [[ -n "$t1" && "${t1##*\"tokens\":}" == "${t2##*:}" && "$t1" == '"documents":26,'* ]]
+then ok "stats: a parquet file's tokens and documents are its shard's (${t2##*:})"; else bad "stats: a parquet file's tokens and documents are its shard's" "$out"; fi
+expect_out_contains '"null_rows": 12' "stats counts a parquet file's null rows"
+run supkit data stats "$PQ/snappy-v2-dict.parquet"
+expect_rc 2 "stats of parquet without --ranks exits 2"
+expect_err_contains "give --ranks FILE" "the refusal says what to give"
+run supkit data overlap -q --ranks "$PR" --json "$PQ/none-v2-dict.parquet" -- "$TMP/pj/train_0000.bin"
+expect_out_contains '"duplicate_documents": 26' "overlap --ranks: a parquet file against its own shard, every document a duplicate"
+# the trainer finds token_bytes.bin beside the shards (no --token-bytes)
+run supkit data tokenize -q --val-every 3 --ranks "$PR" -o "$TMP/p_train" "$PQ/zstd-v2-plain.parquet"
+run supkit train "$FIX/train/tiny.cfg" --quiet --set vocab_size=300 --set data_dir="$TMP/p_train" --set steps=2 \
+	--set warmup_steps=0 --set eval_tokens=256 --set heldout_tokens=0 -o "$TMP/p_run"
+expect_rc 0 "supkit train on tokenize's folder, token_bytes.bin found there"
+
+# binary input is refused, never tokenized
+gzip -c "$PQ/texts.jsonl" >"$TMP/texts.jsonl.gz"
+run supkit data tokenize -q --ranks "$PR" -o "$TMP/b1" "$TMP/texts.jsonl.gz"
+expect_rc 2 "a gzip corpus exits 2"
+expect_err_contains "texts.jsonl.gz': a gzip file, not text" "the refusal says it is gzip"
+expect_one_line_err "gzip corpus: one line"
+expect_no_file "$TMP/b1" "no output for a gzip corpus"
+run supkit data tokenize -q --format text --ranks "$PR" -o "$TMP/b2" "$PQ/none-v1-plain.parquet"
+expect_rc 2 "a parquet file given as text exits 2"
+expect_err_contains "a parquet file (PAR1 at both ends), not text" "the refusal says it is parquet"
+printf 'text\0more' >"$TMP/nul.txt"
+run supkit data train-tokenizer -q --vocab 300 -o "$TMP/b3" "$TMP/nul.txt"
+expect_rc 2 "a file with a NUL byte exits 2"
+expect_err_contains "nul.txt': offset 4: a NUL byte: binary data, not UTF-8 text" "the refusal names the offset"
+expect_no_file "$TMP/b3" "no tokenizer from a binary file"
 
 # batches: the trainer's token stream, against the independent Python loader
 # (tests/fixtures/loader/make_loader_ref.py: the SHA-256 of its 500 batches,

@@ -7,6 +7,7 @@ expect_out_contains "supkit " "--version prints the version"
 run supkit --help
 expect_rc 0 "--help exits 0"
 expect_out_contains "replay" "--help lists the tools"
+expect_out_contains "  sweep " "--help lists sweep"
 run supkit nosuchtool
 expect_rc 2 "unknown tool exits 2"
 expect_one_line_err "unknown tool: one line on stderr"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_deps.sh: scripts/gpu-deps.sh, the build's libraries carried as .debs to
-# a machine with no package registry (the lent GPU machine). Its list covers
+# a machine with no package registry (a GPU machine). Its list covers
 # every library of install-deps.sh's build_pkgs but cairo (supkit plot's,
 # left out of a build without it); `env` unpacks a folder of
 # .debs (a small one built here with dpkg-deb) under GPU_DEPS_ROOT and prints

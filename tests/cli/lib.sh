@@ -4,6 +4,7 @@
 #   expect_rc 0 "apply succeeds"
 #   expect_out_contains "2 hunks" "summary printed"
 #   ok "name" / bad "name" "why"
+#   strip_derivation FILE            # a JSON record without its "derivation" block
 #   finish                           # prints "N passed, N failed, N skipped"
 #
 # Binaries come from $SUPKIT_BIN (set by tests/run.sh; defaults to ./bin).
@@ -49,6 +50,9 @@ expect_no_file() { # path name
 expect_one_line_err() { # name: stderr is exactly one line
 	local n; n=$(grep -c '' <<<"$errout")
 	if [[ -n "$errout" && "$n" == 1 ]]; then ok "$1"; else bad "$1" "stderr has $n lines"; fi
+}
+strip_derivation() { # file or stdin: a JSON record less its top-level "derivation" block
+	awk '/^  "derivation": \{/ { skip = 1; next } skip && /^  \}/ { skip = 0; next } !skip' "$@"
 }
 finish() {
 	echo "$_p passed, $_f failed, $_s skipped"

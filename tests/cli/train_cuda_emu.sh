@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # train_cuda_emu.sh: tests/gpu/train_cli.sh (`supkit train --backend cuda`
-# end to end: completes, result.json, bit-identical reruns, BPB within 2% of
-# the CPU run) on the emulated CUDA device of tests/emu/cudart.h: the
-# supkit-train that make builds in $BUILD/emu/bin (the CUDA backend's source
-# compiled as host C++, its kernels on the SIMT emulator). Needs no GPU.
+# end to end: completes, result.json, bit-identical reruns, supkit eval
+# giving the run's BPB, BPB within 2% of the CPU run) on the emulated CUDA
+# device of tests/emu/cudart.h: the supkit-train and supkit-eval that make
+# builds in $BUILD/emu/bin (the CUDA backend's source compiled as host C++,
+# its kernels on the SIMT emulator). Needs no GPU.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}

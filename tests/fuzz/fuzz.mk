@@ -18,6 +18,7 @@
 FUZZ_MOD_udiff := replay
 FUZZ_MOD_diffs := replay
 FUZZ_MOD_manifest := supplements
+FUZZ_MOD_records := supplements
 FUZZ_MOD_zipdir := supplements
 FUZZ_MOD_safetensors := lib
 FUZZ_MOD_shard := data
@@ -31,6 +32,13 @@ FUZZ_MOD_loader_state := data
 FUZZ_MOD_parquet := data
 FUZZ_MOD_ckpt_state := trainer
 FUZZ_MOD_pickle := data
+FUZZ_MOD_sweep := sweep
+FUZZ_MOD_optim := trainer
+FUZZ_MOD_token_bytes := data
+FUZZ_MOD_decode := data
+FUZZ_MOD_geometry := audit
+FUZZ_MOD_compute := audit
+FUZZ_MOD_verify_walk := supplements
 
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(foreach n,$(FUZZ_ALL),$(if $(FUZZ_MOD_$(n)),$(n)))

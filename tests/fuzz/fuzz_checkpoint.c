@@ -9,7 +9,7 @@
  * Leaves out: the safetensors grammar itself (fuzz_safetensors.c).
  * Seed: tests/fuzz/corpus/checkpoint/model.safetensors, the model's own
  * checkpoint; FUZZ_WRITE_SEED=PATH makes the harness write it (see
- * tests/fuzz/README.md). Reference: trainer/checkpoint.h, SPEC section 9.
+ * tests/fuzz/README.md). Reference: trainer/checkpoint.h, supkit-formats(5).
  * Needs a path: the bytes go to a file in a private temporary folder. */
 #include <math.h>
 #include <stdint.h>

@@ -1,18 +1,22 @@
-/* fuzz_ckpt_state.c: libFuzzer harness for the resume state reader
- * (trainer/checkpoint.c ckpt_state_read), which reads RUNDIR/checkpoint/
- * state.json on --resume.
+/* fuzz_ckpt_state.c: libFuzzer harness for the resume state, as supkit
+ * train --resume reads RUNDIR/checkpoint/state.json (trainer/checkpoint.c
+ * ckpt_state_read_mem, behind ckpt_state_read) and checks the checkpoint's
+ * files against it (ckpt_state_verify).
  *
- * The run has 20 steps. Invariants: a refusal carries a one-line message
- * naming the file; an accepted state has step in [0, 20), a curve of step
- * objects whose "step" is their index and whose loss is finite, finite
- * seconds with training_seconds <= training_loop_seconds, blas_threads in
+ * Each input is read for a run of 20 steps and for a run of 1 step.
+ * Invariants: a refusal carries a one-line message naming the file; an
+ * accepted state has step in [0, steps), a curve of step objects whose
+ * "step" is their index and whose loss is finite, finite seconds with
+ * 0 <= training_seconds <= training_loop_seconds, blas_threads in
  * [1, CKPT_BLAS_THREADS_MAX], and 64 lower-case hex digits for
- * config_sha256 and every file; written back (ckpt_state_write) it reads
- * back the same.
- * Seed: tests/fuzz/corpus/ckpt_state/step3.json; FUZZ_WRITE_SEED=PATH makes
- * the harness write it (tests/fuzz/README.md). Reference:
- * trainer/checkpoint.h. Needs a path: the bytes go to a file in a private
- * temporary folder. */
+ * config_sha256 and every file; written back (ckpt_state_text) it reads
+ * back the same, curve included. The checkpoint folder the harness made at
+ * start holds the three files with fixed contents: ckpt_state_verify passes
+ * exactly when the state records their SHA-256s, and otherwise names the
+ * first file that differs, in one line.
+ * Seed: tests/fuzz/corpus/ckpt_state/step3.json (the real SHA-256s of the
+ * fixed files); FUZZ_WRITE_SEED=PATH makes the harness write it
+ * (tests/fuzz/README.md). Reference: trainer/checkpoint.h. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,13 +25,15 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
+#include "lib/json.h"
+#include "lib/sha256.h"
 #include "trainer/checkpoint.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { FZ_STEPS = 20 };
 static char fuzz_dir[64];
+static char fuzz_sha[CKPT_NFILES][SHA256_HEX_LEN + 1];   /* of the fixed files */
 
 static void fuzz_cleanup(void)
 {
@@ -43,7 +49,7 @@ static int hex64(const char *s)
 	return s[64] == 0;
 }
 
-/* The seed: a state at step 3 of a run. */
+/* The seed: a state at step 3 of a run, recording the fixed files. */
 static void fuzz_write_seed(const char *path)
 {
 	struct ckpt_state st;
@@ -54,8 +60,7 @@ static void fuzz_write_seed(const char *path)
 	st.training_loop_seconds = 0.75;
 	st.blas_threads = 1;
 	memset(st.config_sha256, 'c', 64);
-	for (int i = 0; i < CKPT_NFILES; i++)
-		memset(st.sha256[i], '0' + i, 64);
+	memcpy(st.sha256, fuzz_sha, sizeof st.sha256);
 	st.curve = cJSON_CreateArray();
 	for (int i = 0; i < 3; i++) {
 		cJSON *c = cJSON_CreateObject();
@@ -71,26 +76,34 @@ static void fuzz_write_seed(const char *path)
 	cJSON_Delete(st.curve);
 }
 
+/* The checkpoint folder: each file holds its own name. */
 static void fuzz_init(void)
 {
-	snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/supkit-fuzz-state-XXXXXX");
-	if (!mkdtemp(fuzz_dir))
-		abort();
+	struct err e = {0};
+	fuzz_temp_dir(fuzz_dir, sizeof fuzz_dir, "state");
 	atexit(fuzz_cleanup);
+	for (int i = 0; i < CKPT_NFILES; i++) {
+		char *p = path_join(fuzz_dir, ckpt_files[i]);
+		if (file_write_atomic(p, ckpt_files[i], strlen(ckpt_files[i]), &e) != 0)
+			abort();
+		sha256_buf_hex(ckpt_files[i], strlen(ckpt_files[i]), fuzz_sha[i]);
+		free(p);
+	}
 	const char *seed = getenv("FUZZ_WRITE_SEED");
 	if (seed)
 		fuzz_write_seed(seed);
 }
 
-static void fuzz_check(const struct ckpt_state *st)
+static void fuzz_check(const struct ckpt_state *st, int64_t steps)
 {
-	if (st->step < 0 || st->step >= FZ_STEPS || !st->curve || cJSON_GetArraySize(st->curve) != st->step)
+	if (st->step < 0 || st->step >= steps || !st->curve || cJSON_GetArraySize(st->curve) != st->step)
 		abort();
 	int64_t i = 0;
 	for (const cJSON *c = st->curve->child; c; c = c->next, i++) {
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "step");
 		const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "loss");
-		if (!cJSON_IsNumber(s) || s->valuedouble != (double)i || !cJSON_IsNumber(l) || !isfinite(l->valuedouble))
+		if (!cJSON_IsObject(c) || !cJSON_IsNumber(s) || s->valuedouble != (double)i || !cJSON_IsNumber(l) ||
+		    !isfinite(l->valuedouble))
 			abort();
 	}
 	if (!isfinite(st->training_seconds) || !isfinite(st->training_loop_seconds) || st->training_seconds < 0 ||
@@ -103,32 +116,60 @@ static void fuzz_check(const struct ckpt_state *st)
 			abort();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* ckpt_state_verify against the fixed folder: passes exactly when every
+ * recorded SHA-256 is the file's; else one line naming the first file
+ * that differs. */
+static void fuzz_verify(const struct ckpt_state *st)
 {
-	if (!fuzz_dir[0])
-		fuzz_init();
-	char *path = path_join(fuzz_dir, "state.json");
-	char *back = path_join(fuzz_dir, "back.json");
+	struct err e = {0};
+	int first = -1;
+	for (int k = 0; k < CKPT_NFILES && first < 0; k++)
+		if (strcmp(st->sha256[k], fuzz_sha[k]))
+			first = k;
+	int r = ckpt_state_verify(fuzz_dir, st, &e);
+	if ((r == 0) != (first < 0))
+		abort();
+	if (r != 0 && (e.code != EXIT_USAGE || !e.msg[0] || strchr(e.msg, '\n') || !strstr(e.msg, ckpt_files[first])))
+		abort();
+}
+
+static void fuzz_one(const uint8_t *data, size_t size, int64_t steps)
+{
+	static const char name[] = "run/checkpoint/state.json";
 	struct err e = {0};
 	struct ckpt_state st, st2;
-	fuzz_write_file(path, data, size);
-	if (ckpt_state_read(path, FZ_STEPS, &st, &e) != 0) {
-		if (!e.msg[0] || strchr(e.msg, '\n') || !strstr(e.msg, path))
+	if (ckpt_state_read_mem((const char *)data, size, name, steps, &st, &e) != 0) {
+		if (!e.msg[0] || strchr(e.msg, '\n') || !strstr(e.msg, name))
 			abort();
-	} else {
-		fuzz_check(&st);
-		if (ckpt_state_write(back, &st, &e) != 0 || ckpt_state_read(back, FZ_STEPS, &st2, &e) != 0)
-			abort();
-		if (st2.step != st.step || st2.training_seconds != st.training_seconds ||
-		    st2.training_loop_seconds != st.training_loop_seconds || st2.blas_threads != st.blas_threads ||
-		    strcmp(st2.config_sha256, st.config_sha256) || memcmp(st2.sha256, st.sha256, sizeof st.sha256))
-			abort();
-		ckpt_state_release(&st2);
-		ckpt_state_release(&st);
-		unlink(back);
+		return;
 	}
-	unlink(path);
-	free(path);
-	free(back);
+	fuzz_check(&st, steps);
+	fuzz_verify(&st);
+	char *text = ckpt_state_text(&st);
+	if (ckpt_state_read_mem(text, strlen(text), name, steps, &st2, &e) != 0)
+		abort();
+	if (st2.step != st.step || st2.training_seconds != st.training_seconds ||
+	    st2.training_loop_seconds != st.training_loop_seconds || st2.blas_threads != st.blas_threads ||
+	    strcmp(st2.config_sha256, st.config_sha256) || memcmp(st2.sha256, st.sha256, sizeof st.sha256))
+		abort();
+	char *c1 = json_print(st.curve, 0), *c2 = json_print(st2.curve, 0);
+	if (strcmp(c1, c2))
+		abort();
+	free(c1);
+	free(c2);
+	free(text);
+	ckpt_state_release(&st2);
+	ckpt_state_release(&st);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t empty[1];
+	if (!data)
+		data = empty;   /* libFuzzer's empty input */
+	if (!fuzz_dir[0])
+		fuzz_init();
+	fuzz_one(data, size, 20);
+	fuzz_one(data, size, 1);
 	return 0;
 }

@@ -10,7 +10,7 @@
  * config_load_text) and --set (config_set is apply_line on one line, which
  * every line here goes through).
  * Seeds: configs/baseline.cfg, configs/arms/d8/ *.cfg, tests/fixtures/train/tiny.cfg
- * (tests/fuzz/seeds.txt). Reference: trainer/config.h, SPEC sections 1-4, 9. */
+ * (tests/fuzz/seeds.txt). Reference: trainer/config.h, supkit-formats(5). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

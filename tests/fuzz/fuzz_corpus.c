@@ -1,7 +1,8 @@
 /* fuzz_corpus.c: libFuzzer harness for the corpus readers
  * (data/corpus.c corpus_read_file: JSON Lines, JSON array, delimited
- * text) and the Brown de-tagger: counts must add up and documents passed on
- * must be non-empty.
+ * text, and auto: parquet by its magic or text; binary input refused) and
+ * the Brown de-tagger: counts must add up and documents passed on must be
+ * non-empty.
  *
  * Build (clang): clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *   -I/usr/include/cjson tests/fuzz/fuzz_corpus.c build/libtrainer.a \
@@ -34,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof path, "/tmp/fuzz_corpus.%d", (int)getpid());
 	struct err e;
 	fuzz_write_file(path, data, size);
-	enum corpus_format fmt[3] = {CORPUS_JSONL, CORPUS_JSON, CORPUS_TEXT};
-	for (int i = 0; i < 3; i++) {
-		struct corpus_opts o = {fmt[i], i == 2 ? "\n\n" : NULL};
+	enum corpus_format fmt[4] = {CORPUS_JSONL, CORPUS_JSON, CORPUS_TEXT, CORPUS_AUTO};
+	for (int i = 0; i < 4; i++) {
+		struct corpus_opts o = {.format = fmt[i], .delim = i == 2 ? "\n\n" : NULL};
 		struct corpus_counts c = {0};
 		uint64_t bytes = 0;
 		if (corpus_read_file(path, &o, on_doc, &bytes, &c, &e) == 0 && bytes != c.bytes)

@@ -14,7 +14,7 @@
  * every byte string); every id is below n_vocab.
  * Leaves out: rank files (fuzz_ranks.c) and training (bpe_train).
  * Seeds: tests/fixtures/data/sample.txt, texts.json (tests/fuzz/seeds.txt) and
- * tests/fuzz/corpus/encoder (patterns). Reference: data/tokenizer.h, SPEC 4. */
+ * tests/fuzz/corpus/encoder (patterns). Reference: data/tokenizer.h, docs/data.md. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

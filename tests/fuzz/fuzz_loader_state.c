@@ -9,7 +9,7 @@
  * whose own state restores into a fresh loader to the same next batch.
  * Seed: tests/fuzz/corpus/loader_state/after3 (the state after 3 batches);
  * FUZZ_WRITE_SEED=PATH makes the harness write it (tests/fuzz/README.md).
- * Reference: data/loader.h, SPEC section 4. */
+ * Reference: data/loader.h, docs/data.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  * Leaves out: stats_records_add_path (folder walk: file_read_all and
  * json_read_file with STATS_MAX_FILE, then the same reader).
  * Seeds: tests/fixtures/stats (tests/fuzz/seeds.txt), tests/fuzz/corpus/stats.
- * Reference: audit/stats.h, SPEC section 6. */
+ * Reference: audit/stats.h, supkit-audit(1). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # run.sh: run the libFuzzer harnesses (make fuzz-run SECONDS=N [FUZZ="a b"]).
 #
-#   bash tests/fuzz/run.sh -t SECONDS NAME...
+#   bash tests/fuzz/run.sh -t SECONDS [-n EXECUTIONS] NAME...
 #
-# For each NAME: build/fuzz/lf/fuzz_NAME runs for SECONDS in all, on the
+# For each NAME: build/fuzz/lf/fuzz_NAME runs for SECONDS in all (or until
+# EXECUTIONS executions, whichever comes first; libFuzzer checks the count
+# between fork-mode jobs, so it stops a little past it), on the
 # working corpus build/fuzz/corpus/NAME (seeded from tests/fuzz/seeds.txt and
 # tests/fuzz/corpus/NAME), with a 10 s per-input timeout and a 2 GiB RSS
 # limit, in libFuzzer's fork mode with one job (-fork=1), which goes on past
@@ -16,9 +18,13 @@
 # Leaves out: more than one job per harness (the machine is shared).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-secs=60
-if [[ "${1:-}" == -t ]]; then secs=$2; shift 2; fi
-[[ $# -gt 0 ]] || { echo "usage: run.sh -t SECONDS NAME..." >&2; exit 2; }
+secs=60 runs=-1
+while [[ "${1:-}" == -t || "${1:-}" == -n ]]; do
+	[[ $# -ge 2 ]] || { echo "usage: run.sh -t SECONDS [-n EXECUTIONS] NAME..." >&2; exit 2; }
+	if [[ $1 == -t ]]; then secs=$2; else runs=$2; fi
+	shift 2
+done
+[[ $# -gt 0 ]] || { echo "usage: run.sh -t SECONDS [-n EXECUTIONS] NAME..." >&2; exit 2; }
 LF=${FUZZ_LF:-build/fuzz/lf}
 mkdir -p build/fuzz
 found_any=0
@@ -44,7 +50,7 @@ for name in "$@"; do
 	rm -f "$art"/*
 	log="build/fuzz/$name.log" t0=$SECONDS
 	ASAN_OPTIONS=detect_leaks=1 nice "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
-		-ignore_ooms=1 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-ignore_ooms=1 -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$art/" "$corpus" >"$log" 2>&1
 	execs=$(grep -oE '^#[0-9]+' "$log" | tail -n 1 | tr -d '#')
 	fuzz_s=$(grep -oE "time: [0-9]+s" "$log" | tail -n 1 | grep -oE "[0-9]+")

@@ -2,15 +2,17 @@
 # train_cli.sh: `supkit train --backend cuda` end to end through the command
 # line (tests/fixtures/train: the tiny config on real text, with the OE arm
 # and BiEq): the run completes, result.json names the cuda backend and the
-# device's peak memory, two identical runs write bit-identical weights, and
-# the validation BPB is within 2% of the same run on the CPU backend (bf16
-# GEMM inputs on the GPU, fp32 on the CPU). The library-level parity tests
-# are tests/gpu/cuda.sh.
+# device's peak memory, two identical runs write bit-identical weights,
+# supkit eval of each run's checkpoint on its backend gives the run's
+# val_bpb and heldout_bpb bit for bit, and the validation BPB is within 2%
+# of the same run on the CPU backend (bf16 GEMM inputs on the GPU, fp32 on
+# the CPU). The library-level parity tests are tests/gpu/cuda.sh.
 #
 # Skips (one skip, nothing passed) without a CUDA device or without a GPU=1
 # build's supkit-train ($GPU_BIN, else build/gpu/bin, as scripts/gpu-check.sh
-# builds it). With SUPKIT_EMU=1 it needs no device: $GPU_BIN's supkit-train
-# is the one built on the emulated CUDA device (tests/cli/train_cuda_emu.sh).
+# builds it; supkit-eval beside it). With SUPKIT_EMU=1 it needs no device:
+# $GPU_BIN's supkit-train and supkit-eval are the ones built on the emulated
+# CUDA device (tests/cli/train_cuda_emu.sh).
 set -u
 cd "$(dirname "$0")/../.."
 source tests/gpu/lib.sh
@@ -97,6 +99,18 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 fi
 if cmp -s "$TMP/cuda1/model.safetensors" "$TMP/cuda2/model.safetensors"; then ok "two identical CUDA runs: bit-identical weights"
 else bad "two identical CUDA runs: bit-identical weights"; fi
+# supkit eval of each run's checkpoint on its backend: the run's figures bit
+# for bit (the same model, loader and evaluation)
+for r in cpu cuda1; do
+	be=${r%1}
+	if [[ ! -x "$BINDIR/supkit-eval" ]]; then bad "supkit eval --backend $be reproduces the run's BPB" "no $BINDIR/supkit-eval"; continue; fi
+	gpu_run "$BINDIR/supkit-eval" -q --json --backend "$be" "$TMP/$r" >"$TMP/$r.eval" 2>"$TMP/$r.eval.err"
+	ev=$(num "$TMP/$r.eval" val_bpb) eh=$(num "$TMP/$r.eval" heldout_bpb)
+	rv=$(num "$TMP/$r/result.json" val_bpb 2>/dev/null) rh=$(num "$TMP/$r/result.json" heldout_bpb 2>/dev/null)
+	if [[ -n "$rv" && "$ev" == "$rv" && "$eh" == "$rh" ]] && grep -q "\"backend\": *\"$be\"" "$TMP/$r.eval"
+	then ok "supkit eval --backend $be reproduces the run's val_bpb and heldout_bpb ($rv, $rh)"
+	else bad "supkit eval --backend $be reproduces the run's val_bpb and heldout_bpb" "run '$rv' '$rh', eval '$ev' '$eh' $(head -c 300 "$TMP/$r.eval.err")"; fi
+done
 a=$(num "$TMP/cpu/result.json" val_bpb 2>/dev/null) b=$(num "$TMP/cuda1/result.json" val_bpb 2>/dev/null)
 if [[ -n "$a" && -n "$b" ]] && awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.02 * a) }'; then
 	ok "validation BPB cuda $b within 2% of cpu $a"

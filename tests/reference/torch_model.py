@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """torch_model.py: the independent reference for trainer/model.c.
 
-The benchmark GPT of SPEC section 1 with the model-side arms of SPEC
-section 3 (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
+The benchmark GPT of docs/model.md with the model-side arms of
+supkit-train(1) (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
 untied / head forms with the l0_hf16 mask, decoupled routing with the
 separate or shared anchor and out_lambdas), written with PyTorch autograd
 (Debian python3-torch 1.13, CPU): RMSNorm spelled out (1.13 has no

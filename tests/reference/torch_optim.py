@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""torch_optim.py: independent reference for trainer/optim.c (SPEC 2 and 3).
+"""torch_optim.py: independent reference for trainer/optim.c (docs/model.md).
 
 Writes the fixtures of tests/unit/trainer/test_optim.c into OUTDIR:
   inputs.txt      the tiny parameter table (every optimizer group), its
@@ -35,7 +35,7 @@ under torch.compile on CUDA, each fused elementwise expression computed in
 fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
 the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
 rounded to bf16; case base_bf16).
-Arms follow SPEC 3 (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
+Arms follow supkit-train(1), THE ARMS (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
 sites, Table-Neumann, OE, step-0 modes, embed_state) and run in float64 for
 the fp64 case (every tensor float64, no bf16 anywhere).
 

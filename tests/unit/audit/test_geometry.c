@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cblas.h>
+
 #include "audit/geometry.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
@@ -578,6 +580,40 @@ TEST(allow_missing_bounded_by_tensors)
 	rmdir(dir);
 }
 
+/* A q_tau of no layers ([0, H, hd/2], no block matrices, --allow-missing):
+ * its final layer (L - 1 = -1) is none. q_mean read layer -1, before the
+ * values (ASan: heap-buffer-overflow; the report held a garbage "final").
+ * The fuzz finding tests/fuzz/regressions/geometry/crash-fe946e558205. */
+TEST(q_tau_of_no_layers)
+{
+	char dir[] = "/tmp/supkit-geom-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	static float wte[16] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f,
+				0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+	struct st_writer w;
+	st_writer_init(&w);
+	int64_t ws[2] = {2, 8}, qs[3] = {0, 2, 2};
+	st_writer_add(&w, "transformer.wte.weight", ST_F32, 2, ws, wte);
+	st_writer_add(&w, "q_tau", ST_F32, 3, qs, wte);
+	char *p = path_join(dir, "q0.safetensors");
+	struct err e;
+	CHECKF(st_write(&w, p, &e) == 0, "%s", e.msg);
+	st_writer_release(&w);
+	struct geom_opts o = {.method = GEOM_GRAM, .allow_missing = 1, .quiet = 1};
+	cJSON *r = geom_audit_file(p, &o, 0, 1, &e);
+	CHECKF(r != NULL, "%s", e.msg);
+	const cJSON *q = cJSON_GetObjectItem(r, "q_tau");
+	CHECK(cJSON_IsObject(q));
+	static const char *const keys[4] = {"mean", "layer0", "middle", "final"};
+	for (int k = 0; q && k < 4; k++)
+		CHECKF(cJSON_IsNull(cJSON_GetObjectItem(q, keys[k])), "q_tau.%s is not null", keys[k]);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(q, "by_layer")) == 0);
+	cJSON_Delete(r);
+	unlink(p);
+	free(p);
+	rmdir(dir);
+}
+
 /* ---- edges: tests/fixtures/geometry/edge (make.py edge()) ---- */
 
 static cJSON *edge_expected(void)
@@ -616,6 +652,40 @@ TEST(evr_zero_and_split_matrices)
 		}
 		free(w);
 	}
+}
+
+/* A 21 x 21 matrix of 41 entries 3.7e19 and the rest 7e-9 down to
+ * subnormals (the fuzz finding tests/fuzz/regressions/geometry/
+ * crash-1924440bcc4d, its bytes cycled as doubles): with OpenBLAS on two
+ * threads the Gram matrix's tridiagonal form sends dstebz's bisection for
+ * the top eigenvalue alone (RANGE 'I') into a Sturm count that is not
+ * monotonic (dsyevr INFO 2). The audit takes every eigenvalue then
+ * (RANGE 'A', the cure LAPACK documents): every method succeeds and
+ * agrees. */
+TEST(evr_range_i_failure_recovered)
+{
+	static const unsigned char cyc[11] = {0x3e, 0x3e, 0x3e, 0x3e, 0x01, 0x00, 0x00, 0x44, 0x3e, 0x3e, 0x3e};
+	enum { M = 21 };
+	unsigned char *b = xmalloc(M * M * 8);
+	for (size_t i = 0; i < M * M * 8; i++)
+		b[i] = cyc[i % sizeof cyc];
+	double *w = xmalloc(M * M * sizeof *w);
+	memcpy(w, b, M * M * 8);
+	int threads = openblas_get_num_threads();
+	openblas_set_num_threads(2);
+	struct geom_stats s[3];
+	for (int meth = GEOM_GRAM; meth <= GEOM_SVD; meth++) {
+		struct err e = {0};
+		CHECKF(geom_matrix_stats(w, M, M, (enum geom_method)meth, &s[meth], &e) == 0, "method %d: %s", meth,
+		       e.msg);
+	}
+	openblas_set_num_threads(threads);
+	CHECK(s[0].stable_rank >= 1 && s[0].stable_rank <= M);
+	for (int meth = 1; meth < 3; meth++)
+		CHECKF(fabs(s[meth].stable_rank - s[0].stable_rank) <= 1e-9 * s[0].stable_rank, "method %d: %.17g vs %.17g",
+		       meth, s[meth].stable_rank, s[0].stable_rank);
+	free(w);
+	free(b);
 }
 
 /* Entries near 1e-170 (squares underflow), 1e-310, 1e154 (the sum of
@@ -887,7 +957,9 @@ int main(void)
 	RUN(checkpoints_match_numpy);
 	RUN(missing_and_malformed_tensors);
 	RUN(allow_missing_bounded_by_tensors);
+	RUN(q_tau_of_no_layers);
 	RUN(evr_zero_and_split_matrices);
+	RUN(evr_range_i_failure_recovered);
 	RUN(scaled_matrices_match_numpy);
 	RUN(edge_checkpoints_match_numpy);
 	RUN(nonfinite_refused);

@@ -2,7 +2,7 @@
  *
  * References: tests/fixtures/stats/intervals.json (t quantiles and intervals
  * from make_intervals.py: incomplete-beta bisection and numpy), stats.json (the
- * published vectors, shared/vectors/stats.json), and brute force for the
+ * figures of papers 000/001; docs/papers.md), and brute force for the
  * ranges behind the rounding-aware check.
  */
 #include "t.h"
@@ -92,9 +92,9 @@ TEST(intervals_match_numpy)
 	cJSON_Delete(j);
 }
 
-TEST(spec6_example)
+TEST(papers_example)
 {
-	/* SPEC 6: -0.001009, -0.000730, -0.002445 give -0.001395 +- 0.000920,
+	/* The papers' example: -0.001009, -0.000730, -0.002445 give -0.001395 +- 0.000920,
 	 * 95% CI [-0.003680, +0.000891]. The low bound recomputes to -0.003681:
 	 * the paper used unrounded deltas, which the check calls rounding. */
 	double d[3] = {-0.001009, -0.000730, -0.002445};
@@ -667,7 +667,7 @@ int main(void)
 {
 	RUN(t_quantiles_match_reference);
 	RUN(intervals_match_numpy);
-	RUN(spec6_example);
+	RUN(papers_example);
 	RUN(printed_parse_and_format);
 	RUN(vectors_reproduced_at_printed_precision);
 	RUN(ranges_match_brute_force);

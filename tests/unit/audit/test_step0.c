@@ -1,10 +1,10 @@
 /* test_step0.c: the step-0 audit (audit/step0.c) against the closed form of
- * SPEC section 8, a central finite difference of the float64 loss and
+ * audit/step0.h, a central finite difference of the float64 loss and
  * PyTorch's float64 autograd (tests/fixtures/step0/torch_step0.json, made by
  * make.py there with tests/reference/torch_model.py), the
  * eps = 0 scale invariance, the trainer optimizer's step-0 displacement
- * against the AdamW formula of SPEC 2, the batch the trainer draws, and the
- * trajectory's step-0 modes (SPEC 3). Model: tests/fixtures/train/tiny.cfg on
+ * against the AdamW formula (docs/model.md), the batch the trainer draws, and
+ * the trajectory's step-0 modes (the step0 key). Model: tests/fixtures/train/tiny.cfg on
  * tests/fixtures/train/data (depth 2, d 64, V 512, T 64, B 4, K 2).
  * Leaves out: the CLI (tests/cli/audit_step0.sh). */
 #define _GNU_SOURCE
@@ -99,7 +99,7 @@ TEST(shards_resolve)
 	CHECK(strstr(e.msg, "train_*.bin") != NULL);
 }
 
-/* float64 backward = closed form (SPEC 8) to 1e-6 at eps > 0; zero at eps = 0. */
+/* float64 backward = closed form to 1e-6 at eps > 0; zero at eps = 0. */
 TEST(float64_gradient_is_the_closed_form)
 {
 	struct config c;
@@ -241,8 +241,8 @@ TEST(float64_gradient_is_the_finite_difference)
 }
 
 /* The displacement is the trainer optimizer's step 0: AdamW at t = 1 is
- * -lr g / (|g| + 1e-10) (SPEC 2: m_hat = g, v_hat = g^2); the step-0 mode
- * nostep0 leaves wte/out lambdas alone (SPEC 3). */
+ * -lr g / (|g| + 1e-10) (m_hat = g, v_hat = g^2); the step-0 mode
+ * nostep0 leaves wte/out lambdas alone. */
 TEST(displacement_is_the_adamw_step)
 {
 	struct config c;
@@ -361,7 +361,7 @@ static double jd(const cJSON *o, const char *path)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* The trajectory's modes do what SPEC 3 says to the state after step 0. */
+/* The trajectory's modes do what supkit-train(1) says to the state after step 0. */
 TEST(trajectory_modes)
 {
 	struct config c;

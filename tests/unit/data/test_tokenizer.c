@@ -480,6 +480,64 @@ TEST(long_piece_is_fast)
 	tokenizer_free(&tk);
 }
 
+static int count_doc(const char *doc, size_t len, int valid, void *ctx, struct err *e)
+{
+	(void)doc, (void)len, (void)valid, (void)ctx, (void)e;
+	return 0;
+}
+
+/* The in-memory readers give what the path readers give: the gzipped
+ * cl100k_base ranks, a bad rank file's message, a token_bytes file, a
+ * corpus (JSON array). */
+TEST(readers_in_memory_match_paths)
+{
+	struct err e, e2;
+	char *ranks = fx("cl100k_base.tiktoken.gz"), *data;
+	size_t n;
+	CHECK(file_read_all(ranks, 0, &data, &n, &e) == 0);
+	struct tokenizer a, b;
+	CHECKF(tokenizer_load(&a, ranks, NULL, &e) == 0, "%s", e.msg);
+	CHECKF(tokenizer_load_mem(&b, data, n, ranks, NULL, &e) == 0, "%s", e.msg);
+	int same = a.n_ranks == b.n_ranks && a.n_ranks == 100256;
+	for (uint32_t i = 0; same && i < a.n_ranks; i++)
+		same = a.tok_len[i] == b.tok_len[i] && !memcmp(a.tok[i], b.tok[i], a.tok_len[i]);
+	CHECK(same);
+	tokenizer_free(&a);
+	tokenizer_free(&b);
+	free(data);
+	free(ranks);
+	char dir[] = "/tmp/supkit-mem-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *p = path_join(dir, "bad.tiktoken");
+	static const char bad[] = "YQ== 0\n\nYg== x\n";
+	CHECK(file_write_atomic(p, bad, sizeof bad - 1, &e) == 0);
+	CHECK(tokenizer_load(&a, p, NULL, &e) == -1 && tokenizer_load_mem(&b, bad, sizeof bad - 1, p, NULL, &e2) == -1);
+	CHECK_STREQ(e.msg, e2.msg);
+	CHECK(strstr(e.msg, "line 3") != NULL);
+	uint32_t *v = NULL, *w = NULL, nv = 0, nw = 0;
+	const char *tb = "tests/fixtures/train/data/token_bytes.bin";
+	CHECK(file_read_all(tb, 0, &data, &n, &e) == 0);
+	CHECK(tokenizer_token_bytes(tb, &v, &nv, &e) == 0 && tokenizer_token_bytes_mem(data, n, tb, &w, &nw, &e) == 0);
+	CHECK(nv == 512 && nw == nv && !memcmp(v, w, 4 * (size_t)nv));
+	CHECK(tokenizer_token_bytes_mem(data, n - 1, tb, &w, &nw, &e) == -1 && strstr(e.msg, tb));
+	free(v);
+	free(w);
+	free(data);
+	static const char texts[] = "[\"one\", \"\", \"three\"]";
+	char *pj = path_join(dir, "t.json");
+	CHECK(file_write_atomic(pj, texts, sizeof texts - 1, &e) == 0);
+	struct corpus_opts co = {.format = CORPUS_AUTO};
+	struct corpus_counts c1 = {0}, c2 = {0};
+	CHECK(corpus_read_file(pj, &co, count_doc, NULL, &c1, &e) == 0);
+	CHECK(corpus_read_mem(pj, texts, sizeof texts - 1, &co, count_doc, NULL, &c2, &e) == 0);
+	CHECK(c1.docs == 2 && c1.empty == 1 && c1.bytes == 8 && !memcmp(&c1, &c2, sizeof c1));
+	unlink(pj);
+	unlink(p);
+	rmdir(dir);
+	free(pj);
+	free(p);
+}
+
 int main(void)
 {
 	RUN(split_matches_python_regex);
@@ -494,5 +552,6 @@ int main(void)
 	RUN(brown_detag_rules);
 	RUN(heap_merge_equals_scan);
 	RUN(long_piece_is_fast);
+	RUN(readers_in_memory_match_paths);
 	return t_done();
 }

@@ -132,6 +132,66 @@ TEST(digest_ignores_order_layout_padding)
 	cJSON_Delete(x);
 }
 
+/* torch.compile's "_orig_mod." prefix: a file whose every name carries it
+ * has the digest of the same tensors without it; a file that mixes keeps
+ * its names (and st_compile_prefix refuses it, naming two tensors). */
+TEST(digest_of_compiled_names)
+{
+	cJSON *x = expected();
+	if (!x)
+		return;
+	struct err e;
+	struct st_file f;
+	char hex[65];
+	char *p = fix("ref_compiled.safetensors");
+	int rc = st_open(&f, p, &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		CHECK(st_compile_prefix(&f, p, &e) == 1);
+		st_digest(&f, hex);
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "compiled_digest")->valuestring);
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "digest")->valuestring);
+		st_close(&f);
+	}
+	free(p);
+	p = fix("ref_mixed.safetensors");
+	rc = st_open(&f, p, &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		err_clear(&e);
+		CHECK(st_compile_prefix(&f, "mixed.st", &e) == -1 && e.code == EXIT_USAGE);
+		CHECKF(strstr(e.msg, "'mixed.st'") && strstr(e.msg, "'_orig_mod.a.f32'") && strstr(e.msg, "mixes"),
+		       "%s", e.msg);
+		st_digest(&f, hex);
+		CHECK_STREQ(hex, cJSON_GetObjectItem(x, "mixed_digest")->valuestring);
+		CHECK(strcmp(hex, cJSON_GetObjectItem(x, "digest")->valuestring) != 0);
+		st_close(&f);
+	}
+	free(p);
+	p = fix("ref_small.safetensors");
+	if (st_open(&f, p, &e) == 0) {
+		CHECK(st_compile_prefix(&f, p, &e) == 0);
+		st_close(&f);
+	}
+	free(p);
+	/* "_orig_mod.w" beside "w": one parameter twice */
+	const char hdr[] = "{\"_orig_mod.w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+			   "\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}";
+	char buf[8 + sizeof hdr + 2];
+	uint64_t hl = sizeof hdr - 1;
+	memcpy(buf, &hl, 8);
+	memcpy(buf + 8, hdr, hl);
+	buf[8 + hl] = buf[9 + hl] = 0;
+	rc = st_open_mem(&f, buf, 10 + hl, "dup.st", &e);
+	CHECKF(rc == 0, "%s", e.msg);
+	if (rc == 0) {
+		CHECK(st_compile_prefix(&f, "dup.st", &e) == -1);
+		CHECKF(strstr(e.msg, "'dup.st': tensors '_orig_mod.w' and 'w' are one parameter"), "%s", e.msg);
+		st_close(&f);
+	}
+	cJSON_Delete(x);
+}
+
 TEST(open_mem_matches_open)
 {
 	char *p = fix("ref_small.safetensors");
@@ -425,6 +485,7 @@ int main(void)
 {
 	RUN(reads_python_built_file);
 	RUN(digest_ignores_order_layout_padding);
+	RUN(digest_of_compiled_names);
 	RUN(open_mem_matches_open);
 	RUN(hostile_files_refused);
 	RUN(too_many_tensors);

@@ -5,7 +5,7 @@
  * run files; a SHA-256 mismatch; a run whose diff fails while the others still
  * replay; every whole-file refusal of a badly shaped diffs file (unsafe names
  * included); writing only matching runs; the JSON report; and the inverse
- * (replay_make_diffs) round trip. Reference: SPEC section 9; issue 2.
+ * (replay_make_diffs) round trip. Reference: supkit-replay(1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +91,7 @@ static const char *BASE = "one\ntwo\nthree\n";
 static int report_of(const char *json, struct replay_report *rep, struct err *e)
 {
 	err_clear(e);
-	return replay_diffs(BASE, strlen(BASE), json, strlen(json), "d.json", rep, e);
+	return replay_diffs_strict(BASE, strlen(BASE), json, strlen(json), "d.json", 1, rep, e);
 }
 
 TEST(failed_run_does_not_stop_the_others)
@@ -146,7 +146,9 @@ TEST(refuse_bad_shapes)
 		{"{\"a\": {\"diff\": \"\", \"sha256\": \"" "000000000000000000000000000000000000000000000000000000000000000g" "\"}}",
 		 "not 64 hexadecimal"},
 		{"{\"a\": {\"diff\": \"\", \"extra\": 1, \"sha256\": \"" "0000000000000000000000000000000000000000000000000000000000000000" "\"}}",
-		 "unexpected or repeated key 'extra'"},
+		 "unexpected key 'extra' (strict)"},
+		{"{\"a\": {\"diff\": \"\", \"diff\": \"\", \"sha256\": \"" "0000000000000000000000000000000000000000000000000000000000000000" "\"}}",
+		 "repeated key 'diff'"},
 		{"{\"a/b\": {\"diff\": \"\", \"sha256\": \"" "0000000000000000000000000000000000000000000000000000000000000000" "\"}}",
 		 "run 'a/b': unsafe"},
 		{"{\"..\": {\"diff\": \"\", \"sha256\": \"" "0000000000000000000000000000000000000000000000000000000000000000" "\"}}",
@@ -169,6 +171,32 @@ TEST(refuse_bad_shapes)
 		CHECK(rep.n_runs == 0 && rep.runs == NULL);
 		replay_report_release(&rep);
 	}
+}
+
+/* The papers' diffs files carry more per run (source_commit, run_name,
+ * seeds): read past, each name listed once, sorted; strict refuses them. */
+TEST(extra_keys_listed_once)
+{
+	const char *js =
+		"{\"r1\": {\"source_commit\": \"abc\", \"diff\": \"--- a/f\\n+++ r1/f\\n@@ -1 +1 @@\\n-one\\n+ONE\\n\","
+		" \"sha256\": \"0000000000000000000000000000000000000000000000000000000000000000\", \"seeds\": [41, 42]},"
+		" \"r2\": {\"diff\": \"\", \"run_name\": \"r2\", \"source_commit\": \"def\","
+		" \"sha256\": \"0000000000000000000000000000000000000000000000000000000000000000\"}}";
+	struct replay_report rep;
+	struct err e = {0};
+	CHECKF(replay_diffs(BASE, strlen(BASE), js, strlen(js), "d.json", &rep, &e) == 0, "%s", e.msg);
+	CHECK(rep.n_runs == 2 && rep.n_extra_keys == 3);
+	CHECK(rep.n_extra_keys == 3 && !strcmp(rep.extra_keys[0], "run_name") && !strcmp(rep.extra_keys[1], "seeds") &&
+	      !strcmp(rep.extra_keys[2], "source_commit"));
+	CHECK(rep.n_mismatch == 2); /* replayed as usual (their digests are zeros) */
+	cJSON *j = replay_report_json(&rep, "d.json");
+	char *t = json_print(j, 0);
+	CHECKF(strstr(t, "\"extra_keys\":[\"run_name\",\"seeds\",\"source_commit\"]"), "%s", t);
+	free(t);
+	cJSON_Delete(j);
+	replay_report_release(&rep);
+	CHECK(report_of(js, &rep, &e) < 0 && strstr(e.msg, "run 'r1': unexpected key 'source_commit' (strict)"));
+	replay_report_release(&rep);
 }
 
 TEST(names)
@@ -258,6 +286,7 @@ int main(void)
 	RUN(mismatch_is_reported);
 	RUN(failed_run_does_not_stop_the_others);
 	RUN(refuse_bad_shapes);
+	RUN(extra_keys_listed_once);
 	RUN(names);
 	RUN(write_only_matching_runs);
 	RUN(make_diffs_round_trip);

@@ -3,10 +3,10 @@
  * Covers: line splitting (CRLF, no final newline), parsing of headers and
  * hunks, applying every committed GNU diff fixture (tests/fixtures/replay,
  * made by make.sh with GNU diff -U 0 and -U 3) back to the exact file, and
- * every refusal of the issue (counts, mismatching lines, order, overlap,
+ * every refusal (counts, mismatching lines, order, overlap,
  * truncation, limits) with its one-line message naming hunk and line. Ends
  * with a mutation fuzz loop (no crash, every failure has a message).
- * Reference: issue 2; GNU diffutils manual, "Unified Format".
+ * Reference: supkit-replay(1); GNU diffutils manual, "Unified Format".
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -97,8 +97,8 @@ TEST(parse_refuses_bad_manifests)
 	parse_bad("{\n  \"format\": ,\n}", "line 2");
 	parse_bad("[]", "not a JSON object");
 	parse_bad("{\"format\":\"zip\",\"format_version\":1,\"tool_version\":\"x\",\"entries\":[]}", "format is 'zip'");
-	parse_bad("{\"format\":\"supkit-manifest\",\"format_version\":2,\"tool_version\":\"x\",\"entries\":[]}",
-		  "format_version 2");
+	parse_bad("{\"format\":\"supkit-manifest\",\"format_version\":3,\"tool_version\":\"x\",\"entries\":[]}",
+		  "format_version 3");
 	parse_bad("{\"format\":\"supkit-manifest\",\"format_version\":1,\"tool_version\":\"x\"}", "'entries'");
 	parse_bad(HEAD "{\"path\":\"../x\",\"size\":1,\"sha256\":\"" HEX_A "\"}]}", "entry 0 '../x'");
 	parse_bad(HEAD "{\"path\":\"/etc/passwd\",\"size\":1,\"sha256\":\"" HEX_A "\"}]}", "absolute path");

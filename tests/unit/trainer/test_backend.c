@@ -372,7 +372,7 @@ TEST(mul_cols_ds_fp64_sum)
 
 /* ---- OE rows and visit counts ---- */
 
-/* ngram_rows against SPEC 3 written out (id2 = x + (V+1) p1, id3 = id2 +
+/* ngram_rows against the OE hashing written out (id2 = x + (V+1) p1, id3 = id2 +
  * (V+1)^2 p2, sentinel V before a row's start, mod m + 2j) with V large
  * enough that id3 needs more than 32 bits; count_rows against a plain
  * tally, adding onto counts already there. */
@@ -399,7 +399,7 @@ TEST(ngram_rows_and_counts)
 				wide |= id > UINT32_MAX;
 				bad += rows[b * T + t] != (int32_t)(id % (uint64_t)nrows);
 			}
-		CHECKF(bad == 0, "table %d: %d rows differ from SPEC 3", j, bad);
+		CHECKF(bad == 0, "table %d: %d rows differ from the hashing written out", j, bad);
 	}
 	CHECK(wide);
 	/* counts: a tally with repeats, onto nonzero counts */

@@ -2,7 +2,7 @@
  * round trip through model_save and init_from, the dtypes and names in the
  * file (F64 throughout for fp64 runs, reloaded bit for bit), and refusal of files that do not fit the model (missing, extra or
  * misshapen tensors, masked q_tau entries that are not 0), each naming the
- * file and the tensor; the resume state (state.json): round trip, the
+ * file and the tensor; torch.compile's "_orig_mod." names; the resume state (state.json): round trip, the
  * files' SHA-256 verified, every field range-checked, each refusal naming
  * the file and the field. Files go to a fresh temporary folder.
  */
@@ -228,6 +228,92 @@ TEST(masked_entries_must_be_zero)
 	model_free(m);
 }
 
+/* t's tensors written to path, each name prefixed by pre(name) (NULL:
+ * none), values as they are (F32; bf16-stored as BF16), plus one extra
+ * tensor named extra (NULL: none) holding lm_head's values. */
+static int write_named(struct param_table *t, const char *path, const char *(*pre)(const char *),
+		       const char *extra, struct err *e)
+{
+	struct st_writer w;
+	st_writer_init(&w);
+	char **names = calloc(t->n + 1, sizeof *names);
+	float **vals = calloc(t->n + 1, sizeof *vals);
+	for (size_t i = 0; i < t->n; i++) {
+		struct param *p = &t->p[i];
+		names[i] = xasprintf("%s%s", pre ? pre(p->name) : "", p->name);
+		vals[i] = malloc(p->numel * sizeof(float));
+		for (size_t j = 0; j < p->numel; j++)
+			vals[i][j] = param_w_at(p, j);
+		st_writer_add(&w, names[i], ST_F32, p->ndim, p->shape, vals[i]);
+		if (extra && !strcmp(p->name, "lm_head.weight"))
+			st_writer_add(&w, extra, ST_F32, p->ndim, p->shape, vals[i]);
+	}
+	int r = st_write(&w, path, e);
+	st_writer_release(&w);
+	for (size_t i = 0; i < t->n; i++)
+		free(names[i]), free(vals[i]);
+	free(names);
+	free(vals);
+	return r;
+}
+
+static const char *all_prefixed(const char *name)
+{
+	(void)name;
+	return "_orig_mod.";
+}
+
+static const char *some_prefixed(const char *name)
+{
+	return strncmp(name, "transformer.h.", 14) ? "" : "_orig_mod.";
+}
+
+/* torch.compile's "_orig_mod." before every name: read as the plain names,
+ * the same values; a file that mixes the two, or names one parameter both
+ * ways, is refused naming the file and the tensors. */
+TEST(compile_prefix)
+{
+	struct model *m = make(base, NULL);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param_table *t = model_params(m);
+	struct config c = *model_config(m);
+	char *pa = xasprintf("%s/compiled.safetensors", dir), *pb = xasprintf("%s/mixed.safetensors", dir);
+	char *pc = xasprintf("%s/twice.safetensors", dir);
+	struct err e = {0};
+	CHECKF(write_named(t, pa, all_prefixed, NULL, &e) == 0, "%s", e.msg);
+	CHECKF(write_named(t, pb, some_prefixed, NULL, &e) == 0, "%s", e.msg);
+	CHECKF(write_named(t, pc, all_prefixed, "lm_head.weight", &e) == 0, "%s", e.msg);
+	c.init = INIT_BENCHMARK;
+	snprintf(c.init_from, sizeof c.init_from, "%s", pa);
+	struct model *m2 = NULL;
+	CHECKF(model_create(&c, &m2, &e) == 0, "%s", e.msg);
+	if (m2) {
+		struct param_table *t2 = model_params(m2);
+		int same = t2->n == t->n;
+		for (size_t i = 0; same && i < t->n; i++)
+			same &= param_values_equal(&t->p[i], &t2->p[i]);
+		CHECK(same);
+		model_free(m2);
+	}
+	CHECK(checkpoint_load(t, pb, &e) == -1);
+	CHECKF(strstr(e.msg, "mixed.safetensors': tensor '_orig_mod.transformer.h.") && strstr(e.msg, "mixes"),
+	       "%s", e.msg);
+	CHECK(checkpoint_load(t, pc, &e) == -1);
+	CHECKF(strstr(e.msg, "twice.safetensors': tensors '_orig_mod.lm_head.weight' and 'lm_head.weight' are "
+			     "one parameter"), "%s", e.msg);
+	/* the prefix stays in messages about a tensor */
+	struct param *lm = param_find(t, "lm_head.weight");
+	int64_t keep = lm->shape[1];
+	lm->shape[1] = keep - 1;   /* the model now wants [64, 63] */
+	CHECK(checkpoint_load(t, pa, &e) == -1);
+	CHECKF(strstr(e.msg, "'_orig_mod.lm_head.weight' has shape [64, 64], expected [64, 63]"), "%s", e.msg);
+	lm->shape[1] = keep;
+	free(pa), free(pb), free(pc);
+	model_free(m);
+}
+
 /* ---- the resume state ---- */
 
 /* text with the first `from` replaced by `to` (fresh string) */
@@ -393,6 +479,55 @@ TEST(resume_state_fields_checked)
 	free(ck);
 }
 
+/* The in-memory readers give what the path readers give: a checkpoint
+ * (and a truncated one's message), a state.json (and ckpt_state_text is
+ * what ckpt_state_write writes). */
+TEST(in_memory_readers)
+{
+	struct model *m = make(base, NULL), *m2 = make(base, NULL);
+	CHECK(m != NULL && m2 != NULL);
+	if (!m || !m2)
+		return;
+	struct err e, e2;
+	char *path = xasprintf("%s/mem.safetensors", dir), *data;
+	size_t n;
+	CHECKF(model_save(m, path, NULL, &e) == 0, "%s", e.msg);
+	CHECK(file_read_all(path, 0, &data, &n, &e) == 0);
+	CHECKF(checkpoint_load_mem(model_params(m2), data, n, path, &e) == 0, "%s", e.msg);
+	struct param_table *a = model_params(m), *b = model_params(m2);
+	int same = a->n == b->n;
+	for (size_t i = 0; same && i < a->n; i++)
+		for (size_t j = 0; same && j < a->p[i].numel; j++)
+			same = param_w_at(&a->p[i], j) == param_w_at(&b->p[i], j);
+	CHECK(same);
+	CHECK(file_write_atomic(path, data, n - 4, &e) == 0);
+	CHECK(checkpoint_load(a, path, &e) == -1 && checkpoint_load_mem(b, data, n - 4, path, &e2) == -1);
+	CHECK_STREQ(e.msg, e2.msg);
+	free(data);
+	free(path);
+	model_free(m);
+	model_free(m2);
+
+	char *ck = path_join(dir, "ckmem");
+	struct ckpt_state w, r1, r2;
+	char *text;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json"), *again = ckpt_state_text(&w);
+	CHECK_STREQ(again, text);
+	CHECK(ckpt_state_read(ps, 10, &r1, &e) == 0 && ckpt_state_read_mem(text, strlen(text), ps, 10, &r2, &e) == 0);
+	CHECK(r1.step == r2.step && !memcmp(r1.sha256, r2.sha256, sizeof r1.sha256) &&
+	      cJSON_Compare(r1.curve, r2.curve, 1));
+	ckpt_state_release(&r1);
+	ckpt_state_release(&r2);
+	CHECK(ckpt_state_read(ps, 3, &r1, &e) == -1 && ckpt_state_read_mem(text, strlen(text), ps, 3, &r2, &e2) == -1);
+	CHECK_STREQ(e.msg, e2.msg);
+	cJSON_Delete(w.curve);
+	free(again);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -403,8 +538,10 @@ int main(void)
 	RUN(fp64_exact_round_trip);
 	RUN(refuses_mismatch);
 	RUN(masked_entries_must_be_zero);
+	RUN(compile_prefix);
 	RUN(resume_state_round_trip_and_hashes);
 	RUN(resume_state_fields_checked);
+	RUN(in_memory_readers);
 	dir_remove_tree(dir);
 	return t_done();
 }

@@ -2,11 +2,12 @@
  * canonical form, arms) and trainer/paramspec.c (the parameter table).
  *
  * Parameter counts are checked against numbers derived by hand from the
- * architecture (SPEC 1 and 3), written out in the comments beside them.
+ * architecture (docs/model.md and the arms), written out in the comments beside them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "lib/fileio.h"
@@ -281,11 +282,11 @@ TEST(paramspec_published_totals)
 	struct config c;
 	size_t nt;
 	config_defaults(&c);
-	CHECK(total_params(&c, &nt) == 50332176); /* SPEC 5, depth 8 */
+	CHECK(total_params(&c, &nt) == 50332176); /* the papers' figure, depth 8 */
 	/* 1 wte + 8 x 6 matrices + 4 ve_gate + 4 value_embeds + lm_head + 2 */
 	CHECK(nt == 60);
 	c.depth = 6;
-	CHECK(total_params(&c, &nt) == 26345772); /* SPEC 5, depth 6 */
+	CHECK(total_params(&c, &nt) == 26345772); /* the papers' figure, depth 6 */
 	CHECK(nt == 1 + 36 + 3 + 3 + 1 + 2);
 }
 
@@ -414,7 +415,7 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "#4a", &e) == 0 && c.embed_state == EMBED_STATE_BF16 && c.oe);
 	CHECK(config_arm_apply(&c, "nosuch", &e) != 0);
-	/* the short names of SPEC 3 */
+	/* the papers' short names */
 	const char *spec[] = {"00", "01", "02", "10", "11", "12", "12m", "12d", "12do", "12do_shared", "4a", NULL};
 	for (int i = 0; spec[i]; i++)
 		CHECKF(config_arm_find(spec[i]) >= 0, "%s", spec[i]);
@@ -490,6 +491,80 @@ TEST(mutations)
 	free(text);
 }
 
+/* config_scan_text: the file syntax without the key table (supkit sweep's
+ * sweep file): every key, known or not, with its trimmed value and line */
+struct scanned {
+	int n;
+	char key[8][32], value[8][64];
+	int line[8];
+};
+
+static int on_scan(const char *key, const char *value, const char *name, int line, void *ctx, struct err *e)
+{
+	struct scanned *s = ctx;
+	if (!strcmp(key, "stop"))
+		return err_set(e, EXIT_USAGE, "%s:%d: stop here", name, line);
+	if (s->n < 8) {
+		snprintf(s->key[s->n], sizeof s->key[0], "%s", key);
+		snprintf(s->value[s->n], sizeof s->value[0], "%s", value);
+		s->line[s->n] = line;
+		s->n++;
+	}
+	return 0;
+}
+
+TEST(scan_text_and_set_at)
+{
+	struct scanned s = {0};
+	struct err e;
+	const char *t = "# head\nseeds = 1 2  3 \n\n  steps=5 # why\r\nbase =\nx = a#b\n";
+	CHECKF(config_scan_text(t, strlen(t), "s.cfg", on_scan, &s, &e) == 0, "%s", e.msg);
+	CHECK(s.n == 4);
+	CHECK(!strcmp(s.key[0], "seeds") && !strcmp(s.value[0], "1 2  3") && s.line[0] == 2);
+	CHECK(!strcmp(s.key[1], "steps") && !strcmp(s.value[1], "5") && s.line[1] == 4);
+	CHECK(!strcmp(s.key[2], "base") && !strcmp(s.value[2], "") && s.line[2] == 5);
+	CHECK(!strcmp(s.key[3], "x") && !strcmp(s.value[3], "a#b"));
+	const char *bad = "a = 1\nno equals\n";
+	CHECK(config_scan_text(bad, strlen(bad), "s.cfg", on_scan, &s, &e) == -1);
+	CHECK_STREQ(e.msg, "s.cfg:2: expected 'key = value'");
+	const char *stop = "a = 1\nstop = 1\nb = 2\n";
+	s.n = 0;
+	CHECK(config_scan_text(stop, strlen(stop), "s.cfg", on_scan, &s, &e) == -1 && s.n == 1);
+	CHECK_STREQ(e.msg, "s.cfg:2: stop here");
+	/* config_set_at: a key as a file's line sets it, origin and messages included */
+	struct config c;
+	config_defaults(&c);
+	CHECK(config_set_at(&c, "steps", "7", "s.cfg", 4, &e) == 0 && c.steps == 7);
+	CHECK(config_set_at(&c, "steps", "x", "s.cfg", 9, &e) == -1 && c.steps == 7);
+	CHECK_STREQ(e.msg, "s.cfg:9: steps: 'x' is not an integer");
+	CHECK(config_set_at(&c, "stepz", "1", "s.cfg", 3, &e) == -1);
+	CHECK_STREQ(e.msg, "s.cfg:3: unknown key 'stepz'");
+	CHECK(config_has_key("steps") && !config_has_key("seeds"));
+	CHECK(config_set_at(&c, "warmup_steps", "7", "s.cfg", 5, &e) == 0);
+	CHECK(config_validate(&c, &e) == -1);
+	CHECKF(strstr(e.msg, "s.cfg:5: warmup_steps 7 must be below steps 7") == e.msg, "%s", e.msg);
+}
+
+/* config_apply_switches with no base file: the keys the arm file sets to
+ * other values than the defaults */
+TEST(switches_against_defaults)
+{
+	char dir[] = "/tmp/test_config.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char *p = path_join(dir, "arm.cfg");
+	struct err e;
+	const char *t = "oe = 1\ndepth = 8\nqk_scale = pair\n";   /* depth 8 is the default: no switch */
+	CHECK(file_write_atomic(p, t, strlen(t), &e) == 0);
+	struct config c;
+	config_defaults(&c);
+	config_set(&c, "depth=3", &e);
+	CHECKF(config_apply_switches(&c, NULL, p, &e) == 0, "%s", e.msg);
+	CHECK(c.oe == 1 && c.qk_scale == QK_SCALE_PAIR && c.depth == 3);
+	unlink(p);
+	rmdir(dir);
+	free(p);
+}
+
 int main(void)
 {
 	RUN(defaults_are_benchmark);
@@ -508,5 +583,7 @@ int main(void)
 	RUN(paramspec_names_order_groups);
 	RUN(arms);
 	RUN(mutations);
+	RUN(scan_text_and_set_at);
+	RUN(switches_against_defaults);
 	return t_done();
 }

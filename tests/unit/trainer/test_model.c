@@ -41,7 +41,7 @@ static double grad_at(struct param *p, size_t j)
 	return param_grad_at(p, j, p->w64 != NULL);
 }
 
-/* ---- parameter counts (SPEC 1) ---- */
+/* ---- parameter counts (docs/model.md) ---- */
 
 TEST(param_counts)
 {
@@ -284,7 +284,7 @@ static void parity_tol(const char *name, double gtol)
 		/* relative to the tensor's largest gradient; exact zeros stay exact.
 		 * The per-layer scalars (1-D) are sums of cancelling terms, and at
 		 * the benchmark init (c_proj = 0) their true value is of the order
-		 * of the rounding of those terms (SPEC 8: zero at eps = 0): they
+		 * of the rounding of those terms (supkit-audit(1), step0: zero at eps = 0): they
 		 * are measured against the model's largest gradient instead. */
 		double scale = p->ndim == 1 && gall > gmax ? gall : gmax;
 		double rel = scale > 0 ? dmax / scale : dmax;
@@ -371,7 +371,7 @@ TEST(step0_x0_equals_anchor)
 	for (int i = 0; x0 && xw && i < B * T * 64; i++)
 		same &= x0[i] == xw[i];
 	CHECK(same);
-	/* SPEC 8: with c_proj = 0 the final pre-norm state is (1 + 0.1 L) x0 + out terms
+	/* with c_proj = 0 the final pre-norm state is (1 + 0.1 L) x0 + out terms
 	 * (out_lambdas are 0 at init) */
 	const float *xf = model_last_xf(m);
 	double dmax = 0;
@@ -666,7 +666,7 @@ TEST(passes_equal_one_f64) { passes_equal_one("fp64"); }
 TEST(passes_equal_one_f32) { passes_equal_one("fp32"); }
 
 /* The planned bytes equal what a micro-step then holds; and the benchmark
- * at depth 8, B 64, T 2048 (issue 10: under PyTorch's 22,804.5 MiB) needs
+ * at depth 8, B 64, T 2048 (under PyTorch's 22,804.5 MiB) needs
  * passes: one pass holds about 31 GB of fp32 activations, passes of 16 rows
  * a quarter of that. */
 TEST(bytes_planned)
@@ -730,7 +730,7 @@ TEST(bytes_planned)
  * Polar Express but where polar = fp32): measured 8.8e-4 of the loss (final
  * RMS 1.0e-3) with fp32 polar and state, 6.9e-3 (9.0e-3) with the
  * benchmark's bf16 arithmetic; the bounds are 3x to 6x those (a wrong
- * schedule, group or step changes the curve by far more; the old eager
+ * schedule, group or step changes the curve by far more; the eager
  * polar with fp32 logits stays inside them too, at 1.3e-2: the per-step
  * parity tests tell the arithmetics apart, these the training loop). The
  * OE arm (bf16 tables and bf16 gradients, the reference rounding each

@@ -1,7 +1,7 @@
 /* test_optim.c: trainer/optim.c, polar.c and schedule.c against the
  * PyTorch / numpy reference (tests/reference/torch_optim.py, fixtures in
  * tests/fixtures/optim/, made by tests/fixtures/optim/make.sh), plus the
- * operator invariants of SPEC 3 and state save/load.
+ * operator invariants of the arms and state save/load.
  *
  * Tolerances (per tensor, per step; "update error" = ||ours - ref||_2 /
  * ||ref_t - ref_{t-1}||_2, the error relative to what the step moved;
@@ -25,7 +25,7 @@
  *    our emulation reproduces the reference bit for bit
  *    on the fixture (operator and 3 full steps), but a one-ulp fp32
  *    difference anywhere upstream can flip a bf16 rounding in the first
- *    iteration and move the update by several percent (SPEC 2; the bf16 vs
+ *    iteration and move the update by several percent (docs/model.md; the bf16 vs
  *    fp32 polar gap on this fixture is 8% to 36% of the update), so the
  *    bounds are 2% update error and 3 in 4 Muon (tensor, step) results
  *    bit-equal: a misplaced rounding (e.g. beta2 or lr' * wd not in bf16)
@@ -1021,10 +1021,19 @@ TEST(state_load_rejects_bad_files)
 	char *data;
 	size_t len;
 	CHECK(file_read_all(path, 0, &data, &len, &e) == 0);
+	/* the in-memory reader and writer: the file's bytes */
+	size_t blen;
+	unsigned char *bytes = optim_state_bytes(o, &blen);
+	CHECK(blen == len && !memcmp(bytes, data, len));
+	free(bytes);
+	CHECKF(optim_load_mem(o, data, len, path, &e) == 0, "%s", e.msg);
+	struct err e2;
+	CHECK(optim_load_mem(o, data, len - 5, path, &e2) == -1);
 	/* truncated */
 	CHECK(file_write_atomic(path, data, len - 5, &e) == 0);
 	CHECK(optim_load(o, path, &e) == -1);
 	CHECK(e.code == EXIT_USAGE && strstr(e.msg, path) && strstr(e.msg, "truncated"));
+	CHECK_STREQ(e.msg, e2.msg);
 	/* bad magic */
 	data[0] = 'X';
 	CHECK(file_write_atomic(path, data, len, &e) == 0);
@@ -1050,6 +1059,12 @@ TEST(state_load_rejects_bad_files)
 		{".momentum_buffer", NAN, "is nan, not a finite number"},
 		{".exp_avg", INFINITY, "is inf, not a finite number"},
 		{".step", -1.0, "-1 is negative"},
+		/* values the run's state cannot hold: fp32 momentum, wte's bf16
+		 * moments (embed_state = bf16), a masked q_tau entry */
+		{".momentum_buffer", 0.1, "entry 0 is 0.10000000000000001, not a value the run's fp32 state holds"},
+		{".momentum_buffer", 1e300, "is 1.0000000000000001e+300, not a value the run's fp32 state holds"},
+		{".exp_avg", 1.0009765625, "entry 0 is 1.0009765625, not a value the run's bf16 state holds"},
+		{"q_tau.exp_avg", 0.5, "entry 0 is 0.5, but it is masked (held at 0)"},
 	};
 	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 		char *x = malloc(len);

@@ -1,12 +1,12 @@
 /* test_perf.c: the performance changes of the CPU trainer keep its
- * arithmetic (issue 7 and 8 work; bench/bench_train.sh, bench_memory.sh).
+ * arithmetic (bench/bench_train.sh, bench_memory.sh).
  *
  * - OE tables cost what the benchmark's do (trainer/param.h): after
  *   model_zero_grad every gradient entry reads 0, a repeated micro-step
  *   gives bit-identical gradients to the first, for fp32 (bf16 value and
  *   gradient) and fp64 (compact gradient: slots reused in a new order); the
- *   model's bytes grow by exactly 4 B a table parameter in fp32 runs (SPEC
- *   5's figure), by the values plus the visited rows in fp64 runs.
+ *   model's bytes grow by exactly 4 B a table parameter in fp32 runs (the
+ *   figure of supkit-audit(1)), by the values plus the visited rows in fp64 runs.
  * - relu2_bwd in place (dh = dout) equals the out-of-place call bit for bit
  *   (it has its own loop so that it vectorises), also on odd lengths, zeros,
  *   negative zeros, infinities and NaN pre-activations.
