@@ -2,8 +2,8 @@
  * CPU, for the emulated CUDA backend (tests/emu/cudart.cc): with it the
  * whole backend (backend_cuda.cu, the attention, optimizer and Polar
  * Express files), host logic included, is built as host C++ and run by
- * tests/gpu/test_cuda_ops.c against the CPU backend in make test
- * (build/tests/emu/test_cuda_ops_emu). The kernels run on the SIMT
+ * tests/gpu/test_cuda_ops.c against the CPU backend in make test and make
+ * test-emu (build/tests/emu/test_cuda_ops_emu). The kernels run on the SIMT
  * emulator of tests/emu/simt.h; a launch `k<<<g, b, s, st>>>(args)` is
  * rewritten by tests/emu/launch.sed to `emu_kernel(g, b, s, st, k, "k")(args)`.
  *

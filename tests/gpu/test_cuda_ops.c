@@ -850,10 +850,10 @@ TEST(attention_mma2)
  * CPU, forward and backward, then the forward against mma's: bitwise on the
  * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
  * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
- * (attn_bf16_case); then training (attention_wg_train). Run in a child
- * process (attention_wg below): written without a GPU, so that a fault
- * there (a misread layout can make the device's context unusable) cannot
- * take the other tests with it. */
+ * (attn_bf16_case); training is attention_wg_train. Each runs in a child
+ * process (attention_wg and train_attention_wg below): written without a
+ * GPU, so that a fault there (a misread layout can make the device's
+ * context unusable) cannot take the other tests with it. */
 static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
 			   int64_t window);
 
@@ -2760,26 +2760,43 @@ TEST(attention_wg_train)
 	CHECK(l1[5] < l1[0]);
 }
 
-/* attention_wg_checks and attention_wg_train in a child (their output shown) */
+/* attention_wg_checks, and attention_wg_train, each in a child */
 static int attention_wg_child(void)
 {
 	CPU = backend_cpu();
 	RUN(attention_wg_checks);
+	return t_done();
+}
+
+static int attention_wg_train_child(void)
+{
+	CPU = backend_cpu();
 	RUN(attention_wg_train);
 	return t_done();
 }
 
-TEST(attention_wg)
+/* Run this binary's child `arg` (its one test, whatever T_ONLY or T_EXCEPT
+ * select here), its output shown indented: it passes when the child does */
+static void wg_child(const char *arg)
 {
 	static char out[65536];
-	/* the child runs its one test whatever T_ONLY or T_EXCEPT select here */
-	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", "attention-wg", out, sizeof out);
+	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", arg, out, sizeof out);
 	for (char *l = out, *e; *l; l = e + (*e != 0)) {   /* indented: not this binary's lines */
 		e = l + strcspn(l, "\n");
 		printf("  | %.*s\n", (int)(e - l), l);
 	}
-	CHECKF(st == 0 && strstr(out, "2 passed, 0 failed, 0 skipped"), "the child's exit status %d",
-	       st);
+	CHECKF(st == 0 && strstr(out, "1 passed, 0 failed, 0 skipped"), "%s: the child's exit status %d",
+	       arg, st);
+}
+
+TEST(attention_wg)
+{
+	wg_child("attention-wg");
+}
+
+TEST(train_attention_wg)
+{
+	wg_child("attention-wg-train");
 }
 
 TEST(async_gather_abort)
@@ -2821,7 +2838,8 @@ int main(int argc, char **argv)
 	} children[] = { { "gather-abort", gather_abort_child },
 			 { "scatter-abort", scatter_abort_child },
 			 { "softcap-abort", softcap_abort_child },
-			 { "attention-wg", attention_wg_child } };
+			 { "attention-wg", attention_wg_child },
+			 { "attention-wg-train", attention_wg_train_child } };
 	/* the children draw inputs too (an unseeded generator's state is all
 	 * zeros, from which rng_normal never returns) */
 	rng_seed(&RG, 12345);
@@ -2889,9 +2907,10 @@ int main(int argc, char **argv)
 	RUN(async_gather_abort);
 	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
-	/* last: written without a GPU (session 16), so that a hang there, which
-	 * its child's alarm or the suite's time limit ends, costs no other test */
+	/* last: written without a GPU, so that a hang there, which its child's
+	 * alarm or the suite's time limit ends, costs no other test */
 	RUN(attention_wg);
+	RUN(train_attention_wg);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);
 	printf("memory: backend peak %zu bytes, device peak %zu of %zu bytes\n", ms.peak,
