@@ -157,7 +157,8 @@ $(BUILD)/tests/emu/%: tests/emu/%.cc tests/emu/simt.cc tests/emu/cudart.cc \
 # their launches rewritten by tests/emu/launch.sed, built as host C++ against
 # the emulated CUDA runtime, cuBLAS and CUB, and tests/gpu/test_cuda_ops.c
 # linked with it (kernels/backend_cuda.cu registers "cuda" as it does on a GPU) as
-# build/tests/emu/test_cuda_ops_emu: the GPU op and training tests in make test.
+# build/tests/emu/test_cuda_ops_emu: the GPU op tests in make test, its
+# training tests in make test-emu (tests/run.sh).
 EMU_HDRS := $(wildcard tests/emu/*.h tests/emu/shim/*.h tests/emu/shim/cub/device/*.cuh) \
 	$(wildcard kernels/*.h kernels/*.cuh) trainer/backend.h trainer/idx_sort.h trainer/optim_elem.h
 EMU_RT_OBJS := $(patsubst kernels/%.cu,$(BUILD)/emu/%.o,$(CU_SRCS)) $(BUILD)/emu/simt.o \
@@ -170,6 +171,8 @@ $(BUILD)/emu/%.cc: kernels/%.cu tests/emu/launch.sed
 $(BUILD)/emu/%.o: $(BUILD)/emu/%.cc $(EMU_HDRS)
 	$(EMU_CXX) -c -o $@ $<
 $(BUILD)/emu/optim.o: CXXFLAGS += -ffp-contract=off
+# the emulated GEMMs' fixed order (tests/emu/gemm.h): no contracted multiply-adds
+$(BUILD)/emu/cudart.o $(BUILD)/tests/emu/test_cudart_emu: CXXFLAGS += -ffp-contract=off
 $(BUILD)/emu/%.o: tests/emu/%.cc $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(EMU_CXX) -c -o $@ $<
@@ -238,7 +241,7 @@ $(MAN_GEN): scripts/make-man.sh $(wildcard man/src/*)
 	bash scripts/make-man.sh $@
 man: $(MAN_GEN)
 
-.PHONY: all build build-only check-deps tools tests cuda man deps test test-run demo bench clean install fuzz \
+.PHONY: all build build-only check-deps tools tests cuda man deps test test-run test-emu demo bench clean install fuzz \
 	fuzz-run dep-flags
 # The dependencies' compile flags (line 1) and link flags (line 2), for the
 # scripts that compile a driver against the archives (tests/gpu/lib.sh).
@@ -286,6 +289,12 @@ test: deps
 
 test-run:
 	@BIN=$(BIN) BUILD=$(BUILD) SAN=$(SAN) bash tests/run.sh
+
+# the whole-runtime and whole-training emulation of the CUDA backend
+# (tests/run.sh, EMU=1): opt-in, make test runs the emulator's kernel checks
+test-emu: deps
+	@$(MAKE) --no-print-directory build-only
+	@BIN=$(BIN) BUILD=$(BUILD) SAN=$(SAN) EMU=1 bash tests/run.sh
 
 demo:
 	@bash scripts/install-deps.sh --demo

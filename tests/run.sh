@@ -6,7 +6,12 @@
 # Closes with the sum: "N passed, N failed, N skipped". Exit 0 only when none failed.
 # The suites on the emulated CUDA device (names with "emu") run one after
 # another in the background beside the others (two cores).
+# make test runs the emulator's kernel-level checks (its own tests, and
+# test_cuda_ops_emu's op checks); the whole-runtime and whole-training
+# emulation (EMU_WHOLE_SUITES, EMU_WHOLE_TESTS below) runs under make
+# test-emu (EMU=1) instead.
 #   ONLY=pattern  run the suites whose name contains pattern
+#   EMU=1         run only the whole-runtime and whole-training emulation
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -53,22 +58,52 @@ tally() { # name: its closing line counted, a line printed
 	fi
 }
 
+# make test-emu's part: these suites whole, and test_cuda_ops_emu's tests
+# whose names contain one of EMU_WHOLE_TESTS' words (training runs, the
+# PyTorch curves, the head's big logit chunks, the benchmark's model); make
+# test runs test_cuda_ops_emu's other tests.
+EMU_WHOLE_SUITES=" cli/train_cuda_emu.sh cli/train_cuda_emu_async.sh cli/cuda_ops_emu_orders.sh
+	cli/bench_gpu_emu.sh gpu/check_dry.sh "
+EMU_WHOLE_TESTS=train_,curve_vs_torch,head_big_chunks,benchmark_pass_rows
+emu_whole() { [[ "$EMU_WHOLE_SUITES" =~ [[:space:]]"$1"[[:space:]] ]]; }
+
 # The suites, as "name command..." lines. Those on the emulated CUDA device
 # (tests/emu, minutes of one core) run one after another beside the rest,
 # so that the two cores of this project's machines both work.
 suites=() emu=()
 for t in $(find "$BUILD/tests" -type f -name 'test_*' ! -name '*.d' 2>/dev/null | sort); do
-	suites+=("unit/${t#$BUILD/tests/} $t")
+	name=unit/${t#$BUILD/tests/}
+	if [[ $name == unit/emu/test_cuda_ops_emu ]]; then
+		if [[ ${EMU:-} == 1 ]]; then
+			suites+=("$name env T_ONLY=$EMU_WHOLE_TESTS T_EXCEPT= $t")
+		else
+			suites+=("$name env T_ONLY= T_EXCEPT=$EMU_WHOLE_TESTS $t")
+		fi
+	elif [[ ${EMU:-} != 1 ]]; then
+		suites+=("$name $t")
+	fi
 done
 for t in tests/cli/*.sh tests/gpu/*.sh; do
 	[[ -f "$t" && "$(basename "$t")" != lib.sh ]] || continue
-	suites+=("${t#tests/} bash $t")
+	name=${t#tests/}
+	if emu_whole "$name"; then
+		[[ ${EMU:-} == 1 ]] || continue
+	else
+		[[ ${EMU:-} != 1 ]] || continue
+	fi
+	suites+=("$name bash $t")
 done
 fg=()
 for e in "${suites[@]}"; do
 	name=${e%% *}
 	skip_name "$name" && continue
-	if [[ "$name" == *emu* ]]; then emu+=("$e"); else fg+=("$e"); fi
+	# make test-emu: test_cuda_ops_emu (the longest) beside the other suites
+	if [[ ${EMU:-} == 1 && $name == unit/emu/test_cuda_ops_emu ]] ||
+		[[ ${EMU:-} != 1 && $name == *emu* ]]; then
+		emu+=("$e")
+	else
+		fg+=("$e")
+	fi
 done
 (
 	for e in "${emu[@]}"; do

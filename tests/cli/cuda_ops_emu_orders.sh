@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # cuda_ops_emu_orders.sh: the op-by-op checks of tests/gpu/test_cuda_ops.c
 # on the emulated CUDA device (build/tests/emu/test_cuda_ops_emu, which make
-# test also runs whole, in the usual order) twice more, with every launch's
-# blocks and threads in two other orders (EMU_ORDER, tests/emu/simt.cc):
-# last to first (reverse), and interleaved (shuffle). A kernel whose result
-# depends on the order its threads run in (a missing __syncthreads, a block
-# reading another block's output) fails in some order. The training checks
-# and the head's big-chunk evaluation are left out (4 minutes; they run the
-# same kernels). Closes with the two runs' sum.
+# test and make test-emu also run in the usual order) twice more, with every
+# launch's blocks and threads in two other orders (EMU_ORDER,
+# tests/emu/simt.cc): last to first (reverse), and interleaved (shuffle). A
+# kernel whose result depends on the order its threads run in (a missing
+# __syncthreads, a block reading another block's output) fails in some
+# order. The training checks and the head's big-chunk evaluation are left
+# out (4 minutes; they run the same kernels). Part of make test-emu. Closes
+# with the two runs' sum.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}

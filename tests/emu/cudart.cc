@@ -1,6 +1,7 @@
 /* cudart.cc: the emulated CUDA runtime and cuBLAS of tests/emu/cudart.h
  * (memory, the stream queue, copies, device queries, GEMMs). */
 #include "tests/emu/cudart.h"
+#include "tests/emu/gemm.h"
 #include "tests/emu/shim/cublas_v2.h"
 
 #include <cblas.h>
@@ -243,8 +244,8 @@ std::vector<float> widen(const void *p, cudaDataType_t t, int rows, int cols, in
 }
 
 /* One column-major GEMM C = alpha op(A) op(B) + beta C (cublasGemmEx's
- * arguments), run now: fp32 operands and outputs in place, the others
- * through fp32 copies. */
+ * arguments), run now (tests/emu/gemm.h: each entry in a fixed order):
+ * fp32 operands and outputs in place, the others through fp32 copies. */
 void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
 	      const void *A, cudaDataType_t at, int lda, const void *B, cudaDataType_t bt, int ldb,
 	      float beta, void *C, cudaDataType_t ct, int ldc, cublasComputeType_t comp)
@@ -270,9 +271,8 @@ void gemm_now(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, f
 		c = beta != 0 ? widen(C, ct, m, n, ldc, false) : std::vector<float>((size_t)m * n);
 		pc = c.data(), ld = m;
 	}
-	cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-		    tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha, pa, lda, pb, ldb,
-		    beta, pc, ld);
+	emu_gemm::sgemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, alpha, pa, lda, pb, ldb, beta,
+			pc, ld);
 	if (ct == CUDA_R_16BF)
 		for (int j = 0; j < n; j++)
 			for (int i = 0; i < m; i++)
@@ -311,15 +311,11 @@ cublasStatus_t gemm_check(cublasHandle_t h, cublasOperation_t ta, cublasOperatio
 	return CUBLAS_STATUS_SUCCESS;
 }
 
-CBLAS_TRANSPOSE tr(cublasOperation_t o)
-{
-	return o == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
-}
-
-/* One OpenBLAS thread: the emulator runs on one, and on this project's two
- * cores OpenBLAS's waiting threads took a third of the time (sched_yield)
- * for GEMMs this small. The CPU reference in the same process gets one
- * thread too (its results do not depend on the count). */
+/* One OpenBLAS thread for the CPU reference backend that the tests run in
+ * the same process (the emulated GEMMs are gemm.h's, not OpenBLAS's): the
+ * emulator runs on one core, and on this project's two cores OpenBLAS's
+ * waiting threads took a third of the time (sched_yield) for GEMMs this
+ * small. */
 __attribute__((constructor)) void one_blas_thread(void)
 {
 	openblas_set_num_threads(1);
@@ -632,8 +628,8 @@ cublasStatus_t cublasDgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
 	double al = *alpha, be = *beta;
 	emu_enqueue(((blas_handle *)h)->st, [=]() {
 		if (m && n)
-			cblas_dgemm(CblasColMajor, tr(ta), tr(tb), m, n, k, al, A, lda, B, ldb, be,
-				    C, ldc);
+			emu_gemm::dgemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, al, A, lda,
+					B, ldb, be, C, ldc);
 	});
 	return CUBLAS_STATUS_SUCCESS;
 }

@@ -2,8 +2,8 @@
  * CPU, for the emulated CUDA backend (tests/emu/cudart.cc): with it the
  * whole backend (backend_cuda.cu, the attention, optimizer and Polar
  * Express files), host logic included, is built as host C++ and run by
- * tests/gpu/test_cuda_ops.c against the CPU backend in make test
- * (build/tests/emu/test_cuda_ops_emu). The kernels run on the SIMT
+ * tests/gpu/test_cuda_ops.c against the CPU backend in make test and make
+ * test-emu (build/tests/emu/test_cuda_ops_emu). The kernels run on the SIMT
  * emulator of tests/emu/simt.h; a launch `k<<<g, b, s, st>>>(args)` is
  * rewritten by tests/emu/launch.sed to `emu_kernel(g, b, s, st, k, "k")(args)`.
  *
@@ -21,11 +21,20 @@
  * - cudaMalloc, cudaMallocAsync and cudaMallocManaged fill new memory with
  *   0xff bytes (NaN as fp32 and fp64, -1 as integers), so a read of
  *   memory nothing wrote shows;
- * - cuBLAS GEMMs: bf16 operands are widened exactly and multiplied by
- *   OpenBLAS in fp32 (fp32 accumulation, the tensor cores' contract, in
- *   another summation order); COMPUTE_32F_FAST_16BF rounds fp32 operands
- *   to bf16 nearest even first (the emulator's choice: cuBLAS's own
- *   down-conversion is not documented); fp64 by OpenBLAS's dgemm;
+ * - cuBLAS GEMMs (tests/emu/gemm.h, not OpenBLAS): bf16 operands are
+ *   widened exactly and multiplied in fp32 (fp32 accumulation, the tensor
+ *   cores' contract) in a summation order of the emulator's own: each
+ *   entry s = 0, then s = s + a_ip b_pj for p = 0, 1, .., k - 1, every
+ *   product and sum rounded to fp32 on its own, then alpha s (+ beta c);
+ *   COMPUTE_32F_FAST_16BF rounds fp32 operands to bf16 nearest even first
+ *   (the emulator's choice: cuBLAS's own down-conversion is not
+ *   documented); a bf16 C is rounded once, to nearest even; cublasDgemm
+ *   sums in the same order in fp64. An entry's bits so depend on its
+ *   operands alone, not on the GEMM's shape (a chunk of 4,096 rows or of
+ *   16,384), the processor or a BLAS library's kernels: the emulated
+ *   backend's results through GEMMs of different shapes compare bit for
+ *   bit on any x86-64 machine (cuBLAS on a GPU picks kernels by shape:
+ *   its tests allow for that);
  * - CUB's stable radix sort (std::stable_sort on the keys' low bits) and
  *   DeviceSelect::Flagged.
  * Left out: every call kernels/ does not make; several streams (the

@@ -95,8 +95,9 @@ static double rel_err(const float *a, const float *b, size_t n)
 		CHECKF(e_ <= (tol), "%s vs %s: error %.3g > %.3g", #a, #b, e_, (double)(tol)); \
 	} while (0)
 
-/* the device is tests/emu's SIMT emulator (where cuBLAS is OpenBLAS on
- * the widened operands: a product's sums do not depend on its kernel) */
+/* the device is tests/emu's SIMT emulator (where each GEMM entry is summed
+ * in one fixed order, tests/emu/gemm.h: its bits do not depend on the
+ * GEMM's shape, the processor or the host's BLAS) */
 static int on_emulator(void)
 {
 	char name[128] = "";
@@ -849,10 +850,10 @@ TEST(attention_mma2)
  * CPU, forward and backward, then the forward against mma's: bitwise on the
  * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
  * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
- * (attn_bf16_case); then training (attention_wg_train). Run in a child
- * process (attention_wg below): written without a GPU, so that a fault
- * there (a misread layout can make the device's context unusable) cannot
- * take the other tests with it. */
+ * (attn_bf16_case); training is attention_wg_train. Each runs in a child
+ * process (attention_wg and train_attention_wg below): written without a
+ * GPU, so that a fault there (a misread layout can make the device's
+ * context unusable) cannot take the other tests with it. */
 static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
 			   int64_t window);
 
@@ -2462,10 +2463,11 @@ TEST(train_norm_bf16)
  * tokens: the gradient buffers dx, dx0, da hold a chunk of 16,384 rows of
  * logits, so two chunks, 16,384 and 256 rows) gives every token the same
  * loss bits as four evaluations of 65 rows (4,160 tokens: chunks of 4,096
- * and 64 rows, in those buffers too) on the emulator (on a GPU, cuBLAS may
- * pick other kernels for other row counts: within 1e-4), and the CPU's
- * losses (its chunks of 256 rows, in its own buffer) within bf16
- * rounding. */
+ * and 64 rows, in those buffers too) on the emulator, whose GEMMs sum each
+ * entry in an order that does not depend on the row count (tests/emu/gemm.h;
+ * on a GPU, cuBLAS may pick other kernels for other row counts: within
+ * 1e-4), and the CPU's losses (its chunks of 256 rows, in its own buffer)
+ * within bf16 rounding. */
 TEST(head_big_chunks)
 {
 	int B = 260, T = 64, n = B * T;
@@ -2778,26 +2780,43 @@ TEST(backend_object)
 	CHECK(GPU->open(&o, &e) == 0);
 }
 
-/* attention_wg_checks and attention_wg_train in a child (their output shown) */
+/* attention_wg_checks, and attention_wg_train, each in a child */
 static int attention_wg_child(void)
 {
 	CPU = backend_cpu();
 	RUN(attention_wg_checks);
+	return t_done();
+}
+
+static int attention_wg_train_child(void)
+{
+	CPU = backend_cpu();
 	RUN(attention_wg_train);
 	return t_done();
 }
 
-TEST(attention_wg)
+/* Run this binary's child `arg` (its one test, whatever T_ONLY or T_EXCEPT
+ * select here), its output shown indented: it passes when the child does */
+static void wg_child(const char *arg)
 {
 	static char out[65536];
-	/* the child runs its one test whatever T_ONLY or T_EXCEPT select here */
-	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", "attention-wg", out, sizeof out);
+	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", arg, out, sizeof out);
 	for (char *l = out, *e; *l; l = e + (*e != 0)) {   /* indented: not this binary's lines */
 		e = l + strcspn(l, "\n");
 		printf("  | %.*s\n", (int)(e - l), l);
 	}
-	CHECKF(st == 0 && strstr(out, "2 passed, 0 failed, 0 skipped"), "the child's exit status %d",
-	       st);
+	CHECKF(st == 0 && strstr(out, "1 passed, 0 failed, 0 skipped"), "%s: the child's exit status %d",
+	       arg, st);
+}
+
+TEST(attention_wg)
+{
+	wg_child("attention-wg");
+}
+
+TEST(train_attention_wg)
+{
+	wg_child("attention-wg-train");
 }
 
 TEST(async_gather_abort)
@@ -2839,7 +2858,8 @@ int main(int argc, char **argv)
 	} children[] = { { "gather-abort", gather_abort_child },
 			 { "scatter-abort", scatter_abort_child },
 			 { "softcap-abort", softcap_abort_child },
-			 { "attention-wg", attention_wg_child } };
+			 { "attention-wg", attention_wg_child },
+			 { "attention-wg-train", attention_wg_train_child } };
 	/* the children draw inputs too (an unseeded generator's state is all
 	 * zeros, from which rng_normal never returns) */
 	rng_seed(&RG, 12345);
@@ -2908,9 +2928,10 @@ int main(int argc, char **argv)
 	RUN(async_gather_abort);
 	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
-	/* last: written without a GPU (session 16), so that a hang there, which
-	 * its child's alarm or the suite's time limit ends, costs no other test */
+	/* last: written without a GPU, so that a hang there, which its child's
+	 * alarm or the suite's time limit ends, costs no other test */
 	RUN(attention_wg);
+	RUN(train_attention_wg);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);
 	printf("memory: backend peak %zu bytes, device peak %zu of %zu bytes\n", ms.peak,
