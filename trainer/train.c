@@ -737,7 +737,8 @@ setup_done:
 				if (model_forward_backward(R.m, in + (size_t)a * T, tg + (size_t)a * T, (int)(b - a), T,
 							   share / K, &loss, e) < 0)
 					r = -1;
-				lk[k] = loss * share;
+				else
+					lk[k] = loss * share;
 			}
 			if (dist_agree(D, r, e) < 0 || dist_sum(D, lk, (size_t)K, 1, e) < 0 ||
 			    dist_sum_grads(D, R.m, R.fp64, e) < 0)
