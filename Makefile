@@ -99,6 +99,13 @@ ifneq ($(CAIRO_LIBS),)
 MODULES += plot
 DEPS_plot := plot lib
 endif
+# supkit train over MPI ranks (trainer/dist.c) with Open MPI; a machine
+# without it builds a trainer of one process
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null)
+ifneq ($(MPI_LIBS),)
+LIBS += $(MPI_LIBS)
+endif
 ifeq ($(GPU),1)
 ifneq ($(NVCC),)
 # kernels/ registers the "cuda" backend from a static initialiser that no
@@ -133,6 +140,9 @@ endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
 $(BUILD)/plot/%.o $(BUILD)/tests/plot/% $(BIN)/supkit-plot: CFLAGS += $(CAIRO_CFLAGS)
 $(BUILD)/tests/plot/% $(BIN)/supkit-plot: LIBS += $(CAIRO_LIBS)
+ifneq ($(MPI_LIBS),)
+$(BUILD)/trainer/dist.o: CFLAGS += $(MPI_CFLAGS) -DSUPKIT_MPI=1
+endif
 
 $(BUILD)/libkernels.a: $(CU_OBJS)
 	@mkdir -p $(@D)
@@ -267,6 +277,9 @@ check-deps:
 build-only: tools tests man cuda $(FUZZ_REPLAY)
 ifeq ($(CAIRO_LIBS),)
 	@echo "✗ supkit plot skipped: cairo not found (pkg-config cairo freetype2; Debian libcairo2-dev)"
+endif
+ifeq ($(MPI_LIBS),)
+	@echo "✗ supkit train over MPI skipped: Open MPI not found (pkg-config ompi-c; Debian libopenmpi-dev): one process only"
 endif
 
 tools: $(TOOLS)

@@ -23,12 +23,15 @@ set -euo pipefail
 # g++: the compiler of the CUDA kernels' CPU emulator tests (tests/emu, in
 # make test), nvcc's host compiler and libstdc++ for the GPU=1 build that
 # tests/gpu/link.sh makes where nvcc (the CUDA toolkit) is installed
+# libopenmpi-dev: supkit train over MPI ranks (a build without it trains in
+# one process)
 build_pkgs=(gcc g++ binutils make pkg-config libssl-dev libarchive-dev libcjson-dev liblapacke-dev
 	libopenblas-dev libpcre2-dev libgsl-dev libsnappy-dev libzstd-dev zlib1g-dev libcairo2-dev
-	fonts-dejavu-core)
+	fonts-dejavu-core libopenmpi-dev)
 # slurm-wlm (slurmctld, slurmd, the client commands) and munge: tests/cli/sweep.sh
 # starts a one-node Slurm of its own in a temporary folder
-test_pkgs=(diffutils patch unzip zip python3 python3-numpy slurm-wlm slurm-client munge)
+# openmpi-bin (mpirun): tests/cli/train_mpi.sh starts the trainer's ranks
+test_pkgs=(diffutils patch unzip zip python3 python3-numpy slurm-wlm slurm-client munge openmpi-bin)
 ref_pkgs=(python3-torch python3-regex clang libclang-rt-14-dev)
 
 check=0 set=default

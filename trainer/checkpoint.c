@@ -181,6 +181,9 @@ char *ckpt_state_text(const struct ckpt_state *st)
 	cJSON_AddStringToObject(j, "config_sha256", st->config_sha256);
 	/* fp32 GEMM results depend on the BLAS thread count: resume uses the same */
 	cJSON_AddNumberToObject(j, "blas_threads", st->blas_threads);
+	/* the gradients' sums depend on the number of MPI ranks: resume uses the same */
+	if (st->world_size > 1)
+		cJSON_AddNumberToObject(j, "world_size", st->world_size);
 	cJSON *f = cJSON_AddObjectToObject(j, "files");
 	for (int i = 0; i < CKPT_NFILES; i++)
 		cJSON_AddStringToObject(f, ckpt_files[i], st->sha256[i]);
@@ -269,7 +272,7 @@ int ckpt_state_read_mem(const char *text, size_t len, const char *path, int64_t 
 			struct err *e)
 {
 	static const char *const known[] = {"step", "training_seconds", "training_loop_seconds", "config_sha256",
-					    "blas_threads", "files", "curve", NULL};
+					    "blas_threads", "world_size", "files", "curve", NULL};
 	memset(st, 0, sizeof *st);
 	cJSON *j = json_parse(text, len, path, e);
 	if (!j)
@@ -328,6 +331,12 @@ int ckpt_state_read_mem(const char *text, size_t len, const char *path, int64_t 
 	if (get_int(j, "blas_threads", 1, CKPT_BLAS_THREADS_MAX, &x, path, e) < 0)
 		goto out;
 	st->blas_threads = (int)x;
+	st->world_size = 1;
+	if (cJSON_GetObjectItemCaseSensitive(j, "world_size")) {
+		if (get_int(j, "world_size", 1, CKPT_WORLD_SIZE_MAX, &x, path, e) < 0)
+			goto out;
+		st->world_size = (int)x;
+	}
 	const cJSON *curve = cJSON_GetObjectItemCaseSensitive(j, "curve");
 	if (!cJSON_IsArray(curve)) {
 		err_set(e, EXIT_USAGE, "'%s': curve: %s", path, curve ? "not an array" : "missing");

@@ -53,6 +53,7 @@ int checkpoint_load_mem(struct param_table *t, const void *data, size_t len, con
 #define CKPT_NFILES 3
 extern const char *const ckpt_files[CKPT_NFILES];   /* file names, "files" keys */
 #define CKPT_BLAS_THREADS_MAX 4096
+#define CKPT_WORLD_SIZE_MAX (1 << 20)
 
 struct ckpt_state {
 	int64_t step;                          /* steps completed, in [0, steps) */
@@ -60,6 +61,9 @@ struct ckpt_state {
 	double training_loop_seconds;          /* >= training_seconds, finite */
 	char config_sha256[SHA256_HEX_LEN + 1];
 	int blas_threads;                      /* in [1, CKPT_BLAS_THREADS_MAX] */
+	int world_size;                        /* MPI ranks that trained it, in [1,
+	                                          CKPT_WORLD_SIZE_MAX]; state.json
+	                                          records it when above 1 */
 	char sha256[CKPT_NFILES][SHA256_HEX_LEN + 1];   /* of ckpt_files[i] */
 	cJSON *curve;   /* array of step objects: "step" = index, finite "loss";
 	                   ckpt_state_write only reads it; ckpt_state_read makes
@@ -76,7 +80,8 @@ char *ckpt_state_text(const struct ckpt_state *st);
 /* Read and check state.json at path for a run of `steps` steps: step an
  * integer in [0, steps) with a curve of exactly step entries, seconds
  * finite and ordered, config_sha256 and every file's SHA-256 64 hex digits,
- * blas_threads an integer in [1, CKPT_BLAS_THREADS_MAX], no other key. -1
+ * blas_threads an integer in [1, CKPT_BLAS_THREADS_MAX], world_size (when
+ * present; 1 when not) an integer in [1, CKPT_WORLD_SIZE_MAX], no other key. -1
  * with e (EXIT_USAGE) naming path and the field; st then holds nothing to
  * release. */
 int ckpt_state_read(const char *path, int64_t steps, struct ckpt_state *st, struct err *e);

@@ -1,5 +1,6 @@
-/* cmd_train.c: supkit-train, thin: parse, load the config, call train_run
- * (trainer/train.c), report. */
+/* cmd_train.c: supkit-train, thin: parse, load the config, join the MPI
+ * ranks when a launcher started several (trainer/dist.h), call train_run
+ * (trainer/train.c), report (rank 0 alone reports). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "lib/json.h"
 #include "trainer/arm_file.h"
 #include "trainer/config.h"
+#include "trainer/dist.h"
 #include "trainer/train.h"
 
 enum { O_SET = 256, O_RESUME, O_FORCE, O_TOKEN_BYTES, O_STOP_AFTER, O_PRINT_CONFIG, O_BACKEND, O_THREADS, O_JSON, O_ARM, O_DEVICE };
@@ -98,6 +100,8 @@ int main(int argc, char **argv)
 	a.stop_after = -1;   /* not given */
 	struct err e;
 	err_clear(&e);
+	struct dist d;
+	dist_single(&d);
 	int first;
 	int status = EXIT_OK;
 	if (cli_parse(argc, argv, opts, usage, on_opt, &a, &first, &e) < 0) {
@@ -120,6 +124,13 @@ int main(int argc, char **argv)
 		if (!a.out && !a.print_config)
 			cli_usage_error("need -o RUNDIR");
 	}
+	/* the MPI ranks (one process without a launcher); from here on rank 0
+	 * alone reports (every rank reads the same arguments and files) */
+	if (dist_init(&d, &argc, &argv, &e) < 0) {
+		err_print(NULL, &e);
+		status = e.code ? e.code : EXIT_SYS;
+		goto done;
+	}
 	/* --arm: the arm's file is the config, or its switches go over CONFIG */
 	char *arm_cfg = NULL, *base_cfg = NULL;
 	if (a.arm) {
@@ -132,7 +143,8 @@ int main(int argc, char **argv)
 			free(dir);
 		}
 		if (!arm_cfg) {
-			err_print(NULL, &e);
+			if (d.rank == 0)
+				err_print(NULL, &e);
 			status = e.code ? e.code : EXIT_SYS;
 			free(base_cfg);
 			goto done;
@@ -152,14 +164,16 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = config_validate(&cfg, &e);
 	if (rc < 0) {
-		err_print(NULL, &e);
+		if (d.rank == 0)
+			err_print(NULL, &e);
 		status = e.code ? e.code : EXIT_USAGE;
 		goto done;
 	}
 	cfg.device = (int)a.device;   /* not a config key: the machine's, not the run's */
 	if (a.print_config) {
 		char *t = config_print(&cfg);
-		fputs(t, stdout);
+		if (d.rank == 0)
+			fputs(t, stdout);
 		free(t);
 		goto done;
 	}
@@ -171,14 +185,18 @@ int main(int argc, char **argv)
 		/* --stop-after 0: a checkpoint of the initial weights */
 		.stop_after = a.stop_after == 0 ? TRAIN_STOP_NOW : a.stop_after < 0 ? 0 : (int)a.stop_after,
 		.quiet = a.quiet,
+		.dist = &d,
 	};
 	struct train_summary s;
-	if (train_run(&cfg, &o, &s, &e) < 0) {
-		err_print(NULL, &e);
+	int tr = train_run(&cfg, &o, &s, &e);
+	if (tr < 0) {
+		if (d.rank == 0)   /* every rank has the same status */
+			err_print(NULL, &e);
 		status = e.code ? e.code : EXIT_SYS;
 		goto done;
 	}
-	if (a.json) {
+	if (d.rank != 0) {
+	} else if (a.json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "run_dir", o.run_dir);
 		cJSON_AddBoolToObject(j, "finished", s.finished);
@@ -204,6 +222,7 @@ int main(int argc, char **argv)
 		       s.steps_done, o.run_dir);
 	}
 done:
+	dist_finalize(&d);
 	for (int i = 0; i < a.n_sets; i++)
 		free(a.sets[i]);
 	free(a.sets);

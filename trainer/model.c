@@ -948,6 +948,26 @@ static struct tensor oe_slots(struct model *m, int j, const int32_t *rows, int64
 	return tensor_2d(g, m->dt, (int64_t)o->cap, (int64_t)p->cols);
 }
 
+double *model_grad_row64_take(struct model *m, struct param *p, size_t r)
+{
+	if (p->g64)
+		return p->g64 + r * p->cols;
+	for (int j = 0; j < m->ntab; j++) {
+		if (m->oe[j] != p || !p->slot)
+			continue;
+		if (p->slot[r] < 0) {
+			struct oe_grad *o = &m->og[j];
+			oe_reserve(m, j, 1);
+			p->slot[r] = (int32_t)o->nvis;
+			o->vis[o->nvis] = (int32_t)r;
+			memset(p->gv64 + o->nvis * p->cols, 0, p->cols * sizeof(double));
+			o->nvis++;
+		}
+		return p->gv64 + (size_t)p->slot[r] * p->cols;
+	}
+	return NULL;
+}
+
 /* ---- OE hashing: table j hashes (2 + j / oe_k)-grams ---- */
 
 static void oe_hash(struct model *m, const int32_t *idx, int B, int T)

@@ -90,6 +90,13 @@ int model_forward_loss(struct model *m, const int32_t *inputs, const int32_t *ta
  * and OE count. */
 void model_zero_grad(struct model *m);
 
+/* fp64 runs: the fp64 gradient row r of p (cols entries) to write into: a
+ * dense g64 row, or a compact OE table's slot, given one (zeroed) when
+ * row r has none yet, as a backward that visits it does (its visit count
+ * untouched). NULL for a parameter without an fp64 gradient. For summing
+ * gradients across processes (trainer/dist.h). */
+double *model_grad_row64_take(struct model *m, struct param *p, size_t r);
+
 /* Write the parameters to a safetensors checkpoint (trainer/checkpoint.h:
  * fp64 runs write their exact values as F64, and first round w64 into w);
  * meta as for checkpoint_save. */

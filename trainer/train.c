@@ -9,7 +9,10 @@
  * whole loop.
  *
  * The backend (CPU reference or CUDA) is chosen by model_create through
- * trainer/backend_select.h. Left out: distributed training.
+ * trainer/backend_select.h. Data parallelism (trainer/dist.h): with several
+ * MPI ranks each runs its rows of the step (dist_share), the gradients and
+ * micro-step losses are summed in rank order, and rank 0 alone writes the
+ * run folder and evaluates; the CUDA backend runs one process.
  */
 #define _GNU_SOURCE
 #include "trainer/train.h"
@@ -33,6 +36,7 @@
 #include "trainer/accounting.h"
 #include "trainer/backend_select.h"
 #include "trainer/checkpoint.h"
+#include "trainer/dist.h"
 #include "trainer/eval.h"
 #include "data/loader.h"
 #include "trainer/model.h"
@@ -163,6 +167,7 @@ struct run {
 	int fp64;
 	uint64_t val_epochs;       /* passes over the validation shards in evaluation */
 	int lock_fd;               /* the run folder's lock (rundir.h), -1 before */
+	const struct dist *dist;   /* the MPI ranks (a world of one without MPI) */
 };
 
 static int write_curve(struct run *R, struct err *e)
@@ -208,6 +213,7 @@ static int save_checkpoint(struct run *R, struct err *e)
 	st.training_loop_seconds = R->loop_seconds;
 	memcpy(st.config_sha256, R->sha, sizeof st.config_sha256);
 	st.blas_threads = openblas_get_num_threads();
+	st.world_size = R->dist->size;
 	st.curve = R->curve;
 	r = params_save_exact(model_params(R->m), R->fp64, R->step, p[0], e);
 	if (r == 0)
@@ -281,6 +287,13 @@ static int load_checkpoint(struct run *R, struct err *e)
 			ps, st.config_sha256, R->sha);
 		goto out;
 	}
+	/* the sums over the ranks, so the weights, depend on their number */
+	if (st.world_size != R->dist->size) {
+		err_set(e, EXIT_USAGE, "'%s': world_size: the checkpoint was made by %d MPI rank%s, and this run has %d: "
+			"resume with %d (the gradients' sums, so the weights, depend on it)", ps, st.world_size,
+			st.world_size == 1 ? "" : "s", R->dist->size, st.world_size);
+		goto out;
+	}
 	if (ckpt_state_verify(ck, &st, e) < 0)
 		goto out;
 	if (params_load_exact(model_params(R->m), R->fp64, st.step, p[0], e) < 0)
@@ -318,7 +331,7 @@ static int load_checkpoint(struct run *R, struct err *e)
 			openblas_set_num_threads(now);
 			goto out;
 		}
-		if (!R->o->quiet)
+		if (!R->o->quiet && R->dist->rank == 0)
 			fprintf(stderr, "%s: resuming with %d BLAS threads, as the checkpoint was made (not %d), "
 				"so that the result is bit-identical\n", err_prog, st.blas_threads, now);
 	}
@@ -398,6 +411,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 		cJSON_AddNullToObject(j, "mfu_percent");
 	}
 	cJSON_AddNumberToObject(j, "steps", R->step);
+	cJSON_AddNumberToObject(j, "world_size", R->dist->size);
 	cJSON_AddNumberToObject(j, "final_loss", final_loss);
 	cJSON_AddNumberToObject(j, "eval_tokens", (double)c->eval_tokens);
 	cJSON_AddNumberToObject(j, "heldout_tokens", (double)c->heldout_tokens);
@@ -486,10 +500,13 @@ static int run_dir_precheck(const struct train_opts *o, struct err *e)
  * it (rundir.h), then on --resume load the checkpoint, on a new run remove
  * a replaced run's files (--force) and write config.cfg; in both, remove
  * the temporaries a killed trainer left. A refusal leaves the folder as it
- * was (but for its lock file). */
+ * was (but for its lock file). Ranks other than 0 only read: the
+ * checkpoint on --resume. */
 static int claim_run_dir(struct run *R, struct err *e)
 {
 	const struct train_opts *o = R->o;
+	if (R->dist->rank != 0)
+		return o->resume ? load_checkpoint(R, e) : 0;
 	if (!o->resume && dir_make_all(o->run_dir, e) < 0)
 		return -1;
 	if (rundir_lock(o->run_dir, &R->lock_fd, e) < 0)
@@ -586,11 +603,20 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	memset(s, 0, sizeof *s);
 	if (config_validate(cfg, e) < 0)
 		return -1;
+	struct dist one;
+	dist_single(&one);
+	const struct dist *D = o->dist ? o->dist : &one;
+	if (D->size > 1 && cfg->backend == BACKEND_CUDA)
+		return err_set(e, EXIT_USAGE, "backend = cuda runs one process, and this supkit-train is one of %d MPI "
+			       "ranks: data parallelism over MPI is the CPU backend's (backend = cpu)", D->size);
 	if (cfg->backend == BACKEND_CUDA && !backend_cuda_built())
 		return err_set(e, EXIT_SYS, "backend = cuda, but this supkit-train was built without the CUDA backend "
 				"(build with make GPU=1 on a machine with nvcc)");
 	if (!cfg->data_dir[0])
 		return err_set(e, EXIT_USAGE, "the config sets no data_dir (a folder of train_*.bin and val_*.bin shards)");
+	if (D->size > 1 && (int64_t)cfg->batch_rows * cfg->grad_accum < D->size)
+		return err_set(e, EXIT_USAGE, "batch_rows x grad_accum = %lld rows a step cannot give each of %d MPI ranks "
+			       "a row", (long long)cfg->batch_rows * cfg->grad_accum, D->size);
 	if (cfg->threads > 0)
 		openblas_set_num_threads(cfg->threads);
 
@@ -600,6 +626,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	R.o = o;
 	R.fp64 = cfg->dtype == DTYPE_F64;
 	R.lock_fd = -1;
+	R.dist = D;
 	R.curve = cJSON_CreateArray();
 	config_sha256(cfg, R.sha);
 	double t_start = now_seconds();
@@ -608,49 +635,66 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 	/* Every input is checked, and the model, optimizer and loader made,
 	 * before the run folder is touched (claim_run_dir). */
 	if (run_dir_precheck(o, e) < 0 || check_memory(cfg, NULL, e) < 0)
-		goto out;
+		goto setup_done;
 	if (list_shards(cfg->data_dir, "train_*.bin", &R.train_g) < 0 ||
 	    list_shards(cfg->data_dir, "val_*.bin", &R.val_g) < 0) {
 		err_set(e, EXIT_SYS, "cannot list the shards in '%s'", cfg->data_dir);
-		goto out;
+		goto setup_done;
 	}
 	if (R.train_g.gl_pathc == 0) {
 		err_set(e, EXIT_USAGE, "'%s' holds no train_*.bin shards", cfg->data_dir);
-		goto out;
+		goto setup_done;
 	}
 	if (R.val_g.gl_pathc == 0 && cfg->eval_tokens + cfg->heldout_tokens > 0) {
 		err_set(e, EXIT_USAGE, "'%s' holds no val_*.bin shards (or set eval_tokens = 0 and heldout_tokens = 0)",
 			cfg->data_dir);
-		goto out;
+		goto setup_done;
 	}
 	if (loader_open((const char *const *)R.train_g.gl_pathv, (int)R.train_g.gl_pathc, cfg->seq_len,
 			cfg->batch_rows, cfg->seed, &R.ld, e) < 0)
-		goto out;
+		goto setup_done;
 	R.ld_open = 1;
 	if (R.ld.vocab_size != (uint32_t)cfg->vocab_size) {
 		err_set(e, EXIT_USAGE, "the shards in '%s' are for vocab size %u, the config says %d", cfg->data_dir,
 			R.ld.vocab_size, cfg->vocab_size);
-		goto out;
+		goto setup_done;
 	}
 	if (load_token_bytes(&R, e) < 0 || check_init_from(cfg, e) < 0)
-		goto out;
+		goto setup_done;
 	if (model_create(cfg, &R.m, e) < 0)
-		goto out;
+		goto setup_done;
+	if (D->size > 1 && model_backend(R.m) != backend_cpu()) {
+		err_set(e, EXIT_USAGE, "backend = auto chose %s, which runs one process, and this supkit-train is one of %d "
+			"MPI ranks: set backend = cpu", model_backend(R.m)->name, D->size);
+		goto setup_done;
+	}
 	if (check_memory(cfg, R.m, e) < 0)
-		goto out;
+		goto setup_done;
 	if (backend_peak_flops(model_backend(R.m), &R.peak_flops, e) < 0)   /* before, not after, the run */
-		goto out;
+		goto setup_done;
 	if (optim_create(cfg, model_params(R.m), R.fp64, &R.opt, e) < 0)
-		goto out;
+		goto setup_done;
 	backend_optim_attach(R.opt, model_backend(R.m));   /* on the GPU with cuda */
-	if (claim_run_dir(&R, e) < 0)
+	if (claim_run_dir(&R, e) == 0)
+		r = 0;
+setup_done:
+	/* every rank set up, or every rank stops (rank 0 reporting the first failure) */
+	if (dist_agree(D, r, e) < 0) {
+		r = -1;
 		goto out;
+	}
+	dist_signal_note(D, o->run_dir);
 
 	const int B = cfg->batch_rows, T = cfg->seq_len, K = cfg->grad_accum;
 	size_t N = (size_t)B * (size_t)T;
 	int32_t *in = xmalloc(N * sizeof *in), *tg = xmalloc(N * sizeof *tg);
+	/* this rank's rows of the step's K x B (all of them in a world of one),
+	 * and each micro-step's loss share, summed over the ranks */
+	int64_t lo, hi;
+	dist_share(D, (int64_t)K * B, &lo, &hi);
+	double *lk = xcalloc((size_t)K, sizeof *lk);
 	struct progress pr;
-	progress_init(&pr, o->quiet);
+	progress_init(&pr, o->quiet || D->rank != 0);
 	progress_start(&pr, cfg->steps, R.step, "steps");   /* rate and ETA from here (a resume too) */
 	double last_loss = NAN;
 	int start = R.step, stopped = 0;
@@ -664,7 +708,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		double t0 = now_seconds();
 		model_zero_grad(R.m);
 		double lsum = 0;
-		for (int k = 0; k < K && r == 0; k++) {
+		for (int k = 0; k < K && r == 0 && D->size == 1; k++) {
 			double loss;
 			loader_next(&R.ld, in, tg);
 			if (model_forward_backward(R.m, in, tg, B, T, 1.0 / K, &loss, e) < 0) {
@@ -675,6 +719,40 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 				r = err_set(e, EXIT_CHECK, "step %d: loss %g is %s (fast-fail)", t, loss,
 					    isfinite(loss) ? "above max_loss" : "not a number");
 			lsum += loss;
+		}
+		if (D->size > 1) {
+			/* every rank reads the whole micro-batch (the loader's state
+			 * stays the one-process run's) and runs its rows of it, the
+			 * loss scaled by its share of the micro-batch's targets: the
+			 * ranks' gradients then sum to the one-process gradient */
+			for (int k = 0; k < K && r == 0; k++) {
+				loader_next(&R.ld, in, tg);
+				int64_t a = lo > (int64_t)k * B ? lo - (int64_t)k * B : 0;
+				int64_t b = hi < (int64_t)(k + 1) * B ? hi - (int64_t)k * B : B;
+				lk[k] = 0;
+				if (a >= b)
+					continue;
+				int64_t all = 0, mine = 0;
+				for (size_t i = 0; i < N; i++)
+					all += tg[i] >= 0;
+				for (size_t i = (size_t)a * T; i < (size_t)b * T; i++)
+					mine += tg[i] >= 0;
+				double loss, share = all > 0 ? (double)mine / (double)all : 0;
+				if (model_forward_backward(R.m, in + (size_t)a * T, tg + (size_t)a * T, (int)(b - a), T,
+							   share / K, &loss, e) < 0)
+					r = -1;
+				else
+					lk[k] = loss * share;
+			}
+			if (dist_agree(D, r, e) < 0 || dist_sum(D, lk, (size_t)K, 1, e) < 0 ||
+			    dist_sum_grads(D, R.m, R.fp64, e) < 0)
+				r = -1;
+			for (int k = 0; k < K && r == 0; k++) {
+				if (!isfinite(lk[k]) || lk[k] > cfg->max_loss)
+					r = err_set(e, EXIT_CHECK, "step %d: loss %g is %s (fast-fail)", t, lk[k],
+						    isfinite(lk[k]) ? "above max_loss" : "not a number");
+				lsum += lk[k];
+			}
 		}
 		if (r == 0 && optim_step(R.opt, t, e) < 0)
 			r = -1;
@@ -696,34 +774,48 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		cJSON_AddNumberToObject(c, "dt", dt);
 		cJSON_AddNumberToObject(c, "tok_s", (double)N * K / dt);
 		R.step++;
-		if (cfg->eval_every > 0 && R.step % cfg->eval_every == 0 && R.step < cfg->steps && cfg->eval_tokens > 0) {
+		/* evaluation and checkpoints: rank 0's (the weights are every rank's) */
+		if (cfg->eval_every > 0 && R.step % cfg->eval_every == 0 && R.step < cfg->steps && cfg->eval_tokens > 0 &&
+		    D->rank == 0) {
 			struct eval_result ev;
 			if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T,
-				     R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &ev, NULL, e) < 0) {
-				cJSON_Delete(c);
+				     R.token_bytes, R.n_token_bytes, 0, cfg->eval_tokens, &ev, NULL, e) < 0)
 				r = -1;
-				break;
-			}
-			cJSON_AddNumberToObject(c, "val_bpb", ev.bpb);
+			else
+				cJSON_AddNumberToObject(c, "val_bpb", ev.bpb);
 		}
 		cJSON_AddItemToArray(R.curve, c);
-		progress_at(&pr, R.step == cfg->steps, R.step, "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s",
-			    R.step, cfg->steps, last_loss, sc.lrm, dt * 1e3, (double)N * K / dt);
-		if (cfg->checkpoint_every > 0 && R.step % cfg->checkpoint_every == 0 && R.step < cfg->steps &&
-		    save_checkpoint(&R, e) < 0) {
+		if (r == 0)
+			progress_at(&pr, R.step == cfg->steps, R.step,
+				    "step %d/%d  loss %.4f  lrm %.3f  dt %.0f ms  %.0f tok/s", R.step, cfg->steps, last_loss,
+				    sc.lrm, dt * 1e3, (double)N * K / dt);
+		if (r == 0 && cfg->checkpoint_every > 0 && R.step % cfg->checkpoint_every == 0 && R.step < cfg->steps &&
+		    D->rank == 0 && save_checkpoint(&R, e) < 0)
 			r = -1;
+		if (D->size > 1 && dist_agree(D, r, e) < 0)
+			r = -1;
+		if (r < 0)
 			break;
-		}
 	}
 	progress_done(&pr);
 	free(in);
 	free(tg);
+	free(lk);
 	if (r < 0)
 		goto out;
 	s->steps_done = R.step;
 	s->final_loss = last_loss;
 	if (stopped) {
-		r = save_checkpoint(&R, e);
+		if (D->rank == 0)
+			r = save_checkpoint(&R, e);
+		r = dist_agree(D, r, e);
+		goto out;
+	}
+	if (D->rank != 0) {
+		/* rank 0 evaluates and writes the run's files */
+		r = dist_agree(D, 0, e);
+		if (r == 0)
+			s->finished = 1;
 		goto out;
 	}
 
@@ -734,7 +826,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
 			     R.n_token_bytes, 0, cfg->eval_tokens, &ev, NULL, e) < 0) {
 			r = -1;
-			goto out;
+			goto final_done;
 		}
 		val_bpb = ev.bpb;
 		val_epochs = ev.epochs;
@@ -743,7 +835,7 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		if (eval_bpb(R.m, (const char *const *)R.val_g.gl_pathv, (int)R.val_g.gl_pathc, B, T, R.token_bytes,
 			     R.n_token_bytes, cfg->eval_tokens, cfg->heldout_tokens, &ev, NULL, e) < 0) {
 			r = -1;
-			goto out;
+			goto final_done;
 		}
 		held_bpb = ev.bpb;
 		if (ev.epochs > val_epochs)
@@ -779,6 +871,10 @@ int train_run(struct config *cfg, const struct train_opts *o, struct train_summa
 		s->val_bpb = val_bpb;
 		s->heldout_bpb = held_bpb;
 	}
+final_done:
+	/* the other ranks wait for rank 0's files */
+	if (D->size > 1)
+		r = dist_agree(D, r, e);
 out:
 	run_release(&R);
 	return r;

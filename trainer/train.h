@@ -26,6 +26,14 @@
  * checkpoint is verified first (each file's SHA-256, every field's range,
  * the files' agreement with the step).
  *
+ * Over MPI (trainer/dist.h, opts->dist of several ranks, CPU backend only):
+ * every rank reads the whole global batch, runs its share of the step's
+ * rows and takes the same optimizer step on the gradients summed in rank
+ * order; rank 0 alone writes the run folder and evaluates BPB (result.json
+ * records world_size; state.json too when above 1), and a resume needs the
+ * checkpoint's world size. A failure on any rank ends every rank, rank 0
+ * reporting it ("rank N: ...").
+ *
  * Order: every input (config, memory, shards, token_bytes, init_from) is
  * checked and the model, optimizer and loader made before RUNDIR is
  * touched; then the lock, then (--force) the replaced run's files go, and
@@ -37,6 +45,7 @@
 #include <stdint.h>
 #include "lib/err.h"
 #include "trainer/config.h"
+#include "trainer/dist.h"
 
 #define TRAIN_STOP_NOW (-1)
 
@@ -51,6 +60,7 @@ struct train_opts {
 	                              TRAIN_STOP_NOW: before its first step (a
 	                              checkpoint of the initial weights) */
 	int quiet;                 /* no progress lines */
+	const struct dist *dist;   /* the MPI ranks (dist.h); NULL: one process */
 };
 
 struct train_summary {
@@ -63,7 +73,8 @@ struct train_summary {
 /* Run (or resume) training for cfg (validated here). 0 on success, -1 with
  * e set: EXIT_USAGE for bad config, data or checkpoint, EXIT_CHECK when the
  * loss is NaN or above max_loss (fast-fail), EXIT_SYS for I/O, a run folder
- * in use by another process, or too little memory. */
+ * in use by another process, too little memory, or MPI failing. Over MPI
+ * every rank returns the same status; rank 0's e is the one to print. */
 int train_run(struct config *cfg, const struct train_opts *o, struct train_summary *s, struct err *e);
 
 #endif

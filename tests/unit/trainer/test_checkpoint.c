@@ -411,6 +411,50 @@ TEST(resume_state_round_trip_and_hashes)
 	free(ck);
 }
 
+TEST(resume_state_world_size)
+{
+	char *ck = path_join(dir, "ck_ws");
+	struct ckpt_state w, r;
+	char *text;
+	struct err e;
+	make_state(ck, &w, &text);
+	char *ps = path_join(ck, "state.json");
+	/* one process: not written, read as 1 */
+	CHECKF(!strstr(text, "world_size"), "%s", text);
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.world_size == 1);
+	ckpt_state_release(&r);
+	/* several ranks: written and read back */
+	w.world_size = 3;
+	CHECKF(ckpt_state_write(ps, &w, &e) == 0, "%s", e.msg);
+	CHECKF(ckpt_state_read(ps, 10, &r, &e) == 0, "%s", e.msg);
+	CHECK(r.world_size == 3);
+	ckpt_state_release(&r);
+	char *t3 = ckpt_state_text(&w);
+	CHECK(strstr(t3, "\"world_size\": 3") != NULL);
+	const char *bad[][2] = {
+		{"\"world_size\": 0", "world_size: 0 is out of range [1, 1048576]"},
+		{"\"world_size\": 1048577", "world_size: 1048577 is out of range"},
+		{"\"world_size\": 2.5", "world_size: 2.5 is not an integer"},
+		{"\"world_size\": \"2\"", "world_size: not a number"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char *t = replaced(t3, "\"world_size\": 3", bad[i][0]);
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		CHECK(file_write_atomic(ps, t, strlen(t), &e) == 0);
+		CHECKF(ckpt_state_read(ps, 10, &r, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, bad[i][1]) &&
+		       strstr(e.msg, ps), "case %zu: %s", i, e.msg);
+		free(t);
+	}
+	free(t3);
+	cJSON_Delete(w.curve);
+	free(text);
+	free(ps);
+	free(ck);
+}
+
 TEST(resume_state_fields_checked)
 {
 	char *ck = path_join(dir, "ck2");
@@ -540,6 +584,7 @@ int main(void)
 	RUN(masked_entries_must_be_zero);
 	RUN(compile_prefix);
 	RUN(resume_state_round_trip_and_hashes);
+	RUN(resume_state_world_size);
 	RUN(resume_state_fields_checked);
 	RUN(in_memory_readers);
 	dir_remove_tree(dir);
