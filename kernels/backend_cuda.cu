@@ -1,65 +1,54 @@
-/* backend_cuda.cu: the CUDA backend table (trainer/backend.h) for C code,
- * exported through kernels/cuda_api.h: device setup, memory (managed
- * allocations, staging of host operands, accounting), cuBLAS GEMMs and own
- * kernels for every other op but attention (kernels/attention.cu), the OE
- * tables' n-gram hashing and visit counts (integer atomics) included.
- * An op tells its operands apart (managed, pinned, pageable to stage) from
- * a registry of the backend's own managed blocks, and asks the driver only
- * for other memory (since session 9; before, one cudaPointerGetAttributes
- * an operand).
+/* backend_cuda.cu: the CUDA backend object (trainer/backend.h), registered
+ * as "cuda" and exported to C through kernels/cuda_api.h: device setup,
+ * memory (managed allocations, staging of host operands, accounting),
+ * cuBLAS GEMMs and own kernels for every other op but attention
+ * (kernels/attention*.cu), the OE tables' n-gram hashing and visit counts
+ * (integer atomics) included. An op tells its operands apart (managed,
+ * pinned, pageable to stage) from a registry of the backend's own blocks,
+ * and asks the driver only for other memory.
  *
- * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
- * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
- * run on bf16 tensor cores with fp32 accumulation (CUDA_MM_BF16, the
- * benchmark's autocast: fp32 operands cast to bf16 here, round to nearest
- * even, bf16 ones used as they are; CUDA_MM_BF16_FAST: fp32 operands through
- * cuBLAS's COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or
- * in full fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope
- * (backend.h scope) an operand's cast is kept until an op writes the
- * operand (a GEMM on a part of it, a chunk of hN, uses that part), and
- * relu^2 writes its output's cast as it goes (g_cc: on an H200 the casts
- * fell from 22% of a depth-8 step to 8%); since session 7 (not yet run on a
- * GPU) so do RMSNorm and its gradient, the fused RoPE/QK-norm gradient, the
- * cross-entropy's logit gradient and the mma attention's y and dv (the
- * other GEMM operands but the weights and the backward's dx after its
- * axpby), and relu2_fwd_gemm writes the model's u as its cast alone (u is
- * read by GEMMs only: 4 bytes an element less, twice a layer); since
- * session 8 (not yet run on a GPU) the mma attention reads q, k and v
- * through the same store, so the forward's casts serve the backward too
- * (three casts a layer fewer, 6 bytes an element each; held for the pass:
- * about 1.5 GiB more at depth 8 in passes of 32 rows), and the fused
- * RoPE/QK-norm forward writes q's and k's casts as it goes; since session 9
- * (not yet run on a GPU) the model stores the MLP's h, u, du and dh in
- * bf16 when this backend's GEMMs are bf16 (c_mlp_bf16, backend.h
- * mlp_bf16): cuBLAS writes h and du in bf16 and relu^2 reads and writes
- * bf16, so u and dh need no casts; since session 10 (not yet run on a GPU)
- * it stores the attention's q, k, v, q_tau's qn and y in bf16 too where
- * the mma attention runs (c_attn_bf16, backend.h attn_bf16): cuBLAS writes
- * q, k, v in bf16, RoPE/QK-norm and the value-embedding gate work in place
- * on them, the mma kernels read them and write y as they are (no fp32
- * copies held beside the kept casts: 4 bytes an element less for each, and
- * 6 bytes an element less moved through each of their writes). Every op is
- * deterministic: fixed launch shapes, fixed reduction trees, no float
- * atomics; the embedding scatter-add sorts the indices (stable) and sums each
- * table row's contributions in token order, as the CPU loop does (since
- * session 7 the sort runs on the device, CUB's stable radix sort, and inside
- * a pass scope is kept for the next call on the same index array: wte and
- * the value-embedding tables of one micro-batch share it; before, the host
- * sorted a copy of the indices, a synchronisation at every call).
+ * Numerics: fp32 storage and fp32 arithmetic unless bf16 storage is on
+ * (below); row reductions (RMS, dot products, softmax sums) accumulate in
+ * fp64 like the CPU reference; GEMMs run on bf16 tensor cores with fp32
+ * accumulation (CUDA_MM_BF16, the benchmark's autocast: fp32 operands cast
+ * to bf16 here, round to nearest even, bf16 ones used as they are;
+ * CUDA_MM_BF16_FAST: fp32 operands through cuBLAS's
+ * COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or in full
+ * fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope (backend.h
+ * scope) an operand's cast is kept until an op writes the operand (a GEMM
+ * on a part of it, a chunk of hN, uses that part); RMSNorm and its
+ * gradient, the fused RoPE/QK-norm forward and gradient, the
+ * cross-entropy's logit gradient, relu^2 and the mma attention's y and dv
+ * write their outputs' casts as they go (g_cc), relu2_fwd_gemm writes the
+ * model's u as its cast alone, and the mma attention reads q, k and v
+ * through the same store, so the forward's casts serve the backward too.
+ * With bf16 GEMMs the model stores the MLP's h, u, du and dh in bf16
+ * (c_mlp_bf16, backend.h mlp_bf16), the attention's q, k, v, q_tau's qn, y
+ * and their gradients where the mma attention runs (c_attn_bf16,
+ * attn_bf16), and the layers' norm outputs (norm_bf16): cuBLAS writes
+ * bf16 outputs, the element-wise kernels read and write bf16, and no fp32
+ * copies sit beside the kept casts. Every op is deterministic: fixed
+ * launch shapes, fixed reduction trees, no float atomics; the embedding
+ * scatter-add sorts the indices on the device (CUB's stable radix sort,
+ * kept inside a pass scope for the next call on the same index array: wte
+ * and the value-embedding tables of one micro-batch share it) and sums
+ * each table row's contributions in token order, as the CPU loop does.
+ *
+ * On hardware: the configuration of commit 8dcb6f4 ran on an H200 on
+ * 2026-11-29 (kernels/README.md: the tests it passed, the figures); the
+ * storage, fusion and sort changes above and the off-by-default
+ * asynchronous ops (cuda_set_async) have run on the emulated device only
+ * (tests/emu).
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 storage
- * of activations but the MLP's and the attention's (TD_BF16 is accepted for
- * matmul inputs/outputs, relu^2, the attention's ops and embedding tables
- * only; the residual stream, the norms' outputs and every gradient but the
- * MLP's stay fp32), asynchronous ops outside the pass scope and by default
- * (cuda_set_async: inside the scope an op need not wait for its kernels;
- * not yet run on a GPU, so off), cuBLASLt epilogues,
- * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
- * thread left one block an SM and it ran 4x slower on an H200),
- * the optimizer (Polar Express: kernels/polar.cu; the element-wise passes:
- * kernels/optim.cu; the rest in trainer/optim.c on the host).
+ * of the residual stream and of the gradients but the MLP's and the
+ * attention's, asynchronous ops outside the pass scope, cuBLASLt
+ * epilogues, a cross-entropy kernel keeping a row in registers (tried:
+ * 227 registers a thread left one block an SM and it ran 4x slower on an
+ * H200), the optimizer (Polar Express: kernels/polar.cu; the element-wise
+ * passes: kernels/optim.cu; the rest in trainer/optim.c on the host).
  * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
- * loops), SPEC section 1; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
+ * loops), docs/model.md; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -1618,8 +1607,8 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
  * by index (CUB's radix sort of (index, position) pairs, over the bits of
  * the table's rows), the starts of the runs of equal indices (CUB's select
  * of the positions where the sorted index changes), their count U and each
- * run's index. The same order as the host's stable sort before session 7,
- * so the same sums. Inside a pass scope the plan of a device-resident index
+ * run's index. The same order as a stable sort on the host, so the same
+ * sums as the CPU loop. Inside a pass scope the plan of a device-resident index
  * array is kept for the next scatter of the same array (a micro-batch
  * scatters its tokens into wte and every value-embedding table) until an op
  * writes the array, its block is freed, the host synchronises or the scope

@@ -850,7 +850,7 @@ TEST(attention_mma2)
  * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
  * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
  * (attn_bf16_case); then training (attention_wg_train). Run in a child
- * process (attention_wg below): written without a GPU, so that a fault
+ * process (attention_wg below): never run on a GPU, so that a fault
  * there (a misread layout can make the device's context unusable) cannot
  * take the other tests with it. */
 static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
@@ -1859,7 +1859,7 @@ static double rel_fro(const float *a, const float *b, size_t n)
 
 /* Polar Express against trainer/polar.c: relative Frobenius error 1e-5 in
  * fp32 (GEMM summation order through 5 iterations), 0.05 with bf16
- * arithmetic (the tolerance SPEC 2 and tests/unit/trainer/test_optim.c use
+ * arithmetic (the tolerance tests/unit/trainer/test_optim.c uses
  * against PyTorch: bf16 roundings in a different summation order). */
 /* The optimizer's element-wise passes (kernels/optim.cu) against the host
  * twin (trainer/optim.c optim_device_host): the same per-element functions,
@@ -2405,7 +2405,7 @@ TEST(benchmark_pass_rows)
 	printf("  depth 8, B 64, T 2048: %d rows a pass, %.1f MiB planned; norm outputs in fp32: %d "
 	       "rows, %.1f MiB\n", rows[0], mib[0], rows[1], mib[1]);
 	CHECK(rows[0] == 64 && rows[1] == 32);
-	CHECK(mib[0] < 22804.5);   /* PyTorch's figure (issue 10) */
+	CHECK(mib[0] < 22804.5);   /* PyTorch's figure at this size */
 }
 
 /* Each layer's norm outputs a and m in bf16 (backend.h norm_bf16, the
@@ -2908,7 +2908,7 @@ int main(int argc, char **argv)
 	RUN(async_gather_abort);
 	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
-	/* last: written without a GPU (session 16), so that a hang there, which
+	/* last: never run on a GPU, so that a hang there, which
 	 * its child's alarm or the suite's time limit ends, costs no other test */
 	RUN(attention_wg);
 	struct cuda_mem_stats ms;
