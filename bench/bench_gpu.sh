@@ -71,9 +71,6 @@
 #                         emulated device of tests/emu, no GPU needed;
 #                         tests/cli/bench_gpu_emu.sh)
 #   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
-#   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
-#                         rounded to nearest even, the default), fast16bf
-#                         (cuBLAS's own down-conversion) or f32
 set -u
 export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-mma}
 cd "$(dirname "$0")/.."
@@ -169,7 +166,7 @@ supkit_run() {
 	local d=$1 attn=$2 rows=$3
 	shift 3
 	local env=("${base_env[@]}" "$@")
-	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
+	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: autocast, pass_rows $rows; ${env[*]})"
 	local out
 	# (a time limit a run: its budget and two minutes for the model's setup
 	# and the profiled step)

@@ -210,7 +210,7 @@ static void dev_sample(void)
 /* The modes' names, as the environment variables and gpu_bench spell them,
  * in enum order. */
 static const char *const attn_names[] = { "f32", "tc", "mma", "mma2", "wg" };
-static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
+static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };   /* gpu_bench's */
 static const char *const onoff_names[] = { "0", "1" };
 
 /* The index in names (n of them) of the environment variable var's value;
@@ -259,7 +259,6 @@ static void cuda_init(void)
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
 	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 5, CUDA_ATTN_MMA);
 	wg_check(g_cu.attn);
-	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
@@ -2007,9 +2006,9 @@ static const char *c_modes(void)
 {
 	static char buf[224];
 	snprintf(buf, sizeof buf,
-		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
+		 "attn=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
 		 "norm_bf16=%d fuse_mix=%d batch=%d",
-		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
+		 attn_names[g_cu.attn], g_cu.async, !g_cc.off, g_cu.mlp16,
 		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix, g_cu.batch);
 	return buf;
 }
@@ -2029,7 +2028,19 @@ static int c_open(const struct backend_options *o, struct err *e)
 	g_cu.dev = o->device;
 	g_cu.opened = 1;
 	cuda_init();
+	/* config key precision; auto keeps the mode in force (autocast unless
+	 * a test set another with cuda_set_matmul_mode) */
+	if (o->precision == BK_PRECISION_FP32)
+		g_cu.mm = CUDA_MM_F32;
+	else if (o->precision == BK_PRECISION_AUTOCAST)
+		g_cu.mm = CUDA_MM_BF16;
 	return 0;
+}
+
+/* backend.h precision: the GEMMs' arithmetic in force */
+static const char *c_precision(void)
+{
+	return g_cu.mm == CUDA_MM_F32 ? "fp32" : g_cu.mm == CUDA_MM_BF16 ? "autocast" : "fast16bf";
 }
 
 static void *c_state_alloc(size_t n)
@@ -2132,6 +2143,7 @@ static const struct backend_ops cuda_ops = {
 	/* .device_bytes = */ c_device_bytes,
 	/* .act_budget = */ (size_t)15 << 30,
 	/* .ce_rows = */ 4096,
+	/* .precision = */ c_precision,
 };
 
 /* kernels/ registers itself: linking these objects in is what makes

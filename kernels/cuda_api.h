@@ -56,7 +56,9 @@ int cuda_device_name(char *buf, size_t n);
  * device (check cuda_device_count first). */
 const struct backend_ops *backend_cuda(void);
 
-/* Matmul precision for fp32 operands. */
+/* Matmul precision for fp32 operands: the config key precision (backend.h
+ * backend_options) sets it when the backend opens (autocast: CUDA_MM_BF16,
+ * fp32: CUDA_MM_F32); CUDA_MM_BF16_FAST is for gpu_bench and tests. */
 enum cuda_mm_mode {
 	CUDA_MM_BF16,      /* bf16 tensor cores, fp32 accumulation (default): fp32
 	                      operands rounded to bf16 (nearest even, as autocast
@@ -66,8 +68,6 @@ enum cuda_mm_mode {
 	                      (COMPUTE_32F_FAST_16BF: not nearest even, see
 	                      test_cuda_ops's note) */
 };
-/* The environment variable SUPKIT_CUDA_MM (bf16, f32 or fast16bf) sets the
- * mode at initialisation. */
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 
 /* Inside a pass scope (backend.h scope, which the model opens for each
@@ -155,9 +155,8 @@ enum cuda_attn_mode {
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
-/* The modes in force (after the environment variables) and their names as
- * those variables spell them: "f32", "tc", "mma", "mma2", "wg"; "bf16", "f32",
- * "fast16bf". */
+/* The modes in force and their names: "f32", "tc", "mma", "mma2", "wg" (as
+ * SUPKIT_CUDA_ATTN spells them); "bf16", "f32", "fast16bf". */
 enum cuda_attn_mode cuda_get_attn_mode(void);
 enum cuda_mm_mode cuda_get_matmul_mode(void);
 const char *cuda_attn_mode_name(enum cuda_attn_mode m);

@@ -17,8 +17,9 @@
 # short keeps its RESULT lines.
 # The attention kernels (mma.sync, the backend's default for head width
 # 128, and its variants mma2 and wg (wgmma); WMMA; fp32) are all timed in
-# the benchmark's op section and tested in cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN and
-# SUPKIT_CUDA_MM change them; GPU_BENCH_ALT adds supkit-only runs).
+# the benchmark's op section and tested in cuda_ops; the training runs use
+# the defaults (SUPKIT_CUDA_ATTN changes them; GPU_BENCH_ALT adds
+# supkit-only runs).
 # A machine without the build's libraries (no package registry) unpacks
 # the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch on a Debian
 # machine, then copy .gpu-deps along); the curve check needs the demo

@@ -30,8 +30,8 @@
  *       timed steps run without it, so that asynchronous ops show in
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
- *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
- *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
+ *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs
+ *       the config's default (precision = autocast), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *
  *   gpu_bench peak

@@ -2760,7 +2760,8 @@ TEST(attention_wg_train)
 
 /* The CUDA backend is a whole backend object, registered by kernels/ under
  * "cuda" (nothing in trainer/ names it): every entry set; the device's
- * name, its optimizer passes, a device it does not have refused by open. */
+ * name, its optimizer passes, a device it does not have refused by open;
+ * open setting the GEMMs' arithmetic from the config key precision. */
 TEST(backend_object)
 {
 	const char *miss = backend_missing(GPU);
@@ -2776,6 +2777,19 @@ TEST(backend_object)
 	o.device = 0;
 	err_clear(&e);
 	CHECK(GPU->open(&o, &e) == 0);
+	/* precision: fp32 multiplies in fp32, autocast in bf16; auto keeps the
+	 * mode in force (autocast, unless a test set another) */
+	o.precision = BK_PRECISION_FP32;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_F32 &&
+	      strcmp(GPU->precision(), "fp32") == 0 && !GPU->mlp_bf16());
+	o.precision = BK_PRECISION_AUTOCAST;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_BF16 &&
+	      strcmp(GPU->precision(), "autocast") == 0);
+	o.precision = BK_PRECISION_AUTO;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_BF16);
+	cuda_set_matmul_mode(CUDA_MM_F32);
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_F32);
+	cuda_set_matmul_mode(CUDA_MM_BF16);
 }
 
 /* attention_wg_checks and attention_wg_train in a child (their output shown) */

@@ -146,6 +146,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("init = dense\ninit_from = a.safetensors\n", "t.cfg:2: init = dense conflicts with init_from");
 	expect_err("logits = fp16\n", "t.cfg:1: logits: 'fp16' is not one of bf16, fp32");
 	expect_err("polar_arith = fused\n", "t.cfg:1: polar_arith: 'fused' is not one of compiled, eager");
+	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
+	expect_err("backend = cpu\nprecision = autocast\n",
+		   "t.cfg:2: precision = autocast: the cpu backend multiplies in fp32, not in bf16");
+	expect_err("precision = fp32\ndtype = fp64\n",
+		   "t.cfg:2: precision = fp32: dtype = fp64 runs multiply in fp64 (precision = auto)");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
