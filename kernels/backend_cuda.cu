@@ -819,7 +819,7 @@ static void c_axpby(struct tensor *y, double a, const struct tensor *x, double b
 	int64_t n = tensor_numel(y);
 	const float *px = fin(&c, x);
 	float *py = fout(&c, y);
-	int mode = b == 0 ? 0 : b == 1 ? 1 : 2;
+	enum axpby_mode mode = b == 0 ? AXPBY_SET : b == 1 ? AXPBY_ADD : AXPBY_BLEND;
 	k_axpby<<<grid_for(n, NT), NT, 0, g_cu.st>>>(py, px, (float)a, (float)b, mode, n);
 	ctx_done(&c);
 }
@@ -1334,7 +1334,7 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	const float *px = fin(&c, x);
 	float *po = fout(&c, out), *pn = sc ? fout(&c, xn) : NULL;
 	/* out is q or k: the mma attention's operand (attn_qkv_casts finds the copy) */
-	__nv_bfloat16 *ob = attn_has_cast((int)g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
+	__nv_bfloat16 *ob = attn_has_cast(g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
 	k_rope_rms_fwd<float><<<grid_rows(rows), NT, 0, g_cu.st>>>(po, ob, pr, pn, px, pk, pc, ps,
 								   rows, H, D, T, eps);
 	ctx_done(&c);
@@ -1420,7 +1420,7 @@ static const void *const *attn_qkv_casts(struct opctx *c, const void **b,
 					  const struct tensor *const *in, const float *const *pin,
 					  const struct tensor *const *out, int nout)
 {
-	if (!g_cc.on || !attn_has_cast((int)g_cu.attn, (int)tensor_cols(in[0])))
+	if (!g_cc.on || !attn_has_cast(g_cu.attn, (int)tensor_cols(in[0])))
 		return NULL;
 	for (int i = 0; i < 3; i++) {
 		if (pin[i] != in[i]->data)   /* staged host memory: no kept cast */
@@ -1452,7 +1452,7 @@ static int attn_b16(const char *op, const struct tensor *q, const struct tensor 
 		return 0;
 	if (n != 4)
 		bk_fail(op, "q, k, v and y must be all bf16 or all fp32");
-	if (!attn_has_cast((int)g_cu.attn, D))
+	if (!attn_has_cast(g_cu.attn, D))
 		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma, mma2 or wg) "
 			    "and head width 128");
 	return 1;
@@ -1472,18 +1472,18 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
 		attn_fwd_launch(NULL, bout(&c, y), pl, NULL, NULL, NULL, B, T, H, D, window,
-				(float)scale, (int)g_cu.attn, b);
+				(float)scale, g_cu.attn, b);
 		ctx_done(&c);
 		return;
 	}
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y);
-	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
+	void *ob = attn_has_cast(g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
 	const struct tensor *in[3] = { q, k, v }, *out[2] = { y, lse };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 2);
-	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn,
+	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, g_cu.attn,
 			qkvb);
 	ctx_done(&c);
 }
@@ -1512,7 +1512,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		if (nb == 3) {   /* dq, dk, dv in bf16 too, as autocast's: rounded once */
 			void *gb[3] = { bout(&c, dq), bout(&c, dk), bout(&c, dv) };
 			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb,
-					pl, B, T, H, D, window, (float)scale, (int)g_cu.attn,
+					pl, B, T, H, D, window, (float)scale, g_cu.attn,
 					b, g_cu.attn_ds);
 			ctx_done(&c);
 			return;
@@ -1522,7 +1522,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 		void *gb[3] = { NULL, NULL, cc_fresh(&c, dv, pdv) };   /* dv: the GEMMs' */
 		attn_bwd_launch(pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
-				D, window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
+				D, window, (float)scale, g_cu.attn, b, g_cu.attn_ds);
 		ctx_done(&c);
 		return;
 	}
@@ -1530,14 +1530,14 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pdy = fin(&c, dy);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	void *gb[3] = { NULL, NULL, NULL };
-	if (attn_has_cast((int)g_cu.attn, D))
+	if (attn_has_cast(g_cu.attn, D))
 		gb[2] = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
 	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
 	attn_bwd_launch(pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
-			(float)scale, (int)g_cu.attn, qkvb, g_cu.attn_ds);
+			(float)scale, g_cu.attn, qkvb, g_cu.attn_ds);
 	ctx_done(&c);
 }
 
@@ -1990,7 +1990,7 @@ static int c_mlp_bf16(void)
  * cuda_set_attn_bf16(0) or SUPKIT_CUDA_ATTN_BF16=0 */
 static int c_attn_bf16(int head_dim)
 {
-	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast((int)g_cu.attn, head_dim);
+	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast(g_cu.attn, head_dim);
 }
 
 /* backend.h norm_bf16: with bf16 GEMMs (which read the norms' outputs

@@ -78,12 +78,16 @@ __device__ static float block_max(float v)
 
 /* ---- elementwise kernels ---- */
 
-__global__ static void k_axpby(float *y, const float *x, float a, float b, int mode, int64_t n)
+/* y = a x (b = 0, y not read: it may hold NaN), y += a x (b = 1), or
+ * y = a x + b y */
+enum axpby_mode { AXPBY_SET, AXPBY_ADD, AXPBY_BLEND };
+__global__ static void k_axpby(float *y, const float *x, float a, float b, enum axpby_mode mode,
+			       int64_t n)
 {
 	GSTRIDE(i, n) {
-		if (mode == 0)
+		if (mode == AXPBY_SET)
 			y[i] = a * x[i];
-		else if (mode == 1)
+		else if (mode == AXPBY_ADD)
 			y[i] += a * x[i];
 		else
 			y[i] = a * x[i] + b * y[i];
