@@ -353,10 +353,13 @@ static void no_cast(const char *op, const void *ob, const void *const *qkvb, con
 	}
 }
 
-void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
-		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
-		     enum cuda_attn_mode mode, const void *const *qkvb)
+void attn_fwd_launch(const struct attn_shape *s, float *y, void *ob, float *lse, const float *q,
+		     const float *k, const float *v, const void *const *qkvb)
 {
+	int B = s->B, T = s->T, H = s->H, D = s->D;
+	int64_t window = s->window;
+	float scale = s->scale;
+	enum cuda_attn_mode mode = s->mode;
 	no_cast("attn_fwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
@@ -385,11 +388,16 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 	CUDA_CK("attn_fwd", cudaGetLastError());
 }
 
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
-		     const void *dyb, const float *q, const float *k, const float *v, const float *y,
-		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
-		     float scale, enum cuda_attn_mode mode, const void *const *qkvb, int keep_ds)
+void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv,
+		     void *const *gb, const float *dy, const void *dyb, const float *q,
+		     const float *k, const float *v, const float *y, const void *yb,
+		     const float *lse, const void *const *qkvb)
 {
+	int B = s->B, T = s->T, H = s->H, D = s->D;
+	int64_t window = s->window;
+	float scale = s->scale;
+	enum cuda_attn_mode mode = s->mode;
+	int keep_ds = s->keep_ds;
 	no_cast("attn_bwd", gb[0] || gb[1] || gb[2] ? gb : NULL, qkvb, y, q, mode, D);
 	if ((dyb != NULL) == (dy != NULL) || (dyb && q)) {
 		fprintf(stderr, "backend_cuda: attn_bwd: dy in bf16 only with q, k, v, y in bf16\n");

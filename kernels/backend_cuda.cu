@@ -1468,11 +1468,11 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	int64_t n = tensor_numel(q);
 	bk_check(tensor_numel(k) == n && tensor_numel(v) == n && tensor_numel(y) == n &&
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, 0 };
 	float *pl = fout(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
-		attn_fwd_launch(NULL, bout(&c, y), pl, NULL, NULL, NULL, B, T, H, D, window,
-				(float)scale, g_cu.attn, b);
+		attn_fwd_launch(&sh, NULL, bout(&c, y), pl, NULL, NULL, NULL, b);
 		ctx_done(&c);
 		return;
 	}
@@ -1483,8 +1483,7 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 2);
-	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, g_cu.attn,
-			qkvb);
+	attn_fwd_launch(&sh, py, ob, pl, pq, pk, pv, qkvb);
 	ctx_done(&c);
 }
 
@@ -1502,6 +1501,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
 		 tensor_numel(y) == n, c.op);
 	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, g_cu.attn_ds };
 	const float *pl = fin(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
@@ -1511,9 +1511,8 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		int nb = (dq->dtype == TD_BF16) + (dk->dtype == TD_BF16) + (dv->dtype == TD_BF16);
 		if (nb == 3) {   /* dq, dk, dv in bf16 too, as autocast's: rounded once */
 			void *gb[3] = { bout(&c, dq), bout(&c, dk), bout(&c, dv) };
-			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb,
-					pl, B, T, H, D, window, (float)scale, g_cu.attn,
-					b, g_cu.attn_ds);
+			attn_bwd_launch(&sh, NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL,
+					yb, pl, b);
 			ctx_done(&c);
 			return;
 		}
@@ -1521,8 +1520,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 			bk_fail(c.op, "dq, dk and dv must be all bf16 or all fp32");
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 		void *gb[3] = { NULL, NULL, cc_fresh(&c, dv, pdv) };   /* dv: the GEMMs' */
-		attn_bwd_launch(pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
-				D, window, (float)scale, g_cu.attn, b, g_cu.attn_ds);
+		attn_bwd_launch(&sh, pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, b);
 		ctx_done(&c);
 		return;
 	}
@@ -1536,8 +1534,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
-	attn_bwd_launch(pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
-			(float)scale, g_cu.attn, qkvb, g_cu.attn_ds);
+	attn_bwd_launch(&sh, pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, qkvb);
 	ctx_done(&c);
 }
 
