@@ -3,10 +3,9 @@
 # MFU of training steps at depth 6 and 8 (B 64, T 2048, grad_accum from the
 # config), side by side with a PyTorch rendering of the same model
 # (bench/gpu_torch_ref.py) when torch with CUDA is importable, and a summary
-# table, after op timings (matmul, attention fwd/bwd: first since session
-# 12, when their buffers began to fill from a pool of draws instead of a
-# draw a value, which took half a minute; so that a time limit cutting the
-# training runs short keeps them). MFU = FLOPs/token (supkit audit compute, SPEC 5)
+# table, after op timings (matmul, attention fwd/bwd: first, their buffers
+# filled from a pool of draws, so that a time limit cutting the training
+# runs short keeps them). MFU = FLOPs/token (supkit audit compute)
 # x tokens/s / the device's bf16 dense peak (gpu_bench peak: supkit train's
 # figure, SUPKIT_PEAK_TFLOPS for a device it does not know).
 # Runs only with GPU=1 and a CUDA device; otherwise says why it did nothing.
@@ -21,15 +20,15 @@
 #                         compiles)
 #   GPU_BENCH_PASS_ROWS (0) config pass_rows of supkit's runs (0: the
 #                         backend's choice, the most rows whose activations
-#                         fit 15 GiB: at depth 8 one pass of 64 since
-#                         session 14 (bf16 storage and shared buffers:
-#                         15,462 MiB planned in all), 32 with any of the
+#                         fit 15 GiB: at depth 8 one pass of 64 (bf16
+#                         storage and shared buffers: 15,462 MiB planned
+#                         in all), 32 with any of the
 #                         storage switches below)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   GPU_BENCH_TORCH_REF   "DEPTH:TOKENS_PER_S ..." PyTorch figures measured
 #                         before on the same GPU, for the summary's ratio
-#                         where the PyTorch side is not run (e.g. session
-#                         6's H200 figures: "8:1287982 6:2324930"); the
+#                         where the PyTorch side is not run (e.g. the H200
+#                         figures of 2026-11-29: "8:1287982 6:2324930"); the
 #                         summary's last column: a side-by-side row's supkit
 #                         against PyTorch, an extra row's against its
 #                         depth's side-by-side supkit run
@@ -63,7 +62,7 @@
 #                         none)
 #   GPU_BENCH_OPS_TIMEOUT (240) seconds for the op timings, and
 #   GPU_BENCH_RUN_TIMEOUT (GPU_BENCH_BUDGET + 120) for each training run:
-#                         a hang in a kernel not yet run on a GPU costs
+#                         a hang in a kernel never run on a GPU costs
 #                         its own line or row alone
 #   GPU_BENCH_BATCH (64), GPU_BENCH_SEQ (2048) the shape (smaller ones for
 #                         the emulated device's smoke run)
@@ -72,9 +71,6 @@
 #                         emulated device of tests/emu, no GPU needed;
 #                         tests/cli/bench_gpu_emu.sh)
 #   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
-#   SUPKIT_CUDA_MM (bf16) GEMMs of supkit's training runs: bf16 (operands
-#                         rounded to nearest even, the default), fast16bf
-#                         (cuBLAS's own down-conversion) or f32
 set -u
 export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-mma}
 cd "$(dirname "$0")/.."
@@ -153,7 +149,7 @@ base_env=(SUPKIT_CUDA_ASYNC="${SUPKIT_CUDA_ASYNC:-0}" SUPKIT_CUDA_ATTN_DS="${SUP
 	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}"
 	SUPKIT_CUDA_BATCH="${SUPKIT_CUDA_BATCH:-1}")
 # limited SECONDS WHAT COMMAND...: COMMAND under a time limit, and a line
-# saying so when it was stopped, so that a hang in a kernel not yet run on a
+# saying so when it was stopped, so that a hang in a kernel never run on a
 # GPU costs its own line or row alone
 limited() {
 	local lim=$1 what=$2 rc
@@ -170,7 +166,7 @@ supkit_run() {
 	local d=$1 attn=$2 rows=$3
 	shift 3
 	local env=("${base_env[@]}" "$@")
-	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: ${SUPKIT_CUDA_MM:-bf16}, pass_rows $rows; ${env[*]})"
+	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: autocast, pass_rows $rows; ${env[*]})"
 	local out
 	# (a time limit a run: its budget and two minutes for the model's setup
 	# and the profiled step)
@@ -234,8 +230,8 @@ side_by_side() {
 }
 # supkit alone again at the first depth: other attention kernels, pass sizes
 # or switches; run right after the first depth's side-by-side row, before
-# the other depths, so that a time limit cutting the benchmark short (a lent
-# GPU's minutes) keeps the rows that decide the backend's defaults
+# the other depths, so that a time limit cutting the benchmark short keeps
+# the rows that decide the backend's defaults
 declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
 	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
 	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0

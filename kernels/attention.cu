@@ -344,35 +344,38 @@ static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
  * backend.h attn_bf16, with qkvb the bf16 q, k, v), asked of kernels that
  * read and write none */
 static void no_cast(const char *op, const void *ob, const void *const *qkvb, const void *y,
-		    const void *q, int mode, int D)
+		    const void *q, enum cuda_attn_mode mode, int D)
 {
 	if ((ob || qkvb || !y || !q) && (!attn_has_cast(mode, D) || (!q && !qkvb))) {
-		fprintf(stderr, "backend_cuda: %s: no bf16 copies in or out of attention mode %d, D %d\n",
-			op, mode, D);
+		fprintf(stderr, "backend_cuda: %s: no bf16 copies in or out of attention mode %s, D %d\n",
+			op, cuda_attn_mode_name(mode), D);
 		abort();
 	}
 }
 
-void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
-		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb)
+void attn_fwd_launch(const struct attn_shape *s, float *y, void *ob, float *lse, const float *q,
+		     const float *k, const float *v, const void *const *qkvb)
 {
+	int B = s->B, T = s->T, H = s->H, D = s->D;
+	int64_t window = s->window;
+	float scale = s->scale;
+	enum cuda_attn_mode mode = s->mode;
 	no_cast("attn_fwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
-	if (mode == 1 && D == 128) {
+	if (mode == CUDA_ATTN_TC && D == 128) {
 		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, D, window, scale);
 		return;
 	}
-	if (mode == 2 && D == 128) {
+	if (mode == CUDA_ATTN_MMA && D == 128) {
 		attn_fwd_mma_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
-	if (mode == 3 && D == 128) {
+	if (mode == CUDA_ATTN_MMA2 && D == 128) {
 		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
-	if (mode == 4 && D == 128) {
+	if (mode == CUDA_ATTN_WG && D == 128) {
 		attn_fwd_wg_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
@@ -385,11 +388,16 @@ void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float
 	CUDA_CK("attn_fwd", cudaGetLastError());
 }
 
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
-		     const void *dyb, const float *q, const float *k, const float *v, const float *y,
-		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
-		     float scale, int mode, const void *const *qkvb, int keep_ds)
+void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv,
+		     void *const *gb, const float *dy, const void *dyb, const float *q,
+		     const float *k, const float *v, const float *y, const void *yb,
+		     const float *lse, const void *const *qkvb)
 {
+	int B = s->B, T = s->T, H = s->H, D = s->D;
+	int64_t window = s->window;
+	float scale = s->scale;
+	enum cuda_attn_mode mode = s->mode;
+	int keep_ds = s->keep_ds;
 	no_cast("attn_bwd", gb[0] || gb[1] || gb[2] ? gb : NULL, qkvb, y, q, mode, D);
 	if ((dyb != NULL) == (dy != NULL) || (dyb && q)) {
 		fprintf(stderr, "backend_cuda: attn_bwd: dy in bf16 only with q, k, v, y in bf16\n");
@@ -418,12 +426,12 @@ void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const flo
 	else
 		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
 			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
-	if (mode >= 1 && mode <= 4 && D == 128) {   /* mma2: mma's backward; wg: dK, dV on wgmma */
-		if (mode == 1)
+	if (mode != CUDA_ATTN_F32 && D == 128) {   /* mma2: mma's backward; wg: dK, dV on wgmma */
+		if (mode == CUDA_ATTN_TC)
 			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
 		else
 			attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
-					    window, scale, qkvb, keep_ds, mode == 4);
+					    window, scale, qkvb, keep_ds, mode == CUDA_ATTN_WG);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

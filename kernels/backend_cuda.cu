@@ -1,65 +1,54 @@
-/* backend_cuda.cu: the CUDA backend table (trainer/backend.h) for C code,
- * exported through kernels/cuda_api.h: device setup, memory (managed
- * allocations, staging of host operands, accounting), cuBLAS GEMMs and own
- * kernels for every other op but attention (kernels/attention.cu), the OE
- * tables' n-gram hashing and visit counts (integer atomics) included.
- * An op tells its operands apart (managed, pinned, pageable to stage) from
- * a registry of the backend's own managed blocks, and asks the driver only
- * for other memory (since session 9; before, one cudaPointerGetAttributes
- * an operand).
+/* backend_cuda.cu: the CUDA backend object (trainer/backend.h), registered
+ * as "cuda" and exported to C through kernels/cuda_api.h: device setup,
+ * memory (managed allocations, staging of host operands, accounting),
+ * cuBLAS GEMMs and own kernels for every other op but attention
+ * (kernels/attention*.cu), the OE tables' n-gram hashing and visit counts
+ * (integer atomics) included. An op tells its operands apart (managed,
+ * pinned, pageable to stage) from a registry of the backend's own blocks,
+ * and asks the driver only for other memory.
  *
- * Numerics: fp32 storage and fp32 arithmetic; row reductions (RMS, dot
- * products, softmax sums) accumulate in fp64 like the CPU reference; GEMMs
- * run on bf16 tensor cores with fp32 accumulation (CUDA_MM_BF16, the
- * benchmark's autocast: fp32 operands cast to bf16 here, round to nearest
- * even, bf16 ones used as they are; CUDA_MM_BF16_FAST: fp32 operands through
- * cuBLAS's COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or
- * in full fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope
- * (backend.h scope) an operand's cast is kept until an op writes the
- * operand (a GEMM on a part of it, a chunk of hN, uses that part), and
- * relu^2 writes its output's cast as it goes (g_cc: on an H200 the casts
- * fell from 22% of a depth-8 step to 8%); since session 7 (not yet run on a
- * GPU) so do RMSNorm and its gradient, the fused RoPE/QK-norm gradient, the
- * cross-entropy's logit gradient and the mma attention's y and dv (the
- * other GEMM operands but the weights and the backward's dx after its
- * axpby), and relu2_fwd_gemm writes the model's u as its cast alone (u is
- * read by GEMMs only: 4 bytes an element less, twice a layer); since
- * session 8 (not yet run on a GPU) the mma attention reads q, k and v
- * through the same store, so the forward's casts serve the backward too
- * (three casts a layer fewer, 6 bytes an element each; held for the pass:
- * about 1.5 GiB more at depth 8 in passes of 32 rows), and the fused
- * RoPE/QK-norm forward writes q's and k's casts as it goes; since session 9
- * (not yet run on a GPU) the model stores the MLP's h, u, du and dh in
- * bf16 when this backend's GEMMs are bf16 (c_mlp_bf16, backend.h
- * mlp_bf16): cuBLAS writes h and du in bf16 and relu^2 reads and writes
- * bf16, so u and dh need no casts; since session 10 (not yet run on a GPU)
- * it stores the attention's q, k, v, q_tau's qn and y in bf16 too where
- * the mma attention runs (c_attn_bf16, backend.h attn_bf16): cuBLAS writes
- * q, k, v in bf16, RoPE/QK-norm and the value-embedding gate work in place
- * on them, the mma kernels read them and write y as they are (no fp32
- * copies held beside the kept casts: 4 bytes an element less for each, and
- * 6 bytes an element less moved through each of their writes). Every op is
- * deterministic: fixed launch shapes, fixed reduction trees, no float
- * atomics; the embedding scatter-add sorts the indices (stable) and sums each
- * table row's contributions in token order, as the CPU loop does (since
- * session 7 the sort runs on the device, CUB's stable radix sort, and inside
- * a pass scope is kept for the next call on the same index array: wte and
- * the value-embedding tables of one micro-batch share it; before, the host
- * sorted a copy of the indices, a synchronisation at every call).
+ * Numerics: fp32 storage and fp32 arithmetic unless bf16 storage is on
+ * (below); row reductions (RMS, dot products, softmax sums) accumulate in
+ * fp64 like the CPU reference; GEMMs run on bf16 tensor cores with fp32
+ * accumulation (CUDA_MM_BF16, the benchmark's autocast: fp32 operands cast
+ * to bf16 here, round to nearest even, bf16 ones used as they are;
+ * CUDA_MM_BF16_FAST: fp32 operands through cuBLAS's
+ * COMPUTE_32F_FAST_16BF, whose down-conversion is cuBLAS's own) or in full
+ * fp32 (CUDA_MM_F32, no TF32). Inside the model's pass scope (backend.h
+ * scope) an operand's cast is kept until an op writes the operand (a GEMM
+ * on a part of it, a chunk of hN, uses that part); RMSNorm and its
+ * gradient, the fused RoPE/QK-norm forward and gradient, the
+ * cross-entropy's logit gradient, relu^2 and the mma attention's y and dv
+ * write their outputs' casts as they go (g_cc), relu2_fwd_gemm writes the
+ * model's u as its cast alone, and the mma attention reads q, k and v
+ * through the same store, so the forward's casts serve the backward too.
+ * With bf16 GEMMs the model stores the MLP's h, u, du and dh in bf16
+ * (c_mlp_bf16, backend.h mlp_bf16), the attention's q, k, v, q_tau's qn, y
+ * and their gradients where the mma attention runs (c_attn_bf16,
+ * attn_bf16), and the layers' norm outputs (norm_bf16): cuBLAS writes
+ * bf16 outputs, the element-wise kernels read and write bf16, and no fp32
+ * copies sit beside the kept casts. Every op is deterministic: fixed
+ * launch shapes, fixed reduction trees, no float atomics; the embedding
+ * scatter-add sorts the indices on the device (CUB's stable radix sort,
+ * kept inside a pass scope for the next call on the same index array: wte
+ * and the value-embedding tables of one micro-batch share it) and sums
+ * each table row's contributions in token order, as the CPU loop does.
+ *
+ * On hardware: the configuration of commit 8dcb6f4 ran on an H200 on
+ * 2026-11-29 (kernels/README.md: the tests it passed, the figures); the
+ * storage, fusion and sort changes above and the off-by-default
+ * asynchronous ops (cuda_set_async) have run on the emulated device only
+ * (tests/emu).
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 storage
- * of activations but the MLP's and the attention's (TD_BF16 is accepted for
- * matmul inputs/outputs, relu^2, the attention's ops and embedding tables
- * only; the residual stream, the norms' outputs and every gradient but the
- * MLP's stay fp32), asynchronous ops outside the pass scope and by default
- * (cuda_set_async: inside the scope an op need not wait for its kernels;
- * not yet run on a GPU, so off), cuBLASLt epilogues,
- * a cross-entropy kernel keeping a row in registers (tried: 227 registers a
- * thread left one block an SM and it ran 4x slower on an H200),
- * the optimizer (Polar Express: kernels/polar.cu; the element-wise passes:
- * kernels/optim.cu; the rest in trainer/optim.c on the host).
+ * of the residual stream and of the gradients but the MLP's and the
+ * attention's, asynchronous ops outside the pass scope, cuBLASLt
+ * epilogues, a cross-entropy kernel keeping a row in registers (tried:
+ * 227 registers a thread left one block an SM and it ran 4x slower on an
+ * H200), the optimizer (Polar Express: kernels/polar.cu; the element-wise
+ * passes: kernels/optim.cu; the rest in trainer/optim.c on the host).
  * Reference: trainer/backend.h, trainer/backend_cpu_ops.h (the reference
- * loops), SPEC section 1; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
+ * loops), docs/model.md; cuBLAS cublasGemmEx (row-major via C^T = B^T A^T).
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -221,7 +210,7 @@ static void dev_sample(void)
 /* The modes' names, as the environment variables and gpu_bench spell them,
  * in enum order. */
 static const char *const attn_names[] = { "f32", "tc", "mma", "mma2", "wg" };
-static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };
+static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };   /* gpu_bench's */
 static const char *const onoff_names[] = { "0", "1" };
 
 /* The index in names (n of them) of the environment variable var's value;
@@ -270,7 +259,6 @@ static void cuda_init(void)
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
 	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 5, CUDA_ATTN_MMA);
 	wg_check(g_cu.attn);
-	g_cu.mm = (enum cuda_mm_mode)env_mode("SUPKIT_CUDA_MM", mm_names, 3, g_cu.mm);
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
@@ -831,7 +819,7 @@ static void c_axpby(struct tensor *y, double a, const struct tensor *x, double b
 	int64_t n = tensor_numel(y);
 	const float *px = fin(&c, x);
 	float *py = fout(&c, y);
-	int mode = b == 0 ? 0 : b == 1 ? 1 : 2;
+	enum axpby_mode mode = b == 0 ? AXPBY_SET : b == 1 ? AXPBY_ADD : AXPBY_BLEND;
 	k_axpby<<<grid_for(n, NT), NT, 0, g_cu.st>>>(py, px, (float)a, (float)b, mode, n);
 	ctx_done(&c);
 }
@@ -1346,7 +1334,7 @@ static void c_rope_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, struct t
 	const float *px = fin(&c, x);
 	float *po = fout(&c, out), *pn = sc ? fout(&c, xn) : NULL;
 	/* out is q or k: the mma attention's operand (attn_qkv_casts finds the copy) */
-	__nv_bfloat16 *ob = attn_has_cast((int)g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
+	__nv_bfloat16 *ob = attn_has_cast(g_cu.attn, (int)D) ? cc_fresh(&c, out, po) : NULL;
 	k_rope_rms_fwd<float><<<grid_rows(rows), NT, 0, g_cu.st>>>(po, ob, pr, pn, px, pk, pc, ps,
 								   rows, H, D, T, eps);
 	ctx_done(&c);
@@ -1432,7 +1420,7 @@ static const void *const *attn_qkv_casts(struct opctx *c, const void **b,
 					  const struct tensor *const *in, const float *const *pin,
 					  const struct tensor *const *out, int nout)
 {
-	if (!g_cc.on || !attn_has_cast((int)g_cu.attn, (int)tensor_cols(in[0])))
+	if (!g_cc.on || !attn_has_cast(g_cu.attn, (int)tensor_cols(in[0])))
 		return NULL;
 	for (int i = 0; i < 3; i++) {
 		if (pin[i] != in[i]->data)   /* staged host memory: no kept cast */
@@ -1464,7 +1452,7 @@ static int attn_b16(const char *op, const struct tensor *q, const struct tensor 
 		return 0;
 	if (n != 4)
 		bk_fail(op, "q, k, v and y must be all bf16 or all fp32");
-	if (!attn_has_cast((int)g_cu.attn, D))
+	if (!attn_has_cast(g_cu.attn, D))
 		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma, mma2 or wg) "
 			    "and head width 128");
 	return 1;
@@ -1480,23 +1468,22 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	int64_t n = tensor_numel(q);
 	bk_check(tensor_numel(k) == n && tensor_numel(v) == n && tensor_numel(y) == n &&
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, 0 };
 	float *pl = fout(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
-		attn_fwd_launch(NULL, bout(&c, y), pl, NULL, NULL, NULL, B, T, H, D, window,
-				(float)scale, (int)g_cu.attn, b);
+		attn_fwd_launch(&sh, NULL, bout(&c, y), pl, NULL, NULL, NULL, b);
 		ctx_done(&c);
 		return;
 	}
 	const float *pq = fin(&c, q), *pk = fin(&c, k), *pv = fin(&c, v);
 	float *py = fout(&c, y);
-	void *ob = attn_has_cast((int)g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
+	void *ob = attn_has_cast(g_cu.attn, D) ? cc_fresh(&c, y, py) : NULL;   /* y: proj's */
 	const struct tensor *in[3] = { q, k, v }, *out[2] = { y, lse };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 2);
-	attn_fwd_launch(py, ob, pl, pq, pk, pv, B, T, H, D, window, (float)scale, (int)g_cu.attn,
-			qkvb);
+	attn_fwd_launch(&sh, py, ob, pl, pq, pk, pv, qkvb);
 	ctx_done(&c);
 }
 
@@ -1514,6 +1501,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
 		 tensor_numel(y) == n, c.op);
 	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, g_cu.attn_ds };
 	const float *pl = fin(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
@@ -1523,9 +1511,8 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		int nb = (dq->dtype == TD_BF16) + (dk->dtype == TD_BF16) + (dv->dtype == TD_BF16);
 		if (nb == 3) {   /* dq, dk, dv in bf16 too, as autocast's: rounded once */
 			void *gb[3] = { bout(&c, dq), bout(&c, dk), bout(&c, dv) };
-			attn_bwd_launch(NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb,
-					pl, B, T, H, D, window, (float)scale, (int)g_cu.attn,
-					b, g_cu.attn_ds);
+			attn_bwd_launch(&sh, NULL, NULL, NULL, gb, pdy, dyb, NULL, NULL, NULL, NULL,
+					yb, pl, b);
 			ctx_done(&c);
 			return;
 		}
@@ -1533,8 +1520,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 			bk_fail(c.op, "dq, dk and dv must be all bf16 or all fp32");
 		float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 		void *gb[3] = { NULL, NULL, cc_fresh(&c, dv, pdv) };   /* dv: the GEMMs' */
-		attn_bwd_launch(pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, B, T, H,
-				D, window, (float)scale, (int)g_cu.attn, b, g_cu.attn_ds);
+		attn_bwd_launch(&sh, pdq, pdk, pdv, gb, pdy, dyb, NULL, NULL, NULL, NULL, yb, pl, b);
 		ctx_done(&c);
 		return;
 	}
@@ -1542,14 +1528,13 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 	const float *pdy = fin(&c, dy);
 	float *pdq = fout(&c, dq), *pdk = fout(&c, dk), *pdv = fout(&c, dv);
 	void *gb[3] = { NULL, NULL, NULL };
-	if (attn_has_cast((int)g_cu.attn, D))
+	if (attn_has_cast(g_cu.attn, D))
 		gb[2] = cc_fresh(&c, dv, pdv);   /* dv: the GEMMs' */
 	const struct tensor *in[3] = { q, k, v }, *out[3] = { dq, dk, dv };
 	const float *pin[3] = { pq, pk, pv };
 	const void *b[3];
 	const void *const *qkvb = attn_qkv_casts(&c, b, in, pin, out, 3);
-	attn_bwd_launch(pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, B, T, H, D, window,
-			(float)scale, (int)g_cu.attn, qkvb, g_cu.attn_ds);
+	attn_bwd_launch(&sh, pdq, pdk, pdv, gb, pdy, NULL, pq, pk, pv, py, NULL, pl, qkvb);
 	ctx_done(&c);
 }
 
@@ -1618,8 +1603,8 @@ static void c_embed_gather(struct tensor *out, const struct tensor *table, const
  * by index (CUB's radix sort of (index, position) pairs, over the bits of
  * the table's rows), the starts of the runs of equal indices (CUB's select
  * of the positions where the sorted index changes), their count U and each
- * run's index. The same order as the host's stable sort before session 7,
- * so the same sums. Inside a pass scope the plan of a device-resident index
+ * run's index. The same order as a stable sort on the host, so the same
+ * sums as the CPU loop. Inside a pass scope the plan of a device-resident index
  * array is kept for the next scatter of the same array (a micro-batch
  * scatters its tokens into wte and every value-embedding table) until an op
  * writes the array, its block is freed, the host synchronises or the scope
@@ -2002,7 +1987,7 @@ static int c_mlp_bf16(void)
  * cuda_set_attn_bf16(0) or SUPKIT_CUDA_ATTN_BF16=0 */
 static int c_attn_bf16(int head_dim)
 {
-	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast((int)g_cu.attn, head_dim);
+	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast(g_cu.attn, head_dim);
 }
 
 /* backend.h norm_bf16: with bf16 GEMMs (which read the norms' outputs
@@ -2018,9 +2003,9 @@ static const char *c_modes(void)
 {
 	static char buf[224];
 	snprintf(buf, sizeof buf,
-		 "attn=%s mm=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
+		 "attn=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
 		 "norm_bf16=%d fuse_mix=%d batch=%d",
-		 attn_names[g_cu.attn], mm_names[g_cu.mm], g_cu.async, !g_cc.off, g_cu.mlp16,
+		 attn_names[g_cu.attn], g_cu.async, !g_cc.off, g_cu.mlp16,
 		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix, g_cu.batch);
 	return buf;
 }
@@ -2040,7 +2025,19 @@ static int c_open(const struct backend_options *o, struct err *e)
 	g_cu.dev = o->device;
 	g_cu.opened = 1;
 	cuda_init();
+	/* config key precision; auto keeps the mode in force (autocast unless
+	 * a test set another with cuda_set_matmul_mode) */
+	if (o->precision == BK_PRECISION_FP32)
+		g_cu.mm = CUDA_MM_F32;
+	else if (o->precision == BK_PRECISION_AUTOCAST)
+		g_cu.mm = CUDA_MM_BF16;
 	return 0;
+}
+
+/* backend.h precision: the GEMMs' arithmetic in force */
+static const char *c_precision(void)
+{
+	return g_cu.mm == CUDA_MM_F32 ? "fp32" : g_cu.mm == CUDA_MM_BF16 ? "autocast" : "fast16bf";
 }
 
 static void *c_state_alloc(size_t n)
@@ -2143,6 +2140,7 @@ static const struct backend_ops cuda_ops = {
 	/* .device_bytes = */ c_device_bytes,
 	/* .act_budget = */ (size_t)15 << 30,
 	/* .ce_rows = */ 4096,
+	/* .precision = */ c_precision,
 };
 
 /* kernels/ registers itself: linking these objects in is what makes

@@ -78,12 +78,16 @@ __device__ static float block_max(float v)
 
 /* ---- elementwise kernels ---- */
 
-__global__ static void k_axpby(float *y, const float *x, float a, float b, int mode, int64_t n)
+/* y = a x (b = 0, y not read: it may hold NaN), y += a x (b = 1), or
+ * y = a x + b y */
+enum axpby_mode { AXPBY_SET, AXPBY_ADD, AXPBY_BLEND };
+__global__ static void k_axpby(float *y, const float *x, float a, float b, enum axpby_mode mode,
+			       int64_t n)
 {
 	GSTRIDE(i, n) {
-		if (mode == 0)
+		if (mode == AXPBY_SET)
 			y[i] = a * x[i];
-		else if (mode == 1)
+		else if (mode == AXPBY_ADD)
 			y[i] += a * x[i];
 		else
 			y[i] = a * x[i] + b * y[i];
@@ -438,9 +442,9 @@ __global__ static void k_rope_rms_bwd(G *dx, __nv_bfloat16 *ob, const G *dout, c
  * the reciprocal of cap, exp(z - max) in fp32 summed in fp64, the loss
  * lse - z[t] in fp64, the gradient (exp f)(1 - th^2) with f = dscale / sum
  * and the target's dscale (1 - ht^2) taken off after; fp32 exponentials are
- * recomputed in the gradient pass instead of kept. (Until session 7 this
- * kernel ran tanh and exp in fp64, which an H200 does at 1/64 of the fp32
- * rate: 340 us a 4,096 x 8,192 chunk, 5% of a depth-8 step.)
+ * recomputed in the gradient pass instead of kept (fp64 tanh and exp run
+ * at 1/64 of the fp32 rate on an H200: 340 us a 4,096 x 8,192 chunk, 5% of
+ * a depth-8 step).
  * bf (softcap_ce_bf16): each raw logit rounded to bf16 before the cap, the
  * gradient rounded to bf16 (the benchmark's bf16 lm_head output). */
 __global__ static void k_softcap_ce(float *logits, __nv_bfloat16 *ob, float *loss,
@@ -532,12 +536,10 @@ __global__ static void k_gather(float *out, const void *table, int bf, const int
  * in order, for u < *Up; a key outside [0, Vt) is skipped (its plan flagged
  * it). Block b does run b / S, columns [(b % S) blockDim.x, ...) of its k:
  * a thread one column, its additions in token order, as the CPU's loop, a
- * run's slices side by side. (Until session 17 a block did a whole run,
- * 128 columns at a time: a frequent token's run, 2.5-3.4% of a 131,072-row
- * pass on the demo corpus, over 4,000 rows, then took four times as long
- * as one slice of it, in one block, while the rest of the kernel took a
- * small part of that. nvcc 13 unrolls the row loop by 16, the loads ahead
- * of the additions, both then and now.) An fp32 table's row sums from its
+ * run's slices side by side: a frequent token's run (2.5-3.4% of a
+ * 131,072-row pass on the demo corpus, over 4,000 rows) takes one slice's
+ * time, not four slices' in one block. nvcc 13 unrolls the row loop by 16,
+ * the loads ahead of the additions. An fp32 table's row sums from its
  * value; a bf16 table's run sums in fp32 from zero, is rounded to bf16,
  * added to the row in fp32 and rounded again (backend.h). */
 #define SC_THREADS 128   /* at most, threads a block (columns of a slice) */

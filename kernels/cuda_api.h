@@ -56,7 +56,9 @@ int cuda_device_name(char *buf, size_t n);
  * device (check cuda_device_count first). */
 const struct backend_ops *backend_cuda(void);
 
-/* Matmul precision for fp32 operands. */
+/* Matmul precision for fp32 operands: the config key precision (backend.h
+ * backend_options) sets it when the backend opens (autocast: CUDA_MM_BF16,
+ * fp32: CUDA_MM_F32); CUDA_MM_BF16_FAST is for gpu_bench and tests. */
 enum cuda_mm_mode {
 	CUDA_MM_BF16,      /* bf16 tensor cores, fp32 accumulation (default): fp32
 	                      operands rounded to bf16 (nearest even, as autocast
@@ -66,8 +68,6 @@ enum cuda_mm_mode {
 	                      (COMPUTE_32F_FAST_16BF: not nearest even, see
 	                      test_cuda_ops's note) */
 };
-/* The environment variable SUPKIT_CUDA_MM (bf16, f32 or fast16bf) sets the
- * mode at initialisation. */
 void cuda_set_matmul_mode(enum cuda_mm_mode mode);
 
 /* Inside a pass scope (backend.h scope, which the model opens for each
@@ -104,14 +104,14 @@ void cuda_set_attn_bf16(int on);
  * buffer of about B H T (window + 64) x 2 bytes, freed with the op) and dQ
  * is formed from them: one tile product a (query tile, key tile) pair
  * where recomputing S, P and dP takes three. On by default; off recomputes
- * them (the kernel before session 12). SUPKIT_CUDA_ATTN_DS=0 turns it off
+ * them. SUPKIT_CUDA_ATTN_DS=0 turns it off
  * at initialisation; cuda_get_attn_ds says what is in force. */
 void cuda_set_attn_ds(int on);
 
 /* With bf16 GEMMs a model created from now on stores each layer's
  * normalised attention and MLP inputs in bf16 only, as the benchmark's
  * autocast does (backend.h norm_bf16): the forward's values are the bf16
- * casts the GEMMs read before, with no fp32 copies beside them; the norms'
+ * casts the GEMMs read, with no fp32 copies beside them; the norms'
  * backward reads them rounded. (The final norm's output stays fp32: see
  * trainer/model.c.) On by default; off keeps them fp32.
  * SUPKIT_CUDA_NORM_BF16=0 turns it off at initialisation. */
@@ -146,18 +146,17 @@ enum cuda_attn_mode {
 	                   resident tiles, fp32 accumulation, the same rounding
 	                   points (default; kernels/attention_mma.cu) */
 	CUDA_ATTN_MMA2, /* the same with a forward of 32 query rows a warp
-	                   (128 a block; the backward is mma's): not yet run on
-	                   a GPU */
+	                   (128 a block; the backward is mma's); off by
+	                   default */
 	CUDA_ATTN_WG    /* mma's with the forward, the dK, dV kernel and dQ
 	                   (from the kept dS) on Hopper's warpgroup MMA
 	                   (wgmma; compute capability 9.0 only, else the
-	                   backend aborts at setup): not yet run on a GPU */
+	                   backend aborts at setup); off by default */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
-/* The modes in force (after the environment variables) and their names as
- * those variables spell them: "f32", "tc", "mma", "mma2", "wg"; "bf16", "f32",
- * "fast16bf". */
+/* The modes in force and their names: "f32", "tc", "mma", "mma2", "wg" (as
+ * SUPKIT_CUDA_ATTN spells them); "bf16", "f32", "fast16bf". */
 enum cuda_attn_mode cuda_get_attn_mode(void);
 enum cuda_mm_mode cuda_get_matmul_mode(void);
 const char *cuda_attn_mode_name(enum cuda_attn_mode m);
@@ -217,9 +216,8 @@ void cuda_sync(void);
  * returns once its kernels are queued on the stream, unless it returns a
  * value (dot, softcap_ce), stages a host output or the profile is on;
  * scope(0) and sync wait. This removes the wait at each of the ~6,000 ops
- * of a depth-8 step. Off by default until tests/gpu has passed with it on
- * a GPU (test_cuda_ops checks training bit for bit against synchronous
- * ops); the environment variable SUPKIT_CUDA_ASYNC=1 sets it at
+ * of a depth-8 step. Off by default (test_cuda_ops checks training bit for
+ * bit against synchronous ops); the environment variable SUPKIT_CUDA_ASYNC=1 sets it at
  * initialisation. Needs the device's concurrent managed access (the host
  * reads the layer scalars while kernels run): without it ops stay
  * synchronous and cuda_get_async says 0. */

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kernels/cuda_api.h"   /* enum cuda_attn_mode */
+
 /* A kernel's dynamic shared memory (the launch's size), 128-byte aligned;
  * the SIMT emulator of tests/emu gives its one buffer. */
 #ifdef SUPKIT_EMU
@@ -95,16 +97,26 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
  * ob the bf16 y; the backward's y NULL with yb the bf16 y (yb is read only
  * then); the backward's dy NULL with dyb the bf16 dy (attn_bwd_launch
  * aborts unless exactly one of them is given, and dyb only with q NULL). */
-void attn_fwd_launch(float *y, void *ob, float *lse, const float *q, const float *k,
-		     const float *v, int B, int T, int H, int D, int64_t window, float scale,
-		     int mode, const void *const *qkvb);
-void attn_bwd_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
-		     const void *dyb, const float *q, const float *k, const float *v, const float *y,
-		     const void *yb, const float *lse, int B, int T, int H, int D, int64_t window,
-		     float scale, int mode, const void *const *qkvb, int keep_ds);
-static inline int attn_has_cast(int mode, int D)
+/* The shape and settings of one attention call: (B, T, H, D), the
+ * sliding window, the score scale, the kernels (mode), and for the
+ * backward whether the mma kernels keep dS for dQ (keep_ds). */
+struct attn_shape {
+	int B, T, H, D;
+	int64_t window;
+	float scale;
+	enum cuda_attn_mode mode;
+	int keep_ds;
+};
+void attn_fwd_launch(const struct attn_shape *s, float *y, void *ob, float *lse, const float *q,
+		     const float *k, const float *v, const void *const *qkvb);
+void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv,
+		     void *const *gb, const float *dy, const void *dyb, const float *q,
+		     const float *k, const float *v, const float *y, const void *yb,
+		     const float *lse, const void *const *qkvb);
+/* The mma kernels (and wg's) read and write bf16 copies: head width 128 */
+static inline int attn_has_cast(enum cuda_attn_mode mode, int D)
 {
-	return (mode == 2 || mode == 3 || mode == 4) && D == 128;
+	return (mode == CUDA_ATTN_MMA || mode == CUDA_ATTN_MMA2 || mode == CUDA_ATTN_WG) && D == 128;
 }
 /* kernels/attention_tc.cu and attention_mma.cu, D = 128 only; Dd (B,H,T) =
  * rowsum(dy * y). */

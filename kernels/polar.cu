@@ -1,4 +1,4 @@
-/* polar.cu: Polar Express (SPEC 2; the optimizer's Muon orthogonalisation)
+/* polar.cu: Polar Express (the optimizer's Muon orthogonalisation)
  * on the GPU for a batch of same-shape matrices, the GPU twin of
  * trainer/polar.c polar_express_f32 with the same rounding points in each
  * of its arithmetics (mode, trainer/optim.h enum polar_mode):
@@ -15,7 +15,7 @@
  * strided batched); the Frobenius norm accumulates in fp64 (fixed block
  * tree, so results are reproducible run to run).
  *
- * The Muon shape groups of the benchmark (SPEC 2) run as one batch each.
+ * The Muon shape groups of the benchmark run as one batch each.
  * Left out: the optimizer around it (its element-wise passes are
  * kernels/optim.cu; trainer/optim.c hands Polar Express here through
  * optim_set_polar with the backend object's polar_express, a shape group a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-check.sh OUTDIR: every GPU check in one go on a machine with an NVIDIA
-# GPU (made for a lent H200; under 9 minutes): build with GPU=1 into
+# GPU (under 9 minutes on an H200): build with GPU=1 into
 # build/gpu, run the GPU tests (tests/gpu/cuda.sh: every backend op and the
 # optimizer's passes against the CPU backend, 20 training steps on both;
 # tests/gpu/select.sh; tests/gpu/train_cli.sh: supkit train --backend cuda
@@ -17,14 +17,13 @@
 # short keeps its RESULT lines.
 # The attention kernels (mma.sync, the backend's default for head width
 # 128, and its variants mma2 and wg (wgmma); WMMA; fp32) are all timed in
-# the benchmark's op section and tested in cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN and
-# SUPKIT_CUDA_MM change them; GPU_BENCH_ALT adds supkit-only runs).
-# A machine without the build's libraries (the lent GPU machine: no package
-# registry) unpacks the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch
-# here, then carry .gpu-deps with the run); the curve check needs the demo
-# corpus's shards (make demo here, carry demo-out/data). On a lent machine:
-#   run(command="scripts/gpu-check.sh $OUT", carry=[".gpu-deps", "demo-out/data"],
-#       timeout_s=580)
+# the benchmark's op section and tested in cuda_ops; the training runs use
+# the defaults (SUPKIT_CUDA_ATTN changes them; GPU_BENCH_ALT adds
+# supkit-only runs).
+# A machine without the build's libraries (no package registry) unpacks
+# the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch on a Debian
+# machine, then copy .gpu-deps along); the curve check needs the demo
+# corpus's shards (make demo, then copy demo-out/data along).
 # Exit 0 when the build and the tests passed (the benchmark asserts nothing),
 # 1 when a test failed or a command was not found (a misspelt phase), 4 when
 # the build failed, 2 on bad usage.
@@ -40,8 +39,8 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH="$CUDA_HOME/bin:$PATH"
 jobs=$(nproc 2>/dev/null || echo 4)
 summary="$out/summary.txt"
-# logs go to OUTDIR/logs, packed into OUTDIR/logs.tgz at the exit (a lent
-# machine returns at most 8 files): summary.txt and logs.tgz come back
+# logs go to OUTDIR/logs, packed into OUTDIR/logs.tgz at the exit, so that
+# two files (summary.txt and logs.tgz) hold everything
 log="$out/logs"
 rm -rf "$log" "$out/logs.tgz"
 mkdir -p "$log" || exit 4
@@ -84,8 +83,8 @@ note "supkit gpu-check $(date -u +%FT%TZ), commit $({ command -v git >/dev/null 
 dev=$(smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 note "device: ${dev:-none (nvidia-smi found no GPU)}"
 
-# 0. the build's libraries: a machine without them (the lent GPU machine has
-# no package registry) unpacks the .debs carried in .gpu-deps
+# 0. the build's libraries: a machine without them (no package registry)
+# unpacks the .debs carried in .gpu-deps
 # (scripts/gpu-deps.sh fetch, run beforehand on a Debian machine)
 probe() {
 	printf '%s\n' '#include <cjson/cJSON.h>' '#include <cblas.h>' '#include <lapacke.h>' \
@@ -160,8 +159,8 @@ suite() { # name cap command...
 suite cuda_ops 120 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
 suite select 30 env BUILD=build/gpu bash tests/gpu/select.sh
 suite train_cli 45 env GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
-# the same two with asynchronous ops on (SUPKIT_CUDA_ASYNC=1, off by default
-# until these pass on a GPU)
+# the same two with asynchronous ops on (SUPKIT_CUDA_ASYNC=1, off by
+# default)
 suite cuda_ops_async 120 env SUPKIT_CUDA_ASYNC=1 GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
 suite train_cli_async 45 env SUPKIT_CUDA_ASYNC=1 GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
 grep -E '^skip|skipped:|^  step|^memory|^device|^note' "$log/cuda_ops.log" >>"$summary" 2>/dev/null
@@ -170,7 +169,7 @@ grep -E '^skip|skipped:|^  step|^memory|^device|^note' "$log/cuda_ops.log" >>"$s
 suite curve 150 env GPU_BIN=build/gpu/bin CURVE_KEEP="$log/curve" bash tests/gpu/curve.sh
 grep -E '^step|^ *[0-9]+  |^RESULT|^note|^skipped' "$log/curve.log" >>"$summary" 2>/dev/null
 
-# 3. benchmark (figures only): depth 8 first, the issue's goal
+# 3. benchmark (figures only): depth 8 first, where the goal is set
 t0=$SECONDS
 l=$(lim 300)
 if ((l > 0)); then

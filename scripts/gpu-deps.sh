@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-deps.sh: the build's Debian libraries for a machine that cannot fetch
-# them (the lent GPU machine: an Ubuntu image with nvcc and PyTorch, no
-# package registry, no libcjson, OpenBLAS, LAPACKE, GSL or libarchive).
+# them (e.g. an Ubuntu image with nvcc and PyTorch but no package
+# registry, no libcjson, OpenBLAS, LAPACKE, GSL or libarchive).
 #
 #   scripts/gpu-deps.sh fetch [DIR]   here: apt-get download the packages
 #                                     below into DIR (default .gpu-deps,

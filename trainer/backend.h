@@ -259,8 +259,8 @@ struct backend_ops {
 	 * once to nearest even. The model asks once, when it is created. */
 	int (*mlp_bf16)(void);
 	/* The settings in force that change a run's numbers or speed, as
-	 * "key=value" words (the CUDA backend: its attention kernels, GEMM
-	 * mode, asynchronous ops, cast reuse, bf16 MLP storage), for the run's
+	 * "key=value" words (the CUDA backend: its attention kernels,
+	 * asynchronous ops, cast reuse, bf16 storage, fusions), for the run's
 	 * record; "" (never NULL): none. */
 	const char *(*modes)(void);
 	/* Nonzero: the model may store the attention's q, k, v (and q_tau's
@@ -376,13 +376,23 @@ struct backend_ops {
 	/* Rows of logits the model makes at a time (a larger chunk where the
 	 * model's free buffers hold it, trainer/model.c). */
 	int ce_rows;
+	/* The GEMMs' arithmetic in force after open (config key precision,
+	 * result.json precision): "autocast" (fp32 operands rounded to bf16 to
+	 * nearest even, fp32 accumulation) or "fp32" (fp32 products and sums;
+	 * the CPU backend's for fp32 tensors). */
+	const char *(*precision)(void);
 };
+
+/* The GEMMs' arithmetic a run asks for (config key precision, same order):
+ * the backend's own, autocast, or fp32. */
+enum backend_precision { BK_PRECISION_AUTO, BK_PRECISION_AUTOCAST, BK_PRECISION_FP32 };
 
 /* What a run asks of its backend (trainer/backend_select.c fills it from
  * the config). */
 struct backend_options {
 	int device;    /* the device's index among those visible (--device N) */
 	int threads;   /* host threads for the CPU backend's BLAS; 0 = all cores */
+	enum backend_precision precision; /* the CPU backend refuses autocast */
 };
 
 /* The CPU reference backend (OpenBLAS GEMMs, fp32 and fp64). */

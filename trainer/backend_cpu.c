@@ -543,9 +543,16 @@ static int d_open(const struct backend_options *o, struct err *e)
 	if (o->device != 0)
 		return err_set(e, EXIT_USAGE, "device %d: the cpu backend has device 0 only "
 			       "(the host)", o->device);
+	if (o->precision == BK_PRECISION_AUTOCAST)
+		return err_set(e, EXIT_USAGE, "precision = autocast: the cpu backend multiplies "
+			       "in fp32 (or fp64 by dtype), not in bf16; use precision = fp32 or auto");
 	backend_cpu_set_threads(o->threads);
 	return 0;
 }
+
+/* fp32 tensors' GEMMs are OpenBLAS's sgemm (fp64 ones dgemm: result.json
+ * says fp64 for those runs) */
+static const char *d_precision(void) { return "fp32"; }
 
 static void *d_alloc(size_t n) { return calloc(n ? n : 1, 1); }
 static void d_free(void *p) { free(p); }
@@ -626,6 +633,7 @@ static const struct backend_ops cpu_ops = {
 	.device_bytes = d_device_bytes,
 	.act_budget = 0,
 	.ce_rows = 256,   /* small chunks: the logits stay in cache */
+	.precision = d_precision,
 };
 
 const struct backend_ops *backend_cpu(void)

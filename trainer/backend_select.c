@@ -85,12 +85,17 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	return c;
 }
 
+_Static_assert((int)BK_PRECISION_AUTO == (int)PRECISION_AUTO &&
+	       (int)BK_PRECISION_AUTOCAST == (int)PRECISION_AUTOCAST &&
+	       (int)BK_PRECISION_FP32 == (int)PRECISION_FP32, "precision enums differ");
+
 const struct backend_ops *backend_select(const struct config *cfg, struct err *e)
 {
 	const struct backend_ops *bk = choose(cfg, e);
 	if (!bk)
 		return NULL;
-	struct backend_options o = { .device = cfg->device, .threads = cfg->threads };
+	struct backend_options o = { .device = cfg->device, .threads = cfg->threads,
+				     .precision = (enum backend_precision)cfg->precision };
 	if (bk->open(&o, e) < 0)
 		return NULL;
 	return bk;

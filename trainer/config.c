@@ -48,6 +48,7 @@ struct key_def {
 static const char *const w_init[] = {"benchmark", "dense", NULL};
 static const char *const w_dtype[] = {"fp32", "fp64", NULL};
 static const char *const w_backend[] = {"auto", "cpu", "cuda", NULL};
+static const char *const w_precision[] = {"auto", "autocast", "fp32", NULL};
 static const char *const w_polar[] = {"bf16", "fp32", NULL};
 static const char *const w_parith[] = {"compiled", "eager", NULL};
 static const char *const w_logits[] = {"bf16", "fp32", NULL};
@@ -154,6 +155,7 @@ static const struct key_def keys[] = {
 	/* run */
 	E("backend", backend, "auto", w_backend),
 	E("dtype", dtype, "fp32", w_dtype),
+	E("precision", precision, "auto", w_precision),
 	I("threads", threads, "0", 0, 4096),
 	I("pass_rows", pass_rows, "0", 0, 1000000),
 	I("checkpoint_every", checkpoint_every, "0", 0, 1000000000),
@@ -635,6 +637,13 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->anchor == ANCHOR_SHARED && !c->wte_lambdas)
 		return conflict(c, "anchor", "wte_lambdas", e,
 				"anchor = shared is the x0_wte anchor of routing: needs wte_lambdas = 1");
+	if (c->precision == PRECISION_AUTOCAST && c->backend == BACKEND_CPU)
+		return conflict(c, "precision", "backend", e,
+				"precision = autocast: the cpu backend multiplies in fp32, not in bf16");
+	if (c->precision != PRECISION_AUTO && c->dtype == DTYPE_F64)
+		return conflict(c, "precision", "dtype", e,
+				"precision = %s: dtype = fp64 runs multiply in fp64 (precision = auto)",
+				w_precision[c->precision]);
 	if (c->init_from[0] && c->init == INIT_DENSE)
 		return conflict(c, "init", "init_from", e, "init = dense conflicts with init_from");
 	if (c->momentum_end < c->momentum_start && c->cooldown)

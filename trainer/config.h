@@ -25,6 +25,8 @@
 enum cfg_init { INIT_BENCHMARK, INIT_DENSE };             /* dense: every zero tensor drawn (tests) */
 enum cfg_dtype { DTYPE_F32, DTYPE_F64 };                 /* CPU compute precision */
 enum cfg_backend { BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA };
+/* the GEMMs' arithmetic; the order of trainer/backend.h enum backend_precision */
+enum cfg_precision { PRECISION_AUTO, PRECISION_AUTOCAST, PRECISION_FP32 };
 enum cfg_polar { POLAR_BF16, POLAR_FP32 };
 enum cfg_polar_arith { POLAR_ARITH_COMPILED, POLAR_ARITH_EAGER }; /* bf16 Polar Express */
 enum cfg_logits { LOGITS_BF16, LOGITS_FP32 };            /* lm_head output before the softcap */
@@ -147,6 +149,9 @@ struct config {
 	/* run */
 	enum cfg_backend backend;  /* backend = auto | cpu | cuda */
 	enum cfg_dtype dtype;      /* dtype = fp32 | fp64 (CPU backend) */
+	enum cfg_precision precision; /* precision = auto | autocast | fp32: the
+	                              GEMMs' arithmetic (auto: the backend's own,
+	                              autocast on cuda, fp32 on cpu) */
 	int threads;               /* threads = 0 (0 = all cores) */
 	int pass_rows;             /* pass_rows = 0: rows of a micro-batch per
 	                              forward/backward pass (activation memory);

@@ -431,6 +431,7 @@ static int write_result(struct run *R, double val_bpb, double held_bpb, double f
 	if (*bmodes)
 		cJSON_AddStringToObject(j, "backend_modes", bmodes);
 	cJSON_AddStringToObject(j, "dtype", R->fp64 ? "fp64" : "fp32");
+	cJSON_AddStringToObject(j, "precision", R->fp64 ? "fp64" : model_backend(R->m)->precision());
 	cJSON_AddStringToObject(j, "mlp_activations", dtype_word(model_mlp_dtype(R->m)));
 	cJSON_AddStringToObject(j, "attn_activations", dtype_word(model_attn_dtype(R->m)));
 	cJSON_AddStringToObject(j, "norm_activations", dtype_word(model_norm_dtype(R->m)));

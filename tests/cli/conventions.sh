@@ -4,7 +4,10 @@
 # ("supkit-<tool> <version>", exit 0) and, where it has --quiet, -q; quiet
 # data subcommands print errors only (--json still printed); --json on
 # replay apply and diff, data train-tokenizer, encode and decode, checked
-# against what the same command writes without it.
+# against what the same command writes without it. Product files state what
+# is true now: no numbered history or references to documents outside the
+# repository in kernels/, trainer/, tests/gpu/, scripts/, bench/, the README,
+# man/ and docs/.
 source "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 4
 D=$FIX/data
@@ -151,4 +154,10 @@ expect_out_contains "\"text\": \"ok $(printf '\xef\xbf\xbd') end\\n\"" "decode -
 run supkit data decode --ranks "$CL" --json -o back.txt bad.ids
 expect_same_file back.txt bad.txt "decode --json -o: the exact bytes in the file"
 grep -q '"text"' <<<"$out" && bad "decode --json -o: no text in the object" || ok "decode --json -o: no text in the object"
+
+# ---- product files: no numbered history, no outside references ----
+hist=$(cd "$SUPKIT_ROOT" && grep -rnE "session [0-9]+|sessions [0-9]|[Ii]ssue [0-9]+|SPEC [0-9§]|not yet run on a GPU|give_back|later issue" \
+	--include='*' kernels trainer tests/gpu scripts bench README.md man docs 2>/dev/null)
+if [[ -z "$hist" ]]; then ok "no numbered history or outside references in product files"
+else bad "no numbered history or outside references in product files" "$(head -n 5 <<<"$hist" | cut -c1-160)"; fi
 finish

@@ -27,7 +27,7 @@ else bad "val BPB falls well below its start" "$b0 -> $b1"; fi
 n=$(grep -c '' "$TMP/full/curve.jsonl")
 if [[ "$n" == 200 ]]; then ok "curve has one line a step"; else bad "curve has one line a step" "$n lines"; fi
 for k in val_bpb heldout_bpb num_params parameter_accounting training_seconds training_loop_seconds \
-	peak_memory_mib pass_rows tokens steps seed config_sha256 supkit_version arm depth mlp_activations attn_activations norm_activations; do
+	peak_memory_mib pass_rows tokens steps seed config_sha256 supkit_version arm depth mlp_activations attn_activations norm_activations precision; do
 	grep -q "\"$k\"" "$TMP/full/result.json" || { bad "result.json has $k"; continue; }
 	ok "result.json has $k"
 done
@@ -174,6 +174,17 @@ arith_check() { # run_dir logits polar_arithmetic label
 }
 arith_check "$TMP/full" bf16 bf16_compiled "the defaults"
 arith_check "$TMP/f1" fp64 fp64 "an fp64 run"
+# precision: the CPU's GEMMs are fp32 (fp64 in fp64 runs), recorded so;
+# autocast, which the CPU does not do, is refused before anything is written
+[[ "$(word "$TMP/full/result.json" precision)" == fp32 && "$(word "$TMP/f1/result.json" precision)" == fp64 ]] &&
+	grep -qx 'precision = auto' "$TMP/full/config.cfg" &&
+	ok "result.json: precision fp32 (fp64 in an fp64 run); config.cfg records precision = auto" ||
+	bad "result.json: precision fp32 (fp64 in an fp64 run)" \
+		"'$(word "$TMP/full/result.json" precision)' '$(word "$TMP/f1/result.json" precision)'"
+run trn --set precision=autocast --backend cpu -o "$TMP/ac"
+expect_rc 2 "precision = autocast on the cpu backend: exit 2"
+expect_err_contains "precision = autocast: the cpu backend multiplies in fp32" "precision = autocast on cpu: said"
+[[ ! -e "$TMP/ac" ]] && ok "precision = autocast on cpu: no run folder" || bad "precision = autocast on cpu: no run folder"
 if grep -qx 'logits = bf16' "$TMP/full/config.cfg" && grep -qx 'polar_arith = compiled' "$TMP/full/config.cfg"
 then ok "config.cfg records logits and polar_arith"; else bad "config.cfg records logits and polar_arith"; fi
 run trn --set steps=20 --set logits=fp32 --set polar_arith=eager -o "$TMP/old"

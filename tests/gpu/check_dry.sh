@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# check_dry.sh: scripts/gpu-check.sh, the one command a lent GPU machine
-# runs, as a dry run on this machine (no GPU: its suites skip, the benchmark
+# check_dry.sh: scripts/gpu-check.sh, the one command a GPU machine runs,
+# as a dry run on this machine (no GPU: its suites skip, the benchmark
 # does nothing), so that an error in its phases, budget, summary or packing
-# shows here and not in a lent GPU's minutes. Checks the exit status, a
+# shows here and not first on a GPU. Checks the exit status, a
 # summary line for the build, every suite and the benchmark, the dry-run
 # verdict, and logs.tgz holding every phase's log; then, with one phase's call
 # misspelt, a failed run (exit 1, the command named). Skips when nvcc is
 # missing (the build phase needs it) or when a GPU is present (then
-# gpu-check.sh itself is the test). Reference: issue 10.
+# gpu-check.sh itself is the test). Reference: scripts/gpu-check.sh.
 set -u
 cd "$(dirname "$0")/../.."
 source tests/gpu/lib.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # curve.sh: the CUDA backend's loss curve at depth 8 on the demo corpus
 # against the PyTorch reference on the same tokens from the same initial
-# weights (issue 10's "tracks the PyTorch original's loss curve to within
-# bf16 noise"; ClimbMix cannot be fetched here, the demo corpus can).
+# weights (the backend should track the PyTorch original's loss curve to
+# within bf16 noise; ClimbMix cannot be fetched here, the demo corpus can).
 #
 #   1. supkit train --stop-after 0: the run's initial weights and config
 #      (depth 8, T 2048, B 4 rows, one micro-batch a step, 250 steps: 2M
@@ -20,8 +20,8 @@
 #      bound 0.0114; depth 4, T 256, 8 rows, 100 steps: gap 0.0027, noise
 #      0.0031. With 1.5x the embedding and lm_head learning rates in the
 #      reference (depth 2) the gap is 0.0192 against a bound of 0.0138, and
-#      the check fails. (Session 4's bound, 3 x noise + 0.005, let that
-#      through; it was sized for the benchmark's init, below.) Very small
+#      the check fails (a bound of 3 x noise + 0.005, sized for the
+#      benchmark's init, below, lets that through). Very small
 #      batches (256 tokens a step) are chaotic early and can exceed the
 #      bound: the check is meant for its default size.
 #   Why init = dense (random c_proj) and not the benchmark's init: with c_proj
@@ -41,7 +41,7 @@
 # Skips (one skip, nothing passed) without a CUDA device, without a GPU=1
 # supkit-train ($GPU_BIN, else build/gpu/bin), without python3 torch that
 # sees the GPU, or without the demo corpus's shards ($CURVE_DATA, default
-# demo-out/data, made by make demo; carried to a lent GPU machine).
+# demo-out/data, made by make demo; carried along to a GPU machine).
 # Knobs (a CPU dry run: CURVE_BACKEND=cpu CURVE_DEVICE=cpu and small sizes):
 #   CURVE_STEPS (250) CURVE_DEPTH (8) CURVE_ROWS (4) CURVE_SEQ (2048)
 #   CURVE_BACKEND (cuda) CURVE_DEVICE (cuda) CURVE_PY (lib.sh's torch_py)

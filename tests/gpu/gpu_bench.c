@@ -30,8 +30,8 @@
  *       timed steps run without it, so that asynchronous ops show in
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
- *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs SUPKIT_CUDA_MM (bf16, the
- *       default; fast16bf; f32), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
+ *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs
+ *       the config's default (precision = autocast), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *
  *   gpu_bench peak
@@ -42,7 +42,8 @@
  * Exit 0 with figures, 3 when the model does not run on the CUDA backend
  * (trainer/model.c not yet selecting it), 2 on bad usage, 4 without a device.
  * Left out: any check of the figures (tests/gpu/test_cuda_ops.c checks).
- * Reference: SPEC sections 1, 2 (benchmark size), audit compute (FLOPs).
+ * Reference: docs/model.md (the model, the benchmark's size), audit compute
+ * (FLOPs).
  */
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@
 /* n floats of managed memory holding N(0, 1) draws: copies of a pool of
  * 2^20 draws made once, each buffer from its own place in the pool (the
  * timings need realistic values, not independent ones; drawing each of
- * the attention's 1.2e9 values took half a minute of a lent GPU's time) */
+ * the attention's 1.2e9 values takes half a minute on an H200) */
 #define POOL ((size_t)1 << 20)
 static float *mbuf(size_t n, struct rng *r)
 {
@@ -186,7 +187,7 @@ static void bench_matmul_n(const struct backend_ops *g, int64_t N, int64_t C, st
 }
 
 /* The attention kernels' times: modes [m0, m1) of the list below (the
- * wgmma kernels apart, last: written without a GPU, a fault there must not
+ * wgmma kernels apart, last: never run on a GPU, a fault there must not
  * cost the other figures) */
 static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, int64_t w,
 		       struct rng *r, int m0, int m1)
@@ -316,10 +317,10 @@ static void bench_elem(const struct backend_ops *g, int64_t N, int64_t C, struct
  * uniform indices (the training rows' random tokens: runs of about N /
  * 8,192 rows) and for indices under Zipf's law, p(r) ~ 1 / r (the most
  * frequent index takes 10% of the rows; on the demo corpus the most
- * frequent token takes 2.5-3.4% of a 131,072-token pass): since session
- * 17 a run's column slices run side by side, so that a frequent token's
- * long run should take about a quarter of the time it did at C 512
- * (estimated; the two lines show it). Bytes: d read,
+ * frequent token takes 2.5-3.4% of a 131,072-token pass): a run's column
+ * slices run side by side, so that a frequent token's long run should take
+ * about a quarter of one block's whole-row time at C 512 (estimated; the
+ * two lines show it). Bytes: d read,
  * the table's rows read and written. */
 static void bench_scatter(const struct backend_ops *g, int64_t N, int64_t C, struct rng *r)
 {

@@ -11,7 +11,7 @@
 # gpu_run EXE... runs a command with $CUDA_HOME/lib64 on LD_LIBRARY_PATH.
 # need_nvcc skips the calling suite (exit 0) when nvcc is missing.
 # torch_py prints the first Python that imports torch: $TORCH_PYTHON, PATH's
-# python3 (the lent GPU machine's, in a venv), /usr/bin/python3 (Debian's
+# python3 (a GPU machine's, in a venv), /usr/bin/python3 (Debian's
 # python3-torch); fails when none does.
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # link.sh: the GPU-side C drivers compile and link on a machine without a
-# GPU, so that a lent GPU machine does not meet a build error first. Builds
+# GPU, so that a GPU machine does not meet a build error first. Builds
 # the GPU=1 libraries (make GPU=1: build/gpu, nvcc for kernels/*.cu) and
 # links tests/gpu/test_cuda_ops.c (tests/gpu/cuda.sh) and tests/gpu/gpu_bench.c
 # (bench/bench_gpu.sh) against them with -Werror, as those scripts do;
 # runs neither (tests/gpu/cuda.sh runs the first where a device exists).
-# Skips when nvcc is missing. Reference: issue 10, scripts/gpu-check.sh.
+# Skips when nvcc is missing. Reference: scripts/gpu-check.sh.
 set -u
 cd "$(dirname "$0")/../.."
 source tests/gpu/lib.sh

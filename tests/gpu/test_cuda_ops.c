@@ -851,7 +851,7 @@ TEST(attention_mma2)
  * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
  * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
  * (attn_bf16_case); training is attention_wg_train. Each runs in a child
- * process (attention_wg and train_attention_wg below): written without a
+ * process (attention_wg and train_attention_wg below): never run on a
  * GPU, so that a fault there (a misread layout can make the device's
  * context unusable) cannot take the other tests with it. */
 static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
@@ -1860,7 +1860,7 @@ static double rel_fro(const float *a, const float *b, size_t n)
 
 /* Polar Express against trainer/polar.c: relative Frobenius error 1e-5 in
  * fp32 (GEMM summation order through 5 iterations), 0.05 with bf16
- * arithmetic (the tolerance SPEC 2 and tests/unit/trainer/test_optim.c use
+ * arithmetic (the tolerance tests/unit/trainer/test_optim.c uses
  * against PyTorch: bf16 roundings in a different summation order). */
 /* The optimizer's element-wise passes (kernels/optim.cu) against the host
  * twin (trainer/optim.c optim_device_host): the same per-element functions,
@@ -2406,7 +2406,7 @@ TEST(benchmark_pass_rows)
 	printf("  depth 8, B 64, T 2048: %d rows a pass, %.1f MiB planned; norm outputs in fp32: %d "
 	       "rows, %.1f MiB\n", rows[0], mib[0], rows[1], mib[1]);
 	CHECK(rows[0] == 64 && rows[1] == 32);
-	CHECK(mib[0] < 22804.5);   /* PyTorch's figure (issue 10) */
+	CHECK(mib[0] < 22804.5);   /* PyTorch's figure at this size */
 }
 
 /* Each layer's norm outputs a and m in bf16 (backend.h norm_bf16, the
@@ -2762,7 +2762,8 @@ TEST(attention_wg_train)
 
 /* The CUDA backend is a whole backend object, registered by kernels/ under
  * "cuda" (nothing in trainer/ names it): every entry set; the device's
- * name, its optimizer passes, a device it does not have refused by open. */
+ * name, its optimizer passes, a device it does not have refused by open;
+ * open setting the GEMMs' arithmetic from the config key precision. */
 TEST(backend_object)
 {
 	const char *miss = backend_missing(GPU);
@@ -2778,6 +2779,19 @@ TEST(backend_object)
 	o.device = 0;
 	err_clear(&e);
 	CHECK(GPU->open(&o, &e) == 0);
+	/* precision: fp32 multiplies in fp32, autocast in bf16; auto keeps the
+	 * mode in force (autocast, unless a test set another) */
+	o.precision = BK_PRECISION_FP32;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_F32 &&
+	      strcmp(GPU->precision(), "fp32") == 0 && !GPU->mlp_bf16());
+	o.precision = BK_PRECISION_AUTOCAST;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_BF16 &&
+	      strcmp(GPU->precision(), "autocast") == 0);
+	o.precision = BK_PRECISION_AUTO;
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_BF16);
+	cuda_set_matmul_mode(CUDA_MM_F32);
+	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_F32);
+	cuda_set_matmul_mode(CUDA_MM_BF16);
 }
 
 /* attention_wg_checks, and attention_wg_train, each in a child */
@@ -2928,8 +2942,8 @@ int main(int argc, char **argv)
 	RUN(async_gather_abort);
 	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
-	/* last: written without a GPU, so that a hang there, which its child's
-	 * alarm or the suite's time limit ends, costs no other test */
+	/* last: never run on a GPU, so that a hang there, which
+	 * its child's alarm or the suite's time limit ends, costs no other test */
 	RUN(attention_wg);
 	RUN(train_attention_wg);
 	struct cuda_mem_stats ms;

@@ -2,7 +2,7 @@
  * with: backend = cpu | cuda | auto gives the table the build and machine
  * allow, or a usage error that says why; backend memory is zeroed.
  * Built and run by tests/gpu/select.sh (no GPU needed).
- * Reference: SPEC section 11 (backend key), trainer/backend_select.h.
+ * Reference: supkit-formats(5) (the backend key), trainer/backend_select.h.
  */
 #include <string.h>
 

@@ -6,7 +6,10 @@
 # supkit eval of each run's checkpoint on its backend gives the run's
 # val_bpb and heldout_bpb bit for bit, and the validation BPB is within 2%
 # of the same run on the CPU backend (bf16 GEMM inputs on the GPU, fp32 on
-# the CPU). The library-level parity tests are tests/gpu/cuda.sh.
+# the CPU); the config key precision: result.json says autocast on cuda and
+# fp32 on cpu by default, a cuda run with precision = fp32 stores every
+# activation in fp32 and says fp32, and the cpu backend refuses autocast.
+# The library-level parity tests are tests/gpu/cuda.sh.
 #
 # Skips (one skip, nothing passed) without a CUDA device or without a GPU=1
 # build's supkit-train ($GPU_BIN, else build/gpu/bin, as scripts/gpu-check.sh
@@ -58,14 +61,14 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 	grep -q '"device_peak_memory_mib"' "$TMP/cuda1/result.json" && ok "result.json has the device's peak memory" ||
 		bad "result.json has the device's peak memory"
 	m=$(grep -o '"backend_modes": *"[^"]*"' "$TMP/cuda1/result.json")
-	[[ "$m" == *"attn=${SUPKIT_CUDA_ATTN:-mma} mm=${SUPKIT_CUDA_MM:-bf16} async=${SUPKIT_CUDA_ASYNC:-0} "* &&
+	[[ "$m" == *"attn=${SUPKIT_CUDA_ATTN:-mma} async=${SUPKIT_CUDA_ASYNC:-0} "* && "$m" != *mm=* &&
 		"$m" == *mlp_bf16=* &&
 		"$m" == *"attn_ds=${SUPKIT_CUDA_ATTN_DS:-1}"* ]] &&
 		! grep -q '"backend_modes"' "$TMP/cpu/result.json" &&
 		ok "result.json: the CUDA backend's modes ($m)" || bad "result.json: the CUDA backend's modes" "'$m'"
 	# bf16 GEMMs (the default) store the MLP's activations in bf16; the CPU's are fp32
 	want=bf16
-	[[ "${SUPKIT_CUDA_MLP_BF16:-1}" == 0 || "${SUPKIT_CUDA_MM:-bf16}" != bf16 ]] && want=fp32
+	[[ "${SUPKIT_CUDA_MLP_BF16:-1}" == 0 ]] && want=fp32
 	grep -q "\"mlp_activations\": *\"$want\"" "$TMP/cuda1/result.json" &&
 		grep -q '"mlp_activations": *"fp32"' "$TMP/cpu/result.json" &&
 		ok "result.json: MLP activations $want on cuda, fp32 on cpu" ||
@@ -95,7 +98,7 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 	fi
 	# the norms' outputs likewise (SUPKIT_CUDA_NORM_BF16)
 	want=bf16
-	[[ "${SUPKIT_CUDA_NORM_BF16:-1}" == 0 || "${SUPKIT_CUDA_MM:-bf16}" != bf16 ]] && want=fp32
+	[[ "${SUPKIT_CUDA_NORM_BF16:-1}" == 0 ]] && want=fp32
 	grep -q "\"norm_activations\": *\"$want\"" "$TMP/cuda1/result.json" &&
 		grep -q '"norm_activations": *"fp32"' "$TMP/cpu/result.json" && [[ "$m" == *norm_bf16=* ]] &&
 		ok "result.json: norm outputs $want on cuda, fp32 on cpu" ||
@@ -109,6 +112,34 @@ if [[ -f "$TMP/cuda1/result.json" ]]; then
 		bad "result.json: attention activations fp32 at head width 32 on cuda and cpu" \
 			"$(grep -ho '"attn_activations": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
 fi
+# precision: autocast on cuda and fp32 on cpu by default (auto); fp32 on
+# cuda multiplies in fp32 and keeps every activation fp32; the cpu backend
+# refuses autocast, named, with nothing written
+if [[ -f "$TMP/cuda1/result.json" ]]; then
+	grep -q '"precision": *"autocast"' "$TMP/cuda1/result.json" &&
+		grep -q '"precision": *"fp32"' "$TMP/cpu/result.json" &&
+		ok "result.json: precision autocast on cuda, fp32 on cpu" ||
+		bad "result.json: precision autocast on cuda, fp32 on cpu" \
+			"$(grep -ho '"precision": *"[a-z0-9]*"' "$TMP/cuda1/result.json" "$TMP/cpu/result.json" | tr '\n' ' ')"
+fi
+gpu_run "$BINDIR/supkit-train" tests/fixtures/train/tiny.cfg --set data_dir=tests/fixtures/train/data \
+	--set steps=3 --set precision=fp32 --backend cuda --quiet -o "$TMP/f32" >"$TMP/f32.log" 2>&1
+rc=$?
+if [[ $rc == 0 ]] && grep -q '"precision": *"fp32"' "$TMP/f32/result.json" &&
+	grep -q '"mlp_activations": *"fp32"' "$TMP/f32/result.json" &&
+	grep -q '"norm_activations": *"fp32"' "$TMP/f32/result.json"; then
+	ok "precision = fp32 on cuda: result.json says fp32, MLP and norm activations fp32"
+else
+	bad "precision = fp32 on cuda: result.json says fp32, MLP and norm activations fp32" \
+		"rc $rc: $(grep -ho '"[a-z_]*\(precision\|activations\)": *"[a-z0-9]*"' "$TMP/f32/result.json" 2>/dev/null | tr '\n' ' ') $(tail -c 200 "$TMP/f32.log")"
+fi
+gpu_run "$BINDIR/supkit-train" tests/fixtures/train/tiny.cfg --set data_dir=tests/fixtures/train/data \
+	--set precision=autocast --backend cpu --quiet -o "$TMP/cpuac" >"$TMP/cpuac.log" 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q "precision = autocast: the cpu backend multiplies in fp32" "$TMP/cpuac.log" &&
+	[[ ! -e "$TMP/cpuac" ]] &&
+	ok "precision = autocast on cpu: exit 2, said, no run folder" ||
+	bad "precision = autocast on cpu: exit 2, said, no run folder" "rc $rc: $(head -c 200 "$TMP/cpuac.log")"
 if cmp -s "$TMP/cuda1/model.safetensors" "$TMP/cuda2/model.safetensors"; then ok "two identical CUDA runs: bit-identical weights"
 else bad "two identical CUDA runs: bit-identical weights"; fi
 # supkit eval of each run's checkpoint on its backend: the run's figures bit

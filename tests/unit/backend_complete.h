@@ -26,6 +26,7 @@ static inline const char *backend_missing(const struct backend_ops *b)
 	BC_ENTRY(ve_gate_fwd_rows) BC_ENTRY(ve_gate_bwd_rows) BC_ENTRY(softcap_ce_bf16)
 	BC_ENTRY(device_count) BC_ENTRY(open) BC_ENTRY(alloc) BC_ENTRY(free) BC_ENTRY(optim)
 	BC_ENTRY(polar_express) BC_ENTRY(device_name) BC_ENTRY(peak_flops) BC_ENTRY(device_bytes)
+	BC_ENTRY(precision)
 #undef BC_ENTRY
 	if (b->ce_rows < 1)
 		return "ce_rows";

@@ -849,7 +849,16 @@ TEST(cpu_backend_object)
 	struct backend_options o = { .device = 1, .threads = 0 };
 	CHECK(bk->open(&o, &e) == -1 && e.code == EXIT_USAGE && strstr(e.msg, "device 1"));
 	o.device = 0;
+	/* precision: autocast refused (the CPU multiplies in fp32), auto and
+	 * fp32 taken, and the GEMMs said to be fp32 */
+	o.precision = BK_PRECISION_AUTOCAST;
+	CHECK(bk->open(&o, &e) == -1 && e.code == EXIT_USAGE &&
+	      strstr(e.msg, "precision = autocast: the cpu backend multiplies in fp32"));
+	o.precision = BK_PRECISION_FP32;
 	CHECK(bk->open(&o, &e) == 0);
+	o.precision = BK_PRECISION_AUTO;
+	CHECK(bk->open(&o, &e) == 0);
+	CHECK(strcmp(bk->precision(), "fp32") == 0);
 	unsigned char *z = bk->alloc(4096);
 	int nz = 0;
 	for (int i = 0; i < 4096; i++)

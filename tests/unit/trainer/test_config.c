@@ -151,6 +151,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("equil_scope = square\n", "t.cfg:1: equil_scope = square limits the equilibrator");
 	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
 	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
+	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
+	expect_err("backend = cpu\nprecision = autocast\n",
+		   "t.cfg:2: precision = autocast: the cpu backend multiplies in fp32, not in bf16");
+	expect_err("precision = fp32\ndtype = fp64\n",
+		   "t.cfg:2: precision = fp32: dtype = fp64 runs multiply in fp64 (precision = auto)");
 	/* the later of the two lines is blamed */
 	expect_err("qk_mask = l0_hf16\n\nqk_scale = none\n", "t.cfg:3: ");
 	/* fixed by a later line: accepted */
