@@ -133,6 +133,7 @@ static const struct key_def keys[] = {
 	I("polar_steps", polar_steps, "5", 1, 5),
 	E("post_polar", post_polar, "polar", w_ppolar),
 	B("normuon", normuon, "1"),
+	B("zeta", zeta, "0"),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -626,6 +627,10 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->equil_scope != EQUIL_ALL && c->muoneq == MUONEQ_OFF)
 		return conflict(c, "equil_scope", "muoneq", e,
 				"equil_scope = square limits the equilibrator: needs muoneq other than off");
+	if (c->zeta && c->muoneq != MUONEQ_OFF)
+		return conflict(c, "zeta", "muoneq", e,
+				"zeta = 1 and muoneq = %s are two pre-polar conditioners: use one",
+				c->muoneq == MUONEQ_BIEQ ? "bieq" : c->muoneq == MUONEQ_R ? "r" : "rc");
 	if (c->table_neumann && !c->oe)
 		return conflict(c, "table_neumann", "oe", e, "table_neumann = 1 needs oe = 1");
 	if (c->step0 != STEP0_NONE && c->step0 != STEP0_NOSTEP0_ALL && !c->wte_lambdas)
@@ -768,6 +773,8 @@ static const struct {
 	 "post_polar = fp32\n"},
 	{"exact_muoneq_r_no_normuon", "paper 004 #2a-noNM: MuonEq-R without post-polar NorMuon",
 	 "muoneq = r\nnormuon = 0\n"},
+	{"zeta_prepolar_coord_whitening", "paper 002 exp58/59/60: Zeta's entrywise second-moment whitening before the polar step, with pair QK scaling",
+	 QK_PAIR "zeta = 1\n"},
 };
 
 /* Short names used in the papers' prose. */

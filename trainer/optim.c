@@ -36,7 +36,9 @@
  *    every one of those post-polar dtypes fp32 (X keeps its bf16 values);
  *    normuon = 0 skips NorMuon (scale 1, its buffer untouched); the
  *    equilibrator runs on every block matrix or (equil_scope = square) on
- *    the square ones; polar_norm and polar_steps: trainer/polar.c.
+ *    the square ones; polar_norm and polar_steps: trainer/polar.c. zeta
+ *    = 1 whitens the Nesterov output before the polar step with Zeta's fp32
+ *    second moment of the raw gradient (zeta_f32, on the host).
  *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
  *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
@@ -84,6 +86,7 @@ struct pstate {
 	void *buf;            /* Muon momentum buffer (numel) */
 	double *smb;          /* NorMuon second-moment buffer (smb_n), fp64 always */
 	size_t smb_n;
+	void *zv;             /* Zeta's second moment V (numel, like buf), zeta = 1 only */
 };
 
 struct optim {
@@ -346,6 +349,7 @@ void optim_set_device(struct optim *o, const struct optim_device *d)
 		st->v = st_moved(o, from, st->v, n, st_es(o));
 		st->buf = st_moved(o, from, st->buf, n, st_es(o));
 		st->smb = st_moved(o, from, st->smb, st->smb_n, sizeof(double));
+		st->zv = st_moved(o, from, st->zv, n, st_es(o));
 	}
 	for (int k = 0; k < 4; k++) {
 		if (o->dscr[k])
@@ -503,6 +507,8 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 			o->st[i].buf = st_alloc(o, p->numel, st_es(o));
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
 			o->st[i].smb = st_alloc(o, o->st[i].smb_n, sizeof(double));
+			if (c->zeta)
+				o->st[i].zv = st_alloc(o, p->numel, st_es(o));
 		}
 	}
 	*out = o;
@@ -514,8 +520,8 @@ void optim_free(struct optim *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->t->n; i++) {
-		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb };
-		for (int k = 0; k < 4; k++)
+		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb, o->st[i].zv };
+		for (int k = 0; k < 5; k++)
 			if (a[k])
 				o->dev->free(a[k]);
 	}
@@ -668,6 +674,40 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- Muon ---- */
 
+/* Zeta (paper 002 section 3.3, adapting Chen et al. 2026): the second
+ * moment of the raw gradient g, V = beta2 V + (1 - beta2) g^2 (beta2 0.99,
+ * V in the state's dtype), then the momentum G the polar step takes is
+ * whitened entrywise, G / (sqrt(V / (1 - beta2^t)) + 1e-8), t = step + 1
+ * (t = 1 at step 0: V-hat = g^2). Computed in fp64, each stored value
+ * rounded to the state's dtype. Host memory: the CUDA backend refuses
+ * zeta = 1 (trainer/backend_select.c). */
+#define ZETA_BETA2 0.99
+#define ZETA_EPS 1e-8
+
+static double zeta_bias(int step)
+{
+	return 1.0 - pow(ZETA_BETA2, (double)step + 1.0);
+}
+
+static void zeta_f32(float *V, const float *g, float *G, size_t N, int step)
+{
+	double bc = zeta_bias(step);
+	for (size_t i = 0; i < N; i++) {
+		double gi = g[i];
+		V[i] = (float)(ZETA_BETA2 * V[i] + (1 - ZETA_BETA2) * gi * gi);
+		G[i] = (float)(G[i] / (sqrt(V[i] / bc) + ZETA_EPS));
+	}
+}
+
+static void zeta_f64(double *V, const double *g, double *G, size_t N, int step)
+{
+	double bc = zeta_bias(step);
+	for (size_t i = 0; i < N; i++) {
+		V[i] = ZETA_BETA2 * V[i] + (1 - ZETA_BETA2) * g[i] * g[i];
+		G[i] = G[i] / (sqrt(V[i] / bc) + ZETA_EPS);
+	}
+}
+
 /* Whether the pre-polar equilibrator applies to an m x n matrix
  * (equil_scope = square: square matrices only). */
 static int equilibrated(const struct optim *o, size_t m, size_t n)
@@ -748,6 +788,8 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		struct param *p = &o->t->p[idx[b]];
 		float *Xb = X + b * N;
 		d->nesterov(Xb, (float *)o->st[idx[b]].buf, p->g, N, w1, mu);
+		if (o->c.zeta)   /* Zeta's whitening (p->g is the raw gradient) */
+			zeta_f32((float *)o->st[idx[b]].zv, p->g, Xb, N, s->step);
 		/* pre-polar equilibration on an fp64 copy, the result fp32 */
 		if (equilibrated(o, m, n)) {
 			double *G = dscratch(o, 2, N * sizeof *G);
@@ -797,8 +839,17 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	double *w = scratch(o, 0, N * sizeof *w), *G = scratch(o, 1, N * sizeof *G);
 	load_vals(o, p, w, G);
 	double mu = s->momentum, w1 = 1 - mu;
+	double *g0 = NULL;
+	if (o->c.zeta) {   /* Zeta's V takes the raw gradient */
+		g0 = xmalloc(N * sizeof *g0);
+		memcpy(g0, G, N * sizeof *g0);
+	}
 	for (size_t i = 0; i < N; i++)
 		G[i] = nesterov_elem(&((double *)st->buf)[i], G[i], w1, mu, 1);
+	if (g0) {
+		zeta_f64((double *)st->zv, g0, G, N, s->step);
+		free(g0);
+	}
 	if (equilibrated(o, m, n)) {
 		double *work = xmalloc((m + n) * sizeof *work);
 		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
@@ -1077,6 +1128,7 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 			nrec += 3;
 		if (o->st[i].buf)
 			nrec += 2;
+		nrec += o->st[i].zv != NULL;
 		nrec += has_master(o, &o->t->p[i]);
 	}
 	ob_put(&b, "SUPKOPT1", 8);
@@ -1093,6 +1145,8 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 			ob_state(&b, o, p->name, "momentum_buffer", st->buf, p->numel);
 			ob_rec(&b, p->name, "second_momentum_buffer", REC_F64, st->smb, st->smb_n, 0);
 		}
+		if (st->zv)
+			ob_state(&b, o, p->name, "zeta_second_moment", st->zv, p->numel);
 		if (has_master(o, p)) {
 			double *w = xmalloc(p->numel * sizeof *w);
 			load_vals(o, p, w, NULL);
@@ -1130,11 +1184,11 @@ static uint32_t rd_u32(const unsigned char *p)
 static int rec_target(struct optim *o, const char *name, size_t *pi, int *which)
 {
 	static const char *suf[] = {"exp_avg", "exp_avg_sq", "step", "momentum_buffer",
-				    "second_momentum_buffer", "master"};
+				    "second_momentum_buffer", "master", "zeta_second_moment"};
 	const char *dot = strrchr(name, '.');
 	if (!dot)
 		return -1;
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 7; k++) {
 		if (strcmp(dot + 1, suf[k]))
 			continue;
 		for (size_t i = 0; i < o->t->n; i++) {
@@ -1210,7 +1264,13 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		int is_muon = which == 3 || which == 4;
 		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : p->numel;
 		int fits = which == 5 ? has_master(o, p)
+			 : which == 6 ? st->zv != NULL
 			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
+		if (which == 6 && !st->zv) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': Zeta state, but the run has %s",
+				path, (unsigned long long)r, name, p->group == PG_MATRIX ? "zeta = 0" : "no Zeta state for it");
+			goto out;
+		}
 		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': kind or size does not match the model",
 				path, (unsigned long long)r, name);
@@ -1235,9 +1295,10 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			uint64_t u = rd_u64(d + at + 8 * i);
 			double x;
 			memcpy(&x, &u, 8);
-			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
+			int nonneg = which == 1 || which == 4 || which == 6;
+			if (!isfinite(x) || (nonneg && x < 0)) {
 				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
-					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+					path, (unsigned long long)r, name, i, x, nonneg ? " >= 0" : "");
 				goto out;
 			}
 			if ((f32 && (double)(float)x != x) || (bf16_m && (double)bf16_round((float)x) != x)) {
@@ -1271,7 +1332,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		} else {
 			if (which == 4 && !st->smb)
 				st->smb = st_alloc(o, want, sizeof(double));
-			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : &st->buf;
+			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : which == 6 ? &st->zv : &st->buf;
 			if (which != 4 && !*dst)
 				*dst = st_alloc(o, want, st_es(o));
 			for (size_t i = 0; i < want; i++) {
@@ -1296,6 +1357,8 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			miss = "momentum_buffer and second_momentum_buffer";
 		else if (has_master(o, p) && !(k & 32u))
 			miss = "master";
+		else if (o->st[i].zv && !(k & 64u))
+			miss = "zeta_second_moment";
 		if (miss) {
 			err_set(e, EXIT_USAGE, "'%s': '%s': the state needs %s", path, p->name, miss);
 			goto out;

@@ -477,6 +477,9 @@ CASE_F32(parity_muoneq_r_square_only, "muoneq_r_square")
 CASE_F32(parity_polar_steps4, "polar_steps4")
 CASE_F32(parity_turbo_muon_aol4, "aol4")
 CASE_F32(parity_muoneq_r_no_normuon, "muoneq_r_normuon0")
+/* Zeta (paper 002): the second moment of the raw gradient, bias-corrected,
+ * whitening the Nesterov output before the polar step */
+CASE_F32(parity_zeta, "zeta")
 
 TEST(parity_fp64)
 {
@@ -494,6 +497,12 @@ TEST(parity_fp64_bieq_rows1_square_no_normuon)
 {
 	struct case_result r;
 	run_case("fp64_bieq_rows1_square_normuon0", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_zeta)
+{
+	struct case_result r;
+	run_case("fp64_zeta", &TOL_F64, &r);
 }
 
 TEST(parity_embed_state_bf16)
@@ -537,6 +546,7 @@ TEST(parity_bf16_post_polar_fp32)
 	       r.muon_close, r.muon_pairs);
 }
 TEST(parity_bf16_turbo_muon_aol4) { bf16_polar_case("bf16_aol4"); }
+TEST(parity_bf16_zeta) { bf16_polar_case("bf16_zeta"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -1035,6 +1045,44 @@ TEST(state_resume_bit_identical)
 	resume_case("embed_state=fp32", 0);
 	resume_case("neumann=1", 0);
 	resume_case("muoneq=bieq", 1);
+	/* Zeta's second moment travels in the state file */
+	resume_case("zeta=1", 0);
+	resume_case("zeta=1", 1);
+}
+
+/* Zeta's state records: a zeta = 1 file needs them and a zeta = 0 run
+ * refuses them, each naming the file and the record. */
+TEST(state_load_zeta_records)
+{
+	struct table a;
+	struct config c0, c1;
+	struct optim *o0, *o1;
+	struct err e;
+	int f;
+	char sets[1][128] = {"zeta=1"};
+	char p0[] = "/tmp/supkit_optim_XXXXXX", p1[] = "/tmp/supkit_optim_XXXXXX";
+	int fd0 = mkstemp(p0), fd1 = mkstemp(p1);
+	CHECK(fd0 >= 0 && fd1 >= 0);
+	close(fd0);
+	close(fd1);
+	CHECK(make_config(&c0, NULL, 0, &f) == 0);
+	CHECK(make_config(&c1, sets, 1, &f) == 0);
+	table_make(&a, 0);
+	CHECK(optim_create(&c0, &a.t, 0, &o0, &e) == 0);
+	CHECK(optim_create(&c1, &a.t, 0, &o1, &e) == 0);
+	CHECK(optim_save(o0, p0, &e) == 0);
+	CHECK(optim_save(o1, p1, &e) == 0);
+	CHECK(optim_load(o1, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, "the state needs zeta_second_moment"), "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".zeta_second_moment': Zeta state, but the run has zeta = 0"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
+	optim_free(o0);
+	optim_free(o1);
+	table_free(&a);
+	unlink(p0);
+	unlink(p1);
 }
 
 TEST(state_load_rejects_bad_files)
@@ -1249,6 +1297,10 @@ int main(void)
 	RUN(parity_bf16_polar_norm_fp32);
 	RUN(parity_bf16_post_polar_fp32);
 	RUN(parity_bf16_turbo_muon_aol4);
+	RUN(parity_zeta);
+	RUN(parity_fp64_zeta);
+	RUN(parity_bf16_zeta);
+	RUN(state_load_zeta_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);
