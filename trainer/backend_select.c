@@ -63,12 +63,12 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
 	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
 	/* Zeta's second-moment state and whitening are host code (trainer/optim.c) */
-	int host_only = host_polar || cfg->zeta;
+	int host_only = host_polar || cfg->zeta || cfg->malt;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
-	if (cfg->zeta) {
-		err_set(e, EXIT_USAGE, "backend = cuda: zeta = 1 needs backend = cpu "
-			"(Zeta's whitening runs on the host only)");
+	if (cfg->zeta || cfg->malt) {
+		err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
+			"(its pre-polar step runs on the host only)", cfg->zeta ? "zeta" : "malt");
 		return NULL;
 	}
 	if (host_polar) {

@@ -166,6 +166,21 @@ TEST(zeta_flops_and_memory)
 	CHECK(a.extra[AX_ZETA] == 8 * all && a.extra[AX_QK_SCALING] > 0);
 }
 
+/* MALT: 12 m n + 6 (m + n) FLOPs and 4 (m + n) bytes a block matrix */
+TEST(malt_flops_and_memory)
+{
+	struct accounting a;
+	const double mn = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	const double mpn = 32 * 1024.0 + 16 * 2560.0 + 4 * 36.0;
+	CHECK(acct_set("malt = 1\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn && a.extra_total == a.extra[AX_MALT]);
+	CHECK(a.mem[AM_MALT] == 4 * mpn && a.mem_total == 4 * mpn);
+	CHECK(acct_set("malt = 1\nnormuon = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn);
+	CHECK(acct_set("malt = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
+}
+
 TEST(formulas_named)
 {
 	for (int i = 0; i < AX_N; i++) {
@@ -190,6 +205,7 @@ int main(void)
 	RUN(table_neumann_rows);
 	RUN(polar_and_equilibrator_arms);
 	RUN(zeta_flops_and_memory);
+	RUN(malt_flops_and_memory);
 	RUN(formulas_named);
 	return t_done();
 }

@@ -947,6 +947,13 @@ TEST(select_host_polar_arms)
 	CHECK(backend_select(&c, &e) == NULL);
 	CHECK(e.code == EXIT_USAGE);
 	CHECK(strstr(e.msg, "zeta = 1 needs backend = cpu") != NULL);
+	c.zeta = 0;
+	c.malt = 1;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(strstr(e.msg, "malt = 1 needs backend = cpu") != NULL);
 }
 
 int main(void)

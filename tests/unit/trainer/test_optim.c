@@ -480,6 +480,11 @@ CASE_F32(parity_muoneq_r_no_normuon, "muoneq_r_normuon0")
 /* Zeta (paper 002): the second moment of the raw gradient, bias-corrected,
  * whitening the Nesterov output before the polar step */
 CASE_F32(parity_zeta, "zeta")
+/* MALT (paper 004): P G Q before the polar step, P X Q grafted after it;
+ * with NorMuon, without, and with other malt_beta and malt_eps */
+CASE_F32(parity_malt, "malt")
+CASE_F32(parity_malt_no_normuon, "malt_normuon0")
+CASE_F32(parity_malt_beta_eps, "malt_beta_eps")
 
 TEST(parity_fp64)
 {
@@ -503,6 +508,12 @@ TEST(parity_fp64_zeta)
 {
 	struct case_result r;
 	run_case("fp64_zeta", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_malt)
+{
+	struct case_result r;
+	run_case("fp64_malt", &TOL_F64, &r);
 }
 
 TEST(parity_embed_state_bf16)
@@ -1048,6 +1059,9 @@ TEST(state_resume_bit_identical)
 	/* Zeta's second moment travels in the state file */
 	resume_case("zeta=1", 0);
 	resume_case("zeta=1", 1);
+	/* MALT's row and column EMAs as well */
+	resume_case("malt=1", 0);
+	resume_case("malt=1", 1);
 }
 
 /* Zeta's state records: a zeta = 1 file needs them and a zeta = 0 run
@@ -1078,6 +1092,20 @@ TEST(state_load_zeta_records)
 	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".zeta_second_moment': Zeta state, but the run has zeta = 0"),
 	       "%s", e.msg);
 	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
+	/* MALT's two records the same way */
+	struct config c2;
+	struct optim *o2;
+	char sets2[1][128] = {"malt=1"};
+	CHECK(make_config(&c2, sets2, 1, &f) == 0);
+	CHECK(optim_create(&c2, &a.t, 0, &o2, &e) == 0);
+	CHECK(optim_save(o2, p1, &e) == 0);
+	CHECK(optim_load(o2, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, "the state needs malt_row_ema and malt_col_ema"), "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt = 0"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o2, p1, &e) == 0, "%s", e.msg);
+	optim_free(o2);
 	optim_free(o0);
 	optim_free(o1);
 	table_free(&a);
@@ -1300,6 +1328,10 @@ int main(void)
 	RUN(parity_zeta);
 	RUN(parity_fp64_zeta);
 	RUN(parity_bf16_zeta);
+	RUN(parity_malt);
+	RUN(parity_malt_no_normuon);
+	RUN(parity_malt_beta_eps);
+	RUN(parity_fp64_malt);
 	RUN(state_load_zeta_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
