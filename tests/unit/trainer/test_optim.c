@@ -1064,9 +1064,9 @@ TEST(state_resume_bit_identical)
 	resume_case("malt=1", 1);
 }
 
-/* Zeta's state records: a zeta = 1 file needs them and a zeta = 0 run
- * refuses them, each naming the file and the record. */
-TEST(state_load_zeta_records)
+/* Zeta's and MALT's state records: a zeta = 1 (malt = 1) file needs them
+ * and a zeta = 0 (malt = 0) run refuses them, naming the file and record. */
+TEST(state_load_zeta_malt_records)
 {
 	struct table a;
 	struct config c0, c1;
@@ -1332,7 +1332,7 @@ int main(void)
 	RUN(parity_malt_no_normuon);
 	RUN(parity_malt_beta_eps);
 	RUN(parity_fp64_malt);
-	RUN(state_load_zeta_records);
+	RUN(state_load_zeta_malt_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);
