@@ -13,7 +13,10 @@
  * arms (polar_steps, polar_norm = aol), BiEq's passes and sides and the
  * equilibrators' square-only scope scale those counts by what they run;
  * polar_norm = fp32, post_polar = fp32 and normuon = 0 change no count
- * (dtype only, or NorMuon, which is not counted).
+ * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
+ * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
+ * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
+ * element-wise passes and fp32 row and column EMAs.
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -106,6 +109,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
+	"zeta", "malt",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -116,13 +120,17 @@ static const char *const extra_formulas[AX_N] = {
 	"per OE table j, k = d/4, R_j visited rows: 4 R_j k^2 + 14 R_j k + 3k^2 + 3k (lemma2: 4 R_j k^2 + 4 R_j k)",
 	"4 L d per token x tokens/step",
 	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
+	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
+	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
 };
-static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing"};
+static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
 	"16 bytes per q_tau entry",
 	"16 bytes per routing lambda",
+	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
+	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -215,7 +223,7 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 	a->tokens_per_step = (int64_t)c->batch_rows * c->seq_len * c->grad_accum;
 	const double tok = (double)a->tokens_per_step, d = config_model_dim(c), L = c->depth;
 
-	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0;
+	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0, zeta = 0, malt = 0, malt_mem = 0;
 	const double k = d / 4;
 	for (size_t i = 0; i < n; i++) {
 		const struct param_spec *s = &p[i];
@@ -224,6 +232,9 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		if (s->group == PG_MATRIX) {
 			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
 			polar += c->polar_steps * (4 * m * nn * q + 2 * q * q * q);
+			zeta += 8 * m * nn;
+			malt += 12 * m * nn + 6 * (m + nn);
+			malt_mem += 4 * (m + nn);
 			if (c->polar_norm == POLAR_NORM_AOL)   /* Gram, row sums, scaling */
 				polar += 2 * m * nn * q + q * q + m * nn;
 			if (c->equil_scope == EQUIL_ALL || m == nn) {
@@ -261,6 +272,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->extra[AX_MUONEQ] = muoneq;
 	if (c->neumann)
 		a->extra[AX_NEUMANN] = neumann;
+	if (c->zeta)
+		a->extra[AX_ZETA] = zeta;
+	if (c->malt)
+		a->extra[AX_MALT] = malt;
 	if (c->qk_scale != QK_SCALE_NONE)
 		a->extra[AX_QK_SCALING] = 4 * L * d * tok;
 	if (c->wte_lambdas) {
@@ -277,6 +292,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_FP32_STATE] = 8.0 * (double)(pc->wte + pc->value_embeds);
 	a->mem[AM_QK_SCALING] = 16.0 * (double)pc->q_tau;
 	a->mem[AM_ROUTING] = 16.0 * (double)pc->routing_lambdas;
+	if (c->zeta)
+		a->mem[AM_ZETA] = 4.0 * (double)pc->block_matrices;
+	if (c->malt)
+		a->mem[AM_MALT] = malt_mem;
 	for (int i = 0; i < AM_N; i++)
 		a->mem_total += a->mem[i];
 	return 0;

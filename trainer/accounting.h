@@ -70,6 +70,8 @@ enum acct_extra {
 	AX_TABLE_NEUMANN, /* per OE table over its visited rows */
 	AX_QK_SCALING,    /* 4 L d per token */
 	AX_ROUTING,       /* 4 d per lambda site per token, anchor +4 d (separate) / -2 d (shared) */
+	AX_ZETA,          /* 8 m n per block matrix (zeta = 1) */
+	AX_MALT,          /* 12 m n + 6 (m + n) per block matrix (malt = 1) */
 	AX_N
 };
 
@@ -79,6 +81,8 @@ enum acct_mem {
 	AM_FP32_STATE,    /* 8 bytes per wte/value_embeds parameter */
 	AM_QK_SCALING,    /* 16 bytes per q_tau entry */
 	AM_ROUTING,       /* 16 bytes per routing lambda */
+	AM_ZETA,          /* 4 bytes per block-matrix parameter (zeta = 1) */
+	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1) */
 	AM_N
 };
 

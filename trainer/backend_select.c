@@ -62,8 +62,15 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	const struct backend_ops *c = backend_find("cuda");
 	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
 	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
+	/* Zeta's second-moment state and whitening are host code (trainer/optim.c) */
+	int host_only = host_polar || cfg->zeta || cfg->malt;
 	if (cfg->backend == BACKEND_AUTO)
-		return backend_cuda_present() && fp32 && !host_polar ? c : backend_cpu();
+		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
+	if (cfg->zeta || cfg->malt) {
+		err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
+			"(its pre-polar step runs on the host only)", cfg->zeta ? "zeta" : "malt");
+		return NULL;
+	}
 	if (host_polar) {
 		err_set(e, EXIT_USAGE, "backend = cuda: polar_norm = %s and polar_steps = %d need backend = cpu "
 			"(the CUDA polar step is the plain 5-step one)", cfg->polar_norm == POLAR_NORM_FP32 ? "fp32" : cfg->polar_norm == POLAR_NORM_AOL ? "aol" : "polar", cfg->polar_steps);

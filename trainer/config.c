@@ -134,6 +134,10 @@ static const struct key_def keys[] = {
 	I("polar_steps", polar_steps, "5", 1, 5),
 	E("post_polar", post_polar, "polar", w_ppolar),
 	B("normuon", normuon, "1"),
+	B("zeta", zeta, "0"),
+	B("malt", malt, "0"),
+	D("malt_beta", malt_beta, "0.95", 0, 0.999999),
+	D("malt_eps", malt_eps, "1e-8", 1e-30, 1),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -628,6 +632,14 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->equil_scope != EQUIL_ALL && c->muoneq == MUONEQ_OFF)
 		return conflict(c, "equil_scope", "muoneq", e,
 				"equil_scope = square limits the equilibrator: needs muoneq other than off");
+	if (c->zeta && c->muoneq != MUONEQ_OFF)
+		return conflict(c, "zeta", "muoneq", e,
+				"zeta = 1 and muoneq = %s are two pre-polar conditioners: use one",
+				c->muoneq == MUONEQ_BIEQ ? "bieq" : c->muoneq == MUONEQ_R ? "r" : "rc");
+	if (c->malt && (c->muoneq != MUONEQ_OFF || c->zeta))
+		return conflict(c, "malt", c->zeta ? "zeta" : "muoneq", e,
+				"malt = 1 and %s are two pre-polar conditioners: use one",
+				c->zeta ? "zeta = 1" : "an equilibrator (muoneq)");
 	if (c->table_neumann && !c->oe)
 		return conflict(c, "table_neumann", "oe", e, "table_neumann = 1 needs oe = 1");
 	if (c->step0 != STEP0_NONE && c->step0 != STEP0_NOSTEP0_ALL && !c->wte_lambdas)
@@ -777,6 +789,12 @@ static const struct {
 	 "post_polar = fp32\n"},
 	{"exact_muoneq_r_no_normuon", "paper 004 #2a-noNM: MuonEq-R without post-polar NorMuon",
 	 "muoneq = r\nnormuon = 0\n"},
+	{"zeta_prepolar_coord_whitening", "paper 002 exp58/59/60: Zeta's entrywise second-moment whitening before the polar step, with pair QK scaling",
+	 QK_PAIR "zeta = 1\n"},
+	{"published_malt", "paper 004 #2c: MALT's two-sided -1/8-power preconditioning, map-back and grafting, with NorMuon",
+	 "malt = 1\n"},
+	{"exact_malt_no_normuon", "paper 004 #2c-noNM: MALT without post-polar NorMuon",
+	 "malt = 1\nnormuon = 0\n"},
 };
 
 /* Short names used in the papers' prose. */

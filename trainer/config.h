@@ -125,6 +125,12 @@ struct config {
 	enum cfg_post_polar post_polar; /* post_polar = polar | fp32 (NorMuon and the
 	                              update in the polar dtype or fp32) */
 	int normuon;               /* normuon = 1 | 0 (post-polar NorMuon) */
+	int zeta;                  /* zeta = 0 | 1 (Zeta's entrywise second-moment
+	                              whitening of the momentum before the polar step) */
+	int malt;                  /* malt = 0 | 1 (MALT: two-sided -1/8-power
+	                              preconditioning, map-back, Frobenius grafting) */
+	double malt_beta;          /* malt_beta = 0.95 (row/column EMA rate) */
+	double malt_eps;           /* malt_eps = 1e-8 (inside the -1/8 power) */
 	int neumann;               /* neumann = 0 | 1 */
 	double neumann_tau;        /* neumann_tau = 80 */
 	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */

@@ -36,7 +36,12 @@
  *    every one of those post-polar dtypes fp32 (X keeps its bf16 values);
  *    normuon = 0 skips NorMuon (scale 1, its buffer untouched); the
  *    equilibrator runs on every block matrix or (equil_scope = square) on
- *    the square ones; polar_norm and polar_steps: trainer/polar.c.
+ *    the square ones; polar_norm and polar_steps: trainer/polar.c. zeta
+ *    = 1 whitens the Nesterov output before the polar step with Zeta's fp32
+ *    second moment of the raw gradient (zeta_f32, on the host). malt = 1
+ *    scales G by MALT's P and Q (row and column EMAs kept fp32) and maps
+ *    the polar output back (P X Q grafted to ||X||_F) in fp64 from X,
+ *    rounded to X's post-polar dtype (on the host).
  *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
  *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
@@ -84,6 +89,9 @@ struct pstate {
 	void *buf;            /* Muon momentum buffer (numel) */
 	double *smb;          /* NorMuon second-moment buffer (smb_n), fp64 always */
 	size_t smb_n;
+	void *zv;             /* Zeta's second moment V (numel, like buf), zeta = 1 only */
+	double *ml, *mr;      /* MALT's row (rows) and column (cols) EMAs, malt = 1 only;
+	                         fp64 arrays holding the run's precision */
 };
 
 struct optim {
@@ -346,6 +354,9 @@ void optim_set_device(struct optim *o, const struct optim_device *d)
 		st->v = st_moved(o, from, st->v, n, st_es(o));
 		st->buf = st_moved(o, from, st->buf, n, st_es(o));
 		st->smb = st_moved(o, from, st->smb, st->smb_n, sizeof(double));
+		st->zv = st_moved(o, from, st->zv, n, st_es(o));
+		st->ml = st_moved(o, from, st->ml, o->t->p[i].rows, sizeof(double));
+		st->mr = st_moved(o, from, st->mr, o->t->p[i].cols, sizeof(double));
 	}
 	for (int k = 0; k < 4; k++) {
 		if (o->dscr[k])
@@ -503,6 +514,12 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 			o->st[i].buf = st_alloc(o, p->numel, st_es(o));
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
 			o->st[i].smb = st_alloc(o, o->st[i].smb_n, sizeof(double));
+			if (c->zeta)
+				o->st[i].zv = st_alloc(o, p->numel, st_es(o));
+			if (c->malt) {
+				o->st[i].ml = st_alloc(o, p->rows, sizeof(double));
+				o->st[i].mr = st_alloc(o, p->cols, sizeof(double));
+			}
 		}
 	}
 	*out = o;
@@ -514,8 +531,9 @@ void optim_free(struct optim *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->t->n; i++) {
-		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb };
-		for (int k = 0; k < 4; k++)
+		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb, o->st[i].zv,
+			      o->st[i].ml, o->st[i].mr };
+		for (int k = 0; k < 7; k++)
 			if (a[k])
 				o->dev->free(a[k]);
 	}
@@ -668,6 +686,89 @@ static void adamw_param(struct optim *o, size_t pi, const struct optim_sched *s)
 
 /* ---- Muon ---- */
 
+/* Zeta (paper 002 section 3.3, adapting Chen et al. 2026): the second
+ * moment of the raw gradient g, V = beta2 V + (1 - beta2) g^2 (beta2 0.99,
+ * V in the state's dtype), then the momentum G the polar step takes is
+ * whitened entrywise, G / (sqrt(V / (1 - beta2^t)) + 1e-8), t = step + 1
+ * (t = 1 at step 0: V-hat = g^2). Computed in fp64, each stored value
+ * rounded to the state's dtype. Host memory: the CUDA backend refuses
+ * zeta = 1 (trainer/backend_select.c). */
+#define ZETA_BETA2 0.99
+#define ZETA_EPS 1e-8
+
+static double zeta_bias(int step)
+{
+	return 1.0 - pow(ZETA_BETA2, (double)step + 1.0);
+}
+
+static void zeta_f32(float *V, const float *g, float *G, size_t N, int step)
+{
+	double bc = zeta_bias(step);
+	for (size_t i = 0; i < N; i++) {
+		double gi = g[i];
+		V[i] = (float)(ZETA_BETA2 * V[i] + (1 - ZETA_BETA2) * gi * gi);
+		G[i] = (float)(G[i] / (sqrt(V[i] / bc) + ZETA_EPS));
+	}
+}
+
+static void zeta_f64(double *V, const double *g, double *G, size_t N, int step)
+{
+	double bc = zeta_bias(step);
+	for (size_t i = 0; i < N; i++) {
+		V[i] = ZETA_BETA2 * V[i] + (1 - ZETA_BETA2) * g[i] * g[i];
+		G[i] = G[i] / (sqrt(V[i] / bc) + ZETA_EPS);
+	}
+}
+
+/* MALT (paper 004 #2c, adapting Wu et al. 2026, Alg. 1): running EMAs of
+ * the raw gradient's squared row and column norms, l = b l + (1 - b)
+ * sum_j g_ij^2 and r = b r + (1 - b) sum_i g_ij^2 (b = malt_beta, in the
+ * run's precision), P = diag((l + eps)^-1/8), Q = diag((r + eps)^-1/8)
+ * (eps = malt_eps); the polar step takes P G Q; its output O is mapped back,
+ * D = P O Q, and grafted to O's Frobenius norm, D ||O||_F / ||D||_F. */
+static void malt_pre(const struct optim *o, struct pstate *st, const double *g, double *G,
+		     size_t m, size_t n, enum round_mode r, double *pq)
+{
+	double b = o->c.malt_beta, eps = o->c.malt_eps;
+	double *P = pq, *Q = pq + m;
+	for (size_t j = 0; j < n; j++)
+		Q[j] = 0;
+	for (size_t i = 0; i < m; i++) {
+		double rs = 0;
+		for (size_t j = 0; j < n; j++) {
+			double q = g[i * n + j] * g[i * n + j];
+			rs += q;
+			Q[j] += q;
+		}
+		st->ml[i] = rnd(b * st->ml[i] + (1 - b) * rs, r);
+		P[i] = pow(st->ml[i] + eps, -0.125);
+	}
+	for (size_t j = 0; j < n; j++) {
+		st->mr[j] = rnd(b * st->mr[j] + (1 - b) * Q[j], r);
+		Q[j] = pow(st->mr[j] + eps, -0.125);
+	}
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] = rnd(P[i] * G[i * n + j] * Q[j], r);
+}
+
+/* D = P X Q grafted to ||X||_F, rounded (xr) into X (m x n). */
+static void malt_post(double *X, size_t m, size_t n, const double *pq, enum round_mode xr)
+{
+	const double *P = pq, *Q = pq + m;
+	double fo = 0, fd = 0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			double x = X[i * n + j], d = P[i] * x * Q[j];
+			fo += x * x;
+			fd += d * d;
+			X[i * n + j] = d;
+		}
+	double k = fd > 0 ? sqrt(fo / fd) : 0;
+	for (size_t i = 0; i < m * n; i++)
+		X[i] = rnd(X[i] * k, xr);
+}
+
 /* Whether the pre-polar equilibrator applies to an m x n matrix
  * (equil_scope = square: square matrices only). */
 static int equilibrated(const struct optim *o, size_t m, size_t n)
@@ -748,6 +849,19 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		struct param *p = &o->t->p[idx[b]];
 		float *Xb = X + b * N;
 		d->nesterov(Xb, (float *)o->st[idx[b]].buf, p->g, N, w1, mu);
+		if (o->c.zeta)   /* Zeta's whitening (p->g is the raw gradient) */
+			zeta_f32((float *)o->st[idx[b]].zv, p->g, Xb, N, s->step);
+		if (o->c.malt) {   /* MALT's P G Q; P and Q kept for the map-back */
+			double *G = dscratch(o, 2, 2 * N * sizeof *G), *g = G + N;
+			double *pq = (double *)scratch(o, 2, nb * (m + n) * sizeof *pq) + b * (m + n);
+			for (size_t i = 0; i < N; i++) {
+				G[i] = Xb[i];
+				g[i] = p->g[i];
+			}
+			malt_pre(o, &o->st[idx[b]], g, G, m, n, RND_F32, pq);
+			for (size_t i = 0; i < N; i++)
+				Xb[i] = (float)G[i];
+		}
 		/* pre-polar equilibration on an fp64 copy, the result fp32 */
 		if (equilibrated(o, m, n)) {
 			double *G = dscratch(o, 2, N * sizeof *G);
@@ -766,6 +880,17 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 	else
 		for (size_t b = 0; b < nb; b++)
 			polar_express_f32_opts(X + b * N, m, n, &po);
+	if (o->c.malt)   /* MALT's map-back and grafting, in fp64 from X, rounded to X's dtype */
+		for (size_t b = 0; b < nb; b++) {
+			double *D = dscratch(o, 2, N * sizeof *D);
+			const double *pq = (double *)o->scr[2] + b * (m + n);
+			float *Xb = X + b * N;
+			for (size_t i = 0; i < N; i++)
+				D[i] = Xb[i];
+			malt_post(D, m, n, pq, xr);
+			for (size_t i = 0; i < N; i++)
+				Xb[i] = (float)D[i];
+		}
 	/* 3. NorMuon (over columns, one value a row, when m >= n, else rows;
 	 * normuon = 0: scales of 1), 4. cautious weight decay and update */
 	int per_row = m >= n;
@@ -797,14 +922,31 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	double *w = scratch(o, 0, N * sizeof *w), *G = scratch(o, 1, N * sizeof *G);
 	load_vals(o, p, w, G);
 	double mu = s->momentum, w1 = 1 - mu;
+	double *g0 = NULL;
+	if (o->c.zeta || o->c.malt) {   /* Zeta's V and MALT's EMAs take the raw gradient */
+		g0 = xmalloc(N * sizeof *g0);
+		memcpy(g0, G, N * sizeof *g0);
+	}
 	for (size_t i = 0; i < N; i++)
 		G[i] = nesterov_elem(&((double *)st->buf)[i], G[i], w1, mu, 1);
+	double *pq = NULL;
+	if (o->c.zeta)
+		zeta_f64((double *)st->zv, g0, G, N, s->step);
+	if (o->c.malt) {
+		pq = xmalloc((m + n) * sizeof *pq);
+		malt_pre(o, st, g0, G, m, n, RND_F64, pq);
+	}
+	free(g0);
 	if (equilibrated(o, m, n)) {
 		double *work = xmalloc((m + n) * sizeof *work);
 		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
 		free(work);
 	}
 	polar_express_f64_opts(G, m, n, (int)o->c.polar_norm, o->c.polar_steps);
+	if (pq) {
+		malt_post(G, m, n, pq, RND_F64);
+		free(pq);
+	}
 	int per_row = m >= n;
 	size_t ns = st->smb_n;
 	double *vm = xcalloc(ns, sizeof *vm), *ssz = xmalloc(ns * sizeof *ssz);
@@ -1077,6 +1219,8 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 			nrec += 3;
 		if (o->st[i].buf)
 			nrec += 2;
+		nrec += o->st[i].zv != NULL;
+		nrec += o->st[i].ml ? 2 : 0;
 		nrec += has_master(o, &o->t->p[i]);
 	}
 	ob_put(&b, "SUPKOPT1", 8);
@@ -1092,6 +1236,12 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 		if (st->buf) {
 			ob_state(&b, o, p->name, "momentum_buffer", st->buf, p->numel);
 			ob_rec(&b, p->name, "second_momentum_buffer", REC_F64, st->smb, st->smb_n, 0);
+		}
+		if (st->zv)
+			ob_state(&b, o, p->name, "zeta_second_moment", st->zv, p->numel);
+		if (st->ml) {
+			ob_rec(&b, p->name, "malt_row_ema", REC_F64, st->ml, p->rows, 0);
+			ob_rec(&b, p->name, "malt_col_ema", REC_F64, st->mr, p->cols, 0);
 		}
 		if (has_master(o, p)) {
 			double *w = xmalloc(p->numel * sizeof *w);
@@ -1130,11 +1280,12 @@ static uint32_t rd_u32(const unsigned char *p)
 static int rec_target(struct optim *o, const char *name, size_t *pi, int *which)
 {
 	static const char *suf[] = {"exp_avg", "exp_avg_sq", "step", "momentum_buffer",
-				    "second_momentum_buffer", "master"};
+				    "second_momentum_buffer", "master", "zeta_second_moment",
+				    "malt_row_ema", "malt_col_ema"};
 	const char *dot = strrchr(name, '.');
 	if (!dot)
 		return -1;
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 9; k++) {
 		if (strcmp(dot + 1, suf[k]))
 			continue;
 		for (size_t i = 0; i < o->t->n; i++) {
@@ -1168,7 +1319,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 	const unsigned char *d = data;
 	size_t at = 16;
 	int rc = -1;
-	uint8_t *seen = NULL;
+	uint16_t *seen = NULL;
 	if (len < 16 || memcmp(d, "SUPKOPT1", 8)) {
 		err_set(e, EXIT_USAGE, "'%s': not an optimizer state file", path);
 		goto out;
@@ -1183,7 +1334,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		o->st[i].m = o->st[i].v = NULL;
 		o->st[i].step = 0;
 	}
-	seen = xcalloc(o->t->n ? o->t->n : 1, 1);   /* bit k: record kind k read */
+	seen = xcalloc(o->t->n ? o->t->n : 1, sizeof *seen);   /* bit k: record kind k read */
 	for (uint64_t r = 0; r < nrec; r++) {
 		if (len - at < 4)
 			goto trunc;
@@ -1208,9 +1359,18 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		struct param *p = &o->t->p[pi];
 		struct pstate *st = &o->st[pi];
 		int is_muon = which == 3 || which == 4;
-		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : p->numel;
+		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : which == 7 ? p->rows
+			    : which == 8 ? p->cols : p->numel;
 		int fits = which == 5 ? has_master(o, p)
+			 : which == 6 ? st->zv != NULL
+			 : which >= 7 ? st->ml != NULL
 			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
+		if ((which == 6 && !st->zv) || (which >= 7 && !st->ml)) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %s state, but the run has %s",
+				path, (unsigned long long)r, name, which == 6 ? "Zeta" : "MALT",
+				p->group != PG_MATRIX ? "no such state for it" : which == 6 ? "zeta = 0" : "malt = 0");
+			goto out;
+		}
 		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': kind or size does not match the model",
 				path, (unsigned long long)r, name);
@@ -1221,7 +1381,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 				path, (unsigned long long)r, name);
 			goto out;
 		}
-		seen[pi] |= (uint8_t)(1u << which);
+		seen[pi] |= (uint16_t)(1u << which);
 		if (len - at < cnt * 8)
 			goto trunc;
 		/* values: finite; second moments >= 0; the AdamW counter >= 0;
@@ -1235,9 +1395,10 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			uint64_t u = rd_u64(d + at + 8 * i);
 			double x;
 			memcpy(&x, &u, 8);
-			if (!isfinite(x) || ((which == 1 || which == 4) && x < 0)) {
+			int nonneg = which == 1 || which == 4 || which >= 6;
+			if (!isfinite(x) || (nonneg && x < 0)) {
 				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, not a finite number%s",
-					path, (unsigned long long)r, name, i, x, which == 1 || which == 4 ? " >= 0" : "");
+					path, (unsigned long long)r, name, i, x, nonneg ? " >= 0" : "");
 				goto out;
 			}
 			if ((f32 && (double)(float)x != x) || (bf16_m && (double)bf16_round((float)x) != x)) {
@@ -1245,7 +1406,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 					"state holds", path, (unsigned long long)r, name, i, x, bf16_m ? "bf16" : "fp32");
 				goto out;
 			}
-			if (p->mask && p->mask[i] && x != 0 && which != 4) {
+			if (p->mask && p->mask[i] && x != 0 && which != 4 && which < 7) {
 				err_set(e, EXIT_USAGE, "'%s': record %llu '%s': entry %zu is %g, but it is masked (held at 0)",
 					path, (unsigned long long)r, name, i, x);
 				goto out;
@@ -1271,15 +1432,16 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		} else {
 			if (which == 4 && !st->smb)
 				st->smb = st_alloc(o, want, sizeof(double));
-			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : &st->buf;
+			double *dv = which == 4 ? st->smb : which == 7 ? st->ml : which == 8 ? st->mr : NULL;
+			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : which == 6 ? &st->zv : &st->buf;
 			if (which != 4 && !*dst)
 				*dst = st_alloc(o, want, st_es(o));
 			for (size_t i = 0; i < want; i++) {
 				uint64_t u = rd_u64(d + at + 8 * i);
 				double x;
 				memcpy(&x, &u, 8);
-				if (which == 4)
-					st->smb[i] = x;
+				if (dv)
+					dv[i] = x;
 				else
 					st_set(o, *dst, i, x);
 			}
@@ -1296,6 +1458,10 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			miss = "momentum_buffer and second_momentum_buffer";
 		else if (has_master(o, p) && !(k & 32u))
 			miss = "master";
+		else if (o->st[i].zv && !(k & 64u))
+			miss = "zeta_second_moment";
+		else if (o->st[i].ml && (k & 384u) != 384u)
+			miss = "malt_row_ema and malt_col_ema";
 		if (miss) {
 			err_set(e, EXIT_USAGE, "'%s': '%s': the state needs %s", path, p->name, miss);
 			goto out;

@@ -113,6 +113,25 @@ run supkit train --resume "$TMP/ob" --quiet
 expect_rc 0 "OE run resumed to the end"
 expect_same_file "$TMP/oa/model.safetensors" "$TMP/ob/model.safetensors" "resumed OE weights bit-identical"
 expect_same_file "$TMP/oa/optim.bin" "$TMP/ob/optim.bin" "resumed OE optimizer state bit-identical"
+# 3c. Zeta (zeta = 1): its second moment goes through the checkpoint
+# (the CUDA backend's refusal: tests/unit/trainer/test_backend.c)
+run trn --set steps=12 --set zeta=1 -o "$TMP/za"
+expect_rc 0 "12-step Zeta run"
+run trn --set steps=12 --set zeta=1 --stop-after 5 -o "$TMP/zb"
+expect_rc 0 "Zeta run stopped after 5 steps"
+run supkit train --resume "$TMP/zb" --quiet
+expect_rc 0 "Zeta run resumed to the end"
+expect_same_file "$TMP/za/model.safetensors" "$TMP/zb/model.safetensors" "resumed Zeta weights bit-identical"
+expect_same_file "$TMP/za/optim.bin" "$TMP/zb/optim.bin" "resumed Zeta optimizer state bit-identical"
+# 3d. MALT (malt = 1): its row and column EMAs the same way
+run trn --set steps=12 --set malt=1 -o "$TMP/ma"
+expect_rc 0 "12-step MALT run"
+run trn --set steps=12 --set malt=1 --stop-after 5 -o "$TMP/mb"
+expect_rc 0 "MALT run stopped after 5 steps"
+run supkit train --resume "$TMP/mb" --quiet
+expect_rc 0 "MALT run resumed to the end"
+expect_same_file "$TMP/ma/model.safetensors" "$TMP/mb/model.safetensors" "resumed MALT weights bit-identical"
+expect_same_file "$TMP/ma/optim.bin" "$TMP/mb/optim.bin" "resumed MALT optimizer state bit-identical"
 
 # 4. kill -9 between checkpoints, then resume
 run trn --set steps=150 --set checkpoint_every=5 -o "$TMP/c"

@@ -7,7 +7,9 @@
  * lambdas, paired QK scales) an fp32 run (wte and value_embeds with bf16
  * state), an fp32 run with embed_state = fp32 (their fp32 master weights in
  * the file) and an fp64 run (every parameter's master in the file); and an
- * fp32 run of the same model at d 32 with the l0_hf16 mask on q_tau.
+ * fp32 run of the same model at d 32 with the l0_hf16 mask on q_tau; and
+ * an fp32 run with zeta = 1 (Zeta's second moment in the file) and one
+ * with malt = 1 (MALT's row and column EMAs).
  * Invariants: a refusal carries a one-line message naming the file; an
  * accepted file is records the harness parses the same way, and the state
  * it leaves holds every value exactly: written back (optim_state_bytes)
@@ -15,7 +17,7 @@
  * its bf16 state values bf16 holds); masked q_tau entries have moments and
  * master 0; the state written back loads again and writes back the same
  * bytes.
- * Seeds: tests/fuzz/corpus/optim/{fp32,embed_fp32,fp64,masked}.bin, each
+ * Seeds: tests/fuzz/corpus/optim/{fp32,embed_fp32,fp64,masked,zeta,malt}.bin, each
  * optimizer's state after two steps; FUZZ_WRITE_SEED=DIR makes the harness
  * write them (tests/fuzz/README.md). Reference: trainer/optim.h,
  * supkit-formats(5) Optimizer state. */
@@ -33,8 +35,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { FZ_NOPT = 4, FZ_B = 2, FZ_T = 8 };
-static const char *const fz_seed_names[FZ_NOPT] = {"fp32.bin", "embed_fp32.bin", "fp64.bin", "masked.bin"};
+enum { FZ_NOPT = 6, FZ_B = 2, FZ_T = 8 };
+static const char *const fz_seed_names[FZ_NOPT] = {"fp32.bin", "embed_fp32.bin", "fp64.bin", "masked.bin",
+						   "zeta.bin", "malt.bin"};
 
 struct fz_run {
 	struct config c;
@@ -69,6 +72,8 @@ static void fuzz_init(void)
 		{"embed_state=fp32", NULL},
 		{"dtype=fp64", NULL},
 		{"model_dim=32", "head_dim=32", "qk_mask=l0_hf16", NULL},
+		{"zeta=1", NULL},
+		{"malt=1", NULL},
 	};
 	struct err e = {0};
 	openblas_set_num_threads(1);   /* small matrices: threads only cost */
@@ -221,8 +226,9 @@ static void fuzz_check(struct fz_run *r, const uint8_t *data, size_t size, const
 	for (size_t pi = 0; pi < t->n; pi++) {
 		const struct param *p = &t->p[pi];
 		int bf16_state = !r->fp64 && p->store == PARAM_BF16 && r->c.embed_state == EMBED_STATE_BF16;
-		static const char *const suf[] = {"exp_avg", "exp_avg_sq", "momentum_buffer", "master"};
-		for (int k = 0; k < 4; k++) {
+		static const char *const suf[] = {"exp_avg", "exp_avg_sq", "momentum_buffer", "master",
+						  "zeta_second_moment", "malt_row_ema", "malt_col_ema"};
+		for (int k = 0; k < 7; k++) {
 			char nm[192];
 			snprintf(nm, sizeof nm, "%s.%s", p->name, suf[k]);
 			const struct fz_rec *x = fz_find(in, nin, nm);

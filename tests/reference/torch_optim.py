@@ -36,7 +36,7 @@ fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
 the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
 rounded to bf16; case base_bf16).
 Arms follow supkit-train(1), THE ARMS (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
-sites, Table-Neumann, OE, step-0 modes, embed_state) and run in float64 for
+sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT) and run in float64 for
 the fp64 case (every tensor float64, no bf16 anywhere).
 
 Usage: /usr/bin/python3 tests/reference/torch_optim.py OUTDIR
@@ -260,15 +260,52 @@ def neumann(U, a):
     return Up + (Uo.norm() / (Uw.norm() + 1e-30)) * Uw
 
 
+def zeta_whiten(g, grads, zeta_v, t):
+    """Zeta as paper 002 section 3.3 adapts it (Chen et al. 2026): the
+    second moment of the raw gradients, V = 0.99 V + 0.01 grads^2 in V's
+    dtype (in place), then g / (sqrt(V / (1 - 0.99^(t+1))) + 1e-8) at the
+    0-based step t."""
+    zeta_v.mul_(0.99).addcmul_(grads, grads, value=0.01)
+    bc = 1 - 0.99 ** (t + 1)
+    return g / ((zeta_v / bc).sqrt() + 1e-8)
+
+
+def malt_pq(grads, ml, mr, beta, eps):
+    """MALT's P and Q (paper 004 #2c, adapting Wu et al. 2026, Alg. 1) from
+    the raw gradients: the running EMAs of the squared row and column norms,
+    l = beta l + (1 - beta) sum_j g_ij^2, r = beta r + (1 - beta) sum_i g_ij^2
+    (in place, in their dtype), P = (l + eps)^-1/8, Q = (r + eps)^-1/8."""
+    sq = grads.square()
+    ml.mul_(beta).add_((1 - beta) * sq.sum(dim=-1, keepdim=True))
+    mr.mul_(beta).add_((1 - beta) * sq.sum(dim=-2, keepdim=True))
+    return (ml + eps) ** -0.125, (mr + eps) ** -0.125
+
+
+def malt_map_back(X, P, Q):
+    """D = P X Q grafted to X's Frobenius norm, computed in fp64 from X and
+    returned in X's dtype."""
+    Xd = X.double()
+    D = P.double() * Xd * Q.double()
+    k = Xd.norm(dim=(-2, -1), keepdim=True) / D.norm(dim=(-2, -1), keepdim=True)
+    return (D * k).to(X.dtype)
+
+
 def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_buffer,
-              momentum, lr, wd, beta2, red_dim, arm, t):
-    """train.py muon_step_fused, eager, with the pre-polar arms and polar dtype."""
+              momentum, lr, wd, beta2, red_dim, arm, t, zeta_v=None, malt=None):
+    """train.py muon_step_fused, eager, with the pre-polar arms and polar dtype
+    (zeta_v: Zeta's second moment, zeta = 1)."""
     f64 = stacked_params.dtype == torch.float64
     pdt = torch.float64 if f64 else (torch.float32 if arm.get("polar") == "fp32" else torch.bfloat16)
     dev = stacked_params.device
+    raw = stacked_grads.clone()
     momentum_t = torch.tensor(momentum, dtype=stacked_params.dtype, device=dev)
     momentum_buffer.lerp_(stacked_grads, 1 - momentum_t)
     g = stacked_grads.lerp_(momentum_buffer, momentum_t)
+    if zeta_v is not None:
+        g = zeta_whiten(g, raw, zeta_v, t)
+    if malt is not None:
+        P, Q = malt_pq(raw, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
+        g = P * g * Q
     eq = arm.get("muoneq", "off")
     if arm.get("equil_scope", "all") == "square" and g.size(-2) != g.size(-1):
         eq = "off"
@@ -284,6 +321,8 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     g = torch.stack([polar_express(x, pdt, arith, norm, steps) for x in g]).to(pdt)
     if arm.get("post_polar", "polar") == "fp32" and not f64:
         g = g.float()   # NorMuon and the update in fp32 on the polar output
+    if malt is not None:
+        g = malt_map_back(g, P, Q)
     if not arm.get("normuon", 1):   # no NorMuon: the update takes X as it is
         lr = torch.tensor(lr, dtype=stacked_params.dtype, device=dev).to(g.dtype)
         wd = torch.tensor(wd, dtype=stacked_params.dtype, device=dev).to(g.dtype)
@@ -410,6 +449,11 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             st["momentum_buffer"] = torch.zeros(len(names), *shape, dtype=fdt, device=dev)
             sshape = (len(names), shape[-2], 1) if shape[-2] >= shape[-1] else (len(names), 1, shape[-1])
             st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt, device=dev)
+            if arm.get("zeta"):
+                st["zeta_v"] = torch.zeros(len(names), *shape, dtype=fdt, device=dev)
+            if arm.get("malt"):
+                st["malt"] = (torch.zeros(len(names), shape[0], 1, dtype=fdt, device=dev),
+                              torch.zeros(len(names), 1, shape[1], dtype=fdt, device=dev))
         red_dim = -1 if shape[-2] >= shape[-1] else -2
         sg = torch.stack([grads[n].to(fdt) for n in names])
         sp = torch.stack([params[n] for n in names])
@@ -419,7 +463,7 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         else:
             mom_, wd_ = mom, wd
         muon_step(sg, sp, st["momentum_buffer"], st["second_momentum_buffer"],
-                  mom_, lr, wd_, 0.95, red_dim, arm, t)
+                  mom_, lr, wd_, 0.95, red_dim, arm, t, st.get("zeta_v"), st.get("malt"))
         for i, n in enumerate(names):
             params[n] = sp[i].clone()
     for name, group, store, shape in table:
@@ -474,19 +518,26 @@ for name, ov in (
         ("muoneq_r_square", {"muoneq": "r", "equil_scope": "square"}),
         ("polar_steps4", {"polar_steps": 4}),
         ("aol4", {"polar_norm": "aol", "polar_steps": 4}),
-        ("muoneq_r_normuon0", {"muoneq": "r", "normuon": 0})):
+        ("muoneq_r_normuon0", {"muoneq": "r", "normuon": 0}),
+        ("zeta", {"zeta": 1}),
+        ("malt", {"malt": 1}),
+        ("malt_normuon0", {"malt": 1, "normuon": 0}),
+        ("malt_beta_eps", {"malt": 1, "malt_beta": 0.5, "malt_eps": 0.01})):
     ARMS[name] = ({**F32, **{k: str(v) for k, v in ov.items()}}, {**F32, **ov})
 for name, ov in (
         ("bf16_polar_norm_fp32", {"polar_norm": "fp32"}),
         ("bf16_post_polar_fp32", {"post_polar": "fp32"}),
-        ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4})):
+        ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4}),
+        ("bf16_zeta", {"zeta": 1})):
     ARMS[name] = ({"polar_arith": "compiled", **{k: str(v) for k, v in ov.items()}},
                   {"polar_arith": "compiled", **ov})
 for name, ov in (
         ("fp64_aol4", {"polar_norm": "aol", "polar_steps": 4}),
         ("fp64_bieq_rows1_square_normuon0", {"muoneq": "bieq", "bieq_tau": 2, "bieq_passes": 1,
                                              "bieq_sides": "rows", "equil_scope": "square",
-                                             "normuon": 0})):
+                                             "normuon": 0}),
+        ("fp64_zeta", {"zeta": 1}),
+        ("fp64_malt", {"malt": 1})):
     ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})
 for mode in ("nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom", "nostep0_all"):
     ARMS["step0_" + mode] = ({"polar": "fp32", "embed_state": "fp32", "step0": mode},

@@ -149,6 +149,38 @@ TEST(polar_and_equilibrator_arms)
 	CHECK(fabs(a.polar_step - 5 * it) <= 1e-12 * it && a.extra_total == 0 && a.mem_total == 0);
 }
 
+/* Zeta: 8 m n a block matrix a step, 4 bytes a block-matrix entry; the
+ * depth-8 arm's state is paper 002's measured +96.0 MiB (22900.6 vs 22804.6
+ * MiB peak) */
+TEST(zeta_flops_and_memory)
+{
+	struct accounting a;
+	const double all = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	CHECK(acct_set("zeta = 1\n", &a) == 0);
+	CHECK(a.extra[AX_ZETA] == 8 * all && a.extra_total == 8 * all);
+	CHECK(a.mem[AM_ZETA] == 4 * all && a.mem_total == 4 * all);
+	CHECK(acct_set("zeta = 0\n", &a) == 0);
+	CHECK(a.extra[AX_ZETA] == 0 && a.mem[AM_ZETA] == 0);
+	CHECK(acct("zeta_prepolar_coord_whitening", 8, &FULL, &a) == 0);
+	CHECK(prints_as(a.mem[AM_ZETA] / 1048576, "96.0", 1));
+	CHECK(a.extra[AX_ZETA] == 8 * all && a.extra[AX_QK_SCALING] > 0);
+}
+
+/* MALT: 12 m n + 6 (m + n) FLOPs and 4 (m + n) bytes a block matrix */
+TEST(malt_flops_and_memory)
+{
+	struct accounting a;
+	const double mn = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	const double mpn = 32 * 1024.0 + 16 * 2560.0 + 4 * 36.0;
+	CHECK(acct_set("malt = 1\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn && a.extra_total == a.extra[AX_MALT]);
+	CHECK(a.mem[AM_MALT] == 4 * mpn && a.mem_total == 4 * mpn);
+	CHECK(acct_set("malt = 1\nnormuon = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn);
+	CHECK(acct_set("malt = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
+}
+
 TEST(formulas_named)
 {
 	for (int i = 0; i < AX_N; i++) {
@@ -172,6 +204,8 @@ int main(void)
 	RUN(paper004_conventions);
 	RUN(table_neumann_rows);
 	RUN(polar_and_equilibrator_arms);
+	RUN(zeta_flops_and_memory);
+	RUN(malt_flops_and_memory);
 	RUN(formulas_named);
 	return t_done();
 }

@@ -948,6 +948,21 @@ TEST(select_host_polar_arms)
 	c.polar_steps = 5;
 	c.backend = BACKEND_CPU;
 	CHECK(backend_select(&c, &e) == backend_cpu());
+	/* Zeta: host only as well */
+	c.zeta = 1;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(e.code == EXIT_USAGE);
+	CHECK(strstr(e.msg, "zeta = 1 needs backend = cpu") != NULL);
+	c.zeta = 0;
+	c.malt = 1;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(strstr(e.msg, "malt = 1 needs backend = cpu") != NULL);
 }
 
 int main(void)

@@ -149,6 +149,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("bieq_passes = 1\n", "t.cfg:1: bieq_passes and bieq_sides shape BiEq: need muoneq = bieq");
 	expect_err("muoneq = r\nbieq_sides = rows\n", "t.cfg:2: bieq_passes and bieq_sides shape BiEq");
 	expect_err("equil_scope = square\n", "t.cfg:1: equil_scope = square limits the equilibrator");
+	expect_err("zeta = 1\nmuoneq = bieq\n", "t.cfg:2: zeta = 1 and muoneq = bieq are two pre-polar conditioners: use one");
+	expect_err("zeta = 2\n", "t.cfg:1: zeta");
+	expect_err("malt = 1\nmuoneq = r\n", "t.cfg:2: malt = 1 and an equilibrator (muoneq) are two pre-polar conditioners: use one");
+	expect_err("zeta = 1\nmalt = 1\n", "t.cfg:2: malt = 1 and zeta = 1 are two pre-polar conditioners: use one");
+	expect_err("malt_beta = 1\n", "t.cfg:1: malt_beta");
 	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
 	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
@@ -481,6 +486,20 @@ TEST(arms)
 	CHECK(config_arm_apply(&c, "noguard_postpolar_fp32_only", &e) == 0);
 	CHECK(c.post_polar == POST_POLAR_FP32 && c.normuon && c.muoneq == MUONEQ_OFF);
 	CHECK(c.polar == POLAR_BF16 && c.polar_norm == POLAR_NORM_AS_POLAR);
+	/* paper 002's Zeta arm: pair QK scaling and Zeta on the native optimizer */
+	config_defaults(&c);
+	CHECK(!c.zeta);
+	CHECK(config_arm_apply(&c, "zeta_prepolar_coord_whitening", &e) == 0);
+	CHECK(c.zeta && c.qk_scale == QK_SCALE_PAIR && c.muoneq == MUONEQ_OFF && c.normuon && !c.oe);
+	CHECK(c.polar == POLAR_BF16 && c.post_polar == POST_POLAR_AS_POLAR && !c.neumann);
+	/* paper 004's MALT arms on the native backbone */
+	config_defaults(&c);
+	CHECK(!c.malt && c.malt_beta == 0.95 && c.malt_eps == 1e-8);
+	CHECK(config_arm_apply(&c, "published_malt", &e) == 0);
+	CHECK(c.malt && c.normuon && c.muoneq == MUONEQ_OFF && !c.zeta && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exact_malt_no_normuon", &e) == 0);
+	CHECK(c.malt && !c.normuon && c.muoneq == MUONEQ_OFF);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }

@@ -477,6 +477,14 @@ CASE_F32(parity_muoneq_r_square_only, "muoneq_r_square")
 CASE_F32(parity_polar_steps4, "polar_steps4")
 CASE_F32(parity_turbo_muon_aol4, "aol4")
 CASE_F32(parity_muoneq_r_no_normuon, "muoneq_r_normuon0")
+/* Zeta (paper 002): the second moment of the raw gradient, bias-corrected,
+ * whitening the Nesterov output before the polar step */
+CASE_F32(parity_zeta, "zeta")
+/* MALT (paper 004): P G Q before the polar step, P X Q grafted after it;
+ * with NorMuon, without, and with other malt_beta and malt_eps */
+CASE_F32(parity_malt, "malt")
+CASE_F32(parity_malt_no_normuon, "malt_normuon0")
+CASE_F32(parity_malt_beta_eps, "malt_beta_eps")
 
 TEST(parity_fp64)
 {
@@ -494,6 +502,18 @@ TEST(parity_fp64_bieq_rows1_square_no_normuon)
 {
 	struct case_result r;
 	run_case("fp64_bieq_rows1_square_normuon0", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_zeta)
+{
+	struct case_result r;
+	run_case("fp64_zeta", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_malt)
+{
+	struct case_result r;
+	run_case("fp64_malt", &TOL_F64, &r);
 }
 
 TEST(parity_embed_state_bf16)
@@ -537,6 +557,7 @@ TEST(parity_bf16_post_polar_fp32)
 	       r.muon_close, r.muon_pairs);
 }
 TEST(parity_bf16_turbo_muon_aol4) { bf16_polar_case("bf16_aol4"); }
+TEST(parity_bf16_zeta) { bf16_polar_case("bf16_zeta"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -1035,6 +1056,61 @@ TEST(state_resume_bit_identical)
 	resume_case("embed_state=fp32", 0);
 	resume_case("neumann=1", 0);
 	resume_case("muoneq=bieq", 1);
+	/* Zeta's second moment travels in the state file */
+	resume_case("zeta=1", 0);
+	resume_case("zeta=1", 1);
+	/* MALT's row and column EMAs as well */
+	resume_case("malt=1", 0);
+	resume_case("malt=1", 1);
+}
+
+/* Zeta's and MALT's state records: a zeta = 1 (malt = 1) file needs them
+ * and a zeta = 0 (malt = 0) run refuses them, naming the file and record. */
+TEST(state_load_zeta_malt_records)
+{
+	struct table a;
+	struct config c0, c1;
+	struct optim *o0, *o1;
+	struct err e;
+	int f;
+	char sets[1][128] = {"zeta=1"};
+	char p0[] = "/tmp/supkit_optim_XXXXXX", p1[] = "/tmp/supkit_optim_XXXXXX";
+	int fd0 = mkstemp(p0), fd1 = mkstemp(p1);
+	CHECK(fd0 >= 0 && fd1 >= 0);
+	close(fd0);
+	close(fd1);
+	CHECK(make_config(&c0, NULL, 0, &f) == 0);
+	CHECK(make_config(&c1, sets, 1, &f) == 0);
+	table_make(&a, 0);
+	CHECK(optim_create(&c0, &a.t, 0, &o0, &e) == 0);
+	CHECK(optim_create(&c1, &a.t, 0, &o1, &e) == 0);
+	CHECK(optim_save(o0, p0, &e) == 0);
+	CHECK(optim_save(o1, p1, &e) == 0);
+	CHECK(optim_load(o1, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, "the state needs zeta_second_moment"), "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".zeta_second_moment': Zeta state, but the run has zeta = 0"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
+	/* MALT's two records the same way */
+	struct config c2;
+	struct optim *o2;
+	char sets2[1][128] = {"malt=1"};
+	CHECK(make_config(&c2, sets2, 1, &f) == 0);
+	CHECK(optim_create(&c2, &a.t, 0, &o2, &e) == 0);
+	CHECK(optim_save(o2, p1, &e) == 0);
+	CHECK(optim_load(o2, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, "the state needs malt_row_ema and malt_col_ema"), "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt = 0"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o2, p1, &e) == 0, "%s", e.msg);
+	optim_free(o2);
+	optim_free(o0);
+	optim_free(o1);
+	table_free(&a);
+	unlink(p0);
+	unlink(p1);
 }
 
 TEST(state_load_rejects_bad_files)
@@ -1249,6 +1325,14 @@ int main(void)
 	RUN(parity_bf16_polar_norm_fp32);
 	RUN(parity_bf16_post_polar_fp32);
 	RUN(parity_bf16_turbo_muon_aol4);
+	RUN(parity_zeta);
+	RUN(parity_fp64_zeta);
+	RUN(parity_bf16_zeta);
+	RUN(parity_malt);
+	RUN(parity_malt_no_normuon);
+	RUN(parity_malt_beta_eps);
+	RUN(parity_fp64_malt);
+	RUN(state_load_zeta_malt_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);
