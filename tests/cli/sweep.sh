@@ -9,7 +9,8 @@
 # slurmd in the foreground, stopped at the end: the same 2 arm x 2 seed
 # sweep through --slurm gives the same result.json figures as --local 2;
 # a held job's runs read as pending and are not started by --local; a
-# failed task reads as failed. Part 3 is skipped (and counted so) where
+# failed task reads as failed; srun --mpi=pmix -n 2 of the data-parallel
+# trainer gives mpirun -np 2's weights bit for bit. Part 3 is skipped (and counted so) where
 # Slurm or munge is missing or cannot start (not root).
 source "$(dirname "$0")/lib.sh"
 D="$FIX/train/data"
@@ -337,4 +338,23 @@ wait_job "$fjob"
 run supkit sweep status "$TMP/sfail"
 expect_rc 1 "status of a failed Slurm task exits 1"
 expect_row 00_dense_native_d2_s42 failed "exit 1" "a failed task reads as failed, exit 1"
+# data-parallel training started by Slurm's srun through PMIx: 2 ranks give the
+# bits mpirun's 2 ranks give (the same world size, the same rank-ordered sums)
+TRAIN=$(command -v supkit-train)
+if ! command -v mpirun >/dev/null 2>&1 || ! nm "$TRAIN" 2>/dev/null | grep -q 'MPI_Init'; then
+	skip "srun of the data-parallel trainer" "supkit-train built without MPI, or no mpirun"
+elif ! srun --mpi=list 2>&1 | grep -q pmix; then
+	skip "srun of the data-parallel trainer" "Slurm has no pmix plugin here"
+else
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	[[ "${SAN:-}" == 1 ]] && export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+	run srun --mpi=pmix -n 2 "$TRAIN" "$BASE" --set data_dir="$D" --set steps=6 --quiet -o "$TMP/srun2"
+	expect_rc 0 "srun --mpi=pmix -n 2 supkit-train finishes"
+	w=$(num "$TMP/srun2/result.json" world_size)
+	if [[ "$w" == 2 ]]; then ok "srun: result.json world_size 2"; else bad "srun: result.json world_size 2" "'$w' $(head -c 400 <<<"$out")"; fi
+	run mpirun --oversubscribe -np 2 "$TRAIN" "$BASE" --set data_dir="$D" --set steps=6 --quiet -o "$TMP/mpirun2"
+	expect_rc 0 "mpirun -np 2 supkit-train finishes"
+	expect_same_file "$TMP/srun2/model.safetensors" "$TMP/mpirun2/model.safetensors" "srun's 2 ranks give mpirun's weights"
+	expect_same_file "$TMP/srun2/optim.bin" "$TMP/mpirun2/optim.bin" "srun's 2 ranks give mpirun's optimizer state"
+fi
 finish
