@@ -337,4 +337,9 @@ clean:
 	rm -rf build bin
 	rm -f $(MAN_GEN)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Dependency files. A tool's file (BUILD/<module>/cmd_<tool>.d) names its
+# source first; once that source has moved to another module the file would
+# ask for a source that is gone, so it is read only while the source exists.
+DEP_FILES := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+dep_live = $(if $(and $(filter cmd_%,$(notdir $(1))),$(filter-out %.o.d,$(1))),$(wildcard $(patsubst $(BUILD)/%.d,%.c,$(1))),x)
+-include $(foreach d,$(DEP_FILES),$(if $(call dep_live,$(d)),$(d)))
