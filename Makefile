@@ -19,6 +19,8 @@
 #   SAN=1           ASan + UBSan build (objects in build/san, binaries in build/san/bin)
 #   DEV=1           -Werror
 #   GPU=1           link the CUDA backend into supkit-train (needs nvcc and a GPU to run)
+#   make dev-cuda   dev/cuda's kernel variants, their check and benchmark, on
+#                   the emulated device (GPU=1: for a GPU, with nvcc)
 #
 # Folders are modules: every X/*.c except X/cmd_*.c goes into build/libX.a;
 # X/cmd_NAME.c becomes bin/supkit-NAME (X/sub_*.c, its subcommands, are
@@ -222,6 +224,50 @@ $(BUILD)/emu/bin/gpu_bench: $(BUILD)/emu/gpu_bench.o $(EMU_RT_OBJS) $(BUILD)/lib
 	$(CXX) -o $@ $< $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
 EMU_TOOLS := $(BUILD)/emu/bin/supkit-train $(BUILD)/emu/bin/supkit-eval $(BUILD)/emu/bin/gpu_bench
 
+# dev/cuda: kernel variants that are not in the product (dev/cuda/README.md)
+# and the mains that check and time them against the product's kernels.
+# On the emulated device as $(BUILD)/emu/dev/bin/* (built with the tests;
+# tests/cli/dev_cuda_emu.sh runs them under make test-emu); with GPU=1 and
+# nvcc as $(BUILD)/dev/bin/* (make dev-cuda GPU=1), linked with the GPU
+# build's kernels. make cuda compiles their .cu with nvcc as it does
+# kernels/ (compile only: tests/cli/cuda_compile.sh).
+DEV_CU_SRCS := $(wildcard dev/cuda/*.cu)
+DEV_HDRS := $(wildcard dev/cuda/*.h) kernels/attention_mma.cuh
+DEV_MAINS := $(patsubst dev/cuda/%.c,%,$(wildcard dev/cuda/*.c))
+DEV_CU_OBJS := $(patsubst %.cu,$(CU_BUILD)/%.o,$(DEV_CU_SRCS))
+DEV_EMU_OBJS := $(patsubst dev/cuda/%.cu,$(BUILD)/emu/dev/%.o,$(DEV_CU_SRCS))
+$(BUILD)/emu/dev/%.cc: dev/cuda/%.cu tests/emu/launch.sed
+	@mkdir -p $(@D)
+	{ echo '#line 1 "$<"'; sed -f tests/emu/launch.sed $<; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/emu/dev/%.o: $(BUILD)/emu/dev/%.cc $(EMU_HDRS) $(DEV_HDRS)
+	$(EMU_CXX) -c -o $@ $<
+$(BUILD)/emu/devmain/%.o: dev/cuda/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -MF $@.d -c -o $@ $<
+$(BUILD)/emu/dev/bin/%: $(BUILD)/emu/devmain/%.o $(DEV_EMU_OBJS) $(EMU_RT_OBJS) \
+		$(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) -o $@ $< $(DEV_EMU_OBJS) $(EMU_RT_OBJS) $(BUILD)/libtrainer.a $(BUILD)/libdata.a \
+		$(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+# the variants' kernels launched one by one on the emulator (as
+# tests/emu/test_mma_emu does the product's)
+$(BUILD)/emu/dev/bin/kernels_emu: dev/cuda/kernels_emu.cc dev/cuda/attention_variants.cu \
+		kernels/attention_mma.cu $(DEV_HDRS) tests/emu/simt.cc \
+		$(wildcard tests/emu/*.h tests/emu/shim/*.h) kernels/cuda_internal.h tests/unit/t.h \
+		$(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -DSUPKIT_EMU -Itests/emu/shim -Itests/unit $(CXXFLAGS) -o $@ \
+		$< tests/emu/simt.cc $(BUILD)/libtrainer.a $(BUILD)/libdata.a $(BUILD)/liblib.a $(LDFLAGS) $(LIBS)
+DEV_EMU_BINS := $(patsubst %,$(BUILD)/emu/dev/bin/%,$(DEV_MAINS) kernels_emu)
+EMU_TOOLS += $(DEV_EMU_BINS)
+$(CU_BUILD)/dev/cuda/%.o: dev/cuda/%.cu $(DEV_HDRS) $(wildcard kernels/*.h kernels/*.cuh)
+	@mkdir -p $(@D)
+	set -o pipefail; $(NVCC) $(NVCCFLAGS) -c -o $@ $< 2>&1 | tee $@.log
+$(BUILD)/dev/bin/%: dev/cuda/%.c $(DEV_CU_OBJS) $(BUILD)/libkernels.a $(call archives,trainer)
+	@mkdir -p $(@D) $(BUILD)/dev
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -MF $(BUILD)/dev/$*.d -o $@ $< $(DEV_CU_OBJS) \
+		$(KERNELS_LINK) $(call archives,trainer) $(LDFLAGS) $(LIBS)
+
 TOOLS := $(BIN)/supkit $(foreach m,$(MODULES),$($(m)_TOOLS))
 UNIT_TESTS := $(foreach m,$(MODULES),$($(m)_TESTS)) $(EMU_TESTS)
 ALL_OBJS := $(foreach m,$(MODULES),$($(m)_OBJS))
@@ -251,7 +297,7 @@ $(MAN_GEN): scripts/make-man.sh $(wildcard man/src/*)
 	bash scripts/make-man.sh $@
 man: $(MAN_GEN)
 
-.PHONY: all build build-only check-deps tools tests cuda man deps test test-run test-emu demo bench clean install fuzz \
+.PHONY: all build build-only check-deps tools tests cuda dev-cuda man deps test test-run test-emu demo bench clean install fuzz \
 	fuzz-run dep-flags
 # The dependencies' compile flags (line 1) and link flags (line 2), for the
 # scripts that compile a driver against the archives (tests/gpu/lib.sh).
@@ -289,8 +335,24 @@ tests: $(UNIT_TESTS) $(EMU_TOOLS)
 cuda:
 ifneq ($(NVCC),)
 	@if [ -n "$(CU_SRCS)" ]; then $(MAKE) --no-print-directory $(CU_OBJS) && echo "✓ CUDA backend compiled with $(NVCC)"; else echo "✓ nvcc found ($(NVCC)); no CUDA sources yet"; fi
+	@if [ -n "$(DEV_CU_SRCS)" ]; then $(MAKE) --no-print-directory $(DEV_CU_OBJS) && echo "✓ dev/cuda variants compiled with $(NVCC)"; fi
 else
 	@echo "✗ CUDA backend skipped: nvcc not found (set CUDA_HOME or PATH)"
+endif
+
+# dev/cuda's check and benchmark (dev/cuda/README.md): on the emulated
+# device, or with GPU=1 on a GPU
+dev-cuda:
+ifeq ($(GPU),1)
+ifneq ($(NVCC),)
+	@$(MAKE) --no-print-directory $(patsubst %,$(BUILD)/dev/bin/%,$(DEV_MAINS))
+	@echo "✓ dev/cuda built for a GPU: $(patsubst %,$(BUILD)/dev/bin/%,$(DEV_MAINS))"
+else
+	@echo "✗ dev/cuda needs nvcc for GPU=1 (set CUDA_HOME or PATH)"; exit 1
+endif
+else
+	@$(MAKE) --no-print-directory $(DEV_EMU_BINS)
+	@echo "✓ dev/cuda built for the emulated device: $(DEV_EMU_BINS)"
 endif
 
 deps:

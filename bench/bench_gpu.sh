@@ -35,10 +35,9 @@
 #   SUPKIT_CUDA_ATTN (mma) attention kernels of supkit's training runs:
 #                         mma (bf16 tensor cores through mma.sync, fp32
 #                         accumulation, the backend's default: the
-#                         comparison with PyTorch's bf16 attention), mma2
-#                         (its forward with 32 rows a warp), wg (its
-#                         products through wgmma, Hopper), tc (the same
-#                         through WMMA) or f32 (fp32 CUDA cores)
+#                         comparison with PyTorch's bf16 attention) or f32
+#                         (fp32 CUDA cores); the variants not in the
+#                         product are timed by dev/cuda/bench_attention
 #   GPU_BENCH_ALT (default_alt below) supkit-only runs at the first depth
 #                         after its side-by-side run and before the other
 #                         depths (the likeliest gains first), each
@@ -58,7 +57,7 @@
 #                                 separate ops (SUPKIT_CUDA_FUSE_MIX=0),
 #                         unbatched the q, k, v GEMMs as three calls
 #                                 (SUPKIT_CUDA_BATCH=0)
-#                         (e.g. "tc mma:32+async"; a row "DEPTH/ITEM"; "" for
+#                         (e.g. "f32 mma:32+async"; a row "DEPTH/ITEM"; "" for
 #                         none)
 #   GPU_BENCH_OPS_TIMEOUT (240) seconds for the op timings, and
 #   GPU_BENCH_RUN_TIMEOUT (GPU_BENCH_BUDGET + 120) for each training run:
@@ -82,7 +81,7 @@ budget=${GPU_BENCH_BUDGET:-150}
 pass_rows=${GPU_BENCH_PASS_ROWS:-0}
 compile_on=${GPU_BENCH_COMPILE:-1}
 torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
-default_alt="mma+async wg wg+async mma2 mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused"
+default_alt="mma+async mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused"
 batch=${GPU_BENCH_BATCH:-64}
 seq=${GPU_BENCH_SEQ:-2048}
 

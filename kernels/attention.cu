@@ -20,10 +20,9 @@
  * no atomics, so results are bitwise reproducible run to run.
  *
  * Left out: tensor cores here (scores and products run in fp32 on the CUDA
- * cores; kernels/attention_tc.cu (WMMA, mode 1) and attention_mma.cu
- * (mma.sync, modes 2 and 3; the forward on wgmma, mode 4) are the bf16
- * variants for D = 128), head widths above
- * 128, dropout, non-causal masks.
+ * cores; kernels/attention_mma.cu, mma.sync, is the bf16 kernel set for
+ * D = 128, the default there), head widths above 128, dropout, non-causal
+ * masks.
  * Reference: Dao et al., FlashAttention (2022), Algorithms 1 and 2; Dao,
  * FlashAttention-2 (2023) section 3 (work split over query and key blocks);
  * the CPU reference trainer/backend_cpu_ops.h attn_fwd / attn_bwd.
@@ -330,6 +329,23 @@ k_attn_dq(float *dq, const float *dy, const float *q, const float *k, const floa
 	}
 }
 
+void attn_rowdot_launch(float *Dd, const float *dy, const void *dyb, const float *y,
+			const void *yb, int B, int T, int H, int D)
+{
+	int64_t rows = (int64_t)B * T * H;
+	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
+	cudaStream_t st = cuda_stream();
+	if (y)
+		k_attn_rowdot<float, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T,
+									     H, D);
+	else if (dy)
+		k_attn_rowdot<__nv_bfloat16, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(
+			Dd, dy, (const __nv_bfloat16 *)yb, rows, T, H, D);
+	else
+		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
+			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
+}
+
 static void attn_grid(const char *op, int B, int T, int H, int D, dim3 *g)
 {
 	if (D < 1 || D > ATTN_MAX_D || (int64_t)B * H > 65535) {
@@ -363,20 +379,8 @@ void attn_fwd_launch(const struct attn_shape *s, float *y, void *ob, float *lse,
 	no_cast("attn_fwd", ob, qkvb, y, q, mode, D);
 	if (window > T)   /* the same keys; keeps the kernels' tile bounds in range */
 		window = T;
-	if (mode == CUDA_ATTN_TC && D == 128) {
-		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, D, window, scale);
-		return;
-	}
 	if (mode == CUDA_ATTN_MMA && D == 128) {
 		attn_fwd_mma_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
-		return;
-	}
-	if (mode == CUDA_ATTN_MMA2 && D == 128) {
-		attn_fwd_mma2_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
-		return;
-	}
-	if (mode == CUDA_ATTN_WG && D == 128) {
-		attn_fwd_wg_launch(y, ob, lse, q, k, v, B, T, H, D, window, scale, qkvb);
 		return;
 	}
 	dim3 g;
@@ -413,25 +417,12 @@ void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv
 	dim3 g;
 	attn_grid("attn_bwd", B, T, H, D, &g);
 	cudaStream_t st = cuda_stream();
-	int64_t rows = (int64_t)B * T * H;
-	size_t nd = (size_t)rows * sizeof(float);
+	size_t nd = (size_t)B * T * H * sizeof(float);
 	float *Dd = (float *)cuda_scratch_alloc("attn_bwd", nd);
-	int64_t nb = (rows + AT_THREADS / 32 - 1) / (AT_THREADS / 32);
-	if (y)
-		k_attn_rowdot<float, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(Dd, dy, y, rows, T,
-									     H, D);
-	else if (dy)
-		k_attn_rowdot<__nv_bfloat16, float><<<(unsigned)nb, AT_THREADS, 0, st>>>(
-			Dd, dy, (const __nv_bfloat16 *)yb, rows, T, H, D);
-	else
-		k_attn_rowdot<__nv_bfloat16, __nv_bfloat16><<<(unsigned)nb, AT_THREADS, 0, st>>>(
-			Dd, (const __nv_bfloat16 *)dyb, (const __nv_bfloat16 *)yb, rows, T, H, D);
-	if (mode != CUDA_ATTN_F32 && D == 128) {   /* mma2: mma's backward; wg: dK, dV on wgmma */
-		if (mode == CUDA_ATTN_TC)
-			attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, D, window, scale);
-		else
-			attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D,
-					    window, scale, qkvb, keep_ds, mode == CUDA_ATTN_WG);
+	attn_rowdot_launch(Dd, dy, dyb, y, yb, B, T, H, D);
+	if (mode == CUDA_ATTN_MMA && D == 128) {
+		attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D, window,
+				    scale, qkvb, keep_ds);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

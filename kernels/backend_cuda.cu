@@ -209,7 +209,7 @@ static void dev_sample(void)
 
 /* The modes' names, as the environment variables and gpu_bench spell them,
  * in enum order. */
-static const char *const attn_names[] = { "f32", "tc", "mma", "mma2", "wg" };
+static const char *const attn_names[] = { "f32", "mma" };
 static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };   /* gpu_bench's */
 static const char *const onoff_names[] = { "0", "1" };
 
@@ -224,19 +224,18 @@ static int env_mode(const char *var, const char *const *names, int n, int dflt)
 	return dflt;
 }
 
-/* The wgmma attention runs on compute capability 9.0 only (its sm_90a code;
- * elsewhere the kernels would trap): abort at setup with a clear message. */
-static void wg_check(enum cuda_attn_mode mode)
+/* The attention mode SUPKIT_CUDA_ATTN names (mma when unset or empty); another
+ * value (the kernel variants of dev/cuda are not in the backend) stops the
+ * setup with a message naming it. */
+static enum cuda_attn_mode attn_env(void)
 {
-	cudaDeviceProp pr;
-	if (mode != CUDA_ATTN_WG)
-		return;
-	CUDA_CK("init", cudaGetDeviceProperties(&pr, g_cu.dev));
-	if (pr.major != 9 || pr.minor != 0) {
-		fprintf(stderr, "backend_cuda: SUPKIT_CUDA_ATTN=wg needs a compute capability 9.0 "
-				"device (Hopper: wgmma), not %d.%d\n", pr.major, pr.minor);
+	const char *v = getenv("SUPKIT_CUDA_ATTN");
+	int m = env_mode("SUPKIT_CUDA_ATTN", attn_names, 2, CUDA_ATTN_MMA);
+	if (v && *v && strcmp(v, attn_names[m]) != 0) {
+		fprintf(stderr, "backend_cuda: init: SUPKIT_CUDA_ATTN: '%s' is not mma or f32\n", v);
 		abort();
 	}
+	return (enum cuda_attn_mode)m;
 }
 
 static void cuda_init(void)
@@ -257,8 +256,7 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasSetStream(g_cu.blas, g_cu.st));
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
-	g_cu.attn = (enum cuda_attn_mode)env_mode("SUPKIT_CUDA_ATTN", attn_names, 5, CUDA_ATTN_MMA);
-	wg_check(g_cu.attn);
+	g_cu.attn = attn_env();
 	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
 	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
 	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
@@ -440,7 +438,6 @@ extern "C" void cuda_set_matmul_mode(enum cuda_mm_mode mode)
 extern "C" void cuda_set_attn_mode(enum cuda_attn_mode mode)
 {
 	cuda_init();
-	wg_check(mode);
 	g_cu.attn = mode;
 }
 
@@ -1453,7 +1450,7 @@ static int attn_b16(const char *op, const struct tensor *q, const struct tensor 
 	if (n != 4)
 		bk_fail(op, "q, k, v and y must be all bf16 or all fp32");
 	if (!attn_has_cast(g_cu.attn, D))
-		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma, mma2 or wg) "
+		bk_fail(op, "bf16 q, k, v, y need the mma attention (SUPKIT_CUDA_ATTN=mma) "
 			    "and head width 128");
 	return 1;
 }

@@ -99,7 +99,7 @@ void cuda_set_mlp_bf16(int on);
  * initialisation. */
 void cuda_set_attn_bf16(int on);
 
-/* With the mma attention (head width 128; modes mma and mma2) the
+/* With the mma attention (head width 128) the
  * backward's dK/dV kernel keeps the bf16 dS tiles it forms (in a scratch
  * buffer of about B H T (window + 64) x 2 bytes, freed with the op) and dQ
  * is formed from them: one tile product a (query tile, key tile) pair
@@ -136,26 +136,17 @@ void cuda_set_batch(int on);
 int cuda_get_attn_ds(void);
 
 /* Attention kernels for head width 128 (other widths always use the fp32
- * ones). The environment variable SUPKIT_CUDA_ATTN (tc, mma, mma2, wg or f32)
- * sets the mode at initialisation. */
+ * ones). The environment variable SUPKIT_CUDA_ATTN (mma or f32) sets the
+ * mode at initialisation; another value stops the backend's setup. */
 enum cuda_attn_mode {
 	CUDA_ATTN_F32,  /* fp32 on CUDA cores (kernels/attention.cu) */
-	CUDA_ATTN_TC,   /* bf16 tensor cores through WMMA, fp32 accumulation
-	                   (kernels/attention_tc.cu) */
-	CUDA_ATTN_MMA,  /* bf16 tensor cores through mma.sync with register-
-	                   resident tiles, fp32 accumulation, the same rounding
-	                   points (default; kernels/attention_mma.cu) */
-	CUDA_ATTN_MMA2, /* the same with a forward of 32 query rows a warp
-	                   (128 a block; the backward is mma's); off by
-	                   default */
-	CUDA_ATTN_WG    /* mma's with the forward, the dK, dV kernel and dQ
-	                   (from the kept dS) on Hopper's warpgroup MMA
-	                   (wgmma; compute capability 9.0 only, else the
-	                   backend aborts at setup); off by default */
+	CUDA_ATTN_MMA   /* bf16 tensor cores through mma.sync with register-
+	                   resident tiles, fp32 accumulation (default;
+	                   kernels/attention_mma.cu) */
 };
 void cuda_set_attn_mode(enum cuda_attn_mode mode);
 
-/* The modes in force and their names: "f32", "tc", "mma", "mma2", "wg" (as
+/* The modes in force and their names: "f32", "mma" (as
  * SUPKIT_CUDA_ATTN spells them); "bf16", "f32", "fast16bf". */
 enum cuda_attn_mode cuda_get_attn_mode(void);
 enum cuda_mm_mode cuda_get_matmul_mode(void);

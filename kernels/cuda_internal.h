@@ -59,12 +59,9 @@ void cuda_cast_bf16(void *o, const float *x, int64_t n);
 
 /* Sliding-window causal attention (kernels/attention.cu). q, k, v, y, dy,
  * dq, dk, dv are (B,T,H,D) fp32, lse (B,H,T) fp32; D <= ATTN_MAX_D. mode
- * (enum cuda_attn_mode) picks the kernels for D = 128: 1 the WMMA ones of
- * kernels/attention_tc.cu, 2 the mma.sync ones of kernels/attention_mma.cu,
- * 3 those with the 32-rows-a-warp forward, 4 those with the forward, dK,
- * dV and the kept-dS dQ on wgmma
- * (all bf16 inputs, fp32 accumulation); 0, and every other D, the fp32
- * kernels. */
+ * (enum cuda_attn_mode) picks the kernels for D = 128: CUDA_ATTN_MMA the
+ * mma.sync ones of kernels/attention_mma.cu (bf16 inputs, fp32
+ * accumulation); CUDA_ATTN_F32, and every other D, the fp32 kernels. */
 #define ATTN_MAX_D 128
 
 /* Key s is visible from query t (causal, at most `window` back). */
@@ -84,7 +81,7 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
 	}
 	return dim3((unsigned)((T + 63) / 64), (unsigned)(B * H));
 }
-/* ob (forward): NULL, or (modes 2, 3 and 4 at D = 128 only: attn_has_cast) a
+/* ob (forward): NULL, or (mode mma at D = 128 only: attn_has_cast) a
  * buffer that gets y's values rounded to bf16 as well; gb (backward): dq's,
  * dk's and dv's such buffers, each NULL or one (attn_has_cast modes only;
  * dq's and dk's only with bf16 q, k, v), beside the fp32 output or, where
@@ -113,37 +110,27 @@ void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv
 		     void *const *gb, const float *dy, const void *dyb, const float *q,
 		     const float *k, const float *v, const float *y, const void *yb,
 		     const float *lse, const void *const *qkvb);
-/* The mma kernels (and wg's) read and write bf16 copies: head width 128 */
+/* The mma kernels read and write bf16 copies: head width 128 */
 static inline int attn_has_cast(enum cuda_attn_mode mode, int D)
 {
-	return (mode == CUDA_ATTN_MMA || mode == CUDA_ATTN_MMA2 || mode == CUDA_ATTN_WG) && D == 128;
+	return mode == CUDA_ATTN_MMA && D == 128;
 }
-/* kernels/attention_tc.cu and attention_mma.cu, D = 128 only; Dd (B,H,T) =
- * rowsum(dy * y). */
-void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			int B, int T, int H, int D, int64_t window, float scale);
-void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
-			const float *k, const float *v, const float *Dd, const float *lse,
-			int B, int T, int H, int D, int64_t window, float scale);
+/* Dd (B,H,T) = rowsum(dy * y) on the backend's stream, as attn_bwd_launch
+ * forms it: dy fp32, or NULL with dyb the bf16 dy; y fp32, or NULL with yb
+ * the bf16 y (dyb only with yb). */
+void attn_rowdot_launch(float *Dd, const float *dy, const void *dyb, const float *y,
+			const void *yb, int B, int T, int H, int D);
+/* kernels/attention_mma.cu, D = 128 only; Dd (B,H,T) = rowsum(dy * y). */
 void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
 			 const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			 const void *const *qkvb);
-void attn_fwd_mma2_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
-			  const void *const *qkvb);
-void attn_fwd_wg_launch(float *y, void *yb, float *lse, const float *q, const float *k,
-			  const float *v, int B, int T, int H, int D, int64_t window, float scale,
-			  const void *const *qkvb);
 /* keep_ds: dQ from the dS tiles the dK/dV kernel keeps (one tile product
  * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
- * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds).
- * wg: dK and dV on wgmma (k_attn_dkdv_wg; mode 4), from transposed copies
- * of q and dy, and with keep_ds dQ too (k_attn_dq_ds_wg, from one of k;
- * scratch: 2 or 3 B H 128 T x 2 bytes, T rounded up to 64). */
+ * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds). */
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-			 const void *const *qkvb, int keep_ds, int wg);
+			 const void *const *qkvb, int keep_ds);
 
 #endif

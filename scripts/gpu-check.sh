@@ -15,11 +15,12 @@
 # cuda_ops and train_cli suites again with asynchronous ops on
 # (SUPKIT_CUDA_ASYNC=1) 120 and 45, curve 150, bench 300; a benchmark cut
 # short keeps its RESULT lines.
-# The attention kernels (mma.sync, the backend's default for head width
-# 128, and its variants mma2 and wg (wgmma); WMMA; fp32) are all timed in
-# the benchmark's op section and tested in cuda_ops; the training runs use
-# the defaults (SUPKIT_CUDA_ATTN changes them; GPU_BENCH_ALT adds
-# supkit-only runs).
+# The backend's attention kernels (mma.sync, the default for head width
+# 128; fp32) are timed in the benchmark's op section and tested in
+# cuda_ops; the training runs use the defaults (SUPKIT_CUDA_ATTN changes
+# them; GPU_BENCH_ALT adds supkit-only runs). The variants of dev/cuda,
+# not in the product, are checked and timed by make dev-cuda GPU=1
+# (dev/cuda/README.md), not here.
 # A machine without the build's libraries (no package registry) unpacks
 # the .debs of .gpu-deps first (scripts/gpu-deps.sh fetch on a Debian
 # machine, then copy .gpu-deps along); the curve check needs the demo

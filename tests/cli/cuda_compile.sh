@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# cuda_compile.sh: every kernels/*.cu compiles with nvcc (as CI does; no GPU
+# cuda_compile.sh: every kernels/*.cu, and every dev/cuda/*.cu (the kernel
+# variants not in the product), compiles with nvcc (as CI does; no GPU
 # needed) with the Makefile's flags and no warning, and kernels/cuda_api.h is
-# plain C11. The objects are the build's own (make cuda: build/kernels, one
-# copy for every BUILD variant, each with its compile's output in X.o.log;
+# plain C11. The objects are the build's own (make cuda: build/kernels and
+# build/dev/cuda, one copy for every BUILD variant, each with its compile's
+# output in X.o.log;
 # up to date after make test's build, else compiled here): a source without
 # a fresh object, or whose compile printed anything, fails. Skips when nvcc
 # is not found. Reference: the Makefile's cuda target.
@@ -21,10 +23,11 @@ srcs=(kernels/*.cu)
 if ((${#srcs[@]} == 0)); then
 	bad "kernels/*.cu" "no CUDA sources"
 fi
+srcs+=(dev/cuda/*.cu)
 run make -s --no-print-directory NVCC="$NVCC" cuda
 expect_rc 0 "make cuda (nvcc) succeeds"
 for f in "${srcs[@]}"; do
-	o=build/kernels/$(basename "$f" .cu).o
+	o=build/${f%.cu}.o
 	if [[ ! -f "$o" || ! "$o" -nt "$f" ]]; then
 		bad "$f compiles" "no object $o newer than the source"
 	elif [[ ! -f "$o.log" ]]; then
@@ -40,7 +43,8 @@ done
 # sm_90a, Blackwell's sm_100 and sm_120 where this nvcc knows them, and
 # compute_80 PTX (cuobjdump --list-elf / --list-ptx, or without cuobjdump
 # scripts/fatbin-archs.py on the object's .nv_fatbin section); wgmma
-# instructions in the sm_90a code only (the PTX nvcc makes for each arch).
+# instructions in none of the product's attention code, and in the sm_90a
+# code only of dev/cuda's variants (the PTX nvcc makes for each arch).
 CUOBJDUMP=$(dirname "$NVCC")/cuobjdump
 known=" $("$NVCC" --list-gpu-code 2>/dev/null | tr '\n' ' ') "
 want=(sm_80 sm_89 sm_90a)
@@ -56,7 +60,7 @@ archs_of() { # OBJ: its code words (sm_NN, compute_NN)
 	fi
 }
 for f in "${srcs[@]}"; do
-	o=build/kernels/$(basename "$f" .cu).o
+	o=build/${f%.cu}.o
 	[[ -f "$o" ]] || continue
 	have=$(archs_of "$o")
 	if [[ $? == 2 ]]; then skip "$o archs" "neither cuobjdump nor python3 and objcopy"; continue; fi
@@ -66,17 +70,23 @@ for f in "${srcs[@]}"; do
 	if ((${#miss[@]} == 0)); then ok "$o holds ${want[*]} and compute_80 PTX"
 	else bad "$o holds ${want[*]} and compute_80 PTX" "missing ${miss[*]}; has$have"; fi
 done
-wg=()
-for a in "${want[@]}"; do
-	c=compute_${a#sm_}
-	if ! "$NVCC" -std=c++17 -I. -arch="$c" -ptx -o "$TMP/mma_$a.ptx" kernels/attention_mma.cu >"$TMP/ptx.log" 2>&1; then
-		bad "kernels/attention_mma.cu to $c PTX" "$(head -c 300 "$TMP/ptx.log")"
-		continue
-	fi
-	grep -q 'wgmma\.' "$TMP/mma_$a.ptx" && wg+=("$a")
-done
-[[ "${wg[*]}" == sm_90a ]] && ok "wgmma instructions in the sm_90a code only" ||
-	bad "wgmma instructions in the sm_90a code only" "found for: '${wg[*]}'"
+wgmma_archs() { # SRC: the archs of want whose PTX of SRC has wgmma instructions
+	local a c
+	for a in "${want[@]}"; do
+		c=compute_${a#sm_}
+		if ! "$NVCC" -std=c++17 -I. -arch="$c" -ptx -o "$TMP/wg_$a.ptx" "$1" >"$TMP/ptx.log" 2>&1; then
+			bad "$1 to $c PTX" "$(head -c 300 "$TMP/ptx.log")"
+			continue
+		fi
+		grep -q 'wgmma\.' "$TMP/wg_$a.ptx" && echo "$a"
+	done
+}
+wg=$(wgmma_archs kernels/attention_mma.cu | tr '\n' ' ')
+[[ -z "$wg" ]] && ok "no wgmma instructions in kernels/attention_mma.cu" ||
+	bad "no wgmma instructions in kernels/attention_mma.cu" "found for: '$wg'"
+wg=$(wgmma_archs dev/cuda/attention_variants.cu | tr '\n' ' ')
+[[ "$wg" == "sm_90a " ]] && ok "wgmma instructions in dev/cuda/attention_variants.cu's sm_90a code only" ||
+	bad "wgmma instructions in dev/cuda/attention_variants.cu's sm_90a code only" "found for: '$wg'"
 
 printf '#include "kernels/cuda_api.h"\nint main(void){struct cuda_mem_stats s; (void)s; return 0;}\n' >"$TMP/c.c"
 run ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I. -fsyntax-only "$TMP/c.c"

@@ -358,6 +358,12 @@ cudaError_t cudaSetDevice(int d)
 	return d == 0 ? (cudaError_t)cudaSuccess : (cudaError_t)cudaErrorInvalidValue;
 }
 
+cudaError_t cudaGetDevice(int *d)
+{
+	*d = 0;
+	return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int)
 {
 	memset(p, 0, sizeof *p);

@@ -89,6 +89,7 @@ enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaSetDevice(int d);
+cudaError_t cudaGetDevice(int *d);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d);
 cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d);
 cudaError_t cudaGetLastError(void);

@@ -4,10 +4,10 @@
  *   gpu_bench ops  [--batch B] [--seq T]
  *       matmul and attention fwd/bwd through the CUDA backend table at the
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
- *       buffers: time per op and TFLOP/s (attention with each kernel: fp32,
- *       tc (WMMA), mma (mma.sync), mma2 (mma.sync, 32 rows a warp in the
- *       forward), wg (wgmma in the forward, dK, dV and dQ, with the
- *       transposed copies they read); mma's backward once more with the other
+ *       buffers: time per op and TFLOP/s (attention with each kernel set
+ *       of the backend: fp32 and mma (mma.sync; dev/cuda/bench_attention
+ *       times the variants not in the product beside it); mma's backward
+ *       once more with the other
  *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
  *       recomputed for it); the row and element-wise ops of a layer
  *       ("elem" lines: the input mixing and its norm fused and separate,
@@ -30,7 +30,7 @@
  *       timed steps run without it, so that asynchronous ops show in
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
- *       mma2; wg: the products through wgmma; tc: through WMMA; f32), the GEMMs
+ *       f32: fp32 on CUDA cores), the GEMMs
  *       the config's default (precision = autocast), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
  *       default, or 1; RESULT's async= says what ran).
  *
@@ -186,9 +186,7 @@ static void bench_matmul_n(const struct backend_ops *g, int64_t N, int64_t C, st
 	}
 }
 
-/* The attention kernels' times: modes [m0, m1) of the list below (the
- * wgmma kernels apart, last: never run on a GPU, a fault there must not
- * cost the other figures) */
+/* The attention kernels' times: modes [m0, m1) of the list below */
 static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, int64_t w,
 		       struct rng *r, int m0, int m1)
 {
@@ -204,8 +202,7 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 	for (int64_t t = 0; t < T; t++)
 		pairs += (double)(t < w ? t + 1 : w + 1);
 	double ff = 4.0 * B * H * D * pairs;   /* QK^T and PV */
-	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_TC, CUDA_ATTN_MMA,
-						     CUDA_ATTN_MMA2, CUDA_ATTN_WG };
+	static const enum cuda_attn_mode modes[] = { CUDA_ATTN_F32, CUDA_ATTN_MMA };
 	enum cuda_attn_mode was = cuda_get_attn_mode();
 	for (int mi = m0; mi < m1; mi++) {
 		cuda_set_attn_mode(modes[mi]);
@@ -384,10 +381,8 @@ static int run_ops(int B, int T)
 	bench_matmul_n(g, N, C, &r);
 	bench_elem(g, N, C, &r);
 	bench_scatter(g, N, C, &r);
-	bench_attn(g, B, T, 4, 128, T / 2, &r, 0, 4);
-	bench_attn(g, B, T, 4, 128, T, &r, 0, 4);
-	bench_attn(g, B, T, 4, 128, T / 2, &r, 4, 5);   /* wg */
-	bench_attn(g, B, T, 4, 128, T, &r, 4, 5);
+	bench_attn(g, B, T, 4, 128, T / 2, &r, 0, 2);
+	bench_attn(g, B, T, 4, 128, T, &r, 0, 2);
 	return 0;
 }
 

@@ -635,10 +635,7 @@ static void attn_case_mode(int64_t B, int64_t T, int64_t H, int64_t D, int64_t w
 	CPU->attn_fwd(&hy, &hl, &hq, &hk, &hv, window, sc);
 	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, sc);
 	printf("  attn%s B%lld T%lld H%lld D%lld w%lld\n",
-	       mode == CUDA_ATTN_TC ? " (tensor cores, wmma)" : mode == CUDA_ATTN_MMA ? " (tensor cores, mma)"
-	       : mode == CUDA_ATTN_MMA2 ? " (tensor cores, mma2)"
-	       : mode == CUDA_ATTN_WG ? " (tensor cores, wgmma)" : "",
-	       (long long)B,
+	       mode == CUDA_ATTN_MMA ? " (tensor cores, mma)" : "", (long long)B,
 	       (long long)T, (long long)H, (long long)D, (long long)window);
 	CPU->attn_bwd(&hdq, &hdk, &hdv, &hdy, &hq, &hk, &hv, &hy, &hl, window, sc);
 	GPU->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
@@ -713,11 +710,6 @@ static void attn_tc_cases(enum cuda_attn_mode mode)
 	attn_case_mode(2, 300, 3, 128, 150, mode);        /* several tiles each way, window not tile-aligned */
 }
 
-TEST(attention_tensor_cores)
-{
-	attn_tc_cases(CUDA_ATTN_TC);
-}
-
 /* A (B,T,H,D) attention's managed buffers and their tensors: q, k, v, dy
  * and y copied from h[0 .. nh) (the rest left as allocated), lse, dq, dk,
  * dv. */
@@ -746,129 +738,19 @@ static void attn_io_free(struct attn_io *a)
 		cuda_mem_free(a->p[i]);
 }
 
-/* The mma.sync kernels against the CPU, with the WMMA ones' tolerances, and
- * against the WMMA ones (the same rounding points: only the order of fp32
- * additions differs): relative Frobenius 2e-3 on every output. */
+/* The mma.sync kernels (D = 128) against the CPU with the tensor-core
+ * tolerances (attn_case_mode). The variants of dev/cuda are checked
+ * against these and the CPU by dev/cuda/check_attention.c. */
 TEST(attention_mma)
 {
 	attn_tc_cases(CUDA_ATTN_MMA);
-	int64_t B = 2, T = 333, H = 2, D = 128, n = B * T * H * D, nl = B * H * T;
-	double sc = 1.0 / sqrt((double)D);
-	int64_t window = 200;
-	float *h[5];
-	for (int i = 0; i < 5; i++)
-		h[i] = rnd(n, 1);
-	float *g[2][6];
-	for (int m = 0; m < 2; m++) {
-		cuda_set_attn_mode(m ? CUDA_ATTN_MMA : CUDA_ATTN_TC);
-		struct attn_io a;
-		attn_io_make(&a, B, T, H, D, h, 5);
-		GPU->attn_fwd(&a.y, &a.l, &a.q, &a.k, &a.v, window, sc);
-		GPU->attn_bwd(&a.dq, &a.dk, &a.dv, &a.dy, &a.q, &a.k, &a.v, &a.y, &a.l, window, sc);
-		for (int i = 0; i < 5; i++)
-			g[m][i] = dupf(a.p[4 + i], i == 1 ? nl : n);   /* y lse dq dk dv */
-		attn_io_free(&a);
-	}
-	cuda_set_attn_mode(CUDA_ATTN_F32);
-	const char *nm[] = { "y", "lse", "dq", "dk", "dv" };
-	for (int i = 0; i < 5; i++) {
-		double e = rel_fro(g[1][i], g[0][i], i == 1 ? nl : n);
-		printf("  mma vs wmma: %s relative Frobenius difference %.3g\n", nm[i], e);
-		CHECKF(e <= 2e-3, "mma vs wmma: %s differs by %.3g", nm[i], e);
-	}
-	for (int i = 0; i < 5; i++)
-		free(h[i]), free(g[0][i]), free(g[1][i]);
-}
-
-/* The forward of mode (y, then lse) on q, k, v (host, n each), copied out. */
-static void attn_fwd_with(enum cuda_attn_mode mode, const float *const *h, int64_t B, int64_t T,
-			  int64_t H, int64_t D, int64_t window, float **y, float **l)
-{
-	int64_t n = B * T * H * D, nl = B * H * T;
-	cuda_set_attn_mode(mode);
-	float *q = dev(h[0], n * 4), *k = dev(h[1], n * 4), *v = dev(h[2], n * 4);
-	float *gy = cuda_mem_alloc(n * 4), *gl = cuda_mem_alloc(nl * 4);
-	struct tensor tq = { q, TD_F32, 4, { B, T, H, D } }, tk = { k, TD_F32, 4, { B, T, H, D } };
-	struct tensor tv = { v, TD_F32, 4, { B, T, H, D } }, ty = { gy, TD_F32, 4, { B, T, H, D } };
-	struct tensor tl = { gl, TD_F32, 3, { B, H, T, 1 } };
-	GPU->attn_fwd(&ty, &tl, &tq, &tk, &tv, window, 1.0 / sqrt((double)D));
-	*y = dupf(gy, n);
-	*l = dupf(gl, nl);
-	float *all[] = { q, k, v, gy, gl };
-	for (int i = 0; i < 5; i++)
-		cuda_mem_free(all[i]);
-	cuda_set_attn_mode(CUDA_ATTN_F32);
-}
-
-/* A forward (mode: mma2, wg) against mma's: where the window is a multiple
- * of 64 or covers T the same key tiles, so (bitwise) equal element by
- * element, else within mma-vs-wmma's 2e-3 (relative Frobenius). Shapes with
- * rows past T in the last block, several blocks, window 0. */
-static void fwd_vs_mma(enum cuda_attn_mode mode, int bitwise, const char *name)
-{
-	static const int64_t cs[][3] = { { 333, 128, 1 }, { 333, INT64_MAX, 1 }, { 1000, 512, 1 },
-					 { 70, 0, 1 }, { 300, 150, 0 }, { 520, 100, 0 } };
-	int64_t B = 2, H = 2, D = 128;
-	for (size_t ci = 0; ci < sizeof cs / sizeof *cs; ci++) {
-		int64_t T = cs[ci][0], window = cs[ci][1], n = B * T * H * D, nl = B * H * T;
-		float *h[3], *y1, *l1, *y2, *l2;
-		for (int i = 0; i < 3; i++)
-			h[i] = rnd(n, 1);
-		attn_fwd_with(CUDA_ATTN_MMA, (const float *const *)h, B, T, H, D, window, &y1, &l1);
-		attn_fwd_with(mode, (const float *const *)h, B, T, H, D, window, &y2, &l2);
-		if (cs[ci][2] && bitwise) {
-			int64_t dy = 0, dl = 0;
-			for (int64_t i = 0; i < n; i++)
-				dy += !(y1[i] == y2[i]);
-			for (int64_t i = 0; i < nl; i++)
-				dl += !(l1[i] == l2[i]);
-			CHECKF(dy == 0 && dl == 0, "T %lld window %lld: %s differs from mma in %lld of y, "
-			       "%lld of lse", (long long)T, (long long)window, name, (long long)dy,
-			       (long long)dl);
-		} else {
-			double ey = rel_fro(y2, y1, n), el = rel_fro(l2, l1, nl);
-			printf("  %s vs mma, T %lld window %lld: y %.3g, lse %.3g (relative Frobenius)\n",
-			       name, (long long)T, (long long)window, ey, el);
-			CHECKF(ey <= 2e-3 && el <= 2e-3, "%s vs mma: y %.3g lse %.3g", name, ey, el);
-		}
-		for (int i = 0; i < 3; i++)
-			free(h[i]);
-		free(y1), free(l1), free(y2), free(l2);
-	}
-}
-
-/* The 32-rows-a-warp forward (mma2; its backward is mma's) against the
- * CPU with the tensor-core tolerances, then against mma's forward: the
- * same arithmetic in the same order, so bitwise where the tiles agree. */
-TEST(attention_mma2)
-{
-	attn_tc_cases(CUDA_ATTN_MMA2);
-	fwd_vs_mma(CUDA_ATTN_MMA2, 1, "mma2");
-}
-
-/* The wgmma kernels (wg: the forward, dK, dV and dQ from the kept dS) against the
- * CPU, forward and backward, then the forward against mma's: bitwise on the
- * emulator only (its wgmma sums each k16 step as its mma does; a GPU's
- * wgmma may order its sums otherwise than mma.sync); and on bf16 tensors
- * (attn_bf16_case); training is attention_wg_train. Each runs in a child
- * process (attention_wg and train_attention_wg below): never run on a
- * GPU, so that a fault there (a misread layout can make the device's
- * context unusable) cannot take the other tests with it. */
-static void attn_bf16_case(enum cuda_attn_mode mode, int64_t B, int64_t T, int64_t H,
-			   int64_t window);
-
-TEST(attention_wg_checks)
-{
-	attn_tc_cases(CUDA_ATTN_WG);
-	fwd_vs_mma(CUDA_ATTN_WG, on_emulator(), "wg");
-	attn_bf16_case(CUDA_ATTN_WG, 1, 300, 1, 150);
 }
 
 /* The backward with the kept dS (cuda_set_attn_ds(1), the default: the
  * dK/dV kernel stores the bf16 dS it forms, dQ is one product a tile
  * pair) against the one that recomputes S, P and dP for dQ, on the same
  * inputs and forward: dk and dv the same bits (the same kernel, storing
- * on the side), dq within mma-vs-wmma's 2e-3 (relative Frobenius; the same
+ * on the side), dq within 2e-3 (relative Frobenius; the same
  * dS and key tiles where the window is a multiple of 64, so equal there
  * unless the tensor cores sum S^T = K Q^T in another order than S = Q K^T:
  * the count of differing entries is printed; test_mma_emu checks equality
@@ -1536,7 +1418,7 @@ TEST(attention_bf16)
 {
 	attn_bf16_case(CUDA_ATTN_MMA, 2, 100, 2, 1000);
 	attn_bf16_case(CUDA_ATTN_MMA, 1, 200, 2, 17);
-	attn_bf16_case(CUDA_ATTN_MMA2, 1, 300, 1, 150);
+	attn_bf16_case(CUDA_ATTN_MMA, 1, 300, 1, 150);
 	/* offered with the mma kernels and bf16 GEMMs at head width 128 only */
 	enum cuda_attn_mode was = cuda_get_attn_mode();
 	cuda_set_attn_mode(CUDA_ATTN_MMA);
@@ -1547,8 +1429,6 @@ TEST(attention_bf16)
 	cuda_set_matmul_mode(CUDA_MM_F32);
 	CHECK(!GPU->attn_bf16(128));
 	cuda_set_matmul_mode(CUDA_MM_BF16);
-	cuda_set_attn_mode(CUDA_ATTN_TC);
-	CHECK(!GPU->attn_bf16(128));
 	cuda_set_attn_mode(CUDA_ATTN_F32);
 	CHECK(!GPU->attn_bf16(128) && !CPU->attn_bf16(128));
 	cuda_set_attn_mode(was);
@@ -2221,7 +2101,7 @@ static int train_kept(const char *backend, int steps, double *loss)
 
 TEST(train_20_steps)
 {
-	double lc[20], lg[20], lb[20], lt[20], lm[20];
+	double lc[20], lg[20], lb[20], lm[20];
 	if (train_kept("cpu", 20, lc) != 0) {
 		CHECK(0);
 		return;
@@ -2244,8 +2124,6 @@ TEST(train_20_steps)
 	CHECKF(!memcmp(lb, lb2, sizeof lb) && fb == last_fnv,
 	       "two identical CUDA runs differ (weights %016llx vs %016llx)",
 	       (unsigned long long)fb, (unsigned long long)last_fnv);
-	cuda_set_attn_mode(CUDA_ATTN_TC);
-	CHECK(train("cuda", 20, lt) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_MMA);
 	CHECK(train_kept("cuda", 20, lm) == 0);
 	cuda_set_attn_mode(CUDA_ATTN_F32);
@@ -2258,14 +2136,13 @@ TEST(train_20_steps)
 	 * the loss. */
 	CHECK(fabs(lg[0] - lc[0]) <= 1e-5);
 	for (int s = 0; s < 20; s++) {
-		printf("  step %2d cpu %.6f cuda-f32 %.6f cuda-bf16 %.6f cuda-bf16-tc %.6f cuda-bf16-mma %.6f\n",
-		       s, lc[s], lg[s], lb[s], lt[s], lm[s]);
+		printf("  step %2d cpu %.6f cuda-f32 %.6f cuda-bf16 %.6f cuda-bf16-mma %.6f\n",
+		       s, lc[s], lg[s], lb[s], lm[s]);
 		CHECK(fabs(lg[s] - lc[s]) <= 5e-3);
 		CHECK(fabs(lb[s] - lc[s]) <= 5e-2);
-		CHECK(fabs(lt[s] - lc[s]) <= 5e-2);
 		CHECK(fabs(lm[s] - lc[s]) <= 5e-2);
 	}
-	CHECK(lb[19] < lb[0] && lt[19] < lt[0] && lm[19] < lm[0]);
+	CHECK(lb[19] < lb[0] && lm[19] < lm[0]);
 }
 
 /* A bf16-storage switch's two CUDA runs of 20 steps, on (the default; a
@@ -2714,6 +2591,42 @@ static int run_child(const char *arg, char *out, size_t n)
 	return t_run_self(self_path, "", arg, out, n);
 }
 
+/* the attention mode the backend sets up with (SUPKIT_CUDA_ATTN) */
+static int attn_mode_child(void)
+{
+	printf("attention mode %s\n", cuda_attn_mode_name(cuda_get_attn_mode()));
+	return 0;
+}
+
+/* SUPKIT_CUDA_ATTN at the backend's setup: mma (also unset or empty) and
+ * f32 taken; the names of the variants that are not in the product (tc,
+ * mma2, wg: dev/cuda), and any other value, refused with a message naming
+ * the value, before the mode is used */
+TEST(attention_mode_env)
+{
+	static const char *const take[][2] = { { "SUPKIT_CUDA_ATTN=f32", "f32" },
+						 { "SUPKIT_CUDA_ATTN=mma", "mma" },
+						 { "SUPKIT_CUDA_ATTN=", "mma" },
+						 { "", "mma" } };
+	char out[4096], want[128];
+	for (size_t i = 0; i < sizeof take / sizeof *take; i++) {
+		int st = t_run_self(self_path, take[i][0], "attn-mode", out, sizeof out);
+		snprintf(want, sizeof want, "attention mode %s\n", take[i][1]);
+		CHECKF(st == 0 && strstr(out, want), "'%s': exit status %d, output:\n%s", take[i][0], st,
+		       out);
+	}
+	static const char *const refuse[] = { "tc", "mma2", "wg", "MMA" };
+	for (size_t i = 0; i < sizeof refuse / sizeof *refuse; i++) {
+		char env[64];
+		snprintf(env, sizeof env, "SUPKIT_CUDA_ATTN=%s", refuse[i]);
+		int st = t_run_self(self_path, env, "attn-mode", out, sizeof out);
+		snprintf(want, sizeof want, "backend_cuda: init: SUPKIT_CUDA_ATTN: '%s' is not mma or f32",
+			 refuse[i]);
+		CHECKF(st != 0 && strstr(out, want) && !strstr(out, "attention mode"),
+		       "'%s': exit status %d, output:\n%s", env, st, out);
+	}
+}
+
 /* bad indices and targets checked on the device abort with the op's name */
 TEST(bad_inputs_checked_on_device)
 {
@@ -2724,40 +2637,6 @@ TEST(bad_inputs_checked_on_device)
 	st = run_child("softcap-abort", out, sizeof out);
 	CHECKF(st != 0 && strstr(out, "softcap_ce: a target is not below the vocabulary size") &&
 	       !strstr(out, "softcap returned"), "exit status %d, output:\n%s", st, out);
-}
-
-/* 6 training steps of small_cfg with the wg kernels against the same
- * with mma's (the default): on the emulator the same losses and weights bit
- * for bit (its wgmma sums as its mma; the short windows cover the one 64-row
- * tile, so the tiles agree), on a GPU the same losses within 2e-2 nats, and
- * learning. */
-TEST(attention_wg_train)
-{
-	double l0[6], l1[6];
-	enum cuda_attn_mode was = cuda_get_attn_mode();
-	cuda_set_attn_mode(CUDA_ATTN_MMA);
-	int rc0 = train("cuda", 6, l0);
-	uint64_t f0 = last_fnv;
-	cuda_set_attn_mode(CUDA_ATTN_WG);
-	int rc1 = train("cuda", 6, l1);
-	cuda_set_attn_mode(was);
-	if (rc0 == 1)
-		T_SKIP("libtrainer.a has no CUDA selection (built without GPU=1?)");
-	CHECK(rc0 == 0 && rc1 == 0);
-	if (rc0 != 0 || rc1 != 0)
-		return;
-	double gap = 0;
-	for (int i = 0; i < 6; i++)
-		gap = fmax(gap, fabs(l1[i] - l0[i]));
-	printf("  wg against mma over 6 steps: largest loss gap %.3g, weights %s\n", gap,
-	       f0 == last_fnv ? "equal" : "differ");
-	if (on_emulator())
-		CHECKF(!memcmp(l0, l1, sizeof l0) && f0 == last_fnv,
-		       "wg: loss %.9f against mma's %.9f at step 5, weights %016llx vs %016llx", l1[5],
-		       l0[5], (unsigned long long)last_fnv, (unsigned long long)f0);
-	else
-		CHECKF(gap <= 2e-2, "wg: loss gap %.3g to mma's", gap);
-	CHECK(l1[5] < l1[0]);
 }
 
 /* The CUDA backend is a whole backend object, registered by kernels/ under
@@ -2792,45 +2671,6 @@ TEST(backend_object)
 	cuda_set_matmul_mode(CUDA_MM_F32);
 	CHECK(GPU->open(&o, &e) == 0 && cuda_get_matmul_mode() == CUDA_MM_F32);
 	cuda_set_matmul_mode(CUDA_MM_BF16);
-}
-
-/* attention_wg_checks, and attention_wg_train, each in a child */
-static int attention_wg_child(void)
-{
-	CPU = backend_cpu();
-	RUN(attention_wg_checks);
-	return t_done();
-}
-
-static int attention_wg_train_child(void)
-{
-	CPU = backend_cpu();
-	RUN(attention_wg_train);
-	return t_done();
-}
-
-/* Run this binary's child `arg` (its one test, whatever T_ONLY or T_EXCEPT
- * select here), its output shown indented: it passes when the child does */
-static void wg_child(const char *arg)
-{
-	static char out[65536];
-	int st = t_run_self(self_path, "T_ONLY= T_EXCEPT=", arg, out, sizeof out);
-	for (char *l = out, *e; *l; l = e + (*e != 0)) {   /* indented: not this binary's lines */
-		e = l + strcspn(l, "\n");
-		printf("  | %.*s\n", (int)(e - l), l);
-	}
-	CHECKF(st == 0 && strstr(out, "1 passed, 0 failed, 0 skipped"), "%s: the child's exit status %d",
-	       arg, st);
-}
-
-TEST(attention_wg)
-{
-	wg_child("attention-wg");
-}
-
-TEST(train_attention_wg)
-{
-	wg_child("attention-wg-train");
 }
 
 TEST(async_gather_abort)
@@ -2872,8 +2712,7 @@ int main(int argc, char **argv)
 	} children[] = { { "gather-abort", gather_abort_child },
 			 { "scatter-abort", scatter_abort_child },
 			 { "softcap-abort", softcap_abort_child },
-			 { "attention-wg", attention_wg_child },
-			 { "attention-wg-train", attention_wg_train_child } };
+			 { "attn-mode", attn_mode_child } };
 	/* the children draw inputs too (an unseeded generator's state is all
 	 * zeros, from which rng_normal never returns) */
 	rng_seed(&RG, 12345);
@@ -2909,10 +2748,9 @@ int main(int argc, char **argv)
 	RUN(rope_rmsnorm);
 	RUN(attention_d128);
 	RUN(attention_small_heads);
-	RUN(attention_tensor_cores);
 	RUN(attention_mma);
-	RUN(attention_mma2);
 	RUN(attention_mma_kept_ds);
+	RUN(attention_mode_env);
 	RUN(softcap_ce);
 	RUN(softcap_ce_bf16);
 	RUN(embed_gather);
@@ -2942,10 +2780,6 @@ int main(int argc, char **argv)
 	RUN(async_gather_abort);
 	RUN(bad_inputs_checked_on_device);
 	RUN(curve_vs_torch);
-	/* last: never run on a GPU, so that a hang there, which
-	 * its child's alarm or the suite's time limit ends, costs no other test */
-	RUN(attention_wg);
-	RUN(train_attention_wg);
 	struct cuda_mem_stats ms;
 	cuda_mem_stats(&ms);
 	printf("memory: backend peak %zu bytes, device peak %zu of %zu bytes\n", ms.peak,

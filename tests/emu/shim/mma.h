@@ -4,7 +4,7 @@
  * entries 8l .. 8l + 7 (matrix_b's too, whatever its memory layout), so
  * loads and stores are per lane and mma_sync is a warp collective
  * (emu_wmma). Kernels may only scale fragment entries uniformly, as the
- * CUDA guide allows; that is all kernels/attention_tc.cu does. */
+ * CUDA guide allows; that is all dev/cuda/attention_tc.cu does. */
 #ifndef SUPKIT_EMU_MMA_H
 #define SUPKIT_EMU_MMA_H
 

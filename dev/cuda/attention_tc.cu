@@ -15,13 +15,15 @@
  * bf16; every product accumulates in fp32; softmax statistics, lse and the
  * row dots D = rowsum(dY * Y) are fp32.
  *
- * Selected by SUPKIT_CUDA_ATTN=tc (or cuda_set_attn_mode); the backend's
- * default is now kernels/attention_mma.cu (the same rounding points, scores
- * in registers). On an H200 at the benchmark's size these run 58-61
- * TFLOP/s forward, 48-52 backward (the mma.sync ones 102-108 and 114-123,
- * the fp32 ones 10 and 4-6).
- * Left out: head widths other than 128 (the backend falls back to the fp32
- * kernels), wgmma/TMA (Hopper-specific) pipelining, register-resident O.
+ * A variant of dev/cuda (dev/cuda/attention_variants.h, ATTN_VAR_TC), not
+ * in the product, whose kernels for head width 128 are
+ * kernels/attention_mma.cu (the same rounding points, scores in
+ * registers). On an H200 at the benchmark's size (2026-11-29, when these
+ * were in the backend and passed its GPU tests) these ran 58-61 TFLOP/s
+ * forward, 48-52 backward (the mma.sync ones 102-108 and 114-123, the fp32
+ * ones 10 and 4-6).
+ * Left out: head widths other than 128, wgmma/TMA (Hopper-specific)
+ * pipelining, register-resident O.
  * Reference: Dao, FlashAttention-2 (2023), Algorithms 1 and 2; CUDA C++
  * Programming Guide, Warp Matrix Functions (nvcuda::wmma).
  */
@@ -31,13 +33,13 @@
 #include <mma.h>
 #include <stdint.h>
 
+#include "dev/cuda/attention_variants.h"
 #include "kernels/cuda_internal.h"
 
 using namespace nvcuda;
 typedef __nv_bfloat16 bf;
 
-/* D = rowsum(dY * Y) comes from kernels/attention.cu (attn_bwd_launch
- * computes it once for either variant). */
+/* D = rowsum(dY * Y) comes from kernels/attention.cu (attn_rowdot_launch). */
 
 #define TC_D 128
 #define TC_R 64           /* rows of a tile */
