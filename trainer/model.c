@@ -857,7 +857,7 @@ static void act_reserve(struct model *m, int B, int T)
 	bytes_note(m);
 }
 
-/* ---- the q_tau scale of layer l: s[h*D + c] = exp(tau) (H*D) ---- */
+/* ---- the q_tau scale of layer l: s[h*D + c] = m(tau) (H*D) ---- */
 
 /* The q_tau entry that scales coordinate c of head h in layer l: pair-tied
  * (c and c + D/2 share one), untied, or one per head. */
@@ -871,6 +871,29 @@ static size_t qtau_index(const struct model *m, int l, int h, int c)
 	return (size_t)l * H + (size_t)h;
 }
 
+/* The multiplier m(tau) of qk_param: exp and stop_exp exp(tau), linear
+ * (1 + tau)^2 (the square of s = 1 + tau scaling q and k alike). */
+static double qtau_value(const struct model *m, double tau)
+{
+	if (m->cfg.qk_param == QK_PARAM_LINEAR)
+		return (1 + tau) * (1 + tau);
+	return exp(tau);
+}
+
+/* dm/dtau: exp m, stop_exp 1 (forward exp(tau), backward the identity),
+ * linear 2 (1 + tau). */
+static double qtau_slope(const struct model *m, double tau, double s)
+{
+	switch (m->cfg.qk_param) {
+	case QK_PARAM_STOP_EXP:
+		return 1;
+	case QK_PARAM_LINEAR:
+		return 2 * (1 + tau);
+	default:
+		return s;
+	}
+}
+
 static void qtau_scale(struct model *m, int l)
 {
 	const struct param *p = m->qtau;
@@ -879,11 +902,12 @@ static void qtau_scale(struct model *m, int l)
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
 			size_t j = qtau_index(m, l, h, c);
-			rset(m, m->qs, (size_t)h * D + c, exp(pval(m, p, j)));
+			rset(m, m->qs, (size_t)h * D + c, qtau_value(m, pval(m, p, j)));
 		}
 }
 
-/* dtau from ds = dL/ds (H*D): dtau[j] += sum over its coordinates ds * s. */
+/* dtau from ds = dL/ds (H*D): dtau[j] += sum over its coordinates
+ * ds * dm/dtau. */
 static void qtau_grad(struct model *m, int l)
 {
 	struct param *p = m->qtau;
@@ -895,7 +919,8 @@ static void qtau_grad(struct model *m, int l)
 			if (p->mask && p->mask[j])
 				continue;
 			size_t k = (size_t)h * D + c;
-			gadd(m, p, j, rget(m, m->dqs, k) * rget(m, m->qs, k));
+			gadd(m, p, j, rget(m, m->dqs, k) *
+				      qtau_slope(m, pval(m, p, j), rget(m, m->qs, k)));
 		}
 }
 
@@ -1060,7 +1085,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve), &ve);
 		}
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
-		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
+		 * q_tau the normalised q is kept (qn) and q = qn * m(tau), in the
 		 * same pass */
 		struct tensor q4 = { l->qq, m->adt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };

@@ -3,7 +3,8 @@
 
 The benchmark GPT of docs/model.md with the model-side arms of
 supkit-train(1) (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
-untied / head forms with the l0_hf16 mask, decoupled routing with the
+untied / head forms with the l0_hf16 mask and its exp / stop_exp / linear
+parameterisations, decoupled routing with the
 separate or shared anchor and out_lambdas), written with PyTorch autograd
 (Debian python3-torch 1.13, CPU): RMSNorm spelled out (1.13 has no
 F.rms_norm), attention with an explicit window mask, fp32 or fp64.
@@ -62,6 +63,9 @@ CASES = [
     ("route_shared_oe_f32", ["oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "anchor=shared",
                              "logits=fp32"], "fp32", False),
     ("all_arms_f64", ALL_ARMS, "fp64", False),
+    ("qk_stopexp_pair_f64", ["qk_scale=pair", "qk_param=stop_exp"], "fp64", False),
+    ("qk_stopexp_untied_f64", ["qk_scale=untied", "qk_param=stop_exp"], "fp64", False),
+    ("qk_linear_pair_f64", ["qk_scale=pair", "qk_param=linear"], "fp64", False),
     ("logits_bf16_dense_f32", [], "fp32", False),
     ("logits_bf16_bench_f32", [], "fp32", True),
     ("logits_bf16_arms_f32", ALL_ARMS, "fp32", False),
@@ -116,7 +120,7 @@ def parse(kv):
     cfg = dict(depth=8, model_dim=0, head_dim=128, vocab_size=8192, seq_len=2048,
                window_pattern="SSSL", ve_gate_channels=32, norm_eps=2.0 ** -23, softcap=15.0,
                rope_base=10000.0, oe=0, oe_m=150855, oe_n=3, oe_k=2, qk_scale="none",
-               qk_mask="none", wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
+               qk_mask="none", qk_param="exp", wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
                dtype="fp32", init="benchmark", logits="bf16")
     for s in kv:
         k, v = s.split("=", 1)
@@ -269,12 +273,17 @@ def forward(cfg, P, idx, tgt, dt):
         if cfg["qk_scale"] != "none":
             tau = P["q_tau"][i]
             if cfg["qk_scale"] == "pair":
-                sc = torch.exp(torch.cat([tau, tau], -1))
-            elif cfg["qk_scale"] == "untied":
-                sc = torch.exp(tau)
+                tau = torch.cat([tau, tau], -1)
+            elif cfg["qk_scale"] == "head":
+                tau = tau.unsqueeze(-1).expand(H, hd)
+            if cfg["qk_param"] == "linear":
+                # s = 1 + tau on both the normalised q and k (logit metric s^2)
+                q, k = q * (1 + tau), k * (1 + tau)
+            elif cfg["qk_param"] == "stop_exp":
+                # exp(sg(tau)) + tau - sg(tau): exp in the forward, slope 1
+                q = q * (torch.exp(tau.detach()) + tau - tau.detach())
             else:
-                sc = torch.exp(tau).unsqueeze(-1).expand(H, hd)
-            q = q * sc
+                q = q * torch.exp(tau)
         qh, kh, vh = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)   # (B,H,T,D)
         att = (qh @ kh.transpose(-1, -2)) / math.sqrt(hd)
         allowed = (t[None, :] <= t[:, None]) & (t[None, :] >= t[:, None] - ws[i])
@@ -353,8 +362,10 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/model"
     torch.set_num_threads(1)
     os.makedirs(outdir, exist_ok=True)
+    only = set(sys.argv[2:])   # case names to make (default: every case)
     for name, extra, dtype, zp in CASES:
-        run_case(outdir, name, extra, dtype, zp)
+        if not only or name in only:
+            run_case(outdir, name, extra, dtype, zp)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
  *   fixtures of tests/reference/torch_model.py (tests/fixtures/model/,
  *   made by make.sh), fp32 to 1e-5 and fp64 to 1e-10 (relative to the
  *   tensor's largest gradient), for the baseline (dense and benchmark init)
- *   and each model-side arm with fp32 logits, and with the benchmark's bf16
+ *   and each model-side arm with fp32 logits (the qk_param forms in fp64), and with the benchmark's bf16
  *   logits (gradients to 1e-4, see there); fp64 cases keep exact logits
  *   under the default logits = bf16. Weights are filled by fixture_fill below, the
  *   same counter-based generator the Python script implements.
@@ -322,6 +322,9 @@ TEST(parity_qk_pair_masked_f32) { parity("qk_pair_masked_f32"); }
 TEST(parity_route_separate_f32) { parity("route_separate_f32"); }
 TEST(parity_route_shared_oe_f32) { parity("route_shared_oe_f32"); }
 TEST(parity_all_arms_f64) { parity("all_arms_f64"); }
+TEST(parity_qk_stopexp_pair_f64) { parity("qk_stopexp_pair_f64"); }
+TEST(parity_qk_stopexp_untied_f64) { parity("qk_stopexp_untied_f64"); }
+TEST(parity_qk_linear_pair_f64) { parity("qk_linear_pair_f64"); }
 /* The benchmark's bf16 logits (logits = bf16, the default): the forward's
  * cast and the gradient's through it. The loss to 1e-5 as fp32 (bf16 logits
  * move it by 4e-5 here); the gradients to 1e-4: PyTorch's fp32 GEMM sums
@@ -851,6 +854,9 @@ int main(void)
 	RUN(parity_route_separate_f32);
 	RUN(parity_route_shared_oe_f32);
 	RUN(parity_all_arms_f64);
+	RUN(parity_qk_stopexp_pair_f64);
+	RUN(parity_qk_stopexp_untied_f64);
+	RUN(parity_qk_linear_pair_f64);
 	RUN(parity_logits_bf16_dense_f32);
 	RUN(parity_logits_bf16_bench_f32);
 	RUN(parity_logits_bf16_arms_f32);
