@@ -96,6 +96,7 @@ struct config {
 	double lr_scalar;          /* lr_scalar = 0.5 */
 	double lr_matrix;          /* lr_matrix = 0.04 */
 	double lr_qtau;            /* lr_qtau = 0.02 */
+	double sub_lr;             /* sub_lr = 0.02 (sub_gains) */
 	double muon_wd;            /* muon_wd = 0.2 */
 	double muon_beta2;         /* muon_beta2 = 0.95 */
 	double momentum_start;     /* momentum_start = 0.85 */
@@ -142,6 +143,7 @@ struct config {
 	enum cfg_qk_scale qk_scale;/* qk_scale = none | pair | untied | head */
 	enum cfg_qk_mask qk_mask;  /* qk_mask = none | l0_hf16 (needs qk_scale) */
 	enum cfg_qk_param qk_param;/* qk_param = exp | stop_exp | linear (needs qk_scale) */
+	int sub_gains;             /* sub_gains = 0 | 1 (pre-sublayer channel gains) */
 	int wte_lambdas;           /* wte_lambdas = 0 | 1 (decoupled routing) */
 	int out_lambdas;           /* out_lambdas = 0 | 1 (needs wte_lambdas) */
 	enum cfg_anchor anchor;    /* anchor = separate | shared */

@@ -501,6 +501,25 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "exp03_linear_qk_only", &e) == 0);
 	CHECK(c.qk_scale == QK_SCALE_PAIR && c.qk_param == QK_PARAM_LINEAR && c.lr_qtau == 0.05);
+	CHECK(!c.sub_gains && c.sub_lr == 0.02);
+	/* ... and its pre-sublayer channel gains (exp07, exp05, exp17, exp41, exp19) */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp07", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.025 && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp05", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.025 && c.qk_scale == QK_SCALE_PAIR &&
+	      c.qk_param == QK_PARAM_LINEAR && c.lr_qtau == 0.05);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp17", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.02 && c.qk_scale == QK_SCALE_PAIR &&
+	      c.qk_param == QK_PARAM_STOP_EXP && c.lr_qtau == 0.02);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp41", &e) == 0);
+	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_UNTIED && c.qk_param == QK_PARAM_STOP_EXP);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp19_head_temperature", &e) == 0);
+	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_HEAD && c.qk_param == QK_PARAM_EXP);
 	/* paper 004's MALT arms on the native backbone */
 	config_defaults(&c);
 	CHECK(!c.malt && c.malt_beta == 0.95 && c.malt_eps == 1e-8);
