@@ -68,6 +68,7 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	r->p_scalars = pc->scalars;
 	r->p_q_tau = pc->q_tau;
 	r->p_routing = pc->routing_lambdas;
+	r->p_sub_gains = pc->sub_gains;
 	r->p_backbone = pc->backbone;
 	r->p_oe = pc->oe;
 	r->p_total = pc->total;
@@ -1076,7 +1077,8 @@ void compute_print_detail(FILE *f, const struct compute_report *r, const struct 
 	} p[] = {
 		{"wte", r->p_wte}, {"value_embeds", r->p_value_embeds}, {"lm_head", r->p_lm_head},
 		{"block matrices", r->p_matrices}, {"scalars", r->p_scalars}, {"q_tau", r->p_q_tau},
-		{"routing lambdas", r->p_routing}, {"backbone (num_params)", r->p_backbone},
+		{"routing lambdas", r->p_routing}, {"sub_gains", r->p_sub_gains},
+		{"backbone (num_params)", r->p_backbone},
 		{"OE rows total", r->oe_rows_total}, {"OE params", r->p_oe}, {"total", r->p_total},
 	};
 	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {

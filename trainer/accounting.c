@@ -16,7 +16,9 @@
  * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
  * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
  * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
- * element-wise passes and fp32 row and column EMAs.
+ * element-wise passes and fp32 row and column EMAs. Pre-sublayer channel
+ * gains (paper 002 sections 3.1 and 4.2) count their weight fusion
+ * W (1 alpha^T) and its backward, and their AdamW state.
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -41,6 +43,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 		case PK_RESID_LAMBDAS: case PK_X0_LAMBDAS: c->scalars += k; break;
 		case PK_Q_TAU: c->q_tau += k; break;
 		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing_lambdas += k; break;
+		case PK_SUB_GAINS: c->sub_gains += k; break;
 		case PK_OE_TABLE:
 			c->oe += k;
 			c->oe_rows_total += s[i].shape[0];
@@ -52,6 +55,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 		}
 	}
 	c->backbone = c->wte + c->value_embeds + c->lm_head + c->block_matrices + c->scalars + c->q_tau + c->routing_lambdas;
+	c->backbone += c->sub_gains;
 	c->total = c->backbone + c->oe;
 }
 
@@ -65,6 +69,7 @@ cJSON *param_counts_json(const struct param_counts *c)
 	cJSON_AddNumberToObject(j, "scalars", (double)c->scalars);
 	cJSON_AddNumberToObject(j, "q_tau", (double)c->q_tau);
 	cJSON_AddNumberToObject(j, "routing_lambdas", (double)c->routing_lambdas);
+	cJSON_AddNumberToObject(j, "sub_gains", (double)c->sub_gains);
 	cJSON_AddNumberToObject(j, "backbone", (double)c->backbone);
 	cJSON_AddNumberToObject(j, "oe", (double)c->oe);
 	cJSON *rows = cJSON_AddArrayToObject(j, "oe_rows");
@@ -109,7 +114,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
-	"zeta", "malt",
+	"zeta", "malt", "sub_gains",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -122,8 +127,10 @@ static const char *const extra_formulas[AX_N] = {
 	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
 	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
 	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
+	"28 d^2 per layer per micro-step x grad_accum: W (1 alpha^T) of W_Q, W_K, W_V, W_fc (7 d^2), their gradient times alpha (7 d^2), dalpha = sum of gradient x W (14 d^2)",
 };
-static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt"};
+static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
+					   "sub_gains"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
@@ -131,6 +138,7 @@ static const char *const mem_formulas[AM_N] = {
 	"16 bytes per routing lambda",
 	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
 	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
+	"16 bytes per sub_gains entry",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -170,7 +178,8 @@ const char *acct_figure_formula(const char *path)
 		{"params.scalars", "2 L (resid_lambdas, x0_lambdas)"},
 		{"params.q_tau", "L H hd/2 (pair) | L H hd (untied) | L H (head)"},
 		{"params.routing_lambdas", "L (wte_lambdas) + 2 (out_lambdas)"},
-		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas"},
+		{"params.sub_gains", "2 L d (sub_gains: attention and MLP input gains)"},
+		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas + sub_gains"},
 		{"params.oe_tables", "(oe_n - 1) oe_k"},
 		{"params.oe_rows_total", "sum_j (m + 2j) = 4m + 12"},
 		{"params.oe", "OE rows x d/4"},
@@ -283,6 +292,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		double anchor = c->anchor == ANCHOR_SHARED ? -2 : 4;
 		a->extra[AX_ROUTING] = (4 * sites + anchor) * d * tok;
 	}
+	if (c->sub_gains)
+		a->extra[AX_SUB_GAINS] = 28.0 * L * d * d * c->grad_accum;
 	for (int i = 0; i < AX_N; i++)
 		a->extra_total += a->extra[i];
 
@@ -292,6 +303,7 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_FP32_STATE] = 8.0 * (double)(pc->wte + pc->value_embeds);
 	a->mem[AM_QK_SCALING] = 16.0 * (double)pc->q_tau;
 	a->mem[AM_ROUTING] = 16.0 * (double)pc->routing_lambdas;
+	a->mem[AM_SUB_GAINS] = 16.0 * (double)pc->sub_gains;
 	if (c->zeta)
 		a->mem[AM_ZETA] = 4.0 * (double)pc->block_matrices;
 	if (c->malt)

@@ -37,6 +37,7 @@ struct config;
 
 struct param_counts {
 	int64_t wte, value_embeds, lm_head, block_matrices, scalars, q_tau, routing_lambdas;
+	int64_t sub_gains;   /* pre-sublayer channel gains (sub_gains = 1) */
 	int64_t backbone, oe, oe_rows_total, total;
 	int oe_tables;
 	int64_t oe_rows[ACCOUNTING_OE_TABLES_MAX];   /* rows of table j */
@@ -72,6 +73,7 @@ enum acct_extra {
 	AX_ROUTING,       /* 4 d per lambda site per token, anchor +4 d (separate) / -2 d (shared) */
 	AX_ZETA,          /* 8 m n per block matrix (zeta = 1) */
 	AX_MALT,          /* 12 m n + 6 (m + n) per block matrix (malt = 1) */
+	AX_SUB_GAINS,     /* 28 d^2 per layer per micro-step (sub_gains = 1) */
 	AX_N
 };
 
@@ -83,6 +85,7 @@ enum acct_mem {
 	AM_ROUTING,       /* 16 bytes per routing lambda */
 	AM_ZETA,          /* 4 bytes per block-matrix parameter (zeta = 1) */
 	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1) */
+	AM_SUB_GAINS,     /* 16 bytes per gain (sub_gains = 1) */
 	AM_N
 };
 

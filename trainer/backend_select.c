@@ -64,11 +64,18 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
 	/* Zeta's second-moment state and whitening are host code (trainer/optim.c) */
 	int host_only = host_polar || cfg->zeta || cfg->malt;
+	/* the fused weights W (1 alpha^T) are validated on the CPU backend only */
+	host_only |= cfg->sub_gains;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
 	if (cfg->zeta || cfg->malt) {
 		err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
 			"(its pre-polar step runs on the host only)", cfg->zeta ? "zeta" : "malt");
+		return NULL;
+	}
+	if (cfg->sub_gains) {
+		err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
+			"(the CUDA backend does not implement the fused weights W (1 alpha^T))");
 		return NULL;
 	}
 	if (host_polar) {

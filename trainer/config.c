@@ -62,6 +62,7 @@ static const char *const w_estate[] = {"bf16", "fp32", NULL};
 static const char *const w_wdsched[] = {"linear", "cosine", NULL};
 static const char *const w_qkscale[] = {"none", "pair", "untied", "head", NULL};
 static const char *const w_qkmask[] = {"none", "l0_hf16", NULL};
+static const char *const w_qkparam[] = {"exp", "stop_exp", "linear", NULL};
 static const char *const w_anchor[] = {"separate", "shared", NULL};
 static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom",
 				      "disp_stepcount_nomom", "nostep0_all", NULL};
@@ -109,6 +110,7 @@ static const struct key_def keys[] = {
 	D("lr_scalar", lr_scalar, "0.5", 0, 1e6),
 	D("lr_matrix", lr_matrix, "0.04", 0, 1e6),
 	D("lr_qtau", lr_qtau, "0.02", 0, 1e6),
+	D("sub_lr", sub_lr, "0.02", 0, 1e6),
 	D("muon_wd", muon_wd, "0.2", 0, 1e6),
 	D("muon_beta2", muon_beta2, "0.95", 0, 0.999999),
 	D("momentum_start", momentum_start, "0.85", 0, 0.999999),
@@ -146,6 +148,8 @@ static const struct key_def keys[] = {
 	E("muon_wd_schedule", muon_wd_schedule, "linear", w_wdsched),
 	E("qk_scale", qk_scale, "none", w_qkscale),
 	E("qk_mask", qk_mask, "none", w_qkmask),
+	E("qk_param", qk_param, "exp", w_qkparam),
+	B("sub_gains", sub_gains, "0"),
 	B("wte_lambdas", wte_lambdas, "0"),
 	B("out_lambdas", out_lambdas, "0"),
 	E("anchor", anchor, "separate", w_anchor),
@@ -616,6 +620,9 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->qk_mask != QK_MASK_NONE && c->qk_scale == QK_SCALE_NONE)
 		return conflict(c, "qk_mask", "qk_scale", e, "qk_mask = %s needs qk_scale (it is none)",
 				w_qkmask[c->qk_mask]);
+	if (c->qk_param != QK_PARAM_EXP && c->qk_scale == QK_SCALE_NONE)
+		return conflict(c, "qk_param", "qk_scale", e, "qk_param = %s needs qk_scale (it is none)",
+				w_qkparam[c->qk_param]);
 	if (c->qk_mask == QK_MASK_L0_HF16 && c->qk_scale == QK_SCALE_HEAD)
 		return conflict(c, "qk_mask", "qk_scale", e,
 				"qk_mask = l0_hf16 masks RoPE planes, which qk_scale = head does not have");
@@ -789,6 +796,20 @@ static const struct {
 	 "post_polar = fp32\n"},
 	{"exact_muoneq_r_no_normuon", "paper 004 #2a-noNM: MuonEq-R without post-polar NorMuon",
 	 "muoneq = r\nnormuon = 0\n"},
+	{"exp64_stopped_exp_qk_only", "paper 002 exp64: pair-tied post-QK-norm scaling, stopped exponential, lr 0.04 x lr_scalar",
+	 QK_PAIR "qk_param = stop_exp\n"},
+	{"exp03_linear_qk_only", "paper 002 exp03: pair-tied post-QK-norm scaling, linear s on q and k, lr 0.10 x lr_scalar",
+	 QK_PAIR "qk_param = linear\nlr_qtau = 0.05\n"},
+	{"exp07_presublayer_only", "paper 002 exp07: pre-sublayer channel gains (W (1 alpha^T)) alone, sub_lr 0.05 x lr_scalar",
+	 "sub_gains = 1\nsub_lr = 0.025\n"},
+	{"exp05_linear_combined", "paper 002 exp05: exp07 + exp03 (gains, linear pair-tied QK scaling)",
+	 "sub_gains = 1\nsub_lr = 0.025\n" QK_PAIR "qk_param = linear\nlr_qtau = 0.05\n"},
+	{"exp17_natural_grad_geodesic", "paper 002 exp17 (exp18/22 other seeds): gains + pair-tied stopped-exponential QK scaling, both lrs 0.04 x lr_scalar",
+	 "sub_gains = 1\n" QK_PAIR "qk_param = stop_exp\n"},
+	{"exp41_untied_ngpt_stopped_exp", "paper 002 exp41 (exp43/46 other seeds): gains + untied per-coordinate stopped-exponential QK scaling",
+	 "sub_gains = 1\nqk_scale = untied\nqk_param = stop_exp\n"},
+	{"exp19_head_temperature", "paper 002 exp19: gains + per-head softmax temperature q exp(tau_{l,h})",
+	 "sub_gains = 1\nqk_scale = head\n"},
 	{"zeta_prepolar_coord_whitening", "paper 002 exp58/59/60: Zeta's entrywise second-moment whitening before the polar step, with pair QK scaling",
 	 QK_PAIR "zeta = 1\n"},
 	{"published_malt", "paper 004 #2c: MALT's two-sided -1/8-power preconditioning, map-back and grafting, with NorMuon",
@@ -807,6 +828,10 @@ static const struct {
 	{"12do", "12do_oe_decoupled_x0_out"}, {"12do_shared", "12do_shared_denom"},
 	{"12do_shared_f32eps", "12do_shared_denom_f32eps"}, {"4a", "4a_oe_joint_bf16state"},
 	{"3a", "3a_oe_table_neumann_native"}, {"3b", "3b_oe_table_neumann_joint"},
+	{"exp64", "exp64_stopped_exp_qk_only"}, {"exp03", "exp03_linear_qk_only"},
+	{"exp07", "exp07_presublayer_only"}, {"exp05", "exp05_linear_combined"},
+	{"exp17", "exp17_natural_grad_geodesic"}, {"exp41", "exp41_untied_ngpt_stopped_exp"},
+	{"exp19", "exp19_head_temperature"},
 	{NULL, NULL},
 };
 

@@ -40,6 +40,8 @@ enum cfg_embed_state { EMBED_STATE_BF16, EMBED_STATE_FP32 };
 enum cfg_wd_schedule { WD_LINEAR, WD_COSINE };
 enum cfg_qk_scale { QK_SCALE_NONE, QK_SCALE_PAIR, QK_SCALE_UNTIED, QK_SCALE_HEAD };
 enum cfg_qk_mask { QK_MASK_NONE, QK_MASK_L0_HF16 };
+/* q_tau's map to the q multiplier m (supkit-train(1), THE ARMS) */
+enum cfg_qk_param { QK_PARAM_EXP, QK_PARAM_STOP_EXP, QK_PARAM_LINEAR };
 enum cfg_anchor { ANCHOR_SEPARATE, ANCHOR_SHARED };
 /* Where each key was last set (not a key; never printed or hashed): lets
  * config_validate name the file and line of a conflicting switch. Filled by
@@ -94,6 +96,7 @@ struct config {
 	double lr_scalar;          /* lr_scalar = 0.5 */
 	double lr_matrix;          /* lr_matrix = 0.04 */
 	double lr_qtau;            /* lr_qtau = 0.02 */
+	double sub_lr;             /* sub_lr = 0.02 (sub_gains) */
 	double muon_wd;            /* muon_wd = 0.2 */
 	double muon_beta2;         /* muon_beta2 = 0.95 */
 	double momentum_start;     /* momentum_start = 0.85 */
@@ -139,6 +142,8 @@ struct config {
 	enum cfg_wd_schedule muon_wd_schedule; /* muon_wd_schedule = linear | cosine */
 	enum cfg_qk_scale qk_scale;/* qk_scale = none | pair | untied | head */
 	enum cfg_qk_mask qk_mask;  /* qk_mask = none | l0_hf16 (needs qk_scale) */
+	enum cfg_qk_param qk_param;/* qk_param = exp | stop_exp | linear (needs qk_scale) */
+	int sub_gains;             /* sub_gains = 0 | 1 (pre-sublayer channel gains) */
 	int wte_lambdas;           /* wte_lambdas = 0 | 1 (decoupled routing) */
 	int out_lambdas;           /* out_lambdas = 0 | 1 (needs wte_lambdas) */
 	enum cfg_anchor anchor;    /* anchor = separate | shared */

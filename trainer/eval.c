@@ -293,6 +293,8 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 	}
 	if (tensor(&f, skip, PK_OUT_LAMBDAS, -1) && !key_given(cfg, "out_lambdas"))
 		cfg->out_lambdas = 1;
+	if (tensor(&f, skip, PK_SUB_GAINS, -1) && !key_given(cfg, "sub_gains"))
+		cfg->sub_gains = 1;
 	rc = 0;
 out:
 	st_close(&f);

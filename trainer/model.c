@@ -1,7 +1,8 @@
 /* model.c: the benchmark GPT (docs/model.md) at any depth, with the
  * model-side arms of supkit-train(1) (OE hashed n-gram tables, post-QK-norm
- * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas), forward
- * and backward by hand over the backend table (trainer/backend.h).
+ * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas,
+ * pre-sublayer channel gains sub_gains fused into the weights' input columns),
+ * forward and backward by hand over the backend table (trainer/backend.h).
  *
  * Parameters: the table of paramspec_build, one allocation (w, g, and in
  * fp64 runs w64, g64), pointers carved out in paramspec order; initial
@@ -136,6 +137,7 @@ struct model {
 
 	int L, C, H, D, V, Cg, ntab, T0;
 	struct param *wte, *lm_head, *resid, *x0l, *oe[MODEL_MAX_OE], *qtau, *wtel, *outl;
+	struct param *sub;             /* sub_gains (L,2,C), or NULL */
 	double *lam;                   /* host copies of resid, x0l, wtel (L each) and outl
 	                                  (2): lam_load, at each forward */
 	struct layer *lay;
@@ -157,6 +159,7 @@ struct model {
 	void *logits;                  /* (ce_chunk, V) */
 	void *closs;                   /* (N): the pass's per-token losses */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
+	void *weff, *wsg;              /* (4C,C) sub_gains: W (1 alpha^T), its gradient */
 	int32_t *oe_rows;              /* (ntab, N) */
 	int32_t *oe_slots;             /* (N) a table's rows as gradient slots */
 	int32_t *idx, *tgt;            /* (N) the batch, in backend memory */
@@ -488,6 +491,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		case PK_X0_LAMBDAS: m->x0l = p; break;
 		case PK_WTE_LAMBDAS: m->wtel = p; break;
 		case PK_OUT_LAMBDAS: m->outl = p; break;
+		case PK_SUB_GAINS: m->sub = p; break;
 		case PK_OE_TABLE:
 			m->oe[s->layer] = p;
 			p->counts = m->count_block + coff;
@@ -827,6 +831,8 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->closs = carve(&cur, N, es);
 	m->qs = carve(&cur, H * (size_t)m->D, es);
 	m->dqs = carve(&cur, H * (size_t)m->D, es);
+	m->weff = m->sub ? carve(&cur, 4 * C * C, es) : NULL;
+	m->wsg = m->sub ? carve(&cur, 4 * C * C, es) : NULL;
 	return cur;
 }
 #undef carve
@@ -857,7 +863,7 @@ static void act_reserve(struct model *m, int B, int T)
 	bytes_note(m);
 }
 
-/* ---- the q_tau scale of layer l: s[h*D + c] = exp(tau) (H*D) ---- */
+/* ---- the q_tau scale of layer l: s[h*D + c] = m(tau) (H*D) ---- */
 
 /* The q_tau entry that scales coordinate c of head h in layer l: pair-tied
  * (c and c + D/2 share one), untied, or one per head. */
@@ -871,6 +877,29 @@ static size_t qtau_index(const struct model *m, int l, int h, int c)
 	return (size_t)l * H + (size_t)h;
 }
 
+/* The multiplier m(tau) of qk_param: exp and stop_exp exp(tau), linear
+ * (1 + tau)^2 (the square of s = 1 + tau scaling q and k alike). */
+static double qtau_value(const struct model *m, double tau)
+{
+	if (m->cfg.qk_param == QK_PARAM_LINEAR)
+		return (1 + tau) * (1 + tau);
+	return exp(tau);
+}
+
+/* dm/dtau: exp m, stop_exp 1 (forward exp(tau), backward the identity),
+ * linear 2 (1 + tau). */
+static double qtau_slope(const struct model *m, double tau, double s)
+{
+	switch (m->cfg.qk_param) {
+	case QK_PARAM_STOP_EXP:
+		return 1;
+	case QK_PARAM_LINEAR:
+		return 2 * (1 + tau);
+	default:
+		return s;
+	}
+}
+
 static void qtau_scale(struct model *m, int l)
 {
 	const struct param *p = m->qtau;
@@ -879,11 +908,12 @@ static void qtau_scale(struct model *m, int l)
 	for (int h = 0; h < H; h++)
 		for (int c = 0; c < D; c++) {
 			size_t j = qtau_index(m, l, h, c);
-			rset(m, m->qs, (size_t)h * D + c, exp(pval(m, p, j)));
+			rset(m, m->qs, (size_t)h * D + c, qtau_value(m, pval(m, p, j)));
 		}
 }
 
-/* dtau from ds = dL/ds (H*D): dtau[j] += sum over its coordinates ds * s. */
+/* dtau from ds = dL/ds (H*D): dtau[j] += sum over its coordinates
+ * ds * dm/dtau. */
 static void qtau_grad(struct model *m, int l)
 {
 	struct param *p = m->qtau;
@@ -895,8 +925,46 @@ static void qtau_grad(struct model *m, int l)
 			if (p->mask && p->mask[j])
 				continue;
 			size_t k = (size_t)h * D + c;
-			gadd(m, p, j, rget(m, m->dqs, k) * rget(m, m->qs, k));
+			gadd(m, p, j, rget(m, m->dqs, k) *
+				      qtau_slope(m, pval(m, p, j), rget(m, m->qs, k)));
 		}
+}
+
+/* ---- sub_gains: W_eff = W (1 alpha^T), alpha = sub_gains[l][s] ---- */
+
+/* The gains of layer l, sublayer s (0 attention, 1 MLP): (C) values, or
+ * their gradient with grad. */
+static struct tensor sub_vec(const struct model *m, int l, int s, int grad)
+{
+	const struct param *p = m->sub;
+	size_t off = ((size_t)l * 2 + (size_t)s) * (size_t)m->C;
+	void *d = m->dt == TD_F64 ? (void *)((grad ? p->g64 : p->w64) + off)
+				  : (void *)((grad ? p->g : p->w) + off);
+	return tensor_1d(d, m->dt, m->C);
+}
+
+/* W_eff j of the scratch (rows x C, at row offset r0 of weff) = W with
+ * column c times alpha[c]. */
+static struct tensor sub_fuse(const struct model *m, const struct param *W, const struct tensor *al,
+			      int64_t r0)
+{
+	struct tensor w = pw(m, W);
+	struct tensor we = mat(m, (char *)m->weff + (size_t)r0 * m->C * m->es, w.shape[0], m->C);
+	m->bk->mul_cols_fwd(&we, &w, al);
+	return we;
+}
+
+/* With W_eff = W (1 alpha^T) and dY (N,rows) its output's gradient, x (N,C)
+ * its input: G = dY^T x (the gradient of W_eff), dalpha += sum over rows of
+ * G * W, dW += G (1 alpha^T). */
+static void sub_grad(const struct model *m, struct param *W, const struct tensor *dY,
+		     const struct tensor *x, const struct tensor *al, struct tensor *dal)
+{
+	struct tensor w = pw(m, W), gw = pg(m, W);
+	struct tensor G = mat(m, m->wsg, w.shape[0], m->C);
+	m->bk->matmul(&G, dY, x, 1, 0, 1, 0);
+	m->bk->mul_cols_bwd(&G, dal, &G, &w, al);
+	m->bk->axpby(&gw, 1, &G, 1);
 }
 
 /* ---- OE gradients of fp64 runs: compact rows (trainer/param.h) ---- */
@@ -1047,6 +1115,12 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->mix_rmsnorm_fwd(&x, &a, &r1, &xin, &x0, m->wtel ? &x0w : NULL, mc, eps);
 		struct tensor q = att_mat(m, l->qq, N), k = att_mat(m, l->kk, N), v = att_mat(m, l->vv, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
+		if (m->sub) {   /* sub_gains: W_eff = W (1 alpha^T) for W_Q, W_K, W_V */
+			struct tensor al = sub_vec(m, i, 0, 0);
+			Wq = sub_fuse(m, l->q, &al, 0);
+			Wk = sub_fuse(m, l->k, &al, m->C);
+			Wv = sub_fuse(m, l->v, &al, 2 * (int64_t)m->C);
+		}
 		/* q, k, v (N,C) = a W^T, one batched GEMM where the backend has one */
 		struct tensor *qkv[3] = { &q, &k, &v };
 		const struct tensor *aaa[3] = { &a, &a, &a }, *wqkv[3] = { &Wq, &Wk, &Wv };
@@ -1060,7 +1134,7 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 			bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve), &ve);
 		}
 		/* q, k = norm(rope(q)), norm(rope(k)), one fused pass each; with
-		 * q_tau the normalised q is kept (qn) and q = qn * exp(tau), in the
+		 * q_tau the normalised q is kept (qn) and q = qn * m(tau), in the
 		 * same pass */
 		struct tensor q4 = { l->qq, m->adt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };
@@ -1087,6 +1161,10 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
 		struct tensor h = mlp_mat(m, l->hfc, N), u = mlp_mat(m, m->u, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
+		if (m->sub) {   /* sub_gains: W_fc (1 alpha^T) */
+			struct tensor al = sub_vec(m, i, 1, 0);
+			Wfc = sub_fuse(m, l->fc, &al, 0);
+		}
 		bk->matmul(&h, &mm, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
 		relu2_u(m, &u, &h);
 		bk->matmul(&x, &u, &Wmp, 0, 1, 1, 1);     // x += relu(h)^2 Wmproj^T
@@ -1181,7 +1259,13 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->matmul(&gWmp, &dx, &u, 1, 0, 1, 1);   // dWmp (C,4C) += dx^T u
 		bk->matmul(&dh, &dx, &Wmp, 0, 0, 1, 0);   // du (N,4C) = dx Wmp
 		bk->relu2_bwd(&dh, &dh, &h);
-		bk->matmul(&gWfc, &dh, &mm, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T m
+		if (m->sub) {   /* through W_fc (1 alpha^T): dW, dalpha; W_eff again */
+			struct tensor al = sub_vec(m, i, 1, 0), dal = sub_vec(m, i, 1, 1);
+			sub_grad(m, l->fc, &dh, &mm, &al, &dal);
+			Wfc = sub_fuse(m, l->fc, &al, 0);
+		} else {
+			bk->matmul(&gWfc, &dh, &mm, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T m
+		}
 		bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dm (N,C) = dh Wfc
 		bk->rmsnorm_bwd(&dx, &dm, &mm, &r2, 1);
 		/* attention: x += y Wp^T */
@@ -1221,7 +1305,17 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
 		struct tensor *gw[3] = { &gWq, &gWk, &gWv };   /* dW (C,C) += dX^T a */
 		const struct tensor *dqkv[3] = { &dq, &dk, &dv }, *aaa[3] = { &a, &a, &a };
-		matmul_n(m, 3, gw, dqkv, aaa, 1, 0, 1);
+		if (m->sub) {   /* through W (1 alpha^T): dW, dalpha; the W_eff again */
+			struct tensor al = sub_vec(m, i, 0, 0), dal = sub_vec(m, i, 0, 1);
+			sub_grad(m, l->q, &dq, &a, &al, &dal);
+			sub_grad(m, l->k, &dk, &a, &al, &dal);
+			sub_grad(m, l->v, &dv, &a, &al, &dal);
+			Wq = sub_fuse(m, l->q, &al, 0);
+			Wk = sub_fuse(m, l->k, &al, m->C);
+			Wv = sub_fuse(m, l->v, &al, 2 * (int64_t)m->C);
+		} else {
+			matmul_n(m, 3, gw, dqkv, aaa, 1, 0, 1);
+		}
 		bk->matmul(&da, &dq, &Wq, 0, 0, 1, 0);    // da (N,C) = dq Wq + dk Wk + dv Wv
 		bk->matmul(&da, &dk, &Wk, 0, 0, 1, 1);
 		bk->matmul(&da, &dv, &Wv, 0, 0, 1, 1);

@@ -44,6 +44,7 @@ enum param_group {
 	PG_MATRIX,      /* block matrices incl. ve_gate: Muon, grouped by shape */
 	PG_QTAU,        /* q_tau: AdamW, lr 0.02 */
 	PG_OE,          /* hashed n-gram tables: moment-free table-RMS update */
+	PG_SUB,         /* sub_gains: AdamW, lr sub_lr 0.02 */
 	PG_NGROUPS
 };
 

@@ -7,7 +7,7 @@
  * FLOP and memory formulas (trainer/accounting.c).
  *
  * Reference: docs/model.md (baseline parameters and init) and supkit-train(1),
- * THE ARMS (OE tables, q_tau, wte_lambdas, out_lambdas).
+ * THE ARMS (OE tables, q_tau, wte_lambdas, out_lambdas, sub_gains).
  */
 #include "trainer/paramspec.h"
 
@@ -39,6 +39,7 @@ static const struct {
 	[PK_Q_TAU] = {"q_tau", "q_tau", NULL},
 	[PK_WTE_LAMBDAS] = {"wte_lambdas", "wte_lambdas", NULL},
 	[PK_OUT_LAMBDAS] = {"out_lambdas", "out_lambdas", NULL},
+	[PK_SUB_GAINS] = {"sub_gains", "sub_gains", NULL},
 };
 
 /* Other spellings read, never written: OE tables as "oe_tables.<j>.weight". */
@@ -214,6 +215,10 @@ int paramspec_build(const struct config *c, struct param_spec **out, size_t *n, 
 		add(&b, PK_WTE_LAMBDAS, -1, PG_SCALAR, PARAM_F32, INITK_ZERO, 0.0, 1, L, 0, 0);
 	if (c->out_lambdas)
 		add(&b, PK_OUT_LAMBDAS, -1, PG_SCALAR, PARAM_F32, INITK_ZERO, 0.0, 1, 2, 0, 0);
+	/* pre-sublayer channel gains: [l][0] scales the input columns of W_Q,
+	 * W_K, W_V, [l][1] those of W_fc */
+	if (c->sub_gains)
+		add(&b, PK_SUB_GAINS, -1, PG_SUB, PARAM_F32, INITK_CONST, 1.0, 3, L, 2, d);
 
 	*out = b.p;
 	*n = b.n;

@@ -4,7 +4,8 @@
 # bit-identical (also after kill -9), fast-fail, refusals, the parameter
 # accounting equals supkit audit compute, and the run folder: its lock, a
 # checkpoint verified on resume, inputs checked before anything is written,
-# stale temporaries removed, configs with CR line ends.
+# stale temporaries removed, configs with CR line ends; paper 002's
+# model-side arms train at tiny size.
 source "$(dirname "$0")/lib.sh"
 D="$FIX/train/data"
 CFG="$FIX/train/tiny.cfg"
@@ -410,6 +411,20 @@ for f in cr crlf; do
 	run supkit train "$TMP/$f.cfg" --print-config
 	if [[ "$rc" == 0 ]] && grep -q '^depth = 3$' <<<"$out" && grep -q '^model_dim = 64$' <<<"$out"; then ok "a $f config is read line by line"
 	else bad "a $f config is read line by line" "exit $rc: $(grep '^depth\|^model_dim' <<<"$out" | tr '\n' ' ')"; fi
+done
+
+# 8. paper 002's model-side arms train a few steps at tiny size, their
+# parameters in the checkpoint
+for arm in exp64_stopped_exp_qk_only exp03_linear_qk_only exp07_presublayer_only exp05_linear_combined \
+	exp17_natural_grad_geodesic exp41_untied_ngpt_stopped_exp exp19_head_temperature; do
+	run trn --arm "$arm" --set steps=3 --set warmup_steps=0 -o "$TMP/arm_$arm"
+	b=$(num "$TMP/arm_$arm/result.json" val_bpb)
+	if [[ "$rc" == 0 ]] && grep -q "\"arm\": *\"$arm\"" "$TMP/arm_$arm/result.json" &&
+		awk -v b="$b" 'BEGIN{exit !(b > 0 && b < 100)}' &&
+		{ [[ $arm == exp07* ]] || grep -q '"q_tau"' "$TMP/arm_$arm/model.safetensors"; } &&
+		{ [[ $arm == exp64* || $arm == exp03* ]] || grep -q '"sub_gains"' "$TMP/arm_$arm/model.safetensors"; }; then
+		ok "arm $arm trains 3 steps (val BPB $b)"
+	else bad "arm $arm trains 3 steps" "exit $rc, val BPB '$b': $errout"; fi
 done
 
 run supkit train --help

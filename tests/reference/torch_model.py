@@ -3,7 +3,8 @@
 
 The benchmark GPT of docs/model.md with the model-side arms of
 supkit-train(1) (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
-untied / head forms with the l0_hf16 mask, decoupled routing with the
+untied / head forms with the l0_hf16 mask and its exp / stop_exp / linear
+parameterisations, pre-sublayer channel gains, decoupled routing with the
 separate or shared anchor and out_lambdas), written with PyTorch autograd
 (Debian python3-torch 1.13, CPU): RMSNorm spelled out (1.13 has no
 F.rms_norm), attention with an explicit window mask, fp32 or fp64.
@@ -62,6 +63,12 @@ CASES = [
     ("route_shared_oe_f32", ["oe=1", "oe_m=13", "wte_lambdas=1", "out_lambdas=1", "anchor=shared",
                              "logits=fp32"], "fp32", False),
     ("all_arms_f64", ALL_ARMS, "fp64", False),
+    ("qk_stopexp_pair_f64", ["qk_scale=pair", "qk_param=stop_exp"], "fp64", False),
+    ("qk_stopexp_untied_f64", ["qk_scale=untied", "qk_param=stop_exp"], "fp64", False),
+    ("qk_linear_pair_f64", ["qk_scale=pair", "qk_param=linear"], "fp64", False),
+    ("sub_gains_f64", ["sub_gains=1"], "fp64", False),
+    ("sub_qk_stopexp_f64", ["sub_gains=1", "qk_scale=untied", "qk_param=stop_exp"], "fp64", False),
+    ("sub_gains_f32", ["sub_gains=1", "logits=fp32"], "fp32", False),
     ("logits_bf16_dense_f32", [], "fp32", False),
     ("logits_bf16_bench_f32", [], "fp32", True),
     ("logits_bf16_arms_f32", ALL_ARMS, "fp32", False),
@@ -100,6 +107,8 @@ def fixture_value(name, numel, cols):
         a, c = 0.2, 0.0
     elif name == "q_tau":
         a, c = 0.3, 0.0
+    elif name == "sub_gains":
+        a, c = 0.3, 1.0
     elif name == "transformer.wte.weight" or name.startswith("oe."):
         a, c = 1.0, 0.0
     else:
@@ -116,7 +125,7 @@ def parse(kv):
     cfg = dict(depth=8, model_dim=0, head_dim=128, vocab_size=8192, seq_len=2048,
                window_pattern="SSSL", ve_gate_channels=32, norm_eps=2.0 ** -23, softcap=15.0,
                rope_base=10000.0, oe=0, oe_m=150855, oe_n=3, oe_k=2, qk_scale="none",
-               qk_mask="none", wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
+               qk_mask="none", qk_param="exp", sub_gains=0, wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
                dtype="fp32", init="benchmark", logits="bf16")
     for s in kv:
         k, v = s.split("=", 1)
@@ -156,6 +165,8 @@ def spec(cfg):
         out.append(("wte_lambdas", (L,), False))
     if cfg["out_lambdas"]:
         out.append(("out_lambdas", (2,), False))
+    if cfg["sub_gains"]:
+        out.append(("sub_gains", (L, 2, d), False))
     return out, d, H, hd, ve
 
 
@@ -258,9 +269,12 @@ def forward(cfg, P, idx, tgt, dt):
         if x0w is not None:
             x = x + P["wte_lambdas"][i] * x0w
         a = rms(x, eps)
-        q = lin(a, P[p + "attn.c_q.weight"]).view(Bn, Tn, H, hd)
-        k = lin(a, P[p + "attn.c_k.weight"]).view(Bn, Tn, H, hd)
-        v = lin(a, P[p + "attn.c_v.weight"]).view(Bn, Tn, H, hd)
+        # pre-sublayer gains, written unfused: W_Q, W_K, W_V read a * alpha,
+        # the ve gate the unscaled a (the trainer fuses alpha into W's columns)
+        aq = a * P["sub_gains"][i, 0] if cfg["sub_gains"] else a
+        q = lin(aq, P[p + "attn.c_q.weight"]).view(Bn, Tn, H, hd)
+        k = lin(aq, P[p + "attn.c_k.weight"]).view(Bn, Tn, H, hd)
+        v = lin(aq, P[p + "attn.c_v.weight"]).view(Bn, Tn, H, hd)
         if i in ve:
             g = 2 * torch.sigmoid(lin(a[..., :cfg["ve_gate_channels"]], P[p + "attn.ve_gate.weight"]))
             v = v + g.unsqueeze(-1) * P["value_embeds.%d.weight" % i][it].view(Bn, Tn, H, hd)
@@ -269,19 +283,27 @@ def forward(cfg, P, idx, tgt, dt):
         if cfg["qk_scale"] != "none":
             tau = P["q_tau"][i]
             if cfg["qk_scale"] == "pair":
-                sc = torch.exp(torch.cat([tau, tau], -1))
-            elif cfg["qk_scale"] == "untied":
-                sc = torch.exp(tau)
+                tau = torch.cat([tau, tau], -1)
+            elif cfg["qk_scale"] == "head":
+                tau = tau.unsqueeze(-1).expand(H, hd)
+            if cfg["qk_param"] == "linear":
+                # s = 1 + tau on both the normalised q and k (logit metric s^2)
+                q, k = q * (1 + tau), k * (1 + tau)
+            elif cfg["qk_param"] == "stop_exp":
+                # exp(sg(tau)) + tau - sg(tau): exp in the forward, slope 1
+                q = q * (torch.exp(tau.detach()) + tau - tau.detach())
             else:
-                sc = torch.exp(tau).unsqueeze(-1).expand(H, hd)
-            q = q * sc
+                q = q * torch.exp(tau)
         qh, kh, vh = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)   # (B,H,T,D)
         att = (qh @ kh.transpose(-1, -2)) / math.sqrt(hd)
         allowed = (t[None, :] <= t[:, None]) & (t[None, :] >= t[:, None] - ws[i])
         att = att.masked_fill(~allowed, float("-inf"))
         y = (torch.softmax(att, -1) @ vh).transpose(1, 2).reshape(Bn, Tn, d)
         x = x + lin(y, P[p + "attn.c_proj.weight"])
-        h = lin(rms(x, eps), P[p + "mlp.c_fc.weight"])
+        am = rms(x, eps)
+        if cfg["sub_gains"]:
+            am = am * P["sub_gains"][i, 1]
+        h = lin(am, P[p + "mlp.c_fc.weight"])
         x = x + lin(F.relu(h).square(), P[p + "mlp.c_proj.weight"])
     if cfg["out_lambdas"]:
         x = x + P["out_lambdas"][0] * x0 + P["out_lambdas"][1] * x0w
@@ -353,8 +375,10 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/model"
     torch.set_num_threads(1)
     os.makedirs(outdir, exist_ok=True)
+    only = set(sys.argv[2:])   # case names to make (default: every case)
     for name, extra, dtype, zp in CASES:
-        run_case(outdir, name, extra, dtype, zp)
+        if not only or name in only:
+            run_case(outdir, name, extra, dtype, zp)
 
 
 if __name__ == "__main__":

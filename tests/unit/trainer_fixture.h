@@ -89,6 +89,8 @@ static inline void fixture_fill(struct model *m, uint64_t seed)
 			a = 0.2;
 		else if (!strcmp(p->name, "q_tau"))
 			a = 0.3;
+		else if (!strcmp(p->name, "sub_gains"))
+			a = 0.3, c = 1;
 		else if (!strcmp(p->name, "transformer.wte.weight") || !strncmp(p->name, "oe.", 3))
 			a = 1;
 		else

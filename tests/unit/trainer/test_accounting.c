@@ -181,6 +181,28 @@ TEST(malt_flops_and_memory)
 	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
 }
 
+/* paper 002's model-side arms: Table 3's parameter counts (50,342,416 for
+ * the pair-tied exp17, 50,344,464 for the untied exp41; baseline
+ * 50,332,176), 8,192 gains at depth 8 (2 L d), their fusion FLOPs and state */
+TEST(sub_gains_paper002)
+{
+	struct accounting a;
+	CHECK(acct("exp17", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50342416 && a.counts.sub_gains == 8192 && a.counts.q_tau == 2048);
+	CHECK(acct("exp41", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50344464 && a.counts.q_tau == 4096);
+	CHECK(acct("exp07", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176 + 8192 && a.counts.q_tau == 0);
+	CHECK(a.extra[AX_SUB_GAINS] == 28.0 * 8 * 512 * 512 * 4 && a.extra_total == a.extra[AX_SUB_GAINS]);
+	CHECK(a.mem[AM_SUB_GAINS] == 16.0 * 8192 && a.mem_total == a.mem[AM_SUB_GAINS]);
+	CHECK(acct("exp19", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176 + 8192 + 32);
+	CHECK(acct("exp64", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176 + 2048 && a.extra[AX_SUB_GAINS] == 0);
+	CHECK(acct("00", 8, &FULL, &a) == 0);
+	CHECK(a.counts.sub_gains == 0 && a.mem[AM_SUB_GAINS] == 0);
+}
+
 TEST(formulas_named)
 {
 	for (int i = 0; i < AX_N; i++) {
@@ -206,6 +228,7 @@ int main(void)
 	RUN(polar_and_equilibrator_arms);
 	RUN(zeta_flops_and_memory);
 	RUN(malt_flops_and_memory);
+	RUN(sub_gains_paper002);
 	RUN(formulas_named);
 	return t_done();
 }

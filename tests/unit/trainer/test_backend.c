@@ -963,6 +963,15 @@ TEST(select_host_polar_arms)
 	c.backend = BACKEND_CUDA;
 	CHECK(backend_select(&c, &e) == NULL);
 	CHECK(strstr(e.msg, "malt = 1 needs backend = cpu") != NULL);
+	/* pre-sublayer channel gains: the fused weights are CPU only */
+	c.malt = 0;
+	c.sub_gains = 1;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(e.code == EXIT_USAGE);
+	CHECK(strstr(e.msg, "sub_gains = 1 needs backend = cpu") != NULL);
 }
 
 int main(void)

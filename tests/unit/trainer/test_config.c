@@ -134,6 +134,7 @@ TEST(conflicts_name_file_and_line)
 {
 	expect_err("depth = 6\nqk_mask = l0_hf16\n", "t.cfg:2: qk_mask = l0_hf16 needs qk_scale");
 	expect_err("qk_scale = head\nqk_mask = l0_hf16\n", "t.cfg:2: qk_mask = l0_hf16 masks RoPE planes");
+	expect_err("depth = 6\nqk_param = stop_exp\n", "t.cfg:2: qk_param = stop_exp needs qk_scale");
 	expect_err("out_lambdas = 1\n", "t.cfg:1: out_lambdas = 1 needs wte_lambdas = 1");
 	expect_err("table_neumann = 1\n", "t.cfg:1: table_neumann = 1 needs oe = 1");
 	expect_err("step0 = nostep0\n", "t.cfg:1: step0 = nostep0");
@@ -492,6 +493,33 @@ TEST(arms)
 	CHECK(config_arm_apply(&c, "zeta_prepolar_coord_whitening", &e) == 0);
 	CHECK(c.zeta && c.qk_scale == QK_SCALE_PAIR && c.muoneq == MUONEQ_OFF && c.normuon && !c.oe);
 	CHECK(c.polar == POLAR_BF16 && c.post_polar == POST_POLAR_AS_POLAR && !c.neumann);
+	/* paper 002's post-QK-norm forms (exp64, exp03) */
+	config_defaults(&c);
+	CHECK(c.qk_param == QK_PARAM_EXP);
+	CHECK(config_arm_apply(&c, "exp64", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_PAIR && c.qk_param == QK_PARAM_STOP_EXP && c.lr_qtau == 0.02);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp03_linear_qk_only", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_PAIR && c.qk_param == QK_PARAM_LINEAR && c.lr_qtau == 0.05);
+	CHECK(!c.sub_gains && c.sub_lr == 0.02);
+	/* ... and its pre-sublayer channel gains (exp07, exp05, exp17, exp41, exp19) */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp07", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.025 && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp05", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.025 && c.qk_scale == QK_SCALE_PAIR &&
+	      c.qk_param == QK_PARAM_LINEAR && c.lr_qtau == 0.05);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp17", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.02 && c.qk_scale == QK_SCALE_PAIR &&
+	      c.qk_param == QK_PARAM_STOP_EXP && c.lr_qtau == 0.02);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp41", &e) == 0);
+	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_UNTIED && c.qk_param == QK_PARAM_STOP_EXP);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp19_head_temperature", &e) == 0);
+	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_HEAD && c.qk_param == QK_PARAM_EXP);
 	/* paper 004's MALT arms on the native backbone */
 	config_defaults(&c);
 	CHECK(!c.malt && c.malt_beta == 0.95 && c.malt_eps == 1e-8);

@@ -67,7 +67,8 @@ static int write_table(const struct config *c, const char *path, const char *pre
 
 /* The keys eval_infer_config derives, as config_print writes them. */
 static const char *const model_keys[] = {"depth", "model_dim", "head_dim", "vocab_size", "ve_gate_channels",
-					 "qk_scale", "oe", "oe_m", "wte_lambdas", "out_lambdas", NULL};
+					 "qk_scale", "oe", "oe_m", "wte_lambdas", "out_lambdas", "sub_gains",
+					 NULL};
 
 /* The line "key = value" of config_print(c) (fresh string). */
 static char *line_of(const struct config *c, const char *key)
@@ -93,6 +94,7 @@ TEST(infers_every_arm)
 		{"depth=4", "model_dim=64", "head_dim=16", "vocab_size=64", "qk_scale=untied", "wte_lambdas=1",
 		 "anchor=shared", NULL},
 		{"depth=1", "model_dim=64", "head_dim=32", "vocab_size=50", "qk_scale=head", NULL},
+		{"depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "sub_gains=1", "qk_scale=pair", NULL},
 		{"depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "oe=1", "oe_m=7", "oe_n=2", "oe_k=4",
 		 NULL},
 	};

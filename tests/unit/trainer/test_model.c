@@ -5,7 +5,8 @@
  *   fixtures of tests/reference/torch_model.py (tests/fixtures/model/,
  *   made by make.sh), fp32 to 1e-5 and fp64 to 1e-10 (relative to the
  *   tensor's largest gradient), for the baseline (dense and benchmark init)
- *   and each model-side arm with fp32 logits, and with the benchmark's bf16
+ *   and each model-side arm with fp32 logits (the qk_param forms and
+ *   sub_gains in fp64), and with the benchmark's bf16
  *   logits (gradients to 1e-4, see there); fp64 cases keep exact logits
  *   under the default logits = bf16. Weights are filled by fixture_fill below, the
  *   same counter-based generator the Python script implements.
@@ -322,6 +323,12 @@ TEST(parity_qk_pair_masked_f32) { parity("qk_pair_masked_f32"); }
 TEST(parity_route_separate_f32) { parity("route_separate_f32"); }
 TEST(parity_route_shared_oe_f32) { parity("route_shared_oe_f32"); }
 TEST(parity_all_arms_f64) { parity("all_arms_f64"); }
+TEST(parity_qk_stopexp_pair_f64) { parity("qk_stopexp_pair_f64"); }
+TEST(parity_qk_stopexp_untied_f64) { parity("qk_stopexp_untied_f64"); }
+TEST(parity_qk_linear_pair_f64) { parity("qk_linear_pair_f64"); }
+TEST(parity_sub_gains_f64) { parity("sub_gains_f64"); }
+TEST(parity_sub_gains_f32) { parity("sub_gains_f32"); }
+TEST(parity_sub_qk_stopexp_f64) { parity("sub_qk_stopexp_f64"); }
 /* The benchmark's bf16 logits (logits = bf16, the default): the forward's
  * cast and the gradient's through it. The loss to 1e-5 as fp32 (bf16 logits
  * move it by 4e-5 here); the gradients to 1e-4: PyTorch's fp32 GEMM sums
@@ -742,6 +749,56 @@ TEST(curve_base_f32) { fixture_curve("curve_base_f32", NULL, 0.04, 0.03); }
 TEST(curve_fp32state_f32) { fixture_curve("curve_fp32state_f32", NULL, 0.005, 0.012); }
 TEST(curve_oe_f32) { fixture_curve("curve_oe_f32", NULL, 0.04, 0.03); }
 
+/* sub_gains start at 1 and take their own AdamW lr, sub_lr: the first
+ * step moves an entry by lr g / (|g| + eps), so the largest move is the lr */
+TEST(sub_gains_init_and_lr)
+{
+	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+			     "init=dense", "dtype=fp64", "sub_gains=1", "sub_lr=0.125", "qk_scale=pair",
+			     "lr_qtau=0.0625", NULL };
+	struct model *m = model_make(kv);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	struct param_table *t = model_params(m);
+	struct param *sg = param_find(t, "sub_gains"), *qt = param_find(t, "q_tau");
+	CHECK(sg && qt && sg->ndim == 3 && sg->shape[0] == 2 && sg->shape[1] == 2 && sg->shape[2] == 64);
+	if (!sg || !qt) {
+		model_free(m);
+		return;
+	}
+	int ones = 1;
+	for (size_t j = 0; j < sg->numel; j++)
+		ones &= sg->w64[j] == 1.0 && sg->w[j] == 1.0f;
+	CHECK(ones);
+	enum { B = 2, T = 16 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 11);
+	struct err e = {0};
+	double loss;
+	model_zero_grad(m);
+	CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+	double *w0 = malloc(sg->numel * sizeof *w0), *q0 = malloc(qt->numel * sizeof *q0);
+	memcpy(w0, sg->w64, sg->numel * sizeof *w0);
+	memcpy(q0, qt->w64, qt->numel * sizeof *q0);
+	struct optim *o = NULL;
+	CHECK(optim_create(model_config(m), t, 1, &o, &e) == 0);
+	struct optim_sched s = { .step = 0, .progress = 0, .lrm = 1, .lr_mult = 1, .momentum = 0.85,
+				 .muon_wd = 0 };
+	CHECK(o && optim_step_sched(o, &s, &e) == 0);
+	double ds = 0, dq = 0;
+	for (size_t j = 0; j < sg->numel; j++)
+		ds = fmax(ds, fabs(sg->w64[j] - w0[j]));
+	for (size_t j = 0; j < qt->numel; j++)
+		dq = fmax(dq, fabs(qt->w64[j] - q0[j]));
+	CHECKF(fabs(ds - 0.125) < 1e-6, "largest sub_gains move %.9g, sub_lr 0.125", ds);
+	CHECKF(fabs(dq - 0.0625) < 1e-6, "largest q_tau move %.9g, lr_qtau 0.0625", dq);
+	free(w0);
+	free(q0);
+	optim_free(o);
+	model_free(m);
+}
+
 TEST(bad_tokens_and_shapes_refused)
 {
 	struct model *m = small_model(NULL);
@@ -851,6 +908,13 @@ int main(void)
 	RUN(parity_route_separate_f32);
 	RUN(parity_route_shared_oe_f32);
 	RUN(parity_all_arms_f64);
+	RUN(parity_qk_stopexp_pair_f64);
+	RUN(parity_qk_stopexp_untied_f64);
+	RUN(parity_qk_linear_pair_f64);
+	RUN(parity_sub_gains_f64);
+	RUN(parity_sub_gains_f32);
+	RUN(parity_sub_qk_stopexp_f64);
+	RUN(sub_gains_init_and_lr);
 	RUN(parity_logits_bf16_dense_f32);
 	RUN(parity_logits_bf16_bench_f32);
 	RUN(parity_logits_bf16_arms_f32);
