@@ -16,7 +16,10 @@
  * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
  * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
  * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
- * element-wise passes and fp32 row and column EMAs.
+ * element-wise passes and fp32 row and column EMAs; Muon2-F (paper 002
+ * exp53) its passes and its fp32 factored buffer (one value per row or
+ * column, the longer side); NormPre-G (paper 004 #2e/#2f) its passes and no
+ * state.
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -109,7 +112,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
-	"zeta", "malt",
+	"zeta", "malt", "muon2f", "normpre_g",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -122,8 +125,11 @@ static const char *const extra_formulas[AX_N] = {
 	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
 	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
 	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
+	"3 m n + 4 max(m, n) per block matrix (ve_gate included): 2 m n for the mean squares of G, m n for the scaling; 4 max(m, n) for the mean, the EMA and the inverse square root",
+	"7 m n + (m + n) / 2 per block matrix (ve_gate included; 3 m n + (m + n) / 2 with normpre_tangent = 0): 4 m n for <g_i, w_i> w_i and its subtraction, 2 m n for the squared sums, m n for the scaling; m or n inverse square roots on alternate steps",
 };
-static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt"};
+static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
+					   "muon2f"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
@@ -131,6 +137,7 @@ static const char *const mem_formulas[AM_N] = {
 	"16 bytes per routing lambda",
 	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
 	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
+	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -224,6 +231,7 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 	const double tok = (double)a->tokens_per_step, d = config_model_dim(c), L = c->depth;
 
 	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0, zeta = 0, malt = 0, malt_mem = 0;
+	double m2f = 0, m2f_mem = 0, npg = 0;
 	const double k = d / 4;
 	for (size_t i = 0; i < n; i++) {
 		const struct param_spec *s = &p[i];
@@ -235,6 +243,9 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 			zeta += 8 * m * nn;
 			malt += 12 * m * nn + 6 * (m + nn);
 			malt_mem += 4 * (m + nn);
+			m2f += 3 * m * nn + 4 * (m > nn ? m : nn);
+			m2f_mem += 4 * (m > nn ? m : nn);
+			npg += (c->normpre_tangent ? 7 : 3) * m * nn + (m + nn) / 2;
 			if (c->polar_norm == POLAR_NORM_AOL)   /* Gram, row sums, scaling */
 				polar += 2 * m * nn * q + q * q + m * nn;
 			if (c->equil_scope == EQUIL_ALL || m == nn) {
@@ -276,6 +287,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->extra[AX_ZETA] = zeta;
 	if (c->malt)
 		a->extra[AX_MALT] = malt;
+	if (c->muon2f)
+		a->extra[AX_MUON2F] = m2f;
+	if (c->normpre_g)
+		a->extra[AX_NORMPRE_G] = npg;
 	if (c->qk_scale != QK_SCALE_NONE)
 		a->extra[AX_QK_SCALING] = 4 * L * d * tok;
 	if (c->wte_lambdas) {
@@ -296,6 +311,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_ZETA] = 4.0 * (double)pc->block_matrices;
 	if (c->malt)
 		a->mem[AM_MALT] = malt_mem;
+	if (c->muon2f)
+		a->mem[AM_MUON2F] = m2f_mem;
 	for (int i = 0; i < AM_N; i++)
 		a->mem_total += a->mem[i];
 	return 0;

@@ -72,6 +72,8 @@ enum acct_extra {
 	AX_ROUTING,       /* 4 d per lambda site per token, anchor +4 d (separate) / -2 d (shared) */
 	AX_ZETA,          /* 8 m n per block matrix (zeta = 1) */
 	AX_MALT,          /* 12 m n + 6 (m + n) per block matrix (malt = 1) */
+	AX_MUON2F,        /* 3 m n + 4 max(m, n) per block matrix (muon2f = 1) */
+	AX_NORMPRE_G,     /* 7 m n (3 m n without the tangent) + (m + n) / 2 per block matrix */
 	AX_N
 };
 
@@ -83,6 +85,7 @@ enum acct_mem {
 	AM_ROUTING,       /* 16 bytes per routing lambda */
 	AM_ZETA,          /* 4 bytes per block-matrix parameter (zeta = 1) */
 	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1) */
+	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
 	AM_N
 };
 

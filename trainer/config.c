@@ -138,6 +138,9 @@ static const struct key_def keys[] = {
 	B("malt", malt, "0"),
 	D("malt_beta", malt_beta, "0.95", 0, 0.999999),
 	D("malt_eps", malt_eps, "1e-8", 1e-30, 1),
+	B("muon2f", muon2f, "0"),
+	B("normpre_g", normpre_g, "0"),
+	B("normpre_tangent", normpre_tangent, "1"),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -640,6 +643,17 @@ int config_validate(const struct config *c, struct err *e)
 		return conflict(c, "malt", c->zeta ? "zeta" : "muoneq", e,
 				"malt = 1 and %s are two pre-polar conditioners: use one",
 				c->zeta ? "zeta = 1" : "an equilibrator (muoneq)");
+	if ((c->muon2f || c->normpre_g) && (c->muoneq != MUONEQ_OFF || c->zeta || c->malt ||
+					    (c->muon2f && c->normpre_g))) {
+		const char *a = c->muon2f ? "muon2f" : "normpre_g";
+		const char *b = c->muon2f && c->normpre_g ? "normpre_g" : c->malt ? "malt" : c->zeta ? "zeta" : "muoneq";
+		return conflict(c, a, b, e, "%s = 1 and %s are two pre-polar conditioners: use one", a,
+				!strcmp(b, "muoneq") ? "an equilibrator (muoneq)" : !strcmp(b, "normpre_g") ? "normpre_g = 1"
+				: !strcmp(b, "malt") ? "malt = 1" : "zeta = 1");
+	}
+	if (!c->normpre_tangent && !c->normpre_g)
+		return conflict(c, "normpre_tangent", "normpre_g", e,
+				"normpre_tangent = 0 shapes NormPre-G: needs normpre_g = 1");
 	if (c->table_neumann && !c->oe)
 		return conflict(c, "table_neumann", "oe", e, "table_neumann = 1 needs oe = 1");
 	if (c->step0 != STEP0_NONE && c->step0 != STEP0_NOSTEP0_ALL && !c->wte_lambdas)
@@ -795,6 +809,12 @@ static const struct {
 	 "malt = 1\n"},
 	{"exact_malt_no_normuon", "paper 004 #2c-noNM: MALT without post-polar NorMuon",
 	 "malt = 1\nnormuon = 0\n"},
+	{"muon2_f_prepolar_v", "paper 002 exp53: Muon2-F's factored one-sided second moment before the polar step, with pair QK scaling",
+	 QK_PAIR "muon2f = 1\n"},
+	{"published_normpre_g", "paper 004 #2e: NormPre-G's relaxed weight tangent and alternating marginal normalisation, with NorMuon",
+	 "normpre_g = 1\n"},
+	{"noguard_normpre_g_fp32", "paper 004 #2f: NormPre-G without the tangent term (alternating marginal normalisation only)",
+	 "normpre_g = 1\nnormpre_tangent = 0\n"},
 };
 
 /* Short names used in the papers' prose. */

@@ -181,6 +181,28 @@ TEST(malt_flops_and_memory)
 	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
 }
 
+/* Muon2-F: 3 m n + 4 max(m, n) FLOPs and 4 max(m, n) bytes a block matrix;
+ * NormPre-G: 7 m n (3 m n without the tangent) + (m + n) / 2 FLOPs, no state */
+TEST(muon2f_normpre_g_flops_and_memory)
+{
+	struct accounting a;
+	const double mn = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	const double mx = 32 * 512.0 + 16 * 2048.0 + 4 * 32.0;
+	const double mpn = 32 * 1024.0 + 16 * 2560.0 + 4 * 36.0;
+	CHECK(acct_set("muon2f = 1\n", &a) == 0);
+	CHECK(a.extra[AX_MUON2F] == 3 * mn + 4 * mx && a.extra_total == a.extra[AX_MUON2F]);
+	CHECK(a.mem[AM_MUON2F] == 4 * mx && a.mem_total == 4 * mx);
+	CHECK(acct_set("muon2f = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MUON2F] == 0 && a.mem[AM_MUON2F] == 0);
+	CHECK(acct_set("normpre_g = 1\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 7 * mn + mpn / 2 && a.extra_total == a.extra[AX_NORMPRE_G]);
+	CHECK(a.mem_total == 0);
+	CHECK(acct_set("normpre_g = 1\nnormpre_tangent = 0\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 3 * mn + mpn / 2);
+	CHECK(acct_set("normpre_g = 0\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 0);
+}
+
 TEST(formulas_named)
 {
 	for (int i = 0; i < AX_N; i++) {
@@ -206,6 +228,7 @@ int main(void)
 	RUN(polar_and_equilibrator_arms);
 	RUN(zeta_flops_and_memory);
 	RUN(malt_flops_and_memory);
+	RUN(muon2f_normpre_g_flops_and_memory);
 	RUN(formulas_named);
 	return t_done();
 }

@@ -154,6 +154,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("malt = 1\nmuoneq = r\n", "t.cfg:2: malt = 1 and an equilibrator (muoneq) are two pre-polar conditioners: use one");
 	expect_err("zeta = 1\nmalt = 1\n", "t.cfg:2: malt = 1 and zeta = 1 are two pre-polar conditioners: use one");
 	expect_err("malt_beta = 1\n", "t.cfg:1: malt_beta");
+	expect_err("muon2f = 1\nmuoneq = bieq\n", "t.cfg:2: muon2f = 1 and an equilibrator (muoneq) are two pre-polar conditioners: use one");
+	expect_err("malt = 1\nmuon2f = 1\n", "t.cfg:2: muon2f = 1 and malt = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_g = 1\nzeta = 1\n", "t.cfg:2: normpre_g = 1 and zeta = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_g = 1\nmuon2f = 1\n", "t.cfg:2: muon2f = 1 and normpre_g = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_tangent = 0\n", "t.cfg:1: normpre_tangent = 0 shapes NormPre-G: needs normpre_g = 1");
 	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
 	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
@@ -500,6 +505,17 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "exact_malt_no_normuon", &e) == 0);
 	CHECK(c.malt && !c.normuon && c.muoneq == MUONEQ_OFF);
+	/* paper 002's Muon2-F arm and paper 004's NormPre-G arms */
+	config_defaults(&c);
+	CHECK(!c.muon2f && !c.normpre_g && c.normpre_tangent);
+	CHECK(config_arm_apply(&c, "muon2_f_prepolar_v", &e) == 0);
+	CHECK(c.muon2f && c.qk_scale == QK_SCALE_PAIR && c.normuon && !c.zeta && !c.malt && !c.normpre_g);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "published_normpre_g", &e) == 0);
+	CHECK(c.normpre_g && c.normpre_tangent && c.normuon && !c.muon2f && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_normpre_g_fp32", &e) == 0);
+	CHECK(c.normpre_g && !c.normpre_tangent && c.normuon && c.polar_norm == POLAR_NORM_AS_POLAR);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }
