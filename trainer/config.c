@@ -757,6 +757,10 @@ int64_t config_oe_rows(const struct config *c, int j)
 #define LR141 "lr_scale = 1.41421356\nmuon_wd_scale = 0.70710678\n"
 #define ROUTE_D "wte_lambdas = 1\n"
 #define ROUTE_DO "wte_lambdas = 1\nout_lambdas = 1\n"
+#define P002_BIEQ "muoneq = bieq\nbieq_tau = 80\n"   /* papers 002 and 004: tau 80 */
+/* paper 004: the fp32 pre-polar normalisation (Table 3b) and the fp32 vocabulary-table
+ * state (Table 5: +160.0 MiB) of its #1b control and the runs compared with it */
+#define FP32N "polar_norm = fp32\nembed_state = fp32\n"
 
 static const struct {
 	const char *name, *summary, *overrides;
@@ -815,6 +819,69 @@ static const struct {
 	 "normpre_g = 1\n"},
 	{"noguard_normpre_g_fp32", "paper 004 #2f: NormPre-G without the tangent term (alternating marginal normalisation only)",
 	 "normpre_g = 1\nnormpre_tangent = 0\n"},
+	/* paper 002 Tables 3 and 4A (exp-number prefix and seed suffix dropped); all but
+	 * homotopy_bieq_only on the pair QK scaling (the table's forward metric) */
+	{"natural_grad_geodesic", "paper 002 exp17/18/22: pair QK scaling alone (the forward metric, no pre-polar step)",
+	 QK_PAIR},
+	{"metric_plus_fp32_postpolar_only", "paper 002 exp40/42/45: pair QK scaling with fp32 post-polar",
+	 QK_PAIR "post_polar = fp32\n"},
+	{"metric_plus_bieq_bf16_postpolar", "paper 002 exp44/48/49: pair QK scaling + 2-pass Homotopy-BiEq (tau 80), bf16 post-polar",
+	 QK_PAIR P002_BIEQ},
+	{"metric_plus_homotopy_bieq", "paper 002 exp27/26/32: pair QK scaling + 2-pass Homotopy-BiEq (tau 80), fp32 post-polar",
+	 QK_PAIR P002_BIEQ "post_polar = fp32\n"},
+	{"homotopy_bieq_only", "paper 002 exp33: 2-pass Homotopy-BiEq (tau 80), fp32 post-polar, no QK scaling",
+	 P002_BIEQ "post_polar = fp32\n"},
+	{"undamped_bieq_bf16", "paper 002 exp50/56/57: pair QK scaling + undamped 2-pass BiEq (a = 1)",
+	 QK_PAIR "muoneq = bieq\nbieq_tau = 0\n"},
+	{"one_sided_row_rms_bf16", "paper 002 exp51: pair QK scaling + 1-pass one-sided row-RMS (tau 80)",
+	 QK_PAIR P002_BIEQ "bieq_passes = 1\nbieq_sides = rows\n"},
+	{"square_attn_only_bieq_bf16", "paper 002 exp47: pair QK scaling + 2-pass Homotopy-BiEq (tau 80) on the square attention matrices only",
+	 QK_PAIR P002_BIEQ "equil_scope = square\n"},
+	{"turbo_muon_aol_precond", "paper 002 exp52/62/63: pair QK scaling + Turbo-Muon's AOL scaling in the 5-step polar step",
+	 QK_PAIR "polar_norm = aol\n"},
+	/* paper 004 section 4.1 (#-rows) and Tables 3b, 3c, with FP32N (above) */
+	{"noguard_fp32norm_control", "paper 004 #1b: fp32 pre-polar normalisation and fp32 embed state alone",
+	 "polar_norm = fp32\n"},
+	{"published_muoneq_r", "paper 004 #2a: MuonEq-R (1-pass row-only) with NorMuon, fp32 norm and embed state", "muoneq = r\n" FP32N},
+	{"published_muoneq_rc", "paper 004 #2b: MuonEq-RC (1-pass simultaneous rows and columns) with NorMuon, fp32 norm and embed state",
+	 "muoneq = rc\n" FP32N},
+	{"noguard_muoneq_rc_fp32", "paper 004 #2g: undamped 2-pass sequential BiEq (tau 0), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 0\n" FP32N},
+	{"noguard_homotopy_bieq_fp32", "paper 004 #2h: 2-pass Homotopy-BiEq (tau 80), fp32 norm and embed state",
+	 P002_BIEQ FP32N},
+	{"noguard_homotopy_bieq_tau25", "paper 004 #2i: 2-pass Homotopy-BiEq (tau 25), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 25\n" FP32N},
+	{"noguard_bieq_cooldown_fp32", "paper 004 #3: Homotopy-BiEq (tau 80) + cooldown, fp32 norm and embed state",
+	 P002_BIEQ "cooldown = 1\n" FP32N},
+	{"muoneq_r_full_pkg", "paper 004 #4a: MuonEq-R + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = r\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"muoneq_rc_full_pkg", "paper 004 #4a-RC: MuonEq-RC + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = rc\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_full", "paper 004 #4b: Homotopy-BiEq (tau 80) + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_full_bieq_tau25", "paper 004 #4c: Homotopy-BiEq (tau 25) + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_neumann_no_bieq", "paper 004 Table 3b (0,0,1): Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "neumann = 1\n" FP32N},
+	{"noguard_cooldown_fp32norm", "paper 004 Table 3b (0,1,0): cooldown, fp32 norm and embed state",
+	 "cooldown = 1\n" FP32N},
+	{"noguard_neumann_cooldown_no_bieq", "paper 004 Table 3b (0,1,1): cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "cooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_neumann_only", "paper 004 Table 3b/3c (1,0,1): Homotopy-BiEq (tau 80) + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 P002_BIEQ "neumann = 1\n" FP32N},
+	/* paper 004 Tables 4a and 4b: post-QK-norm scaling (its exp(q_tau) is supkit's) alone
+	 * and on #4b's optimizer */
+	{"exp13_rope_only", "paper 004 Table 4a #1: pair QK scaling alone", QK_PAIR},
+	{"exp13_joint_rope_bieq", "paper 004 Tables 4a #3a, 4b #3: pair QK scaling + noguard_full (tau 80 / 80)",
+	 QK_PAIR P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"exp15_tau25_joint", "paper 004 Tables 4a #3b, 4b #4: pair QK scaling + noguard_full with BiEq and Neumann-Gram tau 25",
+	 QK_PAIR "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\nneumann_tau = 25\n" FP32N},
+	{"exp15_bieq_tau25_only_joint", "paper 004 Table 4b #5: pair QK scaling + noguard_full with BiEq tau 25 (Neumann-Gram 80)",
+	 QK_PAIR "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"exp16_head_temp_bieq", "paper 004 Table 4b #1: per-head QK temperature + noguard_full",
+	 "qk_scale = head\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"exp16_ngpt_coord_bieq", "paper 004 Table 4b #2: untied per-coordinate QK scaling + noguard_full",
+	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
 };
 
 /* Short names used in the papers' prose. */

@@ -516,6 +516,41 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "noguard_normpre_g_fp32", &e) == 0);
 	CHECK(c.normpre_g && !c.normpre_tangent && c.normuon && c.polar_norm == POLAR_NORM_AS_POLAR);
+	/* paper 002's Table 3 / 4A arms: BiEq tau 80 on the pair QK scaling */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "square_attn_only_bieq_bf16", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 80 && c.equil_scope == EQUIL_SQUARE && c.qk_scale == QK_SCALE_PAIR);
+	CHECK(c.post_polar == POST_POLAR_AS_POLAR && c.bieq_passes == 2);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "one_sided_row_rms_bf16", &e) == 0);
+	CHECK(c.bieq_passes == 1 && c.bieq_sides == BIEQ_ROWS && c.bieq_tau == 80 && c.equil_scope == EQUIL_ALL);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "undamped_bieq_bf16", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 0 && c.qk_scale == QK_SCALE_PAIR);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "turbo_muon_aol_precond", &e) == 0);
+	CHECK(c.polar_norm == POLAR_NORM_AOL && c.polar_steps == 5 && c.muoneq == MUONEQ_OFF);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "homotopy_bieq_only", &e) == 0);
+	CHECK(c.post_polar == POST_POLAR_FP32 && c.qk_scale == QK_SCALE_NONE && c.bieq_tau == 80);
+	/* paper 004's noguard family: fp32 pre-polar normalisation */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_full", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 80 && c.cooldown && c.neumann && c.neumann_tau == 80);
+	CHECK(c.polar_norm == POLAR_NORM_FP32 && c.polar == POLAR_BF16 && c.embed_state == EMBED_STATE_FP32);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_fp32norm_control", &e) == 0);
+	CHECK(c.polar_norm == POLAR_NORM_FP32 && c.muoneq == MUONEQ_OFF && !c.cooldown && !c.neumann);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "muoneq_rc_full_pkg", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_RC && c.cooldown && c.neumann && c.polar_norm == POLAR_NORM_FP32);
+	CHECK(c.embed_state == EMBED_STATE_FP32);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp15_tau25_joint", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_PAIR && c.bieq_tau == 25 && c.neumann_tau == 25 && c.cooldown);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp16_ngpt_coord_bieq", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_UNTIED && c.bieq_tau == 80 && c.neumann_tau == 80);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }
