@@ -66,7 +66,9 @@ else skip "the manifest's records" "unzip not installed"; fi
 # --- the audits read their own records back ----------------------------------
 run supkit audit compute --check "$supp/audit/compute.json"
 expect_rc 0 "audit compute --check SUPPLEMENT/audit/compute.json: exit 0"
-expect_out_contains "80 figures compared, 0 disagree" "audit compute --check of the demo's record: 0 of 80 disagree"
+if grep -qE '^[1-9][0-9]* figures compared, 0 disagree' <<<"$out"; then
+	ok "audit compute --check of the demo's record: $(grep -oE '^[0-9]+ figures' <<<"$out") compared, none disagrees"
+else bad "audit compute --check of the demo's record: none disagrees" "$out"; fi
 run supkit audit stats --check "$supp/audit/stats.json" "$supp/results"
 expect_rc 0 "audit stats --check SUPPLEMENT/audit/stats.json SUPPLEMENT/results: exit 0"
 if grep -qE '^[0-9]+ figures: [0-9]+ ok, 0 rounding, 0 inconsistent, 0 missing$' <<<"$out"; then
