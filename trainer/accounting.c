@@ -16,9 +16,11 @@
  * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
  * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
  * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
- * element-wise passes and fp32 row and column EMAs. Pre-sublayer channel
- * gains (paper 002 sections 3.1 and 4.2) count their weight fusion
- * W (1 alpha^T) and its backward, and their AdamW state.
+ * element-wise passes and fp32 row and column EMAs; Muon2-F (paper 002
+ * exp53) its passes and its fp32 factored buffer (one value per row or
+ * column, the longer side); NormPre-G (paper 004 #2e/#2f) its passes and no
+ * state. Pre-sublayer channel gains (paper 002 sections 3.1 and 4.2) count
+ * their weight fusion W (1 alpha^T) and its backward, and their AdamW state.
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -114,7 +116,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
-	"zeta", "malt", "sub_gains",
+	"zeta", "malt", "sub_gains", "muon2f", "normpre_g",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -128,9 +130,11 @@ static const char *const extra_formulas[AX_N] = {
 	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
 	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
 	"28 d^2 per layer per micro-step x grad_accum: W (1 alpha^T) of W_Q, W_K, W_V, W_fc (7 d^2), their gradient times alpha (7 d^2), dalpha = sum of gradient x W (14 d^2)",
+	"3 m n + 4 max(m, n) per block matrix (ve_gate included): 2 m n for the mean squares of G, m n for the scaling; 4 max(m, n) for the mean, the EMA and the inverse square root",
+	"7 m n + (m + n) / 2 per block matrix (ve_gate included; 3 m n + (m + n) / 2 with normpre_tangent = 0): 4 m n for <g_i, w_i> w_i and its subtraction, 2 m n for the squared sums, m n for the scaling; m or n inverse square roots on alternate steps",
 };
 static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
-					   "sub_gains"};
+					   "sub_gains", "muon2f"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
@@ -139,6 +143,7 @@ static const char *const mem_formulas[AM_N] = {
 	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
 	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
 	"16 bytes per sub_gains entry",
+	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -233,6 +238,7 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 	const double tok = (double)a->tokens_per_step, d = config_model_dim(c), L = c->depth;
 
 	double bieq = 0, muoneq = 0, neumann = 0, polar = 0, tabneu = 0, zeta = 0, malt = 0, malt_mem = 0;
+	double m2f = 0, m2f_mem = 0, npg = 0;
 	const double k = d / 4;
 	for (size_t i = 0; i < n; i++) {
 		const struct param_spec *s = &p[i];
@@ -244,6 +250,9 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 			zeta += 8 * m * nn;
 			malt += 12 * m * nn + 6 * (m + nn);
 			malt_mem += 4 * (m + nn);
+			m2f += 3 * m * nn + 4 * (m > nn ? m : nn);
+			m2f_mem += 4 * (m > nn ? m : nn);
+			npg += (c->normpre_tangent ? 7 : 3) * m * nn + (m + nn) / 2;
 			if (c->polar_norm == POLAR_NORM_AOL)   /* Gram, row sums, scaling */
 				polar += 2 * m * nn * q + q * q + m * nn;
 			if (c->equil_scope == EQUIL_ALL || m == nn) {
@@ -285,6 +294,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->extra[AX_ZETA] = zeta;
 	if (c->malt)
 		a->extra[AX_MALT] = malt;
+	if (c->muon2f)
+		a->extra[AX_MUON2F] = m2f;
+	if (c->normpre_g)
+		a->extra[AX_NORMPRE_G] = npg;
 	if (c->qk_scale != QK_SCALE_NONE)
 		a->extra[AX_QK_SCALING] = 4 * L * d * tok;
 	if (c->wte_lambdas) {
@@ -308,6 +321,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_ZETA] = 4.0 * (double)pc->block_matrices;
 	if (c->malt)
 		a->mem[AM_MALT] = malt_mem;
+	if (c->muon2f)
+		a->mem[AM_MUON2F] = m2f_mem;
 	for (int i = 0; i < AM_N; i++)
 		a->mem_total += a->mem[i];
 	return 0;

@@ -62,15 +62,18 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	const struct backend_ops *c = backend_find("cuda");
 	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
 	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
-	/* Zeta's second-moment state and whitening are host code (trainer/optim.c) */
-	int host_only = host_polar || cfg->zeta || cfg->malt;
+	/* Zeta's, MALT's, Muon2-F's and NormPre-G's pre-polar steps (and their
+	 * state) are host code (trainer/optim.c) */
+	const char *host_arm = cfg->zeta ? "zeta" : cfg->malt ? "malt" : cfg->muon2f ? "muon2f"
+			     : cfg->normpre_g ? "normpre_g" : NULL;
+	int host_only = host_polar || host_arm;
 	/* the fused weights W (1 alpha^T) are validated on the CPU backend only */
 	host_only |= cfg->sub_gains;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
-	if (cfg->zeta || cfg->malt) {
+	if (host_arm) {
 		err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
-			"(its pre-polar step runs on the host only)", cfg->zeta ? "zeta" : "malt");
+			"(its pre-polar step runs on the host only)", host_arm);
 		return NULL;
 	}
 	if (cfg->sub_gains) {

@@ -140,6 +140,9 @@ static const struct key_def keys[] = {
 	B("malt", malt, "0"),
 	D("malt_beta", malt_beta, "0.95", 0, 0.999999),
 	D("malt_eps", malt_eps, "1e-8", 1e-30, 1),
+	B("muon2f", muon2f, "0"),
+	B("normpre_g", normpre_g, "0"),
+	B("normpre_tangent", normpre_tangent, "1"),
 	B("neumann", neumann, "0"),
 	D("neumann_tau", neumann_tau, "80", 0, 1e9),
 	E("neumann_site", neumann_site, "direction", w_neusite),
@@ -647,6 +650,17 @@ int config_validate(const struct config *c, struct err *e)
 		return conflict(c, "malt", c->zeta ? "zeta" : "muoneq", e,
 				"malt = 1 and %s are two pre-polar conditioners: use one",
 				c->zeta ? "zeta = 1" : "an equilibrator (muoneq)");
+	if ((c->muon2f || c->normpre_g) && (c->muoneq != MUONEQ_OFF || c->zeta || c->malt ||
+					    (c->muon2f && c->normpre_g))) {
+		const char *a = c->muon2f ? "muon2f" : "normpre_g";
+		const char *b = c->muon2f && c->normpre_g ? "normpre_g" : c->malt ? "malt" : c->zeta ? "zeta" : "muoneq";
+		return conflict(c, a, b, e, "%s = 1 and %s are two pre-polar conditioners: use one", a,
+				!strcmp(b, "muoneq") ? "an equilibrator (muoneq)" : !strcmp(b, "normpre_g") ? "normpre_g = 1"
+				: !strcmp(b, "malt") ? "malt = 1" : "zeta = 1");
+	}
+	if (!c->normpre_tangent && !c->normpre_g)
+		return conflict(c, "normpre_tangent", "normpre_g", e,
+				"normpre_tangent = 0 shapes NormPre-G: needs normpre_g = 1");
 	if (c->table_neumann && !c->oe)
 		return conflict(c, "table_neumann", "oe", e, "table_neumann = 1 needs oe = 1");
 	if (c->step0 != STEP0_NONE && c->step0 != STEP0_NOSTEP0_ALL && !c->wte_lambdas)
@@ -750,6 +764,13 @@ int64_t config_oe_rows(const struct config *c, int j)
 #define LR141 "lr_scale = 1.41421356\nmuon_wd_scale = 0.70710678\n"
 #define ROUTE_D "wte_lambdas = 1\n"
 #define ROUTE_DO "wte_lambdas = 1\nout_lambdas = 1\n"
+#define P002_BIEQ "muoneq = bieq\nbieq_tau = 80\n"   /* papers 002 and 004: tau 80 */
+/* paper 004: the fp32 pre-polar normalisation (Table 3b) and the fp32 vocabulary-table
+ * state (Table 5: +160.0 MiB) of its #1b control and the runs compared with it */
+#define FP32N "polar_norm = fp32\nembed_state = fp32\n"
+/* paper 002: the forward metric of its Tables 3 and 4A (exp17's, 50,342,416 parameters):
+ * weight-fused pre-sublayer gains and pair-tied stopped-exponential QK scaling */
+#define P002_METRIC "sub_gains = 1\n" QK_PAIR "qk_param = stop_exp\n"
 
 static const struct {
 	const char *name, *summary, *overrides;
@@ -805,17 +826,84 @@ static const struct {
 	{"exp05_linear_combined", "paper 002 exp05: exp07 + exp03 (gains, linear pair-tied QK scaling)",
 	 "sub_gains = 1\nsub_lr = 0.025\n" QK_PAIR "qk_param = linear\nlr_qtau = 0.05\n"},
 	{"exp17_natural_grad_geodesic", "paper 002 exp17 (exp18/22 other seeds): gains + pair-tied stopped-exponential QK scaling, both lrs 0.04 x lr_scalar",
-	 "sub_gains = 1\n" QK_PAIR "qk_param = stop_exp\n"},
+	 P002_METRIC},
 	{"exp41_untied_ngpt_stopped_exp", "paper 002 exp41 (exp43/46 other seeds): gains + untied per-coordinate stopped-exponential QK scaling",
 	 "sub_gains = 1\nqk_scale = untied\nqk_param = stop_exp\n"},
 	{"exp19_head_temperature", "paper 002 exp19: gains + per-head softmax temperature q exp(tau_{l,h})",
 	 "sub_gains = 1\nqk_scale = head\n"},
-	{"zeta_prepolar_coord_whitening", "paper 002 exp58/59/60: Zeta's entrywise second-moment whitening before the polar step, with pair QK scaling",
-	 QK_PAIR "zeta = 1\n"},
+	{"zeta_prepolar_coord_whitening", "paper 002 exp58/59/60: Zeta's entrywise second-moment whitening before the polar step, on exp17's metric",
+	 P002_METRIC "zeta = 1\n"},
 	{"published_malt", "paper 004 #2c: MALT's two-sided -1/8-power preconditioning, map-back and grafting, with NorMuon",
 	 "malt = 1\n"},
 	{"exact_malt_no_normuon", "paper 004 #2c-noNM: MALT without post-polar NorMuon",
 	 "malt = 1\nnormuon = 0\n"},
+	{"muon2_f_prepolar_v", "paper 002 exp53: Muon2-F's factored one-sided second moment before the polar step, on exp17's metric",
+	 P002_METRIC "muon2f = 1\n"},
+	{"published_normpre_g", "paper 004 #2e: NormPre-G's relaxed weight tangent and alternating marginal normalisation, with NorMuon",
+	 "normpre_g = 1\n"},
+	{"noguard_normpre_g_fp32", "paper 004 #2f: NormPre-G without the tangent term (alternating marginal normalisation only)",
+	 "normpre_g = 1\nnormpre_tangent = 0\n"},
+	/* paper 002 Tables 3 and 4A (exp-number prefix and seed suffix dropped); all but
+	 * homotopy_bieq_only on exp17's forward metric (natural_grad_geodesic is exp17) */
+	{"metric_plus_fp32_postpolar_only", "paper 002 exp40/42/45: exp17's metric with fp32 post-polar",
+	 P002_METRIC "post_polar = fp32\n"},
+	{"metric_plus_bieq_bf16_postpolar", "paper 002 exp44/48/49: exp17's metric + 2-pass Homotopy-BiEq (tau 80), bf16 post-polar",
+	 P002_METRIC P002_BIEQ},
+	{"metric_plus_homotopy_bieq", "paper 002 exp27/26/32: exp17's metric + 2-pass Homotopy-BiEq (tau 80), fp32 post-polar",
+	 P002_METRIC P002_BIEQ "post_polar = fp32\n"},
+	{"homotopy_bieq_only", "paper 002 exp33: 2-pass Homotopy-BiEq (tau 80), fp32 post-polar, no QK scaling",
+	 P002_BIEQ "post_polar = fp32\n"},
+	{"undamped_bieq_bf16", "paper 002 exp50/56/57: exp17's metric + undamped 2-pass BiEq (a = 1)",
+	 P002_METRIC "muoneq = bieq\nbieq_tau = 0\n"},
+	{"one_sided_row_rms_bf16", "paper 002 exp51: exp17's metric + 1-pass one-sided row-RMS (tau 80)",
+	 P002_METRIC P002_BIEQ "bieq_passes = 1\nbieq_sides = rows\n"},
+	{"square_attn_only_bieq_bf16", "paper 002 exp47: exp17's metric + 2-pass Homotopy-BiEq (tau 80) on the square attention matrices only",
+	 P002_METRIC P002_BIEQ "equil_scope = square\n"},
+	{"turbo_muon_aol_precond", "paper 002 exp52/62/63: exp17's metric + Turbo-Muon's AOL scaling in the 5-step polar step",
+	 P002_METRIC "polar_norm = aol\n"},
+	/* paper 004 section 4.1 (#-rows) and Tables 3b, 3c, with FP32N (above) */
+	{"noguard_fp32norm_control", "paper 004 #1b: fp32 pre-polar normalisation and fp32 embed state alone",
+	 "polar_norm = fp32\n"},
+	{"published_muoneq_r", "paper 004 #2a: MuonEq-R (1-pass row-only) with NorMuon, fp32 norm and embed state", "muoneq = r\n" FP32N},
+	{"published_muoneq_rc", "paper 004 #2b: MuonEq-RC (1-pass simultaneous rows and columns) with NorMuon, fp32 norm and embed state",
+	 "muoneq = rc\n" FP32N},
+	{"noguard_muoneq_rc_fp32", "paper 004 #2g: undamped 2-pass sequential BiEq (tau 0), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 0\n" FP32N},
+	{"noguard_homotopy_bieq_fp32", "paper 004 #2h: 2-pass Homotopy-BiEq (tau 80), fp32 norm and embed state",
+	 P002_BIEQ FP32N},
+	{"noguard_homotopy_bieq_tau25", "paper 004 #2i: 2-pass Homotopy-BiEq (tau 25), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 25\n" FP32N},
+	{"noguard_bieq_cooldown_fp32", "paper 004 #3: Homotopy-BiEq (tau 80) + cooldown, fp32 norm and embed state",
+	 P002_BIEQ "cooldown = 1\n" FP32N},
+	{"muoneq_r_full_pkg", "paper 004 #4a: MuonEq-R + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = r\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"muoneq_rc_full_pkg", "paper 004 #4a-RC: MuonEq-RC + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = rc\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_full", "paper 004 #4b: Homotopy-BiEq (tau 80) + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_full_bieq_tau25", "paper 004 #4c: Homotopy-BiEq (tau 25) + cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_neumann_no_bieq", "paper 004 Table 3b (0,0,1): Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "neumann = 1\n" FP32N},
+	{"noguard_cooldown_fp32norm", "paper 004 Table 3b (0,1,0): cooldown, fp32 norm and embed state",
+	 "cooldown = 1\n" FP32N},
+	{"noguard_neumann_cooldown_no_bieq", "paper 004 Table 3b (0,1,1): cooldown + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 "cooldown = 1\nneumann = 1\n" FP32N},
+	{"noguard_neumann_only", "paper 004 Table 3b/3c (1,0,1): Homotopy-BiEq (tau 80) + Neumann-Gram (tau 80), fp32 norm and embed state",
+	 P002_BIEQ "neumann = 1\n" FP32N},
+	/* paper 004 Tables 4a and 4b: post-QK-norm scaling (its exp(q_tau) is supkit's) alone
+	 * and on #4b's optimizer */
+	{"exp13_rope_only", "paper 004 Table 4a #1: pair QK scaling alone", QK_PAIR},
+	{"exp13_joint_rope_bieq", "paper 004 Tables 4a #3a, 4b #3: pair QK scaling + noguard_full (tau 80 / 80)",
+	 QK_PAIR P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"exp15_tau25_joint", "paper 004 Tables 4a #3b, 4b #4: pair QK scaling + noguard_full with BiEq and Neumann-Gram tau 25",
+	 QK_PAIR "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\nneumann_tau = 25\n" FP32N},
+	{"exp15_bieq_tau25_only_joint", "paper 004 Table 4b #5: pair QK scaling + noguard_full with BiEq tau 25 (Neumann-Gram 80)",
+	 QK_PAIR "muoneq = bieq\nbieq_tau = 25\ncooldown = 1\nneumann = 1\n" FP32N},
+	{"exp16_head_temp_bieq", "paper 004 Table 4b #1: per-head QK temperature + noguard_full",
+	 "qk_scale = head\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	{"exp16_ngpt_coord_bieq", "paper 004 Table 4b #2: untied per-coordinate QK scaling + noguard_full",
+	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
 };
 
 /* Short names used in the papers' prose. */
@@ -831,7 +919,7 @@ static const struct {
 	{"exp64", "exp64_stopped_exp_qk_only"}, {"exp03", "exp03_linear_qk_only"},
 	{"exp07", "exp07_presublayer_only"}, {"exp05", "exp05_linear_combined"},
 	{"exp17", "exp17_natural_grad_geodesic"}, {"exp41", "exp41_untied_ngpt_stopped_exp"},
-	{"exp19", "exp19_head_temperature"},
+	{"exp19", "exp19_head_temperature"}, {"natural_grad_geodesic", "exp17_natural_grad_geodesic"},
 	{NULL, NULL},
 };
 

@@ -134,6 +134,11 @@ struct config {
 	                              preconditioning, map-back, Frobenius grafting) */
 	double malt_beta;          /* malt_beta = 0.95 (row/column EMA rate) */
 	double malt_eps;           /* malt_eps = 1e-8 (inside the -1/8 power) */
+	int muon2f;                /* muon2f = 0 | 1 (Muon2-F: factored one-sided
+	                              second-moment EMA of the momentum before the polar step) */
+	int normpre_g;             /* normpre_g = 0 | 1 (NormPre-G: relaxed weight-tangent
+	                              projection, alternating one-sided marginal normalisation) */
+	int normpre_tangent;       /* normpre_tangent = 1 | 0 (NormPre-G's tangent term) */
 	int neumann;               /* neumann = 0 | 1 */
 	double neumann_tau;        /* neumann_tau = 80 */
 	enum cfg_neumann_site neumann_site; /* neumann_site = direction | gradient */

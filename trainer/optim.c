@@ -41,7 +41,11 @@
  *    second moment of the raw gradient (zeta_f32, on the host). malt = 1
  *    scales G by MALT's P and Q (row and column EMAs kept fp32) and maps
  *    the polar output back (P X Q grafted to ||X||_F) in fp64 from X,
- *    rounded to X's post-polar dtype (on the host).
+ *    rounded to X's post-polar dtype (on the host). muon2f = 1 scales G by
+ *    Muon2-F's factored second moment of G (fp32 buffer) and normpre_g = 1
+ *    maps G to NormPre-G's relaxed tangent of the fp32 weights with the
+ *    alternating marginal normalisation, each in fp64 from the fp32 G, the
+ *    result fp32 (on the host).
  *  - OE tables: g / n, R and the step in fp32, table rounded to bf16.
  *  - Neumann-Gram (wte, lm_head, value_embeds) on U = m_hat / (sqrt(v_hat)
  *    + eps) from the unrounded m, v; p moves by lr / (1 - b1^t) U'.
@@ -92,6 +96,9 @@ struct pstate {
 	void *zv;             /* Zeta's second moment V (numel, like buf), zeta = 1 only */
 	double *ml, *mr;      /* MALT's row (rows) and column (cols) EMAs, malt = 1 only;
 	                         fp64 arrays holding the run's precision */
+	double *m2f;          /* Muon2-F's factored second moment (smb_n: one value a row
+	                         when rows >= cols, else a column), muon2f = 1 only; fp64
+	                         array holding the run's precision */
 };
 
 struct optim {
@@ -357,6 +364,7 @@ void optim_set_device(struct optim *o, const struct optim_device *d)
 		st->zv = st_moved(o, from, st->zv, n, st_es(o));
 		st->ml = st_moved(o, from, st->ml, o->t->p[i].rows, sizeof(double));
 		st->mr = st_moved(o, from, st->mr, o->t->p[i].cols, sizeof(double));
+		st->m2f = st_moved(o, from, st->m2f, st->smb_n, sizeof(double));
 	}
 	for (int k = 0; k < 4; k++) {
 		if (o->dscr[k])
@@ -521,6 +529,8 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 				o->st[i].ml = st_alloc(o, p->rows, sizeof(double));
 				o->st[i].mr = st_alloc(o, p->cols, sizeof(double));
 			}
+			if (c->muon2f)
+				o->st[i].m2f = st_alloc(o, o->st[i].smb_n, sizeof(double));
 		}
 	}
 	*out = o;
@@ -533,8 +543,8 @@ void optim_free(struct optim *o)
 		return;
 	for (size_t i = 0; i < o->t->n; i++) {
 		void *a[] = { o->st[i].m, o->st[i].v, o->st[i].buf, o->st[i].smb, o->st[i].zv,
-			      o->st[i].ml, o->st[i].mr };
-		for (int k = 0; k < 7; k++)
+			      o->st[i].ml, o->st[i].mr, o->st[i].m2f };
+		for (int k = 0; k < 8; k++)
 			if (a[k])
 				o->dev->free(a[k]);
 	}
@@ -770,6 +780,65 @@ static void malt_post(double *X, size_t m, size_t n, const double *pq, enum roun
 		X[i] = rnd(X[i] * k, xr);
 }
 
+/* Muon2-F (paper 002 section 3.3, exp53, adapting Liu et al. 2026): a
+ * factored one-sided second moment of the momentum G (m x n) the polar step
+ * takes, reduced over NorMuon's red_dim (over columns, one value a row, when
+ * m >= n, else over rows, one value a column): B = lerp(B, mean(G^2), 1 -
+ * 0.95), then G times max(B, 1e-10)^-1/2 before the polar step; every value
+ * rounded to r (fp32 runs: the fp32 buffer of the original's lerp_). */
+#define MUON2F_BETA2 0.95
+
+static void muon2f_pre(double *B, double *G, size_t m, size_t n, enum round_mode r)
+{
+	int per_row = m >= n;
+	size_t ns = per_row ? m : n, rsz = per_row ? n : m;
+	double *v = xcalloc(ns, sizeof *v), w = rnd(1 - MUON2F_BETA2, r);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			v[per_row ? i : j] += G[i * n + j] * G[i * n + j];
+	for (size_t k = 0; k < ns; k++) {
+		B[k] = rnd(opt_lerp(B[k], rnd(rnd(v[k], r) / (double)rsz, r), w), r);
+		v[k] = rnd(1 / sqrt(B[k] > 1e-10 ? B[k] : rnd(1e-10, r)), r);
+	}
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] = rnd(G[i * n + j] * v[per_row ? i : j], r);
+	free(v);
+}
+
+/* NormPre-G (paper 004 #2e/#2f, adapting Gong et al. 2026, Alg. 1) on the
+ * momentum G (m x n) with the weights W (m x n, row i the neuron w_i): the
+ * relaxed tangent x_i = g_i - <g_i, w_i> w_i (normpre_tangent = 0: x_i =
+ * g_i), then the one-sided marginal normalisation that alternates with the
+ * 0-based step t: rows at even t, x_i (sum_j x_ij^2 + 1e-8)^-1/2, columns at
+ * odd t, likewise per column. Computed in fp64, the result rounded to r. */
+#define NORMPRE_EPS 1e-8
+
+static void normpre_pre(const double *W, double *G, size_t m, size_t n, int step, int tangent,
+			enum round_mode r)
+{
+	if (tangent)
+		for (size_t i = 0; i < m; i++) {
+			double dot = 0;
+			for (size_t j = 0; j < n; j++)
+				dot += G[i * n + j] * W[i * n + j];
+			for (size_t j = 0; j < n; j++)
+				G[i * n + j] -= dot * W[i * n + j];
+		}
+	int rows = step % 2 == 0;
+	size_t ns = rows ? m : n;
+	double *s = xcalloc(ns, sizeof *s);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			s[rows ? i : j] += G[i * n + j] * G[i * n + j];
+	for (size_t k = 0; k < ns; k++)
+		s[k] = 1 / sqrt(s[k] + NORMPRE_EPS);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			G[i * n + j] = rnd(G[i * n + j] * s[rows ? i : j], r);
+	free(s);
+}
+
 /* Whether the pre-polar equilibrator applies to an m x n matrix
  * (equil_scope = square: square matrices only). */
 static int equilibrated(const struct optim *o, size_t m, size_t n)
@@ -863,6 +932,19 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 			for (size_t i = 0; i < N; i++)
 				Xb[i] = (float)G[i];
 		}
+		if (o->c.muon2f || o->c.normpre_g) {   /* Muon2-F's or NormPre-G's scaling, fp64 copy */
+			double *G = dscratch(o, 2, 2 * N * sizeof *G), *W = G + N;
+			for (size_t i = 0; i < N; i++) {
+				G[i] = Xb[i];
+				W[i] = p->w[i];
+			}
+			if (o->c.muon2f)
+				muon2f_pre(o->st[idx[b]].m2f, G, m, n, RND_F32);
+			else
+				normpre_pre(W, G, m, n, s->step, o->c.normpre_tangent, RND_F32);
+			for (size_t i = 0; i < N; i++)
+				Xb[i] = (float)G[i];
+		}
 		/* pre-polar equilibration on an fp64 copy, the result fp32 */
 		if (equilibrated(o, m, n)) {
 			double *G = dscratch(o, 2, N * sizeof *G);
@@ -938,6 +1020,10 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 		malt_pre(o, st, g0, G, m, n, RND_F64, pq);
 	}
 	free(g0);
+	if (o->c.muon2f)
+		muon2f_pre(st->m2f, G, m, n, RND_F64);
+	if (o->c.normpre_g)
+		normpre_pre(w, G, m, n, s->step, o->c.normpre_tangent, RND_F64);
 	if (equilibrated(o, m, n)) {
 		double *work = xmalloc((m + n) * sizeof *work);
 		equilibrate(o, G, m, n, s->step, work);   /* fp64 runs: the host twin */
@@ -1222,6 +1308,7 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 			nrec += 2;
 		nrec += o->st[i].zv != NULL;
 		nrec += o->st[i].ml ? 2 : 0;
+		nrec += o->st[i].m2f != NULL;
 		nrec += has_master(o, &o->t->p[i]);
 	}
 	ob_put(&b, "SUPKOPT1", 8);
@@ -1244,6 +1331,8 @@ unsigned char *optim_state_bytes(const struct optim *o, size_t *len)
 			ob_rec(&b, p->name, "malt_row_ema", REC_F64, st->ml, p->rows, 0);
 			ob_rec(&b, p->name, "malt_col_ema", REC_F64, st->mr, p->cols, 0);
 		}
+		if (st->m2f)
+			ob_rec(&b, p->name, "muon2f_second_moment", REC_F64, st->m2f, st->smb_n, 0);
 		if (has_master(o, p)) {
 			double *w = xmalloc(p->numel * sizeof *w);
 			load_vals(o, p, w, NULL);
@@ -1282,11 +1371,11 @@ static int rec_target(struct optim *o, const char *name, size_t *pi, int *which)
 {
 	static const char *suf[] = {"exp_avg", "exp_avg_sq", "step", "momentum_buffer",
 				    "second_momentum_buffer", "master", "zeta_second_moment",
-				    "malt_row_ema", "malt_col_ema"};
+				    "malt_row_ema", "malt_col_ema", "muon2f_second_moment"};
 	const char *dot = strrchr(name, '.');
 	if (!dot)
 		return -1;
-	for (int k = 0; k < 9; k++) {
+	for (int k = 0; k < 10; k++) {
 		if (strcmp(dot + 1, suf[k]))
 			continue;
 		for (size_t i = 0; i < o->t->n; i++) {
@@ -1360,16 +1449,18 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		struct param *p = &o->t->p[pi];
 		struct pstate *st = &o->st[pi];
 		int is_muon = which == 3 || which == 4;
-		size_t want = which == 4 ? st->smb_n : which == 2 ? 1 : which == 7 ? p->rows
+		size_t want = which == 4 || which == 9 ? st->smb_n : which == 2 ? 1 : which == 7 ? p->rows
 			    : which == 8 ? p->cols : p->numel;
 		int fits = which == 5 ? has_master(o, p)
 			 : which == 6 ? st->zv != NULL
+			 : which == 9 ? st->m2f != NULL
 			 : which >= 7 ? st->ml != NULL
 			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
-		if ((which == 6 && !st->zv) || (which >= 7 && !st->ml)) {
+		if ((which == 6 && !st->zv) || ((which == 7 || which == 8) && !st->ml) || (which == 9 && !st->m2f)) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %s state, but the run has %s",
-				path, (unsigned long long)r, name, which == 6 ? "Zeta" : "MALT",
-				p->group != PG_MATRIX ? "no such state for it" : which == 6 ? "zeta = 0" : "malt = 0");
+				path, (unsigned long long)r, name, which == 6 ? "Zeta" : which == 9 ? "Muon2-F" : "MALT",
+				p->group != PG_MATRIX ? "no such state for it" : which == 6 ? "zeta = 0"
+				: which == 9 ? "muon2f = 0" : "malt = 0");
 			goto out;
 		}
 		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
@@ -1433,7 +1524,8 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		} else {
 			if (which == 4 && !st->smb)
 				st->smb = st_alloc(o, want, sizeof(double));
-			double *dv = which == 4 ? st->smb : which == 7 ? st->ml : which == 8 ? st->mr : NULL;
+			double *dv = which == 4 ? st->smb : which == 7 ? st->ml : which == 8 ? st->mr
+				   : which == 9 ? st->m2f : NULL;
 			void **dst = which == 0 ? &st->m : which == 1 ? &st->v : which == 6 ? &st->zv : &st->buf;
 			if (which != 4 && !*dst)
 				*dst = st_alloc(o, want, st_es(o));
@@ -1463,6 +1555,8 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			miss = "zeta_second_moment";
 		else if (o->st[i].ml && (k & 384u) != 384u)
 			miss = "malt_row_ema and malt_col_ema";
+		else if (o->st[i].m2f && !(k & 512u))
+			miss = "muon2f_second_moment";
 		if (miss) {
 			err_set(e, EXIT_USAGE, "'%s': '%s': the state needs %s", path, p->name, miss);
 			goto out;

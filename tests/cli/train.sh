@@ -133,6 +133,32 @@ run supkit train --resume "$TMP/mb" --quiet
 expect_rc 0 "MALT run resumed to the end"
 expect_same_file "$TMP/ma/model.safetensors" "$TMP/mb/model.safetensors" "resumed MALT weights bit-identical"
 expect_same_file "$TMP/ma/optim.bin" "$TMP/mb/optim.bin" "resumed MALT optimizer state bit-identical"
+# 3e. Muon2-F (muon2f = 1): its factored second moment the same way
+run trn --set steps=12 --set muon2f=1 -o "$TMP/m2a"
+expect_rc 0 "12-step Muon2-F run"
+run trn --set steps=12 --set muon2f=1 --stop-after 5 -o "$TMP/m2b"
+expect_rc 0 "Muon2-F run stopped after 5 steps"
+run supkit train --resume "$TMP/m2b" --quiet
+expect_rc 0 "Muon2-F run resumed to the end"
+expect_same_file "$TMP/m2a/model.safetensors" "$TMP/m2b/model.safetensors" "resumed Muon2-F weights bit-identical"
+expect_same_file "$TMP/m2a/optim.bin" "$TMP/m2b/optim.bin" "resumed Muon2-F optimizer state bit-identical"
+# 3f. the named arms of papers 002 and 004's optimizer comparisons train at
+# tiny size (4 steps each, a finite loss)
+for a in muon2_f_prepolar_v published_normpre_g noguard_normpre_g_fp32 \
+	natural_grad_geodesic metric_plus_fp32_postpolar_only metric_plus_bieq_bf16_postpolar \
+	metric_plus_homotopy_bieq homotopy_bieq_only undamped_bieq_bf16 one_sided_row_rms_bf16 \
+	square_attn_only_bieq_bf16 turbo_muon_aol_precond noguard_fp32norm_control published_muoneq_r \
+	published_muoneq_rc noguard_muoneq_rc_fp32 noguard_homotopy_bieq_fp32 noguard_homotopy_bieq_tau25 \
+	noguard_bieq_cooldown_fp32 muoneq_r_full_pkg muoneq_rc_full_pkg noguard_full noguard_full_bieq_tau25 \
+	noguard_neumann_no_bieq noguard_cooldown_fp32norm noguard_neumann_cooldown_no_bieq noguard_neumann_only \
+	exp13_rope_only exp13_joint_rope_bieq exp15_tau25_joint exp15_bieq_tau25_only_joint exp16_head_temp_bieq \
+	exp16_ngpt_coord_bieq; do
+	run supkit train --arm "$a" "$CFG" --set data_dir="$D" --set steps=4 --quiet -o "$TMP/arm_$a"
+	expect_rc 0 "arm $a trains 4 steps at tiny size"
+	l=$(num "$TMP/arm_$a/result.json" final_loss)
+	if awk -v l="$l" 'BEGIN { exit !(l + 0 == l && l > 0 && l < 100) }'; then ok "arm $a: final loss $l"
+	else bad "arm $a: final loss" "'$l'"; fi
+done
 
 # 4. kill -9 between checkpoints, then resume
 run trn --set steps=150 --set checkpoint_every=5 -o "$TMP/c"

@@ -36,7 +36,7 @@ fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
 the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
 rounded to bf16; case base_bf16).
 Arms follow supkit-train(1), THE ARMS (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
-sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT) and run in float64 for
+sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT, Muon2-F, NormPre-G) and run in float64 for
 the fp64 case (every tensor float64, no bf16 anywhere).
 
 Usage: /usr/bin/python3 tests/reference/torch_optim.py OUTDIR
@@ -290,10 +290,31 @@ def malt_map_back(X, P, Q):
     return (D * k).to(X.dtype)
 
 
+def muon2f_precondition(g, buf, red_dim):
+    """Muon2-F as paper 002 section 3.3 (exp53) adapts it (Liu et al. 2026):
+    second_momentum_buffer.lerp_(g.square().mean(dim=red_dim), 1 - beta2),
+    beta2 = 0.95, on its own buffer (in place), and g * buffer^-1/2 before
+    the polar step (the buffer clamped at 1e-10 as NorMuon's is)."""
+    buf.lerp_(g.square().mean(dim=red_dim, keepdim=True), 1 - 0.95)
+    return g * buf.clamp_min(1e-10).rsqrt()
+
+
+def normpre_g(g, W, t, tangent):
+    """NormPre-G's pre-polar transform (paper 004 #2e, adapting Gong et al.
+    2026, Alg. 1): the relaxed tangent x_i = m_i - <m_i, w_i> w_i per row
+    (neuron) i of the weights W (left out for #2f), then the one-sided
+    marginal normalisation alternating with k_t = t mod 2: rows at even t,
+    columns at odd t, x (sum x^2 + 1e-8)^-1/2."""
+    if tangent:
+        g = g - (g * W).sum(dim=-1, keepdim=True) * W
+    dim = -1 if t % 2 == 0 else -2
+    return g * (g.square().sum(dim=dim, keepdim=True) + 1e-8).rsqrt()
+
+
 def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_buffer,
-              momentum, lr, wd, beta2, red_dim, arm, t, zeta_v=None, malt=None):
+              momentum, lr, wd, beta2, red_dim, arm, t, zeta_v=None, malt=None, m2f=None):
     """train.py muon_step_fused, eager, with the pre-polar arms and polar dtype
-    (zeta_v: Zeta's second moment, zeta = 1)."""
+    (zeta_v: Zeta's second moment, zeta = 1; m2f: Muon2-F's buffer)."""
     f64 = stacked_params.dtype == torch.float64
     pdt = torch.float64 if f64 else (torch.float32 if arm.get("polar") == "fp32" else torch.bfloat16)
     dev = stacked_params.device
@@ -306,6 +327,10 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     if malt is not None:
         P, Q = malt_pq(raw, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
         g = P * g * Q
+    if m2f is not None:
+        g = muon2f_precondition(g, m2f, red_dim)
+    if arm.get("normpre_g"):
+        g = normpre_g(g, stacked_params, t, arm.get("normpre_tangent", 1))
     eq = arm.get("muoneq", "off")
     if arm.get("equil_scope", "all") == "square" and g.size(-2) != g.size(-1):
         eq = "off"
@@ -454,6 +479,8 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             if arm.get("malt"):
                 st["malt"] = (torch.zeros(len(names), shape[0], 1, dtype=fdt, device=dev),
                               torch.zeros(len(names), 1, shape[1], dtype=fdt, device=dev))
+            if arm.get("muon2f"):
+                st["m2f"] = torch.zeros(sshape, dtype=fdt, device=dev)
         red_dim = -1 if shape[-2] >= shape[-1] else -2
         sg = torch.stack([grads[n].to(fdt) for n in names])
         sp = torch.stack([params[n] for n in names])
@@ -463,7 +490,7 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         else:
             mom_, wd_ = mom, wd
         muon_step(sg, sp, st["momentum_buffer"], st["second_momentum_buffer"],
-                  mom_, lr, wd_, 0.95, red_dim, arm, t, st.get("zeta_v"), st.get("malt"))
+                  mom_, lr, wd_, 0.95, red_dim, arm, t, st.get("zeta_v"), st.get("malt"), st.get("m2f"))
         for i, n in enumerate(names):
             params[n] = sp[i].clone()
     for name, group, store, shape in table:
@@ -522,13 +549,19 @@ for name, ov in (
         ("zeta", {"zeta": 1}),
         ("malt", {"malt": 1}),
         ("malt_normuon0", {"malt": 1, "normuon": 0}),
-        ("malt_beta_eps", {"malt": 1, "malt_beta": 0.5, "malt_eps": 0.01})):
+        ("malt_beta_eps", {"malt": 1, "malt_beta": 0.5, "malt_eps": 0.01}),
+        ("muon2f", {"muon2f": 1}),
+        ("muon2f_normuon0", {"muon2f": 1, "normuon": 0}),
+        ("normpre_g", {"normpre_g": 1}),
+        ("normpre_g_notangent", {"normpre_g": 1, "normpre_tangent": 0})):
     ARMS[name] = ({**F32, **{k: str(v) for k, v in ov.items()}}, {**F32, **ov})
 for name, ov in (
         ("bf16_polar_norm_fp32", {"polar_norm": "fp32"}),
         ("bf16_post_polar_fp32", {"post_polar": "fp32"}),
         ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4}),
-        ("bf16_zeta", {"zeta": 1})):
+        ("bf16_zeta", {"zeta": 1}),
+        ("bf16_muon2f", {"muon2f": 1}),
+        ("bf16_normpre_g", {"normpre_g": 1})):
     ARMS[name] = ({"polar_arith": "compiled", **{k: str(v) for k, v in ov.items()}},
                   {"polar_arith": "compiled", **ov})
 for name, ov in (
@@ -537,7 +570,9 @@ for name, ov in (
                                              "bieq_sides": "rows", "equil_scope": "square",
                                              "normuon": 0}),
         ("fp64_zeta", {"zeta": 1}),
-        ("fp64_malt", {"malt": 1})):
+        ("fp64_malt", {"malt": 1}),
+        ("fp64_muon2f", {"muon2f": 1}),
+        ("fp64_normpre_g", {"normpre_g": 1})):
     ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})
 for mode in ("nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom", "nostep0_all"):
     ARMS["step0_" + mode] = ({"polar": "fp32", "embed_state": "fp32", "step0": mode},

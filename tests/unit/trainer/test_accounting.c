@@ -201,6 +201,42 @@ TEST(sub_gains_paper002)
 	CHECK(a.counts.total == 50332176 + 2048 && a.extra[AX_SUB_GAINS] == 0);
 	CHECK(acct("00", 8, &FULL, &a) == 0);
 	CHECK(a.counts.sub_gains == 0 && a.mem[AM_SUB_GAINS] == 0);
+	/* every pair-tied run of Table 3 and the forward-metric rows of Table
+	 * 4A: 50,342,416; exp33 (no metric): the baseline's count */
+	static const char *const pair_tied[] = {
+		"zeta_prepolar_coord_whitening", "undamped_bieq_bf16", "metric_plus_fp32_postpolar_only",
+		"natural_grad_geodesic", "turbo_muon_aol_precond", "metric_plus_bieq_bf16_postpolar",
+		"metric_plus_homotopy_bieq", "muon2_f_prepolar_v", "one_sided_row_rms_bf16",
+		"square_attn_only_bieq_bf16",
+	};
+	for (size_t i = 0; i < sizeof pair_tied / sizeof pair_tied[0]; i++) {
+		CHECK(acct(pair_tied[i], 8, &FULL, &a) == 0);
+		CHECK(a.counts.total == 50342416);
+	}
+	CHECK(acct("homotopy_bieq_only", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176);
+}
+
+/* Muon2-F: 3 m n + 4 max(m, n) FLOPs and 4 max(m, n) bytes a block matrix;
+ * NormPre-G: 7 m n (3 m n without the tangent) + (m + n) / 2 FLOPs, no state */
+TEST(muon2f_normpre_g_flops_and_memory)
+{
+	struct accounting a;
+	const double mn = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	const double mx = 32 * 512.0 + 16 * 2048.0 + 4 * 32.0;
+	const double mpn = 32 * 1024.0 + 16 * 2560.0 + 4 * 36.0;
+	CHECK(acct_set("muon2f = 1\n", &a) == 0);
+	CHECK(a.extra[AX_MUON2F] == 3 * mn + 4 * mx && a.extra_total == a.extra[AX_MUON2F]);
+	CHECK(a.mem[AM_MUON2F] == 4 * mx && a.mem_total == 4 * mx);
+	CHECK(acct_set("muon2f = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MUON2F] == 0 && a.mem[AM_MUON2F] == 0);
+	CHECK(acct_set("normpre_g = 1\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 7 * mn + mpn / 2 && a.extra_total == a.extra[AX_NORMPRE_G]);
+	CHECK(a.mem_total == 0);
+	CHECK(acct_set("normpre_g = 1\nnormpre_tangent = 0\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 3 * mn + mpn / 2);
+	CHECK(acct_set("normpre_g = 0\n", &a) == 0);
+	CHECK(a.extra[AX_NORMPRE_G] == 0);
 }
 
 TEST(formulas_named)
@@ -229,6 +265,7 @@ int main(void)
 	RUN(zeta_flops_and_memory);
 	RUN(malt_flops_and_memory);
 	RUN(sub_gains_paper002);
+	RUN(muon2f_normpre_g_flops_and_memory);
 	RUN(formulas_named);
 	return t_done();
 }

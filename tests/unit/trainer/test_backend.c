@@ -972,6 +972,20 @@ TEST(select_host_polar_arms)
 	CHECK(backend_select(&c, &e) == NULL);
 	CHECK(e.code == EXIT_USAGE);
 	CHECK(strstr(e.msg, "sub_gains = 1 needs backend = cpu") != NULL);
+	c.sub_gains = 0;
+	c.muon2f = 1;   /* Muon2-F and NormPre-G: host only */
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(strstr(e.msg, "muon2f = 1 needs backend = cpu") != NULL);
+	c.muon2f = 0;
+	c.normpre_g = 1;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(strstr(e.msg, "normpre_g = 1 needs backend = cpu") != NULL);
 }
 
 int main(void)

@@ -155,6 +155,11 @@ TEST(conflicts_name_file_and_line)
 	expect_err("malt = 1\nmuoneq = r\n", "t.cfg:2: malt = 1 and an equilibrator (muoneq) are two pre-polar conditioners: use one");
 	expect_err("zeta = 1\nmalt = 1\n", "t.cfg:2: malt = 1 and zeta = 1 are two pre-polar conditioners: use one");
 	expect_err("malt_beta = 1\n", "t.cfg:1: malt_beta");
+	expect_err("muon2f = 1\nmuoneq = bieq\n", "t.cfg:2: muon2f = 1 and an equilibrator (muoneq) are two pre-polar conditioners: use one");
+	expect_err("malt = 1\nmuon2f = 1\n", "t.cfg:2: muon2f = 1 and malt = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_g = 1\nzeta = 1\n", "t.cfg:2: normpre_g = 1 and zeta = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_g = 1\nmuon2f = 1\n", "t.cfg:2: muon2f = 1 and normpre_g = 1 are two pre-polar conditioners: use one");
+	expect_err("normpre_tangent = 0\n", "t.cfg:1: normpre_tangent = 0 shapes NormPre-G: needs normpre_g = 1");
 	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
 	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
@@ -487,11 +492,13 @@ TEST(arms)
 	CHECK(config_arm_apply(&c, "noguard_postpolar_fp32_only", &e) == 0);
 	CHECK(c.post_polar == POST_POLAR_FP32 && c.normuon && c.muoneq == MUONEQ_OFF);
 	CHECK(c.polar == POLAR_BF16 && c.polar_norm == POLAR_NORM_AS_POLAR);
-	/* paper 002's Zeta arm: pair QK scaling and Zeta on the native optimizer */
+	/* paper 002's Zeta arm: exp17's metric (gains, pair stopped-exponential QK
+	 * scaling) and Zeta on the native optimizer */
 	config_defaults(&c);
 	CHECK(!c.zeta);
 	CHECK(config_arm_apply(&c, "zeta_prepolar_coord_whitening", &e) == 0);
 	CHECK(c.zeta && c.qk_scale == QK_SCALE_PAIR && c.muoneq == MUONEQ_OFF && c.normuon && !c.oe);
+	CHECK(c.sub_gains && c.sub_lr == 0.02 && c.qk_param == QK_PARAM_STOP_EXP && c.lr_qtau == 0.02);
 	CHECK(c.polar == POLAR_BF16 && c.post_polar == POST_POLAR_AS_POLAR && !c.neumann);
 	/* paper 002's post-QK-norm forms (exp64, exp03) */
 	config_defaults(&c);
@@ -528,6 +535,59 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "exact_malt_no_normuon", &e) == 0);
 	CHECK(c.malt && !c.normuon && c.muoneq == MUONEQ_OFF);
+	/* paper 002's Muon2-F arm and paper 004's NormPre-G arms */
+	config_defaults(&c);
+	CHECK(!c.muon2f && !c.normpre_g && c.normpre_tangent);
+	CHECK(config_arm_apply(&c, "muon2_f_prepolar_v", &e) == 0);
+	CHECK(c.muon2f && c.qk_scale == QK_SCALE_PAIR && c.normuon && !c.zeta && !c.malt && !c.normpre_g);
+	CHECK(c.sub_gains && c.qk_param == QK_PARAM_STOP_EXP);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "published_normpre_g", &e) == 0);
+	CHECK(c.normpre_g && c.normpre_tangent && c.normuon && !c.muon2f && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_normpre_g_fp32", &e) == 0);
+	CHECK(c.normpre_g && !c.normpre_tangent && c.normuon && c.polar_norm == POLAR_NORM_AS_POLAR);
+	/* paper 002's Table 3 / 4A arms: BiEq tau 80 on exp17's metric; the run
+	 * name natural_grad_geodesic is exp17 */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "natural_grad_geodesic", &e) == 0);
+	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_PAIR && c.qk_param == QK_PARAM_STOP_EXP && c.muoneq == MUONEQ_OFF);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "square_attn_only_bieq_bf16", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 80 && c.equil_scope == EQUIL_SQUARE && c.qk_scale == QK_SCALE_PAIR);
+	CHECK(c.sub_gains && c.qk_param == QK_PARAM_STOP_EXP);
+	CHECK(c.post_polar == POST_POLAR_AS_POLAR && c.bieq_passes == 2);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "one_sided_row_rms_bf16", &e) == 0);
+	CHECK(c.bieq_passes == 1 && c.bieq_sides == BIEQ_ROWS && c.bieq_tau == 80 && c.equil_scope == EQUIL_ALL);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "undamped_bieq_bf16", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 0 && c.qk_scale == QK_SCALE_PAIR);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "turbo_muon_aol_precond", &e) == 0);
+	CHECK(c.polar_norm == POLAR_NORM_AOL && c.polar_steps == 5 && c.muoneq == MUONEQ_OFF);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "homotopy_bieq_only", &e) == 0);
+	CHECK(c.post_polar == POST_POLAR_FP32 && c.qk_scale == QK_SCALE_NONE && c.bieq_tau == 80);
+	CHECK(!c.sub_gains);
+	/* paper 004's noguard family: fp32 pre-polar normalisation */
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_full", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 80 && c.cooldown && c.neumann && c.neumann_tau == 80);
+	CHECK(c.polar_norm == POLAR_NORM_FP32 && c.polar == POLAR_BF16 && c.embed_state == EMBED_STATE_FP32);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "noguard_fp32norm_control", &e) == 0);
+	CHECK(c.polar_norm == POLAR_NORM_FP32 && c.muoneq == MUONEQ_OFF && !c.cooldown && !c.neumann);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "muoneq_rc_full_pkg", &e) == 0);
+	CHECK(c.muoneq == MUONEQ_RC && c.cooldown && c.neumann && c.polar_norm == POLAR_NORM_FP32);
+	CHECK(c.embed_state == EMBED_STATE_FP32);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp15_tau25_joint", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_PAIR && c.bieq_tau == 25 && c.neumann_tau == 25 && c.cooldown);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp16_ngpt_coord_bieq", &e) == 0);
+	CHECK(c.qk_scale == QK_SCALE_UNTIED && c.bieq_tau == 80 && c.neumann_tau == 80);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }

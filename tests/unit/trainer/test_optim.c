@@ -485,6 +485,14 @@ CASE_F32(parity_zeta, "zeta")
 CASE_F32(parity_malt, "malt")
 CASE_F32(parity_malt_no_normuon, "malt_normuon0")
 CASE_F32(parity_malt_beta_eps, "malt_beta_eps")
+/* Muon2-F (paper 002 exp53): the factored one-sided second moment of the
+ * Nesterov output scaling it before the polar step; with NorMuon and without */
+CASE_F32(parity_muon2f, "muon2f")
+CASE_F32(parity_muon2f_no_normuon, "muon2f_normuon0")
+/* NormPre-G (paper 004 #2e, #2f): the relaxed tangent of the weights and the
+ * row / column normalisation alternating with the step; without the tangent */
+CASE_F32(parity_normpre_g, "normpre_g")
+CASE_F32(parity_normpre_g_no_tangent, "normpre_g_notangent")
 
 TEST(parity_fp64)
 {
@@ -514,6 +522,18 @@ TEST(parity_fp64_malt)
 {
 	struct case_result r;
 	run_case("fp64_malt", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_muon2f)
+{
+	struct case_result r;
+	run_case("fp64_muon2f", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_normpre_g)
+{
+	struct case_result r;
+	run_case("fp64_normpre_g", &TOL_F64, &r);
 }
 
 TEST(parity_embed_state_bf16)
@@ -558,6 +578,8 @@ TEST(parity_bf16_post_polar_fp32)
 }
 TEST(parity_bf16_turbo_muon_aol4) { bf16_polar_case("bf16_aol4"); }
 TEST(parity_bf16_zeta) { bf16_polar_case("bf16_zeta"); }
+TEST(parity_bf16_muon2f) { bf16_polar_case("bf16_muon2f"); }
+TEST(parity_bf16_normpre_g) { bf16_polar_case("bf16_normpre_g"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -1062,6 +1084,10 @@ TEST(state_resume_bit_identical)
 	/* MALT's row and column EMAs as well */
 	resume_case("malt=1", 0);
 	resume_case("malt=1", 1);
+	/* Muon2-F's buffer as well (NormPre-G has no state of its own) */
+	resume_case("muon2f=1", 0);
+	resume_case("muon2f=1", 1);
+	resume_case("normpre_g=1", 0);
 }
 
 /* Zeta's and MALT's state records: a zeta = 1 (malt = 1) file needs them
@@ -1105,6 +1131,20 @@ TEST(state_load_zeta_malt_records)
 	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt = 0"),
 	       "%s", e.msg);
 	CHECKF(optim_load(o2, p1, &e) == 0, "%s", e.msg);
+	/* Muon2-F's record the same way */
+	struct config c3;
+	struct optim *o3;
+	char sets3[1][128] = {"muon2f=1"};
+	CHECK(make_config(&c3, sets3, 1, &f) == 0);
+	CHECK(optim_create(&c3, &a.t, 0, &o3, &e) == 0);
+	CHECK(optim_save(o3, p1, &e) == 0);
+	CHECK(optim_load(o3, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, "the state needs muon2f_second_moment"), "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".muon2f_second_moment': Muon2-F state, but the run has muon2f = 0"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o3, p1, &e) == 0, "%s", e.msg);
+	optim_free(o3);
 	optim_free(o2);
 	optim_free(o0);
 	optim_free(o1);
@@ -1332,6 +1372,14 @@ int main(void)
 	RUN(parity_malt_no_normuon);
 	RUN(parity_malt_beta_eps);
 	RUN(parity_fp64_malt);
+	RUN(parity_muon2f);
+	RUN(parity_muon2f_no_normuon);
+	RUN(parity_fp64_muon2f);
+	RUN(parity_bf16_muon2f);
+	RUN(parity_normpre_g);
+	RUN(parity_normpre_g_no_tangent);
+	RUN(parity_fp64_normpre_g);
+	RUN(parity_bf16_normpre_g);
 	RUN(state_load_zeta_malt_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
