@@ -16,7 +16,7 @@
  * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
  * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
  * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
- * element-wise passes and fp32 row and column EMAs; Muon2-F (paper 002
+ * element-wise passes and fp32 row and column EMAs (none with malt_beta = 0); Muon2-F (paper 002
  * exp53) its passes and its fp32 factored buffer (one value per row or
  * column, the longer side); NormPre-G (paper 004 #2e/#2f) its passes and no
  * state. Pre-sublayer channel gains (paper 002 sections 3.1 and 4.2) count
@@ -128,7 +128,7 @@ static const char *const extra_formulas[AX_N] = {
 	"4 L d per token x tokens/step",
 	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
 	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
-	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
+	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs (none with malt_beta = 0), 3 (m + n) for the -1/8 powers",
 	"28 d^2 per layer per micro-step x grad_accum: W (1 alpha^T) of W_Q, W_K, W_V, W_fc (7 d^2), their gradient times alpha (7 d^2), dalpha = sum of gradient x W (14 d^2)",
 	"3 m n + 4 max(m, n) per block matrix (ve_gate included): 2 m n for the mean squares of G, m n for the scaling; 4 max(m, n) for the mean, the EMA and the inverse square root",
 	"7 m n + (m + n) / 2 per block matrix (ve_gate included; 3 m n + (m + n) / 2 with normpre_tangent = 0): 4 m n for <g_i, w_i> w_i and its subtraction, 2 m n for the squared sums, m n for the scaling; m or n inverse square roots on alternate steps",
@@ -141,7 +141,7 @@ static const char *const mem_formulas[AM_N] = {
 	"16 bytes per q_tau entry",
 	"16 bytes per routing lambda",
 	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
-	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
+	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs; 0 with malt_beta = 0)",
 	"16 bytes per sub_gains entry",
 	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
 };
@@ -248,8 +248,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
 			polar += c->polar_steps * (4 * m * nn * q + 2 * q * q * q);
 			zeta += 8 * m * nn;
-			malt += 12 * m * nn + 6 * (m + nn);
-			malt_mem += 4 * (m + nn);
+			malt += 12 * m * nn + (c->malt_beta > 0 ? 6 : 3) * (m + nn);
+			malt_mem += c->malt_beta > 0 ? 4 * (m + nn) : 0;   /* malt_beta = 0: no EMAs */
 			m2f += 3 * m * nn + 4 * (m > nn ? m : nn);
 			m2f_mem += 4 * (m > nn ? m : nn);
 			npg += (c->normpre_tangent ? 7 : 3) * m * nn + (m + nn) / 2;

@@ -152,7 +152,8 @@ for a in muon2_f_prepolar_v published_normpre_g noguard_normpre_g_fp32 \
 	noguard_bieq_cooldown_fp32 muoneq_r_full_pkg muoneq_rc_full_pkg noguard_full noguard_full_bieq_tau25 \
 	noguard_neumann_no_bieq noguard_cooldown_fp32norm noguard_neumann_cooldown_no_bieq noguard_neumann_only \
 	exp13_rope_only exp13_joint_rope_bieq exp15_tau25_joint exp15_bieq_tau25_only_joint exp16_head_temp_bieq \
-	exp16_ngpt_coord_bieq; do
+	exp16_ngpt_coord_bieq \
+	noguard_malt_fp32; do
 	run supkit train --arm "$a" "$CFG" --set data_dir="$D" --set steps=4 --quiet -o "$TMP/arm_$a"
 	expect_rc 0 "arm $a trains 4 steps at tiny size"
 	l=$(num "$TMP/arm_$a/result.json" final_loss)

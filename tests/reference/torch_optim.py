@@ -281,6 +281,14 @@ def malt_pq(grads, ml, mr, beta, eps):
     return (ml + eps) ** -0.125, (mr + eps) ** -0.125
 
 
+def malt_pq_instant(g, eps):
+    """MALT without EMAs (paper 004 #2d, malt_beta = 0): P and Q from this
+    step's squared row and column norms of g, computed in g's dtype,
+    P = (sum_j g_ij^2 + eps)^-1/8, Q = (sum_i g_ij^2 + eps)^-1/8."""
+    sq = g.square()
+    return (sq.sum(dim=-1, keepdim=True) + eps) ** -0.125, (sq.sum(dim=-2, keepdim=True) + eps) ** -0.125
+
+
 def malt_map_back(X, P, Q):
     """D = P X Q grafted to X's Frobenius norm, computed in fp64 from X and
     returned in X's dtype."""
@@ -324,8 +332,12 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     g = stacked_grads.lerp_(momentum_buffer, momentum_t)
     if zeta_v is not None:
         g = zeta_whiten(g, raw, zeta_v, t)
-    if malt is not None:
-        P, Q = malt_pq(raw, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
+    if arm.get("malt"):   # statistics of the raw gradient or (#2d) of the Nesterov output g
+        src = g if arm.get("malt_input", "grad") == "momentum" else raw
+        if malt is not None:
+            P, Q = malt_pq(src, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
+        else:
+            P, Q = malt_pq_instant(src, arm.get("malt_eps", 1e-8))
         g = P * g * Q
     if m2f is not None:
         g = muon2f_precondition(g, m2f, red_dim)
@@ -346,7 +358,7 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     g = torch.stack([polar_express(x, pdt, arith, norm, steps) for x in g]).to(pdt)
     if arm.get("post_polar", "polar") == "fp32" and not f64:
         g = g.float()   # NorMuon and the update in fp32 on the polar output
-    if malt is not None:
+    if arm.get("malt"):
         g = malt_map_back(g, P, Q)
     if not arm.get("normuon", 1):   # no NorMuon: the update takes X as it is
         lr = torch.tensor(lr, dtype=stacked_params.dtype, device=dev).to(g.dtype)
@@ -476,7 +488,7 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt, device=dev)
             if arm.get("zeta"):
                 st["zeta_v"] = torch.zeros(len(names), *shape, dtype=fdt, device=dev)
-            if arm.get("malt"):
+            if arm.get("malt") and arm.get("malt_beta", 0.95) > 0:
                 st["malt"] = (torch.zeros(len(names), shape[0], 1, dtype=fdt, device=dev),
                               torch.zeros(len(names), 1, shape[1], dtype=fdt, device=dev))
             if arm.get("muon2f"):
@@ -550,6 +562,9 @@ for name, ov in (
         ("malt", {"malt": 1}),
         ("malt_normuon0", {"malt": 1, "normuon": 0}),
         ("malt_beta_eps", {"malt": 1, "malt_beta": 0.5, "malt_eps": 0.01}),
+        ("malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0}),
+        ("malt_momentum_ema", {"malt": 1, "malt_input": "momentum", "malt_beta": 0.5}),
+        ("malt_instant", {"malt": 1, "malt_beta": 0}),
         ("muon2f", {"muon2f": 1}),
         ("muon2f_normuon0", {"muon2f": 1, "normuon": 0}),
         ("normpre_g", {"normpre_g": 1}),
@@ -561,7 +576,8 @@ for name, ov in (
         ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4}),
         ("bf16_zeta", {"zeta": 1}),
         ("bf16_muon2f", {"muon2f": 1}),
-        ("bf16_normpre_g", {"normpre_g": 1})):
+        ("bf16_normpre_g", {"normpre_g": 1}),
+        ("bf16_malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0})):
     ARMS[name] = ({"polar_arith": "compiled", **{k: str(v) for k, v in ov.items()}},
                   {"polar_arith": "compiled", **ov})
 for name, ov in (
@@ -571,6 +587,7 @@ for name, ov in (
                                              "normuon": 0}),
         ("fp64_zeta", {"zeta": 1}),
         ("fp64_malt", {"malt": 1}),
+        ("fp64_malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0}),
         ("fp64_muon2f", {"muon2f": 1}),
         ("fp64_normpre_g", {"normpre_g": 1})):
     ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})

@@ -179,6 +179,9 @@ TEST(malt_flops_and_memory)
 	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn);
 	CHECK(acct_set("malt = 0\n", &a) == 0);
 	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
+	/* paper 004 #2d: no EMAs, so no state and no EMA updates */
+	CHECK(acct_set("malt = 1\nmalt_input = momentum\nmalt_beta = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 3 * mpn && a.mem[AM_MALT] == 0 && a.mem_total == 0);
 }
 
 /* paper 002's model-side arms: Table 3's parameter counts (50,342,416 for

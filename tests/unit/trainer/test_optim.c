@@ -485,6 +485,12 @@ CASE_F32(parity_zeta, "zeta")
 CASE_F32(parity_malt, "malt")
 CASE_F32(parity_malt_no_normuon, "malt_normuon0")
 CASE_F32(parity_malt_beta_eps, "malt_beta_eps")
+/* paper 004 #2d: P and Q from this step's Nesterov output (malt_input =
+ * momentum, malt_beta = 0: no EMA); the momentum with an EMA; the raw
+ * gradient without one */
+CASE_F32(parity_malt_momentum, "malt_momentum")
+CASE_F32(parity_malt_momentum_ema, "malt_momentum_ema")
+CASE_F32(parity_malt_instant, "malt_instant")
 /* Muon2-F (paper 002 exp53): the factored one-sided second moment of the
  * Nesterov output scaling it before the polar step; with NorMuon and without */
 CASE_F32(parity_muon2f, "muon2f")
@@ -522,6 +528,12 @@ TEST(parity_fp64_malt)
 {
 	struct case_result r;
 	run_case("fp64_malt", &TOL_F64, &r);
+}
+
+TEST(parity_fp64_malt_momentum)
+{
+	struct case_result r;
+	run_case("fp64_malt_momentum", &TOL_F64, &r);
 }
 
 TEST(parity_fp64_muon2f)
@@ -580,6 +592,7 @@ TEST(parity_bf16_turbo_muon_aol4) { bf16_polar_case("bf16_aol4"); }
 TEST(parity_bf16_zeta) { bf16_polar_case("bf16_zeta"); }
 TEST(parity_bf16_muon2f) { bf16_polar_case("bf16_muon2f"); }
 TEST(parity_bf16_normpre_g) { bf16_polar_case("bf16_normpre_g"); }
+TEST(parity_bf16_malt_momentum) { bf16_polar_case("bf16_malt_momentum"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -1026,13 +1039,18 @@ static void resume_case(const char *set, int fp64)
 	struct optim *oa, *ob;
 	struct err e;
 	int f;
-	char sets[1][128];
+	char sets[4][128];
+	int ns = 0;
 	char path[] = "/tmp/supkit_optim_XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	close(fd);
-	snprintf(sets[0], sizeof sets[0], "%s", set);
-	CHECK(make_config(&c, sets, 1, &f) == 0);
+	for (const char *q = set; *q && ns < 4; ns++) {   /* key=value words, space-separated */
+		size_t l = strcspn(q, " ");
+		snprintf(sets[ns], sizeof sets[ns], "%.*s", (int)l, q);
+		q += l + (q[l] == ' ');
+	}
+	CHECK(make_config(&c, sets, ns, &f) == 0);
 	c.dtype = fp64 ? DTYPE_F64 : DTYPE_F32;
 	table_make(&a, fp64);
 	CHECK(optim_create(&c, &a.t, fp64, &oa, &e) == 0);
@@ -1084,6 +1102,9 @@ TEST(state_resume_bit_identical)
 	/* MALT's row and column EMAs as well */
 	resume_case("malt=1", 0);
 	resume_case("malt=1", 1);
+	/* #2d (no EMA: no MALT records) */
+	resume_case("malt=1 malt_input=momentum malt_beta=0", 0);
+	resume_case("malt=1 malt_input=momentum malt_beta=0", 1);
 	/* Muon2-F's buffer as well (NormPre-G has no state of its own) */
 	resume_case("muon2f=1", 0);
 	resume_case("muon2f=1", 1);
@@ -1131,6 +1152,20 @@ TEST(state_load_zeta_malt_records)
 	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt = 0"),
 	       "%s", e.msg);
 	CHECKF(optim_load(o2, p1, &e) == 0, "%s", e.msg);
+	/* malt_beta = 0 keeps no EMAs: its file has no MALT records, and it
+	 * refuses a file that has them */
+	struct config c4;
+	struct optim *o4;
+	char sets4[3][128] = {"malt=1", "malt_input=momentum", "malt_beta=0"};
+	CHECK(make_config(&c4, sets4, 3, &f) == 0);
+	CHECK(optim_create(&c4, &a.t, 0, &o4, &e) == 0);
+	CHECK(optim_load(o4, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt_beta = 0"),
+	       "%s", e.msg);
+	CHECK(optim_save(o4, p1, &e) == 0);
+	CHECKF(optim_load(o4, p1, &e) == 0, "%s", e.msg);
+	CHECKF(optim_load(o0, p1, &e) == 0, "%s", e.msg);   /* the same records as malt = 0 */
+	optim_free(o4);
 	/* Muon2-F's record the same way */
 	struct config c3;
 	struct optim *o3;
@@ -1372,6 +1407,11 @@ int main(void)
 	RUN(parity_malt_no_normuon);
 	RUN(parity_malt_beta_eps);
 	RUN(parity_fp64_malt);
+	RUN(parity_malt_momentum);
+	RUN(parity_malt_momentum_ema);
+	RUN(parity_malt_instant);
+	RUN(parity_fp64_malt_momentum);
+	RUN(parity_bf16_malt_momentum);
 	RUN(parity_muon2f);
 	RUN(parity_muon2f_no_normuon);
 	RUN(parity_fp64_muon2f);
