@@ -76,6 +76,7 @@ enum acct_extra {
 	AX_SUB_GAINS,     /* 28 d^2 per layer per micro-step (sub_gains = 1) */
 	AX_MUON2F,        /* 3 m n + 4 max(m, n) per block matrix (muon2f = 1) */
 	AX_NORMPRE_G,     /* 7 m n (3 m n without the tangent) + (m + n) / 2 per block matrix */
+	AX_MATRIX_ADAMW,  /* 13 m n per block matrix (matrix_optim = adamw; no Polar Express) */
 	AX_N
 };
 
@@ -89,6 +90,7 @@ enum acct_mem {
 	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1, malt_beta > 0) */
 	AM_SUB_GAINS,     /* 16 bytes per gain (sub_gains = 1) */
 	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
+	AM_MATRIX_ADAMW,  /* 4 bytes per block-matrix parameter (matrix_optim = adamw) */
 	AM_N
 };
 

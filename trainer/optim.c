@@ -9,7 +9,10 @@
  * fp32 runs hand each group to Polar Express as one batch; the other ops
  * are per matrix, so state is kept per matrix); OE tables the
  * moment-free table-RMS update with eta = 0.6 k. Every lr times
- * lrm * lr_scale (trainer/schedule.c).
+ * lrm * lr_scale (trainer/schedule.c). matrix_optim = adamw (paper 004's
+ * pure AdamW run) makes the block matrices AdamW parameters instead: lr
+ * lr_matrix (0.04, no shape factor), betas (0.8, 0.95), eps 1e-10, wd 0,
+ * state m and v in place of the Muon and NorMuon buffers.
  *
  * Arithmetic: every step is computed in fp64 working arrays and rounded to
  * the storage precision of the original's tensors where the original
@@ -124,6 +127,13 @@ struct optim {
 };
 
 void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
+
+/* Whether p takes a Muon step (a block matrix, matrix_optim = muon); with
+ * matrix_optim = adamw the block matrices are AdamW parameters. */
+static int muon_param(const struct optim *o, const struct param *p)
+{
+	return p->group == PG_MATRIX && o->c.matrix_optim == MATRIX_OPTIM_MUON;
+}
 
 /* ---- the host twin of struct optim_device ---- */
 
@@ -520,7 +530,7 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 	o->st = xcalloc(t->n ? t->n : 1, sizeof *o->st);
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		if (p->group == PG_MATRIX) {
+		if (muon_param(o, p)) {
 			o->st[i].buf = st_alloc(o, p->numel, st_es(o));
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
 			o->st[i].smb = st_alloc(o, o->st[i].smb_n, sizeof(double));
@@ -1180,7 +1190,9 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 	for (size_t i = 0; i < o->t->n; i++) {
 		struct param *p = &o->t->p[i];
 		struct pstate *st = &o->st[i];
-		switch (p->group) {
+		/* block matrices with matrix_optim = adamw: the AdamW branch (default) */
+		enum param_group g = p->group == PG_MATRIX && !muon_param(o, p) ? PG_NGROUPS : p->group;
+		switch (g) {
 		case PG_MATRIX:
 			if (o->fp64) {
 				muon_param_f64(o, i, s);
@@ -1460,7 +1472,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			 : which == 6 ? st->zv != NULL
 			 : which == 9 ? st->m2f != NULL
 			 : which >= 7 ? st->ml != NULL
-			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
+			 : (is_muon == muon_param(o, p)) && p->group != PG_OE;
 		if ((which == 6 && !st->zv) || ((which == 7 || which == 8) && !st->ml) || (which == 9 && !st->m2f)) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %s state, but the run has %s",
 				path, (unsigned long long)r, name, which == 6 ? "Zeta" : which == 9 ? "Muon2-F" : "MALT",
@@ -1552,7 +1564,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		const char *miss = NULL;
 		if (adam != 0 && adam != 7u)
 			miss = "exp_avg, exp_avg_sq and step";
-		else if (p->group == PG_MATRIX && (k & 24u) != 24u)
+		else if (muon_param(o, p) && (k & 24u) != 24u)
 			miss = "momentum_buffer and second_momentum_buffer";
 		else if (has_master(o, p) && !(k & 32u))
 			miss = "master";

@@ -477,6 +477,9 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         if s0 and step0 == "disp_stepcount_nomom":
             st["exp_avg"].zero_()
             st["exp_avg_sq"].zero_()
+    if arm.get("matrix_optim") == "adamw":
+        matrix_adamw(table, params, grads, state, lrs["matrix"] * lr_mult, fdt)
+        shapes = []
     for shape in shapes:
         names = [n for n, gr, st_, s in table if gr == "matrix" and tuple(s) == shape]
         key = "muon" + str(shape)
@@ -511,6 +514,27 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             if not f64:
                 eta = float(np.float32(eta))
             params[name] = oe_step(params[name], grads[name], counts[name], eta, arm, t, f64)
+
+
+def matrix_adamw(table, params, grads, state, lr, fdt):
+    """matrix_optim = adamw (paper 004's pure AdamW run): every block matrix
+    stepped by torch.optim.AdamW itself (one optimizer a matrix, kept in
+    state), lr = matrix lr x lr_mult (no shape factor), betas (0.8, 0.95),
+    eps 1e-10, weight_decay 0: the benchmark's AdamW settings for its
+    other groups."""
+    for name, group, store, shape in table:
+        if group != "matrix":
+            continue
+        key = "adamw:" + name
+        if key not in state:
+            p = torch.nn.Parameter(params[name].clone().to(fdt))
+            state[key] = (p, torch.optim.AdamW([p], lr=lr, betas=(0.8, 0.95), eps=1e-10,
+                                               weight_decay=0.0))
+        p, opt = state[key]
+        opt.param_groups[0]["lr"] = lr
+        p.grad = grads[name].to(fdt).clone()
+        opt.step()
+        params[name] = p.detach().clone()
 
 
 def run_case(arm, inputs):
@@ -591,6 +615,11 @@ for name, ov in (
         ("fp64_muon2f", {"muon2f": 1}),
         ("fp64_normpre_g", {"normpre_g": 1})):
     ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})
+for name, ov in (
+        ("matrix_adamw", {"embed_state": "fp32", "matrix_optim": "adamw"}),
+        ("matrix_adamw_bf16embed", {"matrix_optim": "adamw"}),
+        ("fp64_matrix_adamw", {"dtype": "fp64", "matrix_optim": "adamw"})):
+    ARMS[name] = ({k: str(v) for k, v in ov.items()}, ov)
 for mode in ("nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom", "nostep0_all"):
     ARMS["step0_" + mode] = ({"polar": "fp32", "embed_state": "fp32", "step0": mode},
                              {"polar": "fp32", "embed_state": "fp32", "step0": mode})

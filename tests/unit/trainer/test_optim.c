@@ -548,6 +548,24 @@ TEST(parity_fp64_normpre_g)
 	run_case("fp64_normpre_g", &TOL_F64, &r);
 }
 
+/* matrix_optim = adamw (paper 004's pure AdamW run): the block matrices
+ * against torch.optim.AdamW (lr_matrix, betas (0.8, 0.95), eps 1e-10, wd 0),
+ * with fp32 and bf16 embedding state, and in fp64 */
+CASE_F32(parity_matrix_adamw, "matrix_adamw")
+
+TEST(parity_matrix_adamw_bf16_embed)
+{
+	struct tol t = {2e-5, 1e-6, 1e-5, 1};
+	struct case_result r;
+	run_case("matrix_adamw_bf16embed", &t, &r);
+}
+
+TEST(parity_fp64_matrix_adamw)
+{
+	struct case_result r;
+	run_case("fp64_matrix_adamw", &TOL_F64, &r);
+}
+
 TEST(parity_embed_state_bf16)
 {
 	/* bf16 AdamW on wte/value_embeds with the fp32 polar path */
@@ -1105,6 +1123,9 @@ TEST(state_resume_bit_identical)
 	/* #2d (no EMA: no MALT records) */
 	resume_case("malt=1 malt_input=momentum malt_beta=0", 0);
 	resume_case("malt=1 malt_input=momentum malt_beta=0", 1);
+	/* AdamW's m, v and counter of the block matrices (matrix_optim = adamw) */
+	resume_case("matrix_optim=adamw", 0);
+	resume_case("matrix_optim=adamw", 1);
 	/* Muon2-F's buffer as well (NormPre-G has no state of its own) */
 	resume_case("muon2f=1", 0);
 	resume_case("muon2f=1", 1);
@@ -1181,6 +1202,46 @@ TEST(state_load_zeta_malt_records)
 	CHECKF(optim_load(o3, p1, &e) == 0, "%s", e.msg);
 	optim_free(o3);
 	optim_free(o2);
+	optim_free(o0);
+	optim_free(o1);
+	table_free(&a);
+	unlink(p0);
+	unlink(p1);
+}
+
+/* matrix_optim = adamw keeps AdamW records for the block matrices and no
+ * Muon buffers: either file is refused by the other kind of run, naming the
+ * file and the record */
+TEST(state_load_matrix_adamw_records)
+{
+	struct table a;
+	struct config c0, c1;
+	struct optim *o0, *o1;
+	struct err e;
+	int f;
+	char sets[1][128] = {"matrix_optim=adamw"};
+	char p0[] = "/tmp/supkit_optim_XXXXXX", p1[] = "/tmp/supkit_optim_XXXXXX";
+	int fd0 = mkstemp(p0), fd1 = mkstemp(p1);
+	CHECK(fd0 >= 0 && fd1 >= 0);
+	close(fd0);
+	close(fd1);
+	CHECK(make_config(&c0, NULL, 0, &f) == 0);
+	CHECK(make_config(&c1, sets, 1, &f) == 0);
+	table_make(&a, 0);
+	CHECK(optim_create(&c0, &a.t, 0, &o0, &e) == 0);
+	CHECK(optim_create(&c1, &a.t, 0, &o1, &e) == 0);
+	run_steps(o0, &a, 0, 1);
+	CHECK(optim_save(o0, p0, &e) == 0);
+	run_steps(o1, &a, 0, 1);
+	CHECK(optim_save(o1, p1, &e) == 0);
+	CHECK(optim_load(o1, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, ".momentum_buffer': kind or size does not match the model"),
+	       "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, "transformer.h.0.attn.c_q.weight.exp_avg': kind or size"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
+	CHECKF(optim_load(o0, p0, &e) == 0, "%s", e.msg);
 	optim_free(o0);
 	optim_free(o1);
 	table_free(&a);
@@ -1412,6 +1473,9 @@ int main(void)
 	RUN(parity_malt_instant);
 	RUN(parity_fp64_malt_momentum);
 	RUN(parity_bf16_malt_momentum);
+	RUN(parity_matrix_adamw);
+	RUN(parity_matrix_adamw_bf16_embed);
+	RUN(parity_fp64_matrix_adamw);
 	RUN(parity_muon2f);
 	RUN(parity_muon2f_no_normuon);
 	RUN(parity_fp64_muon2f);
@@ -1421,6 +1485,7 @@ int main(void)
 	RUN(parity_fp64_normpre_g);
 	RUN(parity_bf16_normpre_g);
 	RUN(state_load_zeta_malt_records);
+	RUN(state_load_matrix_adamw_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);
