@@ -36,8 +36,10 @@ fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
 the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
 rounded to bf16; case base_bf16).
 Arms follow supkit-train(1), THE ARMS (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
-sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT, Muon2-F, NormPre-G) and run in float64 for
-the fp64 case (every tensor float64, no bf16 anywhere).
+sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT with its momentum and
+EMA-free variants, Muon2-F, NormPre-G) and run in float64 for
+the fp64 case (every tensor float64, no bf16 anywhere). matrix_optim = adamw steps the
+block matrices with torch.optim.AdamW itself (an independent form of the AdamW update).
 
 Usage: /usr/bin/python3 tests/reference/torch_optim.py OUTDIR
 """
