@@ -16,11 +16,13 @@
  * (dtype only, or NorMuon, which is not counted). Zeta (paper 002 section
  * 3.3) adds its element-wise passes and its fp32 second moment, whose 96 MiB
  * at depth 8 is the paper's measured +96.0 MiB; MALT (paper 004 #2c) its
- * element-wise passes and fp32 row and column EMAs; Muon2-F (paper 002
+ * element-wise passes and fp32 row and column EMAs (none with malt_beta = 0); Muon2-F (paper 002
  * exp53) its passes and its fp32 factored buffer (one value per row or
  * column, the longer side); NormPre-G (paper 004 #2e/#2f) its passes and no
  * state. Pre-sublayer channel gains (paper 002 sections 3.1 and 4.2) count
  * their weight fusion W (1 alpha^T) and its backward, and their AdamW state.
+ * AdamW on the block matrices (paper 004's pure AdamW run) counts its
+ * update and its second moment, and no Polar Express.
  */
 #include "trainer/accounting.h"
 #include "trainer/config.h"
@@ -102,6 +104,8 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 		m->params += (double)paramspec_block_bytes(&s[i], fp64);
 		if (s[i].kind != PK_OE_TABLE)
 			m->optim += es * (double)s[i].numel;
+		if (s[i].group == PG_MATRIX && c->matrix_optim == MATRIX_OPTIM_ADAMW)
+			m->optim += es * (double)s[i].numel;   /* AdamW's second moment */
 	}
 	double N = (double)c->batch_rows * c->seq_len;
 	m->activations = es * (c->depth + 1.0) * N * config_model_dim(c);
@@ -117,6 +121,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
 	"zeta", "malt", "sub_gains", "muon2f", "normpre_g",
+	"matrix_adamw",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -128,22 +133,24 @@ static const char *const extra_formulas[AX_N] = {
 	"4 L d per token x tokens/step",
 	"(4 d per lambda site (L wte_lambdas + 2 out_lambdas) + 4 d separate anchor | -2 d shared anchor) per token x tokens/step",
 	"8 m n per block matrix (ve_gate included): 4 for the second moment V = 0.99 V + 0.01 g^2, 4 for G / (sqrt(V / (1 - 0.99^t)) + 1e-8)",
-	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs, 3 (m + n) for the -1/8 powers",
+	"12 m n + 6 (m + n) per block matrix (ve_gate included): 3 m n for the squared row and column sums of g, 2 m n for P G Q, 2 m n for P X Q, 5 m n for the two Frobenius norms and the grafting scale; 3 (m + n) for the EMAs (none with malt_beta = 0), 3 (m + n) for the -1/8 powers",
 	"28 d^2 per layer per micro-step x grad_accum: W (1 alpha^T) of W_Q, W_K, W_V, W_fc (7 d^2), their gradient times alpha (7 d^2), dalpha = sum of gradient x W (14 d^2)",
 	"3 m n + 4 max(m, n) per block matrix (ve_gate included): 2 m n for the mean squares of G, m n for the scaling; 4 max(m, n) for the mean, the EMA and the inverse square root",
 	"7 m n + (m + n) / 2 per block matrix (ve_gate included; 3 m n + (m + n) / 2 with normpre_tangent = 0): 4 m n for <g_i, w_i> w_i and its subtraction, 2 m n for the squared sums, m n for the scaling; m or n inverse square roots on alternate steps",
+	"13 m n per block matrix (ve_gate included) with matrix_optim = adamw, in place of Polar Express (flops.polar_express_step 0): 3 for m's lerp, 4 for g^2 and v's lerp, 4 for sqrt(v / bias2) + eps and m / denom, 2 for the step p -= lr / bias1 u",
 };
 static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
-					   "sub_gains", "muon2f"};
+					   "sub_gains", "muon2f", "matrix_adamw"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
 	"16 bytes per q_tau entry",
 	"16 bytes per routing lambda",
 	"4 bytes per block-matrix parameter (Zeta's fp32 second moment)",
-	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs)",
+	"4 (m + n) bytes per block matrix (MALT's fp32 row and column EMAs; 0 with malt_beta = 0)",
 	"16 bytes per sub_gains entry",
 	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
+	"4 bytes per block-matrix parameter (matrix_optim = adamw: AdamW's fp32 second moment v; its first moment m takes the place of Muon's momentum buffer, and NorMuon's buffer goes)",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -248,8 +255,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 			double m = (double)s->shape[0], nn = (double)s->shape[1], q = m < nn ? m : nn;
 			polar += c->polar_steps * (4 * m * nn * q + 2 * q * q * q);
 			zeta += 8 * m * nn;
-			malt += 12 * m * nn + 6 * (m + nn);
-			malt_mem += 4 * (m + nn);
+			malt += 12 * m * nn + (c->malt_beta > 0 ? 6 : 3) * (m + nn);
+			malt_mem += c->malt_beta > 0 ? 4 * (m + nn) : 0;   /* malt_beta = 0: no EMAs */
 			m2f += 3 * m * nn + 4 * (m > nn ? m : nn);
 			m2f_mem += 4 * (m > nn ? m : nn);
 			npg += (c->normpre_tangent ? 7 : 3) * m * nn + (m + nn) / 2;
@@ -298,6 +305,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->extra[AX_MUON2F] = m2f;
 	if (c->normpre_g)
 		a->extra[AX_NORMPRE_G] = npg;
+	if (c->matrix_optim == MATRIX_OPTIM_ADAMW) {   /* AdamW in place of Muon */
+		a->extra[AX_MATRIX_ADAMW] = 13.0 * (double)pc->block_matrices;
+		a->polar_step = 0;
+	}
 	if (c->qk_scale != QK_SCALE_NONE)
 		a->extra[AX_QK_SCALING] = 4 * L * d * tok;
 	if (c->wte_lambdas) {
@@ -323,6 +334,8 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_MALT] = malt_mem;
 	if (c->muon2f)
 		a->mem[AM_MUON2F] = m2f_mem;
+	if (c->matrix_optim == MATRIX_OPTIM_ADAMW)
+		a->mem[AM_MATRIX_ADAMW] = 4.0 * (double)pc->block_matrices;
 	for (int i = 0; i < AM_N; i++)
 		a->mem_total += a->mem[i];
 	return 0;

@@ -72,10 +72,11 @@ enum acct_extra {
 	AX_QK_SCALING,    /* 4 L d per token */
 	AX_ROUTING,       /* 4 d per lambda site per token, anchor +4 d (separate) / -2 d (shared) */
 	AX_ZETA,          /* 8 m n per block matrix (zeta = 1) */
-	AX_MALT,          /* 12 m n + 6 (m + n) per block matrix (malt = 1) */
+	AX_MALT,          /* 12 m n + 6 (m + n) per block matrix (malt = 1; 3 (m + n) with malt_beta = 0) */
 	AX_SUB_GAINS,     /* 28 d^2 per layer per micro-step (sub_gains = 1) */
 	AX_MUON2F,        /* 3 m n + 4 max(m, n) per block matrix (muon2f = 1) */
 	AX_NORMPRE_G,     /* 7 m n (3 m n without the tangent) + (m + n) / 2 per block matrix */
+	AX_MATRIX_ADAMW,  /* 13 m n per block matrix (matrix_optim = adamw; no Polar Express) */
 	AX_N
 };
 
@@ -86,9 +87,10 @@ enum acct_mem {
 	AM_QK_SCALING,    /* 16 bytes per q_tau entry */
 	AM_ROUTING,       /* 16 bytes per routing lambda */
 	AM_ZETA,          /* 4 bytes per block-matrix parameter (zeta = 1) */
-	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1) */
+	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1, malt_beta > 0) */
 	AM_SUB_GAINS,     /* 16 bytes per gain (sub_gains = 1) */
 	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
+	AM_MATRIX_ADAMW,  /* 4 bytes per block-matrix parameter (matrix_optim = adamw) */
 	AM_N
 };
 

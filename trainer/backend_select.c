@@ -69,6 +69,9 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	int host_only = host_polar || host_arm;
 	/* the fused weights W (1 alpha^T) are validated on the CPU backend only */
 	host_only |= cfg->sub_gains;
+	/* AdamW on the block matrices (matrix_optim = adamw) is validated on the
+	 * CPU backend only */
+	host_only |= cfg->matrix_optim == MATRIX_OPTIM_ADAMW;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
 	if (host_arm) {
@@ -79,6 +82,11 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	if (cfg->sub_gains) {
 		err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
 			"(the CUDA backend does not implement the fused weights W (1 alpha^T))");
+		return NULL;
+	}
+	if (cfg->matrix_optim == MATRIX_OPTIM_ADAMW) {
+		err_set(e, EXIT_USAGE, "backend = cuda: matrix_optim = adamw needs backend = cpu "
+			"(the CUDA backend steps the block matrices with Muon only)");
 		return NULL;
 	}
 	if (host_polar) {

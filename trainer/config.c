@@ -66,6 +66,8 @@ static const char *const w_qkparam[] = {"exp", "stop_exp", "linear", NULL};
 static const char *const w_anchor[] = {"separate", "shared", NULL};
 static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom",
 				      "disp_stepcount_nomom", "nostep0_all", NULL};
+static const char *const w_maltin[] = {"grad", "momentum", NULL};
+static const char *const w_mopt[] = {"muon", "adamw", NULL};
 
 #define OFF(f) offsetof(struct config, f)
 #define SZ(f) sizeof(((struct config *)0)->f)
@@ -171,6 +173,9 @@ static const struct key_def keys[] = {
 	I("pass_rows", pass_rows, "0", 0, 1000000),
 	I("checkpoint_every", checkpoint_every, "0", 0, 1000000000),
 	I("eval_every", eval_every, "0", 0, 1000000000),
+	/* optimizer arms of paper 004 (#2d; pure AdamW) */
+	E("malt_input", malt_input, "grad", w_maltin),
+	E("matrix_optim", matrix_optim, "muon", w_mopt),
 };
 
 #define NKEYS ((int)(sizeof keys / sizeof keys[0]))
@@ -682,6 +687,20 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->momentum_end < c->momentum_start && c->cooldown)
 		return conflict(c, "cooldown", "momentum_end", e,
 				"cooldown anneals momentum_end down to momentum_start: needs momentum_end >= momentum_start");
+	/* optimizer arms of paper 004 (#2d; pure AdamW) */
+	if (c->malt_input != MALT_INPUT_GRAD && !c->malt)
+		return conflict(c, "malt_input", "malt", e,
+				"malt_input = %s shapes MALT: needs malt = 1", w_maltin[c->malt_input]);
+	if (c->matrix_optim == MATRIX_OPTIM_ADAMW) {   /* the Muon-side switches would do nothing */
+		const char *k = c->muoneq != MUONEQ_OFF ? "muoneq" : c->zeta ? "zeta" : c->malt ? "malt"
+			      : c->muon2f ? "muon2f" : c->normpre_g ? "normpre_g" : c->cooldown ? "cooldown"
+			      : !c->normuon ? "normuon" : c->polar != POLAR_BF16 ? "polar"
+			      : c->polar_norm != POLAR_NORM_AS_POLAR ? "polar_norm" : c->polar_steps != 5 ? "polar_steps"
+			      : c->post_polar != POST_POLAR_AS_POLAR ? "post_polar" : NULL;
+		if (k)
+			return conflict(c, k, "matrix_optim", e,
+					"%s shapes the Muon step: matrix_optim = adamw has none", k);
+	}
 	return 0;
 }
 
@@ -903,7 +922,11 @@ static const struct {
 	{"exp16_head_temp_bieq", "paper 004 Table 4b #1: per-head QK temperature + noguard_full",
 	 "qk_scale = head\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
 	{"exp16_ngpt_coord_bieq", "paper 004 Table 4b #2: untied per-coordinate QK scaling + noguard_full",
-	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},	/* paper 004 #2d and the pure AdamW run */
+	{"noguard_malt_fp32", "paper 004 #2d: instantaneous MALT, P and Q from this step's Nesterov momentum (no EMA), map-back and grafting, with NorMuon",
+	 "malt = 1\nmalt_input = momentum\nmalt_beta = 0\n"},
+	{"baseline_pure_adamw", "paper 004's pure AdamW run (seed 46): AdamW in place of Muon on the block matrices, lr 0.04, betas (0.8, 0.95), eps 1e-10, no weight decay",
+	 "matrix_optim = adamw\n"},
 };
 
 /* Short names used in the papers' prose. */

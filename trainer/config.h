@@ -43,6 +43,8 @@ enum cfg_qk_mask { QK_MASK_NONE, QK_MASK_L0_HF16 };
 /* q_tau's map to the q multiplier m (supkit-train(1), THE ARMS) */
 enum cfg_qk_param { QK_PARAM_EXP, QK_PARAM_STOP_EXP, QK_PARAM_LINEAR };
 enum cfg_anchor { ANCHOR_SEPARATE, ANCHOR_SHARED };
+enum cfg_malt_input { MALT_INPUT_GRAD, MALT_INPUT_MOMENTUM }; /* MALT's row/column statistics */
+enum cfg_matrix_optim { MATRIX_OPTIM_MUON, MATRIX_OPTIM_ADAMW }; /* the block matrices' optimizer */
 /* Where each key was last set (not a key; never printed or hashed): lets
  * config_validate name the file and line of a conflicting switch. Filled by
  * the loaders; config_defaults clears it. */
@@ -132,8 +134,15 @@ struct config {
 	                              whitening of the momentum before the polar step) */
 	int malt;                  /* malt = 0 | 1 (MALT: two-sided -1/8-power
 	                              preconditioning, map-back, Frobenius grafting) */
-	double malt_beta;          /* malt_beta = 0.95 (row/column EMA rate) */
+	double malt_beta;          /* malt_beta = 0.95 (row/column EMA rate; 0: this
+	                              step's statistics, no EMA state) */
 	double malt_eps;           /* malt_eps = 1e-8 (inside the -1/8 power) */
+	enum cfg_malt_input malt_input; /* malt_input = grad | momentum (the tensor MALT's
+	                              row and column statistics are taken from: the raw
+	                              gradient or the Nesterov output the polar step takes) */
+	enum cfg_matrix_optim matrix_optim; /* matrix_optim = muon | adamw (the block
+	                              matrices' optimizer: Muon, or AdamW at lr_matrix with
+	                              betas (0.8, 0.95), eps 1e-10, no weight decay) */
 	int muon2f;                /* muon2f = 0 | 1 (Muon2-F: factored one-sided
 	                              second-moment EMA of the momentum before the polar step) */
 	int normpre_g;             /* normpre_g = 0 | 1 (NormPre-G: relaxed weight-tangent

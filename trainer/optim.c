@@ -9,7 +9,10 @@
  * fp32 runs hand each group to Polar Express as one batch; the other ops
  * are per matrix, so state is kept per matrix); OE tables the
  * moment-free table-RMS update with eta = 0.6 k. Every lr times
- * lrm * lr_scale (trainer/schedule.c).
+ * lrm * lr_scale (trainer/schedule.c). matrix_optim = adamw (paper 004's
+ * pure AdamW run) makes the block matrices AdamW parameters instead: lr
+ * lr_matrix (0.04, no shape factor), betas (0.8, 0.95), eps 1e-10, wd 0,
+ * state m and v in place of the Muon and NorMuon buffers.
  *
  * Arithmetic: every step is computed in fp64 working arrays and rounded to
  * the storage precision of the original's tensors where the original
@@ -39,7 +42,8 @@
  *    the square ones; polar_norm and polar_steps: trainer/polar.c. zeta
  *    = 1 whitens the Nesterov output before the polar step with Zeta's fp32
  *    second moment of the raw gradient (zeta_f32, on the host). malt = 1
- *    scales G by MALT's P and Q (row and column EMAs kept fp32) and maps
+ *    scales G by MALT's P and Q (row and column EMAs kept fp32, of the raw
+ *    gradient or, malt_input = momentum, of G; malt_beta = 0: none) and maps
  *    the polar output back (P X Q grafted to ||X||_F) in fp64 from X,
  *    rounded to X's post-polar dtype (on the host). muon2f = 1 scales G by
  *    Muon2-F's factored second moment of G (fp32 buffer) and normpre_g = 1
@@ -123,6 +127,13 @@ struct optim {
 };
 
 void optim_set_polar(struct optim *o, optim_polar_fn fn) { o->polar = fn; }
+
+/* Whether p takes a Muon step (a block matrix, matrix_optim = muon); with
+ * matrix_optim = adamw the block matrices are AdamW parameters. */
+static int muon_param(const struct optim *o, const struct param *p)
+{
+	return p->group == PG_MATRIX && o->c.matrix_optim == MATRIX_OPTIM_MUON;
+}
 
 /* ---- the host twin of struct optim_device ---- */
 
@@ -519,13 +530,13 @@ int optim_create(const struct config *c, struct param_table *t, int fp64,
 	o->st = xcalloc(t->n ? t->n : 1, sizeof *o->st);
 	for (size_t i = 0; i < t->n; i++) {
 		struct param *p = &t->p[i];
-		if (p->group == PG_MATRIX) {
+		if (muon_param(o, p)) {
 			o->st[i].buf = st_alloc(o, p->numel, st_es(o));
 			o->st[i].smb_n = p->rows >= p->cols ? p->rows : p->cols;
 			o->st[i].smb = st_alloc(o, o->st[i].smb_n, sizeof(double));
 			if (c->zeta)
 				o->st[i].zv = st_alloc(o, p->numel, st_es(o));
-			if (c->malt) {
+			if (c->malt && c->malt_beta > 0) {   /* malt_beta = 0: no EMA state */
 				o->st[i].ml = st_alloc(o, p->rows, sizeof(double));
 				o->st[i].mr = st_alloc(o, p->cols, sizeof(double));
 			}
@@ -732,11 +743,13 @@ static void zeta_f64(double *V, const double *g, double *G, size_t N, int step)
 }
 
 /* MALT (paper 004 #2c, adapting Wu et al. 2026, Alg. 1): running EMAs of
- * the raw gradient's squared row and column norms, l = b l + (1 - b)
- * sum_j g_ij^2 and r = b r + (1 - b) sum_i g_ij^2 (b = malt_beta, in the
- * run's precision), P = diag((l + eps)^-1/8), Q = diag((r + eps)^-1/8)
- * (eps = malt_eps); the polar step takes P G Q; its output O is mapped back,
- * D = P O Q, and grafted to O's Frobenius norm, D ||O||_F / ||D||_F. */
+ * the squared row and column norms of g, l = b l + (1 - b) sum_j g_ij^2 and
+ * r = b r + (1 - b) sum_i g_ij^2 (b = malt_beta, in the run's precision),
+ * P = diag((l + eps)^-1/8), Q = diag((r + eps)^-1/8) (eps = malt_eps); the
+ * polar step takes P G Q; its output O is mapped back, D = P O Q, and
+ * grafted to O's Frobenius norm, D ||O||_F / ||D||_F. g is the raw gradient
+ * (malt_input = grad) or G itself (momentum: paper 004 #2d); with b = 0 (no
+ * EMA state, st->ml NULL) l and r are this step's sums, rounded to r. */
 static void malt_pre(const struct optim *o, struct pstate *st, const double *g, double *G,
 		     size_t m, size_t n, enum round_mode r, double *pq)
 {
@@ -751,12 +764,12 @@ static void malt_pre(const struct optim *o, struct pstate *st, const double *g, 
 			rs += q;
 			Q[j] += q;
 		}
-		st->ml[i] = rnd(b * st->ml[i] + (1 - b) * rs, r);
-		P[i] = pow(st->ml[i] + eps, -0.125);
+		double l = st->ml ? (st->ml[i] = rnd(b * st->ml[i] + (1 - b) * rs, r)) : rnd(rs, r);
+		P[i] = pow(l + eps, -0.125);
 	}
 	for (size_t j = 0; j < n; j++) {
-		st->mr[j] = rnd(b * st->mr[j] + (1 - b) * Q[j], r);
-		Q[j] = pow(st->mr[j] + eps, -0.125);
+		double rr = st->mr ? (st->mr[j] = rnd(b * st->mr[j] + (1 - b) * Q[j], r)) : rnd(Q[j], r);
+		Q[j] = pow(rr + eps, -0.125);
 	}
 	for (size_t i = 0; i < m; i++)
 		for (size_t j = 0; j < n; j++)
@@ -924,9 +937,10 @@ static void muon_group_f32(struct optim *o, const size_t *idx, size_t nb,
 		if (o->c.malt) {   /* MALT's P G Q; P and Q kept for the map-back */
 			double *G = dscratch(o, 2, 2 * N * sizeof *G), *g = G + N;
 			double *pq = (double *)scratch(o, 2, nb * (m + n) * sizeof *pq) + b * (m + n);
+			int mom = o->c.malt_input == MALT_INPUT_MOMENTUM;
 			for (size_t i = 0; i < N; i++) {
 				G[i] = Xb[i];
-				g[i] = p->g[i];
+				g[i] = mom ? Xb[i] : p->g[i];
 			}
 			malt_pre(o, &o->st[idx[b]], g, G, m, n, RND_F32, pq);
 			for (size_t i = 0; i < N; i++)
@@ -1006,7 +1020,8 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 	load_vals(o, p, w, G);
 	double mu = s->momentum, w1 = 1 - mu;
 	double *g0 = NULL;
-	if (o->c.zeta || o->c.malt) {   /* Zeta's V and MALT's EMAs take the raw gradient */
+	if (o->c.zeta || (o->c.malt && o->c.malt_input == MALT_INPUT_GRAD)) {
+		/* Zeta's V and MALT's statistics (malt_input = grad) take the raw gradient */
 		g0 = xmalloc(N * sizeof *g0);
 		memcpy(g0, G, N * sizeof *g0);
 	}
@@ -1017,7 +1032,7 @@ static void muon_param_f64(struct optim *o, size_t pi, const struct optim_sched 
 		zeta_f64((double *)st->zv, g0, G, N, s->step);
 	if (o->c.malt) {
 		pq = xmalloc((m + n) * sizeof *pq);
-		malt_pre(o, st, g0, G, m, n, RND_F64, pq);
+		malt_pre(o, st, g0 ? g0 : G, G, m, n, RND_F64, pq);
 	}
 	free(g0);
 	if (o->c.muon2f)
@@ -1175,7 +1190,9 @@ int optim_step_sched(struct optim *o, const struct optim_sched *s, struct err *e
 	for (size_t i = 0; i < o->t->n; i++) {
 		struct param *p = &o->t->p[i];
 		struct pstate *st = &o->st[i];
-		switch (p->group) {
+		/* block matrices with matrix_optim = adamw: the AdamW branch (default) */
+		enum param_group g = p->group == PG_MATRIX && !muon_param(o, p) ? PG_NGROUPS : p->group;
+		switch (g) {
 		case PG_MATRIX:
 			if (o->fp64) {
 				muon_param_f64(o, i, s);
@@ -1455,12 +1472,12 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 			 : which == 6 ? st->zv != NULL
 			 : which == 9 ? st->m2f != NULL
 			 : which >= 7 ? st->ml != NULL
-			 : (is_muon == (p->group == PG_MATRIX)) && p->group != PG_OE;
+			 : (is_muon == muon_param(o, p)) && p->group != PG_OE;
 		if ((which == 6 && !st->zv) || ((which == 7 || which == 8) && !st->ml) || (which == 9 && !st->m2f)) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %s state, but the run has %s",
 				path, (unsigned long long)r, name, which == 6 ? "Zeta" : which == 9 ? "Muon2-F" : "MALT",
 				p->group != PG_MATRIX ? "no such state for it" : which == 6 ? "zeta = 0"
-				: which == 9 ? "muon2f = 0" : "malt = 0");
+				: which == 9 ? "muon2f = 0" : o->c.malt ? "malt_beta = 0" : "malt = 0");
 			goto out;
 		}
 		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
@@ -1547,7 +1564,7 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 		const char *miss = NULL;
 		if (adam != 0 && adam != 7u)
 			miss = "exp_avg, exp_avg_sq and step";
-		else if (p->group == PG_MATRIX && (k & 24u) != 24u)
+		else if (muon_param(o, p) && (k & 24u) != 24u)
 			miss = "momentum_buffer and second_momentum_buffer";
 		else if (has_master(o, p) && !(k & 32u))
 			miss = "master";

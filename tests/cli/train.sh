@@ -152,13 +152,27 @@ for a in muon2_f_prepolar_v published_normpre_g noguard_normpre_g_fp32 \
 	noguard_bieq_cooldown_fp32 muoneq_r_full_pkg muoneq_rc_full_pkg noguard_full noguard_full_bieq_tau25 \
 	noguard_neumann_no_bieq noguard_cooldown_fp32norm noguard_neumann_cooldown_no_bieq noguard_neumann_only \
 	exp13_rope_only exp13_joint_rope_bieq exp15_tau25_joint exp15_bieq_tau25_only_joint exp16_head_temp_bieq \
-	exp16_ngpt_coord_bieq; do
+	exp16_ngpt_coord_bieq \
+	noguard_malt_fp32 baseline_pure_adamw; do
 	run supkit train --arm "$a" "$CFG" --set data_dir="$D" --set steps=4 --quiet -o "$TMP/arm_$a"
 	expect_rc 0 "arm $a trains 4 steps at tiny size"
 	l=$(num "$TMP/arm_$a/result.json" final_loss)
 	if awk -v l="$l" 'BEGIN { exit !(l + 0 == l && l > 0 && l < 100) }'; then ok "arm $a: final loss $l"
 	else bad "arm $a: final loss" "'$l'"; fi
 done
+# 3g. AdamW on the block matrices (matrix_optim = adamw): their m, v and
+# counters travel in optim.bin, so 12 steps straight and 5 + --resume agree
+run trn --set steps=12 --set matrix_optim=adamw -o "$TMP/aw_a"
+expect_rc 0 "12-step matrix_optim = adamw run"
+run trn --set steps=12 --set matrix_optim=adamw --stop-after 5 -o "$TMP/aw_b"
+expect_rc 0 "matrix_optim = adamw run stopped after 5 steps"
+run supkit train --resume "$TMP/aw_b" --quiet
+expect_rc 0 "matrix_optim = adamw run resumed to the end"
+expect_same_file "$TMP/aw_a/model.safetensors" "$TMP/aw_b/model.safetensors" "resumed matrix AdamW weights bit-identical"
+expect_same_file "$TMP/aw_a/optim.bin" "$TMP/aw_b/optim.bin" "resumed matrix AdamW optimizer state bit-identical"
+if grep -aq 'c_q.weight.exp_avg_sq' "$TMP/aw_a/optim.bin" && ! grep -aq 'c_q.weight.momentum_buffer' "$TMP/aw_a/optim.bin"
+then ok "matrix AdamW state: exp_avg_sq records for the block matrices, no Muon buffers"
+else bad "matrix AdamW state: exp_avg_sq records for the block matrices, no Muon buffers"; fi
 
 # 4. kill -9 between checkpoints, then resume
 run trn --set steps=150 --set checkpoint_every=5 -o "$TMP/c"

@@ -36,8 +36,10 @@ fp32 from bf16 inputs with fp32 scalars and rounded once; the default, as in
 the C trainer) and "eager" (PyTorch's own eager bf16 ops, the Python scalars
 rounded to bf16; case base_bf16).
 Arms follow supkit-train(1), THE ARMS (BiEq, MuonEq-R/RC, fp32 polar, Neumann-Gram at both
-sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT, Muon2-F, NormPre-G) and run in float64 for
-the fp64 case (every tensor float64, no bf16 anywhere).
+sites, Table-Neumann, OE, step-0 modes, embed_state, Zeta, MALT with its momentum and
+EMA-free variants, Muon2-F, NormPre-G) and run in float64 for
+the fp64 case (every tensor float64, no bf16 anywhere). matrix_optim = adamw steps the
+block matrices with torch.optim.AdamW itself (an independent form of the AdamW update).
 
 Usage: /usr/bin/python3 tests/reference/torch_optim.py OUTDIR
 """
@@ -281,6 +283,14 @@ def malt_pq(grads, ml, mr, beta, eps):
     return (ml + eps) ** -0.125, (mr + eps) ** -0.125
 
 
+def malt_pq_instant(g, eps):
+    """MALT without EMAs (paper 004 #2d, malt_beta = 0): P and Q from this
+    step's squared row and column norms of g, computed in g's dtype,
+    P = (sum_j g_ij^2 + eps)^-1/8, Q = (sum_i g_ij^2 + eps)^-1/8."""
+    sq = g.square()
+    return (sq.sum(dim=-1, keepdim=True) + eps) ** -0.125, (sq.sum(dim=-2, keepdim=True) + eps) ** -0.125
+
+
 def malt_map_back(X, P, Q):
     """D = P X Q grafted to X's Frobenius norm, computed in fp64 from X and
     returned in X's dtype."""
@@ -324,8 +334,12 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     g = stacked_grads.lerp_(momentum_buffer, momentum_t)
     if zeta_v is not None:
         g = zeta_whiten(g, raw, zeta_v, t)
-    if malt is not None:
-        P, Q = malt_pq(raw, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
+    if arm.get("malt"):   # statistics of the raw gradient or (#2d) of the Nesterov output g
+        src = g if arm.get("malt_input", "grad") == "momentum" else raw
+        if malt is not None:
+            P, Q = malt_pq(src, malt[0], malt[1], arm.get("malt_beta", 0.95), arm.get("malt_eps", 1e-8))
+        else:
+            P, Q = malt_pq_instant(src, arm.get("malt_eps", 1e-8))
         g = P * g * Q
     if m2f is not None:
         g = muon2f_precondition(g, m2f, red_dim)
@@ -346,7 +360,7 @@ def muon_step(stacked_grads, stacked_params, momentum_buffer, second_momentum_bu
     g = torch.stack([polar_express(x, pdt, arith, norm, steps) for x in g]).to(pdt)
     if arm.get("post_polar", "polar") == "fp32" and not f64:
         g = g.float()   # NorMuon and the update in fp32 on the polar output
-    if malt is not None:
+    if arm.get("malt"):
         g = malt_map_back(g, P, Q)
     if not arm.get("normuon", 1):   # no NorMuon: the update takes X as it is
         lr = torch.tensor(lr, dtype=stacked_params.dtype, device=dev).to(g.dtype)
@@ -465,6 +479,9 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
         if s0 and step0 == "disp_stepcount_nomom":
             st["exp_avg"].zero_()
             st["exp_avg_sq"].zero_()
+    if arm.get("matrix_optim") == "adamw":
+        matrix_adamw(table, params, grads, state, lrs["matrix"] * lr_mult, fdt)
+        shapes = []
     for shape in shapes:
         names = [n for n, gr, st_, s in table if gr == "matrix" and tuple(s) == shape]
         key = "muon" + str(shape)
@@ -476,7 +493,7 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             st["second_momentum_buffer"] = torch.zeros(sshape, dtype=fdt, device=dev)
             if arm.get("zeta"):
                 st["zeta_v"] = torch.zeros(len(names), *shape, dtype=fdt, device=dev)
-            if arm.get("malt"):
+            if arm.get("malt") and arm.get("malt_beta", 0.95) > 0:
                 st["malt"] = (torch.zeros(len(names), shape[0], 1, dtype=fdt, device=dev),
                               torch.zeros(len(names), 1, shape[1], dtype=fdt, device=dev))
             if arm.get("muon2f"):
@@ -499,6 +516,27 @@ def step_all(table, params, grads, counts, masks, state, t, sched, arm, k):
             if not f64:
                 eta = float(np.float32(eta))
             params[name] = oe_step(params[name], grads[name], counts[name], eta, arm, t, f64)
+
+
+def matrix_adamw(table, params, grads, state, lr, fdt):
+    """matrix_optim = adamw (paper 004's pure AdamW run): every block matrix
+    stepped by torch.optim.AdamW itself (one optimizer a matrix, kept in
+    state), lr = matrix lr x lr_mult (no shape factor), betas (0.8, 0.95),
+    eps 1e-10, weight_decay 0: the benchmark's AdamW settings for its
+    other groups."""
+    for name, group, store, shape in table:
+        if group != "matrix":
+            continue
+        key = "adamw:" + name
+        if key not in state:
+            p = torch.nn.Parameter(params[name].clone().to(fdt))
+            state[key] = (p, torch.optim.AdamW([p], lr=lr, betas=(0.8, 0.95), eps=1e-10,
+                                               weight_decay=0.0))
+        p, opt = state[key]
+        opt.param_groups[0]["lr"] = lr
+        p.grad = grads[name].to(fdt).clone()
+        opt.step()
+        params[name] = p.detach().clone()
 
 
 def run_case(arm, inputs):
@@ -550,6 +588,9 @@ for name, ov in (
         ("malt", {"malt": 1}),
         ("malt_normuon0", {"malt": 1, "normuon": 0}),
         ("malt_beta_eps", {"malt": 1, "malt_beta": 0.5, "malt_eps": 0.01}),
+        ("malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0}),
+        ("malt_momentum_ema", {"malt": 1, "malt_input": "momentum", "malt_beta": 0.5}),
+        ("malt_instant", {"malt": 1, "malt_beta": 0}),
         ("muon2f", {"muon2f": 1}),
         ("muon2f_normuon0", {"muon2f": 1, "normuon": 0}),
         ("normpre_g", {"normpre_g": 1}),
@@ -561,7 +602,8 @@ for name, ov in (
         ("bf16_aol4", {"polar_norm": "aol", "polar_steps": 4}),
         ("bf16_zeta", {"zeta": 1}),
         ("bf16_muon2f", {"muon2f": 1}),
-        ("bf16_normpre_g", {"normpre_g": 1})):
+        ("bf16_normpre_g", {"normpre_g": 1}),
+        ("bf16_malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0})):
     ARMS[name] = ({"polar_arith": "compiled", **{k: str(v) for k, v in ov.items()}},
                   {"polar_arith": "compiled", **ov})
 for name, ov in (
@@ -571,9 +613,15 @@ for name, ov in (
                                              "normuon": 0}),
         ("fp64_zeta", {"zeta": 1}),
         ("fp64_malt", {"malt": 1}),
+        ("fp64_malt_momentum", {"malt": 1, "malt_input": "momentum", "malt_beta": 0}),
         ("fp64_muon2f", {"muon2f": 1}),
         ("fp64_normpre_g", {"normpre_g": 1})):
     ARMS[name] = ({"dtype": "fp64", **{k: str(v) for k, v in ov.items()}}, {"dtype": "fp64", **ov})
+for name, ov in (
+        ("matrix_adamw", {"embed_state": "fp32", "matrix_optim": "adamw"}),
+        ("matrix_adamw_bf16embed", {"matrix_optim": "adamw"}),
+        ("fp64_matrix_adamw", {"dtype": "fp64", "matrix_optim": "adamw"})):
+    ARMS[name] = ({k: str(v) for k, v in ov.items()}, ov)
 for mode in ("nostep0", "mom_only_nodisp", "disp_only_nomom", "disp_stepcount_nomom", "nostep0_all"):
     ARMS["step0_" + mode] = ({"polar": "fp32", "embed_state": "fp32", "step0": mode},
                              {"polar": "fp32", "embed_state": "fp32", "step0": mode})

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "t.h"
@@ -179,6 +180,38 @@ TEST(malt_flops_and_memory)
 	CHECK(a.extra[AX_MALT] == 12 * mn + 6 * mpn);
 	CHECK(acct_set("malt = 0\n", &a) == 0);
 	CHECK(a.extra[AX_MALT] == 0 && a.mem[AM_MALT] == 0);
+	/* paper 004 #2d: no EMAs, so no state and no EMA updates */
+	CHECK(acct_set("malt = 1\nmalt_input = momentum\nmalt_beta = 0\n", &a) == 0);
+	CHECK(a.extra[AX_MALT] == 12 * mn + 3 * mpn && a.mem[AM_MALT] == 0 && a.mem_total == 0);
+}
+
+/* matrix_optim = adamw (paper 004's pure AdamW run): the AdamW update of
+ * every block-matrix entry (13 FLOPs), no Polar Express, and AdamW's second
+ * moment (4 bytes an entry) in the extra memory and the memory floor */
+TEST(matrix_adamw_flops_and_memory)
+{
+	struct accounting a, b;
+	const double mn = 32 * 512.0 * 512 + 16 * 2048.0 * 512 + 4 * 4.0 * 32;
+	CHECK(acct_set("", &b) == 0);
+	CHECK(b.polar_step > 0 && b.extra_total == 0 && b.mem_total == 0);
+	CHECK(acct_set("matrix_optim = adamw\n", &a) == 0);
+	CHECK(a.counts.block_matrices == (int64_t)mn);
+	CHECK(a.extra[AX_MATRIX_ADAMW] == 13 * mn && a.extra_total == 13 * mn);
+	CHECK(a.polar_step == 0);
+	CHECK(a.mem[AM_MATRIX_ADAMW] == 4 * mn && a.mem_total == 4 * mn);
+	CHECK(a.flops_step == b.flops_step && a.counts.total == b.counts.total);
+	struct config c;
+	struct err e;
+	struct param_spec *p;
+	size_t n;
+	struct memory_floor f0, f1;
+	config_defaults(&c);
+	CHECK(paramspec_build(&c, &p, &n, &e) == 0);
+	memory_floor_of(&c, p, n, &f0);
+	c.matrix_optim = MATRIX_OPTIM_ADAMW;
+	memory_floor_of(&c, p, n, &f1);
+	CHECK(f1.optim == f0.optim + 4 * mn && f1.total == f0.total + 4 * mn);
+	free(p);
 }
 
 /* paper 002's model-side arms: Table 3's parameter counts (50,342,416 for
@@ -266,6 +299,7 @@ int main(void)
 	RUN(malt_flops_and_memory);
 	RUN(sub_gains_paper002);
 	RUN(muon2f_normpre_g_flops_and_memory);
+	RUN(matrix_adamw_flops_and_memory);
 	RUN(formulas_named);
 	return t_done();
 }

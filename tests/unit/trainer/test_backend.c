@@ -973,6 +973,15 @@ TEST(select_host_polar_arms)
 	CHECK(e.code == EXIT_USAGE);
 	CHECK(strstr(e.msg, "sub_gains = 1 needs backend = cpu") != NULL);
 	c.sub_gains = 0;
+	/* AdamW on the block matrices: CPU only */
+	c.matrix_optim = MATRIX_OPTIM_ADAMW;
+	c.backend = BACKEND_AUTO;
+	CHECK(backend_select(&c, &e) == backend_cpu());
+	c.backend = BACKEND_CUDA;
+	CHECK(backend_select(&c, &e) == NULL);
+	CHECK(e.code == EXIT_USAGE);
+	CHECK(strstr(e.msg, "matrix_optim = adamw needs backend = cpu") != NULL);
+	c.matrix_optim = MATRIX_OPTIM_MUON;
 	c.muon2f = 1;   /* Muon2-F and NormPre-G: host only */
 	c.backend = BACKEND_AUTO;
 	CHECK(backend_select(&c, &e) == backend_cpu());

@@ -160,6 +160,16 @@ TEST(conflicts_name_file_and_line)
 	expect_err("normpre_g = 1\nzeta = 1\n", "t.cfg:2: normpre_g = 1 and zeta = 1 are two pre-polar conditioners: use one");
 	expect_err("normpre_g = 1\nmuon2f = 1\n", "t.cfg:2: muon2f = 1 and normpre_g = 1 are two pre-polar conditioners: use one");
 	expect_err("normpre_tangent = 0\n", "t.cfg:1: normpre_tangent = 0 shapes NormPre-G: needs normpre_g = 1");
+	expect_err("malt_input = momentum\n", "t.cfg:1: malt_input = momentum shapes MALT: needs malt = 1");
+	expect_err("malt = 1\nmalt_input = moment\n", "t.cfg:2: malt_input");
+	/* matrix_optim = adamw: the Muon-side switches have nothing to shape */
+	expect_err("matrix_optim = adamw\nmuoneq = bieq\n", "t.cfg:2: muoneq shapes the Muon step: matrix_optim = adamw has none");
+	expect_err("malt = 1\nmatrix_optim = adamw\n", "t.cfg:2: malt shapes the Muon step: matrix_optim = adamw has none");
+	expect_err("matrix_optim = adamw\nnormuon = 0\n", "t.cfg:2: normuon shapes the Muon step");
+	expect_err("matrix_optim = adamw\npolar = fp32\n", "t.cfg:2: polar shapes the Muon step");
+	expect_err("matrix_optim = adamw\ncooldown = 1\n", "t.cfg:2: cooldown shapes the Muon step");
+	expect_err("matrix_optim = adamw\npolar_steps = 4\n", "t.cfg:2: polar_steps shapes the Muon step");
+	expect_err("matrix_optim = sgd\n", "t.cfg:1: matrix_optim");
 	expect_err("polar_steps = 6\n", "t.cfg:1: polar_steps");
 	expect_err("polar_norm = fp16\n", "t.cfg:1: polar_norm: 'fp16' is not one of polar, fp32, aol");
 	expect_err("precision = bf16\n", "t.cfg:1: precision: 'bf16' is not one of auto, autocast, fp32");
@@ -588,6 +598,20 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "exp16_ngpt_coord_bieq", &e) == 0);
 	CHECK(c.qk_scale == QK_SCALE_UNTIED && c.bieq_tau == 80 && c.neumann_tau == 80);
+	/* paper 004 #2d: MALT from this step's momentum, no EMA, no precision switch */
+	config_defaults(&c);
+	CHECK(c.malt_input == MALT_INPUT_GRAD);
+	CHECK(config_arm_apply(&c, "noguard_malt_fp32", &e) == 0);
+	CHECK(c.malt && c.malt_input == MALT_INPUT_MOMENTUM && c.malt_beta == 0 && c.malt_eps == 1e-8);
+	CHECK(c.normuon && c.muoneq == MUONEQ_OFF && c.polar_norm == POLAR_NORM_AS_POLAR);
+	CHECK(c.embed_state == EMBED_STATE_BF16 && c.post_polar == POST_POLAR_AS_POLAR);
+	/* paper 004's pure AdamW run: matrix_optim = adamw alone */
+	config_defaults(&c);
+	CHECK(c.matrix_optim == MATRIX_OPTIM_MUON);
+	CHECK(config_arm_apply(&c, "baseline_pure_adamw", &e) == 0);
+	CHECK(c.matrix_optim == MATRIX_OPTIM_ADAMW && c.lr_matrix == 0.04 && c.muoneq == MUONEQ_OFF);
+	CHECK(c.embed_state == EMBED_STATE_BF16 && !c.malt && c.normuon && c.polar_norm == POLAR_NORM_AS_POLAR);
+	CHECK(config_validate(&c, &e) == 0);
 	CHECK(config_set(&c, "arm=my#arm", &e) == 0); /* '#' after a letter is not a comment... */
 	CHECK(config_validate(&c, &e) != 0);          /* ...but not an arm name either */
 }

@@ -485,6 +485,12 @@ CASE_F32(parity_zeta, "zeta")
 CASE_F32(parity_malt, "malt")
 CASE_F32(parity_malt_no_normuon, "malt_normuon0")
 CASE_F32(parity_malt_beta_eps, "malt_beta_eps")
+/* paper 004 #2d: P and Q from this step's Nesterov output (malt_input =
+ * momentum, malt_beta = 0: no EMA); the momentum with an EMA; the raw
+ * gradient without one */
+CASE_F32(parity_malt_momentum, "malt_momentum")
+CASE_F32(parity_malt_momentum_ema, "malt_momentum_ema")
+CASE_F32(parity_malt_instant, "malt_instant")
 /* Muon2-F (paper 002 exp53): the factored one-sided second moment of the
  * Nesterov output scaling it before the polar step; with NorMuon and without */
 CASE_F32(parity_muon2f, "muon2f")
@@ -524,6 +530,12 @@ TEST(parity_fp64_malt)
 	run_case("fp64_malt", &TOL_F64, &r);
 }
 
+TEST(parity_fp64_malt_momentum)
+{
+	struct case_result r;
+	run_case("fp64_malt_momentum", &TOL_F64, &r);
+}
+
 TEST(parity_fp64_muon2f)
 {
 	struct case_result r;
@@ -534,6 +546,24 @@ TEST(parity_fp64_normpre_g)
 {
 	struct case_result r;
 	run_case("fp64_normpre_g", &TOL_F64, &r);
+}
+
+/* matrix_optim = adamw (paper 004's pure AdamW run): the block matrices
+ * against torch.optim.AdamW (lr_matrix, betas (0.8, 0.95), eps 1e-10, wd 0),
+ * with fp32 and bf16 embedding state, and in fp64 */
+CASE_F32(parity_matrix_adamw, "matrix_adamw")
+
+TEST(parity_matrix_adamw_bf16_embed)
+{
+	struct tol t = {2e-5, 1e-6, 1e-5, 1};
+	struct case_result r;
+	run_case("matrix_adamw_bf16embed", &t, &r);
+}
+
+TEST(parity_fp64_matrix_adamw)
+{
+	struct case_result r;
+	run_case("fp64_matrix_adamw", &TOL_F64, &r);
 }
 
 TEST(parity_embed_state_bf16)
@@ -580,6 +610,7 @@ TEST(parity_bf16_turbo_muon_aol4) { bf16_polar_case("bf16_aol4"); }
 TEST(parity_bf16_zeta) { bf16_polar_case("bf16_zeta"); }
 TEST(parity_bf16_muon2f) { bf16_polar_case("bf16_muon2f"); }
 TEST(parity_bf16_normpre_g) { bf16_polar_case("bf16_normpre_g"); }
+TEST(parity_bf16_malt_momentum) { bf16_polar_case("bf16_malt_momentum"); }
 
 /* ---- operators against numpy float64 / PyTorch ---- */
 
@@ -1026,13 +1057,18 @@ static void resume_case(const char *set, int fp64)
 	struct optim *oa, *ob;
 	struct err e;
 	int f;
-	char sets[1][128];
+	char sets[4][128];
+	int ns = 0;
 	char path[] = "/tmp/supkit_optim_XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	close(fd);
-	snprintf(sets[0], sizeof sets[0], "%s", set);
-	CHECK(make_config(&c, sets, 1, &f) == 0);
+	for (const char *q = set; *q && ns < 4; ns++) {   /* key=value words, space-separated */
+		size_t l = strcspn(q, " ");
+		snprintf(sets[ns], sizeof sets[ns], "%.*s", (int)l, q);
+		q += l + (q[l] == ' ');
+	}
+	CHECK(make_config(&c, sets, ns, &f) == 0);
 	c.dtype = fp64 ? DTYPE_F64 : DTYPE_F32;
 	table_make(&a, fp64);
 	CHECK(optim_create(&c, &a.t, fp64, &oa, &e) == 0);
@@ -1084,6 +1120,12 @@ TEST(state_resume_bit_identical)
 	/* MALT's row and column EMAs as well */
 	resume_case("malt=1", 0);
 	resume_case("malt=1", 1);
+	/* #2d (no EMA: no MALT records) */
+	resume_case("malt=1 malt_input=momentum malt_beta=0", 0);
+	resume_case("malt=1 malt_input=momentum malt_beta=0", 1);
+	/* AdamW's m, v and counter of the block matrices (matrix_optim = adamw) */
+	resume_case("matrix_optim=adamw", 0);
+	resume_case("matrix_optim=adamw", 1);
 	/* Muon2-F's buffer as well (NormPre-G has no state of its own) */
 	resume_case("muon2f=1", 0);
 	resume_case("muon2f=1", 1);
@@ -1131,6 +1173,20 @@ TEST(state_load_zeta_malt_records)
 	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt = 0"),
 	       "%s", e.msg);
 	CHECKF(optim_load(o2, p1, &e) == 0, "%s", e.msg);
+	/* malt_beta = 0 keeps no EMAs: its file has no MALT records, and it
+	 * refuses a file that has them */
+	struct config c4;
+	struct optim *o4;
+	char sets4[3][128] = {"malt=1", "malt_input=momentum", "malt_beta=0"};
+	CHECK(make_config(&c4, sets4, 3, &f) == 0);
+	CHECK(optim_create(&c4, &a.t, 0, &o4, &e) == 0);
+	CHECK(optim_load(o4, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, ".malt_row_ema': MALT state, but the run has malt_beta = 0"),
+	       "%s", e.msg);
+	CHECK(optim_save(o4, p1, &e) == 0);
+	CHECKF(optim_load(o4, p1, &e) == 0, "%s", e.msg);
+	CHECKF(optim_load(o0, p1, &e) == 0, "%s", e.msg);   /* the same records as malt = 0 */
+	optim_free(o4);
 	/* Muon2-F's record the same way */
 	struct config c3;
 	struct optim *o3;
@@ -1146,6 +1202,46 @@ TEST(state_load_zeta_malt_records)
 	CHECKF(optim_load(o3, p1, &e) == 0, "%s", e.msg);
 	optim_free(o3);
 	optim_free(o2);
+	optim_free(o0);
+	optim_free(o1);
+	table_free(&a);
+	unlink(p0);
+	unlink(p1);
+}
+
+/* matrix_optim = adamw keeps AdamW records for the block matrices and no
+ * Muon buffers: either file is refused by the other kind of run, naming the
+ * file and the record */
+TEST(state_load_matrix_adamw_records)
+{
+	struct table a;
+	struct config c0, c1;
+	struct optim *o0, *o1;
+	struct err e;
+	int f;
+	char sets[1][128] = {"matrix_optim=adamw"};
+	char p0[] = "/tmp/supkit_optim_XXXXXX", p1[] = "/tmp/supkit_optim_XXXXXX";
+	int fd0 = mkstemp(p0), fd1 = mkstemp(p1);
+	CHECK(fd0 >= 0 && fd1 >= 0);
+	close(fd0);
+	close(fd1);
+	CHECK(make_config(&c0, NULL, 0, &f) == 0);
+	CHECK(make_config(&c1, sets, 1, &f) == 0);
+	table_make(&a, 0);
+	CHECK(optim_create(&c0, &a.t, 0, &o0, &e) == 0);
+	CHECK(optim_create(&c1, &a.t, 0, &o1, &e) == 0);
+	run_steps(o0, &a, 0, 1);
+	CHECK(optim_save(o0, p0, &e) == 0);
+	run_steps(o1, &a, 0, 1);
+	CHECK(optim_save(o1, p1, &e) == 0);
+	CHECK(optim_load(o1, p0, &e) == -1);
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, ".momentum_buffer': kind or size does not match the model"),
+	       "%s", e.msg);
+	CHECK(optim_load(o0, p1, &e) == -1);
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, "transformer.h.0.attn.c_q.weight.exp_avg': kind or size"),
+	       "%s", e.msg);
+	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
+	CHECKF(optim_load(o0, p0, &e) == 0, "%s", e.msg);
 	optim_free(o0);
 	optim_free(o1);
 	table_free(&a);
@@ -1372,6 +1468,14 @@ int main(void)
 	RUN(parity_malt_no_normuon);
 	RUN(parity_malt_beta_eps);
 	RUN(parity_fp64_malt);
+	RUN(parity_malt_momentum);
+	RUN(parity_malt_momentum_ema);
+	RUN(parity_malt_instant);
+	RUN(parity_fp64_malt_momentum);
+	RUN(parity_bf16_malt_momentum);
+	RUN(parity_matrix_adamw);
+	RUN(parity_matrix_adamw_bf16_embed);
+	RUN(parity_fp64_matrix_adamw);
 	RUN(parity_muon2f);
 	RUN(parity_muon2f_no_normuon);
 	RUN(parity_fp64_muon2f);
@@ -1381,6 +1485,7 @@ int main(void)
 	RUN(parity_fp64_normpre_g);
 	RUN(parity_bf16_normpre_g);
 	RUN(state_load_zeta_malt_records);
+	RUN(state_load_matrix_adamw_records);
 	RUN(schedule_vs_train_py);
 	RUN(bieq_identity_at_step0);
 	RUN(neumann_keeps_zero_rows_and_norm);
