@@ -46,6 +46,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 		case PK_Q_TAU: c->q_tau += k; break;
 		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing_lambdas += k; break;
 		case PK_SUB_GAINS: c->sub_gains += k; break;
+		case PK_ROPE_TAU: c->rope_tau += k; break;
 		case PK_OE_TABLE:
 			c->oe += k;
 			c->oe_rows_total += s[i].shape[0];
@@ -58,6 +59,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 	}
 	c->backbone = c->wte + c->value_embeds + c->lm_head + c->block_matrices + c->scalars + c->q_tau + c->routing_lambdas;
 	c->backbone += c->sub_gains;
+	c->backbone += c->rope_tau;
 	c->total = c->backbone + c->oe;
 }
 

@@ -38,6 +38,7 @@ struct config;
 struct param_counts {
 	int64_t wte, value_embeds, lm_head, block_matrices, scalars, q_tau, routing_lambdas;
 	int64_t sub_gains;   /* pre-sublayer channel gains (sub_gains = 1) */
+	int64_t rope_tau;    /* learned RoPE log-frequencies (rope_tau = shared | head) */
 	int64_t backbone, oe, oe_rows_total, total;
 	int oe_tables;
 	int64_t oe_rows[ACCOUNTING_OE_TABLES_MAX];   /* rows of table j */

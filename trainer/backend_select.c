@@ -69,6 +69,9 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	int host_only = host_polar || host_arm;
 	/* the fused weights W (1 alpha^T) are validated on the CPU backend only */
 	host_only |= cfg->sub_gains;
+	/* rope_tau's per-layer, per-head tables and their gradient, and fp32
+	 * tables, are validated on the CPU backend only */
+	host_only |= cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
 	if (host_arm) {
@@ -79,6 +82,13 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	if (cfg->sub_gains) {
 		err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
 			"(the CUDA backend does not implement the fused weights W (1 alpha^T))");
+		return NULL;
+	}
+	if (cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16) {
+		err_set(e, EXIT_USAGE, "backend = cuda: %s needs backend = cpu "
+			"(the CUDA backend has neither learned RoPE frequencies nor fp32 RoPE tables)",
+			cfg->rope_tau == ROPE_TAU_SHARED ? "rope_tau = shared"
+			: cfg->rope_tau == ROPE_TAU_HEAD ? "rope_tau = head" : "rope_trig = fp32");
 		return NULL;
 	}
 	if (host_polar) {

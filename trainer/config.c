@@ -64,6 +64,8 @@ static const char *const w_qkscale[] = {"none", "pair", "untied", "head", NULL};
 static const char *const w_qkmask[] = {"none", "l0_hf16", NULL};
 static const char *const w_qkparam[] = {"exp", "stop_exp", "linear", NULL};
 static const char *const w_anchor[] = {"separate", "shared", NULL};
+static const char *const w_ropetau[] = {"off", "shared", "head", NULL};
+static const char *const w_ropetrig[] = {"bf16", "fp32", NULL};
 static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom",
 				      "disp_stepcount_nomom", "nostep0_all", NULL};
 
@@ -158,6 +160,9 @@ static const struct key_def keys[] = {
 	E("anchor", anchor, "separate", w_anchor),
 	D("shared_eps", shared_eps, "1e-6", 0, 1),
 	E("step0", step0, "none", w_step0),
+	E("rope_tau", rope_tau, "off", w_ropetau),
+	E("rope_trig", rope_trig, "bf16", w_ropetrig),
+	D("rope_lr", rope_lr, "0.02", 0, 1e6),
 	/* data and evaluation */
 	S("data_dir", data_dir, ""),
 	I64("eval_tokens", eval_tokens, "20971520", 0, 1e15),
