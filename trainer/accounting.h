@@ -77,6 +77,7 @@ enum acct_extra {
 	AX_SUB_GAINS,     /* 28 d^2 per layer per micro-step (sub_gains = 1) */
 	AX_MUON2F,        /* 3 m n + 4 max(m, n) per block matrix (muon2f = 1) */
 	AX_NORMPRE_G,     /* 7 m n (3 m n without the tangent) + (m + n) / 2 per block matrix */
+	AX_ROPE_TAU,      /* frequency gradient 14 L d per token, tables 3 T (D/2 | L d/2) a micro-step */
 	AX_N
 };
 
@@ -90,6 +91,7 @@ enum acct_mem {
 	AM_MALT,          /* 4 (m + n) bytes per block matrix (malt = 1) */
 	AM_SUB_GAINS,     /* 16 bytes per gain (sub_gains = 1) */
 	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
+	AM_ROPE_TAU,      /* 16 bytes per rope_tau entry + head's per-layer tables */
 	AM_N
 };
 

@@ -909,6 +909,12 @@ static const struct {
 	 "qk_scale = head\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
 	{"exp16_ngpt_coord_bieq", "paper 004 Table 4b #2: untied per-coordinate QK scaling + noguard_full",
 	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	/* paper 002 Table 2's adapted LeRoPE comparators: gains (sub_lr 0.02) and
+	 * learned RoPE log-frequencies (rope_lr 0.02), no QK scaling */
+	{"exp31_lerope_shared64", "paper 002 exp31: gains + Shared-64 LeRoPE, theta_c exp(tau_c) for every layer and head, fp32 tables",
+	 "sub_gains = 1\nrope_tau = shared\nrope_trig = fp32\n"},
+	{"exp21_lerope_2048", "paper 002 exp21: gains + Adapted-2048 LeRoPE, theta_c exp(tau_{l,h,c}), bf16 tables",
+	 "sub_gains = 1\nrope_tau = head\n"},
 };
 
 /* Short names used in the papers' prose. */
@@ -925,6 +931,7 @@ static const struct {
 	{"exp07", "exp07_presublayer_only"}, {"exp05", "exp05_linear_combined"},
 	{"exp17", "exp17_natural_grad_geodesic"}, {"exp41", "exp41_untied_ngpt_stopped_exp"},
 	{"exp19", "exp19_head_temperature"}, {"natural_grad_geodesic", "exp17_natural_grad_geodesic"},
+	{"exp31", "exp31_lerope_shared64"}, {"exp21", "exp21_lerope_2048"},
 	{NULL, NULL},
 };
 
