@@ -49,10 +49,12 @@
  * pass scope (backend.h scope), where a backend may let ops run on
  * asynchronously: inside it the host reads only the layer scalars (weights,
  * which no op writes there) and, after a sync, writes the q_tau scale vector
- * and reads its gradient (and, in fp64 runs on the CPU, the compact OE
- * gradients); the scalars' gradients are summed by dot_acc on the backend,
- * and the pass's per-token losses are read after the scope ends. OE hashing
- * and visit counts are backend ops.
+ * and reads its gradient, writes rope_tau's RoPE tables and reads q's and
+ * k's normalised values and gradients for rope_tau's gradient (a CPU-only
+ * arm), and, in fp64 runs on the CPU, reads the compact OE gradients; the
+ * scalars' gradients are summed by dot_acc on the backend, and the pass's
+ * per-token losses are read after the scope ends. OE hashing and visit
+ * counts are backend ops.
  *
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
  * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
