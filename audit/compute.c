@@ -69,6 +69,7 @@ int compute_config(const struct config *c, const struct compute_opts *o, struct 
 	r->p_q_tau = pc->q_tau;
 	r->p_routing = pc->routing_lambdas;
 	r->p_sub_gains = pc->sub_gains;
+	r->p_rope_tau = pc->rope_tau;
 	r->p_backbone = pc->backbone;
 	r->p_oe = pc->oe;
 	r->p_total = pc->total;
@@ -1078,6 +1079,7 @@ void compute_print_detail(FILE *f, const struct compute_report *r, const struct 
 		{"wte", r->p_wte}, {"value_embeds", r->p_value_embeds}, {"lm_head", r->p_lm_head},
 		{"block matrices", r->p_matrices}, {"scalars", r->p_scalars}, {"q_tau", r->p_q_tau},
 		{"routing lambdas", r->p_routing}, {"sub_gains", r->p_sub_gains},
+		{"rope_tau", r->p_rope_tau},
 		{"backbone (num_params)", r->p_backbone},
 		{"OE rows total", r->oe_rows_total}, {"OE params", r->p_oe}, {"total", r->p_total},
 	};

@@ -45,6 +45,7 @@ struct compute_report {
 	int64_t p_wte, p_value_embeds, p_lm_head, p_matrices, p_scalars;
 	int64_t p_q_tau, p_routing;        /* arm extras inside the backbone */
 	int64_t p_sub_gains;               /* ... pre-sublayer channel gains */
+	int64_t p_rope_tau;                /* ... learned RoPE log-frequencies */
 	int64_t p_backbone;                /* num_params as the trainer records it */
 	int oe_tables;
 	int64_t oe_rows[COMPUTE_OE_TABLES_MAX], oe_rows_total, p_oe;

@@ -48,6 +48,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 		case PK_Q_TAU: c->q_tau += k; break;
 		case PK_WTE_LAMBDAS: case PK_OUT_LAMBDAS: c->routing_lambdas += k; break;
 		case PK_SUB_GAINS: c->sub_gains += k; break;
+		case PK_ROPE_TAU: c->rope_tau += k; break;
 		case PK_OE_TABLE:
 			c->oe += k;
 			c->oe_rows_total += s[i].shape[0];
@@ -60,6 +61,7 @@ void param_counts_of(const struct param_spec *s, size_t n, struct param_counts *
 	}
 	c->backbone = c->wte + c->value_embeds + c->lm_head + c->block_matrices + c->scalars + c->q_tau + c->routing_lambdas;
 	c->backbone += c->sub_gains;
+	c->backbone += c->rope_tau;
 	c->total = c->backbone + c->oe;
 }
 
@@ -74,6 +76,7 @@ cJSON *param_counts_json(const struct param_counts *c)
 	cJSON_AddNumberToObject(j, "q_tau", (double)c->q_tau);
 	cJSON_AddNumberToObject(j, "routing_lambdas", (double)c->routing_lambdas);
 	cJSON_AddNumberToObject(j, "sub_gains", (double)c->sub_gains);
+	cJSON_AddNumberToObject(j, "rope_tau", (double)c->rope_tau);
 	cJSON_AddNumberToObject(j, "backbone", (double)c->backbone);
 	cJSON_AddNumberToObject(j, "oe", (double)c->oe);
 	cJSON *rows = cJSON_AddArrayToObject(j, "oe_rows");
@@ -121,7 +124,7 @@ void memory_floor_of(const struct config *c, const struct param_spec *s, size_t 
 static const char *const extra_keys[AX_N] = {
 	"oe_lookup", "oe_update", "bieq", "muoneq", "neumann", "table_neumann", "qk_scaling", "routing",
 	"zeta", "malt", "sub_gains", "muon2f", "normpre_g",
-	"matrix_adamw",
+	"matrix_adamw", "rope_tau",
 };
 static const char *const extra_formulas[AX_N] = {
 	"8 d per token x tokens/step",
@@ -138,9 +141,10 @@ static const char *const extra_formulas[AX_N] = {
 	"3 m n + 4 max(m, n) per block matrix (ve_gate included): 2 m n for the mean squares of G, m n for the scaling; 4 max(m, n) for the mean, the EMA and the inverse square root",
 	"7 m n + (m + n) / 2 per block matrix (ve_gate included; 3 m n + (m + n) / 2 with normpre_tangent = 0): 4 m n for <g_i, w_i> w_i and its subtraction, 2 m n for the squared sums, m n for the scaling; m or n inverse square roots on alternate steps",
 	"13 m n per block matrix (ve_gate included) with matrix_optim = adamw, in place of Polar Express (flops.polar_express_step 0): 3 for m's lerp, 4 for g^2 and v's lerp, 4 for sqrt(v / bias2) + eps and m / denom, 2 for the step p -= lr / bias1 u",
+	"14 L d per token x tokens/step for the frequency gradient (per RoPE plane of q and of k: g = R dx 6, y = xn / rstd 2, g1 y2 - g2 y1 3, x t theta exp(tau) 2, the sum 1) + 3 T x (hd/2 shared | L d/2 head) x grad_accum for the tables (the angle, its cos and sin, each counted 1, at each micro-step's forward)",
 };
 static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
-					   "sub_gains", "muon2f", "matrix_adamw"};
+					   "sub_gains", "muon2f", "matrix_adamw", "rope_tau"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
@@ -151,6 +155,7 @@ static const char *const mem_formulas[AM_N] = {
 	"16 bytes per sub_gains entry",
 	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
 	"4 bytes per block-matrix parameter (matrix_optim = adamw: AdamW's fp32 second moment v; its first moment m takes the place of Muon's momentum buffer, and NorMuon's buffer goes)",
+	"16 bytes per rope_tau entry + 2 x 4 x T (L d/2 - hd/2) bytes with rope_tau = head (a cos and a sin table per layer, over the one table without)",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -191,7 +196,8 @@ const char *acct_figure_formula(const char *path)
 		{"params.q_tau", "L H hd/2 (pair) | L H hd (untied) | L H (head)"},
 		{"params.routing_lambdas", "L (wte_lambdas) + 2 (out_lambdas)"},
 		{"params.sub_gains", "2 L d (sub_gains: attention and MLP input gains)"},
-		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas + sub_gains"},
+		{"params.rope_tau", "hd/2 (rope_tau = shared) | L H hd/2 (head)"},
+		{"params.backbone", "wte + value_embeds + lm_head + block matrices + scalars + q_tau + routing lambdas + sub_gains + rope_tau"},
 		{"params.oe_tables", "(oe_n - 1) oe_k"},
 		{"params.oe_rows_total", "sum_j (m + 2j) = 4m + 12"},
 		{"params.oe", "OE rows x d/4"},
@@ -318,6 +324,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 	}
 	if (c->sub_gains)
 		a->extra[AX_SUB_GAINS] = 28.0 * L * d * d * c->grad_accum;
+	if (c->rope_tau != ROPE_TAU_OFF) {
+		double planes = c->rope_tau == ROPE_TAU_HEAD ? L * d / 2 : c->head_dim / 2;
+		a->extra[AX_ROPE_TAU] = 14 * L * d * tok + 3.0 * c->seq_len * planes * c->grad_accum;
+	}
 	for (int i = 0; i < AX_N; i++)
 		a->extra_total += a->extra[i];
 
@@ -328,6 +338,9 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 	a->mem[AM_QK_SCALING] = 16.0 * (double)pc->q_tau;
 	a->mem[AM_ROUTING] = 16.0 * (double)pc->routing_lambdas;
 	a->mem[AM_SUB_GAINS] = 16.0 * (double)pc->sub_gains;
+	a->mem[AM_ROPE_TAU] = 16.0 * (double)pc->rope_tau;
+	if (c->rope_tau == ROPE_TAU_HEAD)
+		a->mem[AM_ROPE_TAU] += 8.0 * c->seq_len * (L * d / 2 - c->head_dim / 2);
 	if (c->zeta)
 		a->mem[AM_ZETA] = 4.0 * (double)pc->block_matrices;
 	if (c->malt)

@@ -38,6 +38,7 @@ struct config;
 struct param_counts {
 	int64_t wte, value_embeds, lm_head, block_matrices, scalars, q_tau, routing_lambdas;
 	int64_t sub_gains;   /* pre-sublayer channel gains (sub_gains = 1) */
+	int64_t rope_tau;    /* learned RoPE log-frequencies (rope_tau = shared | head) */
 	int64_t backbone, oe, oe_rows_total, total;
 	int oe_tables;
 	int64_t oe_rows[ACCOUNTING_OE_TABLES_MAX];   /* rows of table j */
@@ -77,6 +78,7 @@ enum acct_extra {
 	AX_MUON2F,        /* 3 m n + 4 max(m, n) per block matrix (muon2f = 1) */
 	AX_NORMPRE_G,     /* 7 m n (3 m n without the tangent) + (m + n) / 2 per block matrix */
 	AX_MATRIX_ADAMW,  /* 13 m n per block matrix (matrix_optim = adamw; no Polar Express) */
+	AX_ROPE_TAU,      /* frequency gradient 14 L d per token, tables 3 T (D/2 | L d/2) a micro-step */
 	AX_N
 };
 
@@ -91,6 +93,7 @@ enum acct_mem {
 	AM_SUB_GAINS,     /* 16 bytes per gain (sub_gains = 1) */
 	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
 	AM_MATRIX_ADAMW,  /* 4 bytes per block-matrix parameter (matrix_optim = adamw) */
+	AM_ROPE_TAU,      /* 16 bytes per rope_tau entry + head's per-layer tables */
 	AM_N
 };
 

@@ -131,7 +131,8 @@ struct backend_ops {
 	/* ---- rotary embedding (split-half) ---- */
 	/* x (B*T,H,D) in place: for plane c < D/2 at position t = row % T,
 	 * (x1, x2) = (x[c], x[c+D/2]) -> (x1 cos + x2 sin, -x1 sin + x2 cos);
-	 * cos, sin are (T', D/2) with T' >= T. */
+	 * cos, sin are (T', D/2) with T' >= T, or (T', H*D/2), a table for each
+ * head (head h's plane c at column h*D/2 + c; the CPU backend only). */
 	void (*rope_fwd)(struct tensor *x, const struct tensor *cos, const struct tensor *sin,
 			 int64_t T);
 	/* The transpose (inverse rotation) on a gradient, in place. */

@@ -182,13 +182,14 @@ static void FN(rope_apply)(struct tensor *x, const struct tensor *cos, const str
 			   int64_t T, REAL sgn)
 {
 	int64_t D = x->shape[x->ndim - 1], H = x->shape[x->ndim - 2];
-	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2;
-	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope");
+	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2, tw = tensor_cols(cos);
+	bk_check((tw == h2 || tw == H * h2) && tensor_rows(cos) >= T, "rope");
 	const REAL *pc = cos->data, *ps = sin->data;
 	REAL *px = x->data;
 	for (int64_t n = 0; n < N; n++) {
-		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
+			int64_t tr = (n % T) * tw + (tw == h2 ? 0 : h * h2);   /* the head's table */
+			const REAL *cr = pc + tr, *sr = ps + tr;
 			REAL *r = px + (n * H + h) * D;
 			for (int64_t c = 0; c < h2; c++) {
 				REAL x1 = r[c], x2 = r[c + h2], co = cr[c], si = sgn * sr[c];
@@ -234,13 +235,14 @@ static void FN(rope_rmsnorm_fwd)(struct tensor *out, struct tensor *rstd, struct
 				 double eps)
 {
 	int64_t D = tensor_cols(x), H = x->shape[x->ndim - 2];
-	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2;
-	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T, "rope_rmsnorm_fwd");
+	int64_t N = tensor_numel(x) / (H * D), h2 = D / 2, tw = tensor_cols(cos);
+	bk_check((tw == h2 || tw == H * h2) && tensor_rows(cos) >= T, "rope_rmsnorm_fwd");
 	const REAL *pc = cos->data, *ps = sin->data, *px = x->data, *pk = s ? s->data : NULL;
 	REAL *po = out->data, *pr = rstd->data, *pn = s ? xn->data : po;
 	for (int64_t n = 0; n < N; n++) {
-		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
+			int64_t tr = (n % T) * tw + (tw == h2 ? 0 : h * h2);
+			const REAL *cr = pc + tr, *sr = ps + tr;
 			const REAL *r = px + (n * H + h) * D;
 			REAL *o = pn + (n * H + h) * D;
 			/* rope_apply's arithmetic (sgn 1), then rmsnorm_fwd's */
@@ -272,16 +274,17 @@ static void FN(rope_rmsnorm_bwd)(struct tensor *dx, struct tensor *ds, const str
 				 const struct tensor *sin, int64_t T)
 {
 	int64_t D = tensor_cols(xn), H = xn->shape[xn->ndim - 2];
-	int64_t N = tensor_numel(xn) / (H * D), h2 = D / 2;
-	bk_check(tensor_cols(cos) == h2 && tensor_rows(cos) >= T && D <= 128, "rope_rmsnorm_bwd");
+	int64_t N = tensor_numel(xn) / (H * D), h2 = D / 2, tw = tensor_cols(cos);
+	bk_check((tw == h2 || tw == H * h2) && tensor_rows(cos) >= T && D <= 128,
+		 "rope_rmsnorm_bwd");
 	const REAL *pc = cos->data, *ps = sin->data, *dy = dout->data, *y = xn->data;
 	const REAL *pr = rstd->data, *pk = s ? s->data : NULL;
 	REAL *pd = dx->data, *pds = s && ds ? ds->data : NULL, g[128];
 	double *acc = pds ? FN(ds_open)(pds, H * D) : NULL;   /* in row order, as mul_cols_bwd */
 	for (int64_t n = 0; n < N; n++) {
-		const REAL *cr = pc + (n % T) * h2, *sr = ps + (n % T) * h2;
 		for (int64_t h = 0; h < H; h++) {
-			int64_t row = n * H + h;
+			int64_t row = n * H + h, tr = (n % T) * tw + (tw == h2 ? 0 : h * h2);
+			const REAL *cr = pc + tr, *sr = ps + tr;
 			const REAL *a = dy + row * D, *b = y + row * D;
 			REAL *d = pd + row * D;
 			if (pk) {   /* mul_cols_bwd's arithmetic */

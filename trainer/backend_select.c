@@ -72,6 +72,9 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	/* AdamW on the block matrices (matrix_optim = adamw) is validated on the
 	 * CPU backend only */
 	host_only |= cfg->matrix_optim == MATRIX_OPTIM_ADAMW;
+	/* rope_tau's per-layer, per-head tables and their gradient, and fp32
+	 * tables, are validated on the CPU backend only */
+	host_only |= cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16;
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
 	if (host_arm) {
@@ -87,6 +90,13 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 	if (cfg->matrix_optim == MATRIX_OPTIM_ADAMW) {
 		err_set(e, EXIT_USAGE, "backend = cuda: matrix_optim = adamw needs backend = cpu "
 			"(the CUDA backend steps the block matrices with Muon only)");
+		return NULL;
+	}
+	if (cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16) {
+		err_set(e, EXIT_USAGE, "backend = cuda: %s needs backend = cpu "
+			"(the CUDA backend has neither learned RoPE frequencies nor fp32 RoPE tables)",
+			cfg->rope_tau == ROPE_TAU_SHARED ? "rope_tau = shared"
+			: cfg->rope_tau == ROPE_TAU_HEAD ? "rope_tau = head" : "rope_trig = fp32");
 		return NULL;
 	}
 	if (host_polar) {

@@ -64,6 +64,8 @@ static const char *const w_qkscale[] = {"none", "pair", "untied", "head", NULL};
 static const char *const w_qkmask[] = {"none", "l0_hf16", NULL};
 static const char *const w_qkparam[] = {"exp", "stop_exp", "linear", NULL};
 static const char *const w_anchor[] = {"separate", "shared", NULL};
+static const char *const w_ropetau[] = {"off", "shared", "head", NULL};
+static const char *const w_ropetrig[] = {"bf16", "fp32", NULL};
 static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom",
 				      "disp_stepcount_nomom", "nostep0_all", NULL};
 static const char *const w_maltin[] = {"grad", "momentum", NULL};
@@ -160,6 +162,9 @@ static const struct key_def keys[] = {
 	E("anchor", anchor, "separate", w_anchor),
 	D("shared_eps", shared_eps, "1e-6", 0, 1),
 	E("step0", step0, "none", w_step0),
+	E("rope_tau", rope_tau, "off", w_ropetau),
+	E("rope_trig", rope_trig, "bf16", w_ropetrig),
+	D("rope_lr", rope_lr, "0.02", 0, 1e6),
 	/* data and evaluation */
 	S("data_dir", data_dir, ""),
 	I64("eval_tokens", eval_tokens, "20971520", 0, 1e15),
@@ -922,11 +927,18 @@ static const struct {
 	{"exp16_head_temp_bieq", "paper 004 Table 4b #1: per-head QK temperature + noguard_full",
 	 "qk_scale = head\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
 	{"exp16_ngpt_coord_bieq", "paper 004 Table 4b #2: untied per-coordinate QK scaling + noguard_full",
-	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},	/* paper 004 #2d and the pure AdamW run */
+	 "qk_scale = untied\n" P002_BIEQ "cooldown = 1\nneumann = 1\n" FP32N},
+	/* paper 004 #2d and the pure AdamW run */
 	{"noguard_malt_fp32", "paper 004 #2d: instantaneous MALT, P and Q from this step's Nesterov momentum (no EMA), map-back and grafting, with NorMuon",
 	 "malt = 1\nmalt_input = momentum\nmalt_beta = 0\n"},
 	{"baseline_pure_adamw", "paper 004's pure AdamW run (seed 46): AdamW in place of Muon on the block matrices, lr 0.04, betas (0.8, 0.95), eps 1e-10, no weight decay",
 	 "matrix_optim = adamw\n"},
+	/* paper 002 Table 2's adapted LeRoPE comparators: gains (sub_lr 0.02) and
+	 * learned RoPE log-frequencies (rope_lr 0.02), no QK scaling */
+	{"exp31_lerope_shared64", "paper 002 exp31: gains + Shared-64 LeRoPE, theta_c exp(tau_c) for every layer and head, fp32 tables",
+	 "sub_gains = 1\nrope_tau = shared\nrope_trig = fp32\n"},
+	{"exp21_lerope_2048", "paper 002 exp21: gains + Adapted-2048 LeRoPE, theta_c exp(tau_{l,h,c}), bf16 tables",
+	 "sub_gains = 1\nrope_tau = head\n"},
 };
 
 /* Short names used in the papers' prose. */
@@ -943,6 +955,7 @@ static const struct {
 	{"exp07", "exp07_presublayer_only"}, {"exp05", "exp05_linear_combined"},
 	{"exp17", "exp17_natural_grad_geodesic"}, {"exp41", "exp41_untied_ngpt_stopped_exp"},
 	{"exp19", "exp19_head_temperature"}, {"natural_grad_geodesic", "exp17_natural_grad_geodesic"},
+	{"exp31", "exp31_lerope_shared64"}, {"exp21", "exp21_lerope_2048"},
 	{NULL, NULL},
 };
 

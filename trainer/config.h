@@ -45,6 +45,10 @@ enum cfg_qk_param { QK_PARAM_EXP, QK_PARAM_STOP_EXP, QK_PARAM_LINEAR };
 enum cfg_anchor { ANCHOR_SEPARATE, ANCHOR_SHARED };
 enum cfg_malt_input { MALT_INPUT_GRAD, MALT_INPUT_MOMENTUM }; /* MALT's row/column statistics */
 enum cfg_matrix_optim { MATRIX_OPTIM_MUON, MATRIX_OPTIM_ADAMW }; /* the block matrices' optimizer */
+/* LeRoPE log-frequencies rope_tau: none, one set for every layer and head,
+ * one per layer and head; the precision of the rotary tables */
+enum cfg_rope_tau { ROPE_TAU_OFF, ROPE_TAU_SHARED, ROPE_TAU_HEAD };
+enum cfg_rope_trig { ROPE_TRIG_BF16, ROPE_TRIG_FP32 };
 /* Where each key was last set (not a key; never printed or hashed): lets
  * config_validate name the file and line of a conflicting switch. Filled by
  * the loaders; config_defaults clears it. */
@@ -164,6 +168,9 @@ struct config {
 	double shared_eps;         /* shared_eps = 1e-6 */
 	enum cfg_step0 step0;      /* step0 = none | nostep0 | mom_only_nodisp | disp_only_nomom
 	                              | disp_stepcount_nomom | nostep0_all */
+	enum cfg_rope_tau rope_tau;/* rope_tau = off | shared | head (learned RoPE log-frequencies) */
+	enum cfg_rope_trig rope_trig; /* rope_trig = bf16 | fp32 (fp32 runs' cos/sin tables) */
+	double rope_lr;            /* rope_lr = 0.02 (rope_tau's AdamW lr) */
 
 	/* data and evaluation */
 	char data_dir[512];        /* data_dir = (empty) | folder with shards + tokenizer */

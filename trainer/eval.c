@@ -295,6 +295,18 @@ int eval_infer_config(const char *path, struct config *cfg, struct err *e)
 		cfg->out_lambdas = 1;
 	if (tensor(&f, skip, PK_SUB_GAINS, -1) && !key_given(cfg, "sub_gains"))
 		cfg->sub_gains = 1;
+	const struct st_tensor *rt = tensor(&f, skip, PK_ROPE_TAU, -1);
+	if (rt && !key_given(cfg, "rope_tau")) {
+		if (rt->ndim == 1 && rt->shape[0] == hd / 2)
+			cfg->rope_tau = ROPE_TAU_SHARED;
+		else if (rt->ndim == 3 && rt->shape[2] == hd / 2)
+			cfg->rope_tau = ROPE_TAU_HEAD;
+		else {
+			err_set(e, EXIT_USAGE, "'%s': tensor 'rope_tau' has a shape of no rope_tau form (%s)",
+				path, hint);
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	st_close(&f);

@@ -80,8 +80,10 @@ int eval_resolve(const char *target, const char *config, char **ckpt, char **cfg
  * --set): vocab_size and model_dim (transformer.wte.weight), depth
  * (resid_lambdas), head_dim and ve_gate_channels (a ve_gate: H x
  * channels), qk_scale (q_tau's shape), oe and oe_m (oe.0.weight),
- * wte_lambdas, out_lambdas, sub_gains. qk_param is in no shape: cfg's value is used
- * (exp by default; a linear q_tau needs qk_param = linear). What no shape
+ * wte_lambdas, out_lambdas, sub_gains, rope_tau (rope_tau's shape: D/2 shared,
+ * L x H x D/2 head). qk_param and rope_trig are in no shape: cfg's value is used
+ * (exp and bf16 by default; a linear q_tau needs qk_param = linear, fp32 RoPE
+ * tables rope_trig = fp32). What no shape
  * shows but the tensors need is
  * required from cfg: oe_n and oe_k with OE tables (4 tables: n = 3, k = 2
  * or n = 2, k = 4 or n = 5, k = 1), anchor with wte_lambdas. Every other

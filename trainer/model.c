@@ -1,7 +1,8 @@
 /* model.c: the benchmark GPT (docs/model.md) at any depth, with the
  * model-side arms of supkit-train(1) (OE hashed n-gram tables, post-QK-norm
  * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas,
- * pre-sublayer channel gains sub_gains fused into the weights' input columns),
+ * pre-sublayer channel gains sub_gains fused into the weights' input columns,
+ * learned RoPE log-frequencies rope_tau),
  * forward and backward by hand over the backend table (trainer/backend.h).
  *
  * Parameters: the table of paramspec_build, one allocation (w, g, and in
@@ -48,10 +49,12 @@
  * pass scope (backend.h scope), where a backend may let ops run on
  * asynchronously: inside it the host reads only the layer scalars (weights,
  * which no op writes there) and, after a sync, writes the q_tau scale vector
- * and reads its gradient (and, in fp64 runs on the CPU, the compact OE
- * gradients); the scalars' gradients are summed by dot_acc on the backend,
- * and the pass's per-token losses are read after the scope ends. OE hashing
- * and visit counts are backend ops.
+ * and reads its gradient, writes rope_tau's RoPE tables and reads q's and
+ * k's normalised values and gradients for rope_tau's gradient (a CPU-only
+ * arm), and, in fp64 runs on the CPU, reads the compact OE gradients; the
+ * scalars' gradients are summed by dot_acc on the backend, and the pass's
+ * per-token losses are read after the scope ends. OE hashing and visit
+ * counts are backend ops.
  *
  * Left out: activation recomputation beyond relu^2 (memory grows with B*T*L),
  * multi-threading outside OpenBLAS, mixed bf16 matmuls on the CPU (fp32 runs
@@ -138,10 +141,13 @@ struct model {
 	int L, C, H, D, V, Cg, ntab, T0;
 	struct param *wte, *lm_head, *resid, *x0l, *oe[MODEL_MAX_OE], *qtau, *wtel, *outl;
 	struct param *sub;             /* sub_gains (L,2,C), or NULL */
+	struct param *rtau;            /* rope_tau (D/2) or (L,H,D/2), or NULL */
+	double *rtau_g;                /* its gradient over a backward (host, fp64) */
 	double *lam;                   /* host copies of resid, x0l, wtel (L each) and outl
 	                                  (2): lam_load, at each forward */
 	struct layer *lay;
-	void *cos, *sin;               /* (T0, D/2) run dtype */
+	void *cos, *sin;               /* (T0, D/2) run dtype; with rope_tau
+	                                  rope_ntab() tables (T0, rope_cols()) */
 
 	/* activations and scratch for capN tokens */
 	size_t capN;
@@ -359,27 +365,129 @@ static void param_init(struct model *m, struct rng *r)
 	model_sync_from_f32(m);
 }
 
+/* RoPE tables: without rope_tau one (T0, D/2) table, cos and sin of
+ * t theta_c, theta_c = rope_base^(-2c/D); with rope_tau = shared one table
+ * of t theta_c exp(tau_c), with rope_tau = head one (T0, H*D/2) table per
+ * layer, of t theta_c exp(tau_{l,h,c}). fp32 runs compute theta_c,
+ * exp(tau) and the angle in fp32 (as the benchmark) and keep cos and sin
+ * rounded to bf16 (rope_trig = bf16, the benchmark's tables) or in fp32
+ * (rope_trig = fp32); fp64 runs compute everything in fp64. */
+static int rope_ntab(const struct model *m)
+{
+	return m->cfg.rope_tau == ROPE_TAU_HEAD ? m->L : 1;
+}
+
+static int rope_cols(const struct model *m)
+{
+	return m->cfg.rope_tau == ROPE_TAU_HEAD ? m->H * (m->D / 2) : m->D / 2;
+}
+
+/* theta_c exp(tau) in the run's precision, as a double */
+static double rope_freq(const struct model *m, int c, double tau)
+{
+	if (m->dt == TD_F64)
+		return exp(tau) / pow(m->cfg.rope_base, (2.0 * c) / m->D);
+	float inv = 1.0f / powf((float)m->cfg.rope_base, (float)(2 * c) / (float)m->D);
+	return (double)(inv * expf((float)tau));
+}
+
+/* the rope_tau entry of layer l, head h, plane c */
+static size_t rope_index(const struct model *m, int l, int h, int c)
+{
+	if (m->cfg.rope_tau == ROPE_TAU_HEAD)
+		return ((size_t)l * (size_t)m->H + (size_t)h) * (size_t)(m->D / 2) + (size_t)c;
+	return (size_t)c;
+}
+
+/* Fill the tables from the frequencies: rope_tau's current values (tau
+ * set, and rope_tau on), else tau = 0. */
+static void rope_fill(struct model *m, int tau_on)
+{
+	int h2 = m->D / 2, W = rope_cols(m), nh = W / h2;
+	size_t tab = (size_t)m->T0 * (size_t)W;
+	for (int k = 0; k < rope_ntab(m); k++)
+		for (int h = 0; h < nh; h++)
+			for (int c = 0; c < h2; c++) {
+				double tau = tau_on && m->rtau ? pval(m, m->rtau, rope_index(m, k, h, c)) : 0;
+				double fr = rope_freq(m, c, tau);
+				for (int t = 0; t < m->T0; t++) {
+					size_t i = (size_t)k * tab + (size_t)t * W + (size_t)h * h2 + c;
+					if (m->dt == TD_F64) {
+						((double *)m->cos)[i] = cos(t * fr);
+						((double *)m->sin)[i] = sin(t * fr);
+					} else {
+						float f = (float)t * (float)fr;
+						float co = cosf(f), si = sinf(f);
+						if (m->cfg.rope_trig == ROPE_TRIG_BF16) {
+							co = bf16_round(co);
+							si = bf16_round(si);
+						}
+						((float *)m->cos)[i] = co;
+						((float *)m->sin)[i] = si;
+					}
+				}
+			}
+}
+
 static void rope_tables(struct model *m)
 {
-	int h2 = m->D / 2;
-	size_t n = (size_t)m->T0 * h2;
+	size_t n = (size_t)rope_ntab(m) * (size_t)m->T0 * (size_t)rope_cols(m);
 	m->cos = backend_alloc(m->bk, n * m->es);
 	m->sin = backend_alloc(m->bk, n * m->es);
-	for (int t = 0; t < m->T0; t++)
+	if (m->rtau)
+		m->rtau_g = xcalloc(m->rtau->numel, sizeof *m->rtau_g);
+	rope_fill(m, 0);   /* rope_tau's values are not set yet */
+}
+
+/* Layer l's cos and sin tables. */
+static void rope_layer(const struct model *m, int l, struct tensor *cs, struct tensor *sn)
+{
+	size_t off = m->cfg.rope_tau == ROPE_TAU_HEAD
+			     ? (size_t)l * (size_t)m->T0 * (size_t)rope_cols(m) * m->es : 0;
+	*cs = mat(m, (char *)m->cos + off, m->T0, rope_cols(m));
+	*sn = mat(m, (char *)m->sin + off, m->T0, rope_cols(m));
+}
+
+/* rope_tau's gradient from one rope_rmsnorm_bwd of layer l: with y the
+ * rotated (pre-norm) vector of a plane, y = xn / rstd, g = R dx the
+ * gradient at y (dx the op's output, the gradient at the unrotated x) and
+ * phi = t theta_c exp(tau) the angle, dL/dphi = g1 y2 - g2 y1, and
+ * dphi/dtau = t theta_c exp(tau). Summed over tokens (and heads, layers
+ * and both of q and k where a tau is shared) into m->rtau_g. */
+static void rope_tau_grad(struct model *m, int l, const struct tensor *dx,
+			  const struct tensor *xn, const struct tensor *rstd, int64_t T)
+{
+	int H = m->H, D = m->D, h2 = D / 2;
+	int64_t N = tensor_numel(xn) / ((int64_t)H * D);
+	struct tensor cs, sn;
+	rope_layer(m, l, &cs, &sn);
+	int W = rope_cols(m);
+	host_sync(m);
+	double *fr = xmalloc((size_t)H * h2 * sizeof *fr);
+	for (int h = 0; h < H; h++)
 		for (int c = 0; c < h2; c++) {
-			size_t i = (size_t)t * h2 + c;
-			if (m->dt == TD_F64) {
-				double inv = 1.0 / pow(m->cfg.rope_base, (2.0 * c) / m->D);
-				((double *)m->cos)[i] = cos(t * inv);
-				((double *)m->sin)[i] = sin(t * inv);
-			} else {
-				/* as the benchmark: fp32 inverse frequencies and angles, bf16 cos/sin */
-				float inv = 1.0f / powf((float)m->cfg.rope_base, (float)(2 * c) / (float)m->D);
-				float f = (float)t * inv;
-				((float *)m->cos)[i] = bf16_round(cosf(f));
-				((float *)m->sin)[i] = bf16_round(sinf(f));
+			size_t j = rope_index(m, l, h, c);
+			fr[h * h2 + c] = rope_freq(m, c, pval(m, m->rtau, j));
+		}
+	for (int64_t n = 0; n < N; n++) {
+		int64_t t = n % T;
+		for (int h = 0; h < H; h++) {
+			size_t row = (size_t)n * H + h;
+			double r = rget(m, rstd->data, row);
+			size_t tr = (size_t)t * W + (W == h2 ? 0 : (size_t)h * h2);
+			for (int c = 0; c < h2; c++) {
+				double co = rget(m, cs.data, tr + c), si = rget(m, sn.data, tr + c);
+				double d1 = rget(m, dx->data, row * D + c);
+				double d2 = rget(m, dx->data, row * D + c + h2);
+				double y1 = rget(m, xn->data, row * D + c) / r;
+				double y2 = rget(m, xn->data, row * D + c + h2) / r;
+				double g1 = d1 * co + d2 * si, g2 = -d1 * si + d2 * co;
+				m->rtau_g[rope_index(m, l, h, c)] +=
+					(g1 * y2 - g2 * y1) * (double)t * fr[h * h2 + c];
 			}
 		}
+	}
+	free(fr);
 }
 
 int model_create(const struct config *cfg, struct model **out, struct err *e)
@@ -492,6 +600,7 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		case PK_WTE_LAMBDAS: m->wtel = p; break;
 		case PK_OUT_LAMBDAS: m->outl = p; break;
 		case PK_SUB_GAINS: m->sub = p; break;
+		case PK_ROPE_TAU: m->rtau = p; break;
 		case PK_OE_TABLE:
 			m->oe[s->layer] = p;
 			p->counts = m->count_block + coff;
@@ -569,6 +678,7 @@ void model_free(struct model *m)
 	free(m->slot_block);
 	free(m->lay);
 	free(m->lam);
+	free(m->rtau_g);
 	void *dev[] = { m->cos, m->sin, m->ablock, m->oe_rows, m->oe_slots, m->idx, m->tgt };
 	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
 		if (dev[i])
@@ -608,7 +718,7 @@ static size_t bytes_with(const struct model *m, size_t capN, size_t abytes, cons
 	/* idx, tgt, the OE rows, and (fp64 runs) their slots */
 	size_t ints = 2 + (size_t)m->ntab + (m->ntab && m->dt == TD_F64);
 	size_t b = m->pbytes + abytes + capN * ints * 4;
-	b += 2 * (size_t)m->T0 * (size_t)(m->D / 2) * m->es;
+	b += 2 * (size_t)rope_ntab(m) * (size_t)m->T0 * (size_t)rope_cols(m) * m->es;
 	for (int j = 0; j < m->ntab; j++)
 		b += slots[j] * oe_slot_bytes(m, j);
 	return b;
@@ -1070,6 +1180,10 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 	int64_t N = (int64_t)B * T, C = m->C, H = m->H, D = m->D;
 	double eps = m->cfg.norm_eps;
 	lam_load(m);   /* for this forward and its backward */
+	if (m->rtau) {   /* the tables of rope_tau's values, for both */
+		host_sync(m);
+		rope_fill(m, 1);
+	}
 	struct tensor x0 = mat(m, m->x0, N, C), r0 = tensor_1d(m->r0, m->dt, N);
 	struct tensor s0 = mat(m, m->s0, N, C);
 
@@ -1138,7 +1252,8 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		 * same pass */
 		struct tensor q4 = { l->qq, m->adt, 3, { N, H, D, 1 } };
 		struct tensor k4 = { l->kk, m->adt, 3, { N, H, D, 1 } };
-		struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
+		struct tensor cs, sn;
+		rope_layer(m, i, &cs, &sn);
 		struct tensor rq = tensor_1d(l->rq, m->dt, N * H), rk = tensor_1d(l->rk, m->dt, N * H);
 		if (m->qtau) {
 			struct tensor qn4 = { l->qn, m->adt, 3, { N, H, D, 1 } };
@@ -1246,9 +1361,12 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 	 * attn_bf16); its buffer held dhN (run dtype), which is used up first */
 	struct tensor dy = att_mat(m, m->dy, N);
 	struct tensor dh = mlp_mat(m, m->dh, N), u = mlp_mat(m, m->u, N);
-	struct tensor cs = mat(m, m->cos, m->T0, D / 2), sn = mat(m, m->sin, m->T0, D / 2);
+	if (m->rtau)
+		memset(m->rtau_g, 0, m->rtau->numel * sizeof *m->rtau_g);
 	for (int i = m->L - 1; i >= 0; i--) {
 		struct layer *l = &m->lay[i];
+		struct tensor cs, sn;
+		rope_layer(m, i, &cs, &sn);
 		/* MLP: x += relu(h)^2 Wmp^T with h = rms(x2) Wfc^T */
 		struct tensor h = mlp_mat(m, l->hfc, N), mm = norm_mat(m, l->m, N);
 		struct tensor r2 = tensor_1d(l->r2, m->dt, N);
@@ -1299,7 +1417,11 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		} else {
 			bk->rope_rmsnorm_bwd(&dq4, NULL, &dq4, &q4, &rq, NULL, &cs, &sn, T);
 		}
+		if (m->rtau)
+			rope_tau_grad(m, i, &dq4, &q4, &rq, T);
 		bk->rope_rmsnorm_bwd(&dk4, NULL, &dk4, &k4, &rk, NULL, &cs, &sn, T);
+		if (m->rtau)
+			rope_tau_grad(m, i, &dk4, &k4, &rk, T);
 		struct tensor a = norm_mat(m, l->a, N), r1 = tensor_1d(l->r1, m->dt, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
@@ -1343,6 +1465,9 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->mix_bwd(&dx, &dx0, m->wtel ? &dx0w : NULL, g, i, &xin, &x0, m->wtel ? &x0w : NULL,
 			    mc);
 	}
+	if (m->rtau)
+		for (size_t j = 0; j < m->rtau->numel; j++)
+			gadd(m, m->rtau, j, m->rtau_g[j]);
 	/* dx is now the gradient into xin[0] = x0 */
 	bk->axpby(&dx0, 1, &dx, 1);
 	struct tensor r0 = tensor_1d(m->r0, m->dt, N), ds = mat(m, m->da, N, C);

@@ -4,7 +4,8 @@
  *
  * Groups (initial lr; k = (d/768)^-0.5): lm_head 0.004 k, wte and
  * value_embeds 0.6 k, resid_lambdas 0.005 (betas 0.8, 0.95), x0/wte/out
- * lambdas 0.5 (betas 0.96, 0.95), q_tau 0.02, sub_gains 0.02 (sub_lr), all
+ * lambdas 0.5 (betas 0.96, 0.95), q_tau 0.02, sub_gains 0.02 (sub_lr), rope_tau
+ * 0.02 (rope_lr), all
  * AdamW with eps 1e-10 and wd 0; block matrices Muon lr 0.04 (grouped by shape as in the original:
  * fp32 runs hand each group to Polar Express as one batch; the other ops
  * are per matrix, so state is kept per matrix); OE tables the
@@ -464,6 +465,7 @@ static double group_lr(const struct optim *o, enum param_group g)
 	case PG_SCALAR:  return c->lr_scalar;
 	case PG_QTAU:    return c->lr_qtau;
 	case PG_SUB:     return c->sub_lr;
+	case PG_ROPE:    return c->rope_lr;
 	case PG_MATRIX:  return c->lr_matrix;
 	case PG_OE:      return c->oe_lr * o->k;
 	default:         return 0;

@@ -45,6 +45,7 @@ enum param_group {
 	PG_QTAU,        /* q_tau: AdamW, lr 0.02 */
 	PG_OE,          /* hashed n-gram tables: moment-free table-RMS update */
 	PG_SUB,         /* sub_gains: AdamW, lr sub_lr 0.02 */
+	PG_ROPE,        /* rope_tau: AdamW, lr rope_lr 0.02 */
 	PG_NGROUPS
 };
 

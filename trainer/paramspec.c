@@ -7,7 +7,7 @@
  * FLOP and memory formulas (trainer/accounting.c).
  *
  * Reference: docs/model.md (baseline parameters and init) and supkit-train(1),
- * THE ARMS (OE tables, q_tau, wte_lambdas, out_lambdas, sub_gains).
+ * THE ARMS (OE tables, q_tau, wte_lambdas, out_lambdas, sub_gains, rope_tau).
  */
 #include "trainer/paramspec.h"
 
@@ -40,6 +40,7 @@ static const struct {
 	[PK_WTE_LAMBDAS] = {"wte_lambdas", "wte_lambdas", NULL},
 	[PK_OUT_LAMBDAS] = {"out_lambdas", "out_lambdas", NULL},
 	[PK_SUB_GAINS] = {"sub_gains", "sub_gains", NULL},
+	[PK_ROPE_TAU] = {"rope_tau", "rope_tau", NULL},
 };
 
 /* Other spellings read, never written: OE tables as "oe_tables.<j>.weight". */
@@ -219,6 +220,12 @@ int paramspec_build(const struct config *c, struct param_spec **out, size_t *n, 
 	 * W_K, W_V, [l][1] those of W_fc */
 	if (c->sub_gains)
 		add(&b, PK_SUB_GAINS, -1, PG_SUB, PARAM_F32, INITK_CONST, 1.0, 3, L, 2, d);
+	/* LeRoPE log-frequencies: plane c of head h in layer l turns by
+	 * t theta_c exp(tau), one tau per plane (shared) or per (l, h, plane) */
+	if (c->rope_tau == ROPE_TAU_SHARED)
+		add(&b, PK_ROPE_TAU, -1, PG_ROPE, PARAM_F32, INITK_ZERO, 0.0, 1, hd / 2, 0, 0);
+	else if (c->rope_tau == ROPE_TAU_HEAD)
+		add(&b, PK_ROPE_TAU, -1, PG_ROPE, PARAM_F32, INITK_ZERO, 0.0, 3, L, H, hd / 2);
 
 	*out = b.p;
 	*n = b.n;

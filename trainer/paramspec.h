@@ -8,7 +8,7 @@
  * attn.c_v, attn.c_proj, mlp.c_fc, mlp.c_proj, attn.ve_gate (ve layers);
  * value_embeds.<i>.weight (ve layers, ascending i); lm_head.weight;
  * resid_lambdas; x0_lambdas; then arm parameters: oe.<j>.weight (j = 0..3),
- * q_tau, wte_lambdas, out_lambdas, sub_gains.
+ * q_tau, wte_lambdas, out_lambdas, sub_gains, rope_tau.
  *
  * Implementation: trainer/paramspec.c.
  */
@@ -31,7 +31,7 @@ enum init_kind {
 enum param_kind {
 	PK_WTE, PK_LM_HEAD, PK_VALUE_EMBED, PK_ATTN_Q, PK_ATTN_K, PK_ATTN_V, PK_ATTN_PROJ,
 	PK_MLP_FC, PK_MLP_PROJ, PK_VE_GATE, PK_RESID_LAMBDAS, PK_X0_LAMBDAS, PK_OE_TABLE,
-	PK_Q_TAU, PK_WTE_LAMBDAS, PK_OUT_LAMBDAS, PK_SUB_GAINS, PK_NKINDS
+	PK_Q_TAU, PK_WTE_LAMBDAS, PK_OUT_LAMBDAS, PK_SUB_GAINS, PK_ROPE_TAU, PK_NKINDS
 };
 
 struct param_spec {

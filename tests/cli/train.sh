@@ -5,7 +5,8 @@
 # accounting equals supkit audit compute, and the run folder: its lock, a
 # checkpoint verified on resume, inputs checked before anything is written,
 # stale temporaries removed, configs with CR line ends; paper 002's
-# model-side arms train at tiny size.
+# model-side arms (and its LeRoPE comparators, their checkpoints read back by
+# supkit eval) train at tiny size.
 source "$(dirname "$0")/lib.sh"
 D="$FIX/train/data"
 CFG="$FIX/train/tiny.cfg"
@@ -466,6 +467,31 @@ for arm in exp64_stopped_exp_qk_only exp03_linear_qk_only exp07_presublayer_only
 		ok "arm $arm trains 3 steps (val BPB $b)"
 	else bad "arm $arm trains 3 steps" "exit $rc, val BPB '$b': $errout"; fi
 done
+
+# ... and its LeRoPE comparators (learned RoPE log-frequencies rope_tau);
+# supkit eval of a lone checkpoint infers rope_tau from the tensor's shape
+for arm in exp31_lerope_shared64 exp21_lerope_2048; do
+	run trn --arm "$arm" --set steps=3 --set warmup_steps=0 -o "$TMP/arm_$arm"
+	b=$(num "$TMP/arm_$arm/result.json" val_bpb)
+	if [[ "$rc" == 0 ]] && grep -q "\"arm\": *\"$arm\"" "$TMP/arm_$arm/result.json" &&
+		awk -v b="$b" 'BEGIN{exit !(b > 0 && b < 100)}' &&
+		grep -q '"rope_tau"' "$TMP/arm_$arm/model.safetensors" &&
+		grep -q '"sub_gains"' "$TMP/arm_$arm/model.safetensors"; then
+		ok "arm $arm trains 3 steps (val BPB $b)"
+	else bad "arm $arm trains 3 steps" "exit $rc, val BPB '$b': $errout"; fi
+done
+cp "$TMP/arm_exp21_lerope_2048/model.safetensors" "$TMP/lone21.safetensors"
+run supkit eval --print-config --data "$D" "$TMP/lone21.safetensors"
+if [[ "$rc" == 0 ]] && grep -qx "rope_tau = head" <<<"$out" && grep -qx "sub_gains = 1" <<<"$out"; then
+	ok "eval infers rope_tau = head from a lone exp21 checkpoint"
+else bad "eval infers rope_tau = head" "exit $rc: $errout"; fi
+run supkit eval -q --json --data "$D" --set seq_len=64 --set eval_tokens=2048 --set heldout_tokens=2048 \
+	"$TMP/lone21.safetensors"
+e=$(grep -A8 '"val"' <<<"$out" | grep -o '"bpb": *[-0-9.e+]*' | head -1 | sed 's/.*: *//')
+b=$(num "$TMP/arm_exp21_lerope_2048/result.json" val_bpb)
+if [[ "$rc" == 0 ]] && awk -v e="$e" -v b="$b" 'BEGIN{d = e - b; exit !(b > 0 && d * d <= 1e-12 * b * b)}'; then
+	ok "eval of the lone exp21 checkpoint: the run's val BPB ($e)"
+else bad "eval of the lone exp21 checkpoint" "exit $rc, BPB '$e' vs the run's '$b': $errout"; fi
 
 run supkit train --help
 expect_rc 0 "--help"

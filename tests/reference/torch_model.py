@@ -5,7 +5,9 @@ The benchmark GPT of docs/model.md with the model-side arms of
 supkit-train(1) (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
 untied / head forms with the l0_hf16 mask and its exp / stop_exp / linear
 parameterisations, pre-sublayer channel gains, decoupled routing with the
-separate or shared anchor and out_lambdas), written with PyTorch autograd
+separate or shared anchor and out_lambdas, learned RoPE log-frequencies
+rope_tau shared or per layer and head, rope_trig's bf16 or fp32 tables),
+written with PyTorch autograd
 (Debian python3-torch 1.13, CPU): RMSNorm spelled out (1.13 has no
 F.rms_norm), attention with an explicit window mask, fp32 or fp64.
 
@@ -69,6 +71,13 @@ CASES = [
     ("sub_gains_f64", ["sub_gains=1"], "fp64", False),
     ("sub_qk_stopexp_f64", ["sub_gains=1", "qk_scale=untied", "qk_param=stop_exp"], "fp64", False),
     ("sub_gains_f32", ["sub_gains=1", "logits=fp32"], "fp32", False),
+    # rope_tau: the angle t theta_c exp(tau) through autograd (fp32 cases
+    # with fp32 tables: autograd through a bf16 cast rounds the gradient)
+    ("rope_shared_f64", ["rope_tau=shared"], "fp64", False),
+    ("rope_head_f64", ["rope_tau=head"], "fp64", False),
+    ("rope_shared_f32", ["rope_tau=shared", "rope_trig=fp32", "logits=fp32"], "fp32", False),
+    ("rope_head_sub_qk_f32", ["rope_tau=head", "rope_trig=fp32", "sub_gains=1", "qk_scale=pair",
+                              "logits=fp32"], "fp32", False),
     ("logits_bf16_dense_f32", [], "fp32", False),
     ("logits_bf16_bench_f32", [], "fp32", True),
     ("logits_bf16_arms_f32", ALL_ARMS, "fp32", False),
@@ -109,6 +118,8 @@ def fixture_value(name, numel, cols):
         a, c = 0.3, 0.0
     elif name == "sub_gains":
         a, c = 0.3, 1.0
+    elif name == "rope_tau":
+        a, c = 0.3, 0.0
     elif name == "transformer.wte.weight" or name.startswith("oe."):
         a, c = 1.0, 0.0
     else:
@@ -126,6 +137,7 @@ def parse(kv):
                window_pattern="SSSL", ve_gate_channels=32, norm_eps=2.0 ** -23, softcap=15.0,
                rope_base=10000.0, oe=0, oe_m=150855, oe_n=3, oe_k=2, qk_scale="none",
                qk_mask="none", qk_param="exp", sub_gains=0, wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
+               rope_tau="off", rope_trig="bf16",
                dtype="fp32", init="benchmark", logits="bf16")
     for s in kv:
         k, v = s.split("=", 1)
@@ -167,6 +179,10 @@ def spec(cfg):
         out.append(("out_lambdas", (2,), False))
     if cfg["sub_gains"]:
         out.append(("sub_gains", (L, 2, d), False))
+    if cfg["rope_tau"] == "shared":
+        out.append(("rope_tau", (hd // 2,), False))
+    elif cfg["rope_tau"] == "head":
+        out.append(("rope_tau", (L, H, hd // 2), False))
     return out, d, H, hd, ve
 
 
@@ -208,15 +224,24 @@ def windows(cfg):
     return w
 
 
-def rope_tables(cfg, hd, dt):
+def rope_tables(cfg, hd, dt, tau=None):
+    """cos, sin of t theta_c exp(tau): (T0, hd/2) without tau or with a
+    shared tau (hd/2), (T0, H, hd/2) with a per-head tau (H, hd/2). fp32:
+    theta_c, exp(tau) and the angle in fp32, the tables rounded to bf16
+    with rope_trig=bf16 (the benchmark's); fp64 throughout."""
     T0 = cfg["seq_len"]
-    if dt == torch.float32:
-        inv = 1.0 / (cfg["rope_base"] ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
-        f = torch.outer(torch.arange(T0, dtype=torch.float32), inv)
+    inv = 1.0 / (cfg["rope_base"] ** (torch.arange(0, hd, 2, dtype=dt) / hd))
+    fr = inv if tau is None else inv * torch.exp(tau)
+    t = torch.arange(T0, dtype=dt)
+    f = t.view(-1, *([1] * fr.dim())) * fr
+    if dt == torch.float32 and cfg["rope_trig"] == "bf16":
         return f.cos().bfloat16().float(), f.sin().bfloat16().float()
-    inv = 1.0 / (cfg["rope_base"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
-    f = torch.outer(torch.arange(T0, dtype=torch.float64), inv)
     return f.cos(), f.sin()
+
+
+def rope_view(c, Tn, dev):
+    """a table as (1, Tn, H or 1, hd/2)"""
+    return (c[None, :Tn, None, :] if c.dim() == 2 else c[None, :Tn]).to(dev)
 
 
 def rope(x, cos, sin):
@@ -258,8 +283,12 @@ def forward(cfg, P, idx, tgt, dt):
             x0w = w / torch.sqrt(s.pow(2).mean(-1, keepdim=True) + cfg["shared_eps"])
         else:
             x0w = rms(w, eps)
-    cos, sin = rope_tables(cfg, hd, dt)
-    cos, sin = cos[None, :Tn, None, :].to(dev), sin[None, :Tn, None, :].to(dev)
+    if cfg["rope_tau"] == "shared":
+        cos, sin = rope_tables(cfg, hd, dt, P["rope_tau"])
+    elif cfg["rope_tau"] == "off":
+        cos, sin = rope_tables(cfg, hd, dt)
+    cos, sin = (None, None) if cfg["rope_tau"] == "head" else \
+        (rope_view(cos, Tn, dev), rope_view(sin, Tn, dev))
     ws = windows(cfg)
     t = torch.arange(Tn, device=dev)
     x = x0
@@ -278,6 +307,9 @@ def forward(cfg, P, idx, tgt, dt):
         if i in ve:
             g = 2 * torch.sigmoid(lin(a[..., :cfg["ve_gate_channels"]], P[p + "attn.ve_gate.weight"]))
             v = v + g.unsqueeze(-1) * P["value_embeds.%d.weight" % i][it].view(Bn, Tn, H, hd)
+        if cfg["rope_tau"] == "head":   # layer i's (T0, H, hd/2) tables
+            cos, sin = rope_tables(cfg, hd, dt, P["rope_tau"][i])
+            cos, sin = rope_view(cos, Tn, dev), rope_view(sin, Tn, dev)
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         q, k = rms(q, eps), rms(k, eps)
         if cfg["qk_scale"] != "none":

@@ -87,7 +87,7 @@ static inline void fixture_fill(struct model *m, uint64_t seed)
 			a = 0.2, c = 1;
 		else if (strstr(p->name, "lambdas"))
 			a = 0.2;
-		else if (!strcmp(p->name, "q_tau"))
+		else if (!strcmp(p->name, "q_tau") || !strcmp(p->name, "rope_tau"))
 			a = 0.3;
 		else if (!strcmp(p->name, "sub_gains"))
 			a = 0.3, c = 1;

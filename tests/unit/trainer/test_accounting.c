@@ -288,6 +288,31 @@ TEST(formulas_named)
 	CHECK(acct_figure_formula("flops.nope") == NULL);
 }
 
+/* paper 002 Table 2's LeRoPE comparators: 8,192 gains + 64 (exp31) or
+ * 2,048 (exp21) log-frequencies over the baseline's 50,332,176; the
+ * frequency gradient and the tables' FLOPs, the AdamW state and exp21's
+ * per-layer tables */
+TEST(lerope_paper002)
+{
+	struct accounting a;
+	const double tok = 64.0 * 2048 * 4, L = 8, d = 512;
+	CHECK(acct("exp31", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176 + 8192 + 64 && a.counts.rope_tau == 64 &&
+	      a.counts.q_tau == 0 && a.counts.backbone == a.counts.total);
+	CHECK(a.extra[AX_ROPE_TAU] == 14 * L * d * tok + 3.0 * 2048 * 64 * 4);
+	CHECK(a.mem[AM_ROPE_TAU] == 16.0 * 64);
+	CHECK(acct("exp21", 8, &FULL, &a) == 0);
+	CHECK(a.counts.total == 50332176 + 8192 + 2048 && a.counts.rope_tau == 2048);
+	CHECK(a.extra[AX_ROPE_TAU] == 14 * L * d * tok + 3.0 * 2048 * (L * d / 2) * 4);
+	CHECK(a.mem[AM_ROPE_TAU] == 16.0 * 2048 + 8.0 * 2048 * (L * d / 2 - 64));
+	CHECK(a.extra_total == a.extra[AX_SUB_GAINS] + a.extra[AX_ROPE_TAU]);
+	CHECK(acct("00", 8, &FULL, &a) == 0);
+	CHECK(a.counts.rope_tau == 0 && a.extra[AX_ROPE_TAU] == 0 && a.mem[AM_ROPE_TAU] == 0);
+	CHECK(acct_figure_formula("params.rope_tau") != NULL &&
+	      acct_figure_formula("flops.extra_gflops_step.rope_tau") != NULL &&
+	      acct_figure_formula("memory_mib.rope_tau") != NULL);
+}
+
 int main(void)
 {
 	RUN(baseline_params_and_flops);
@@ -301,5 +326,6 @@ int main(void)
 	RUN(muon2f_normpre_g_flops_and_memory);
 	RUN(matrix_adamw_flops_and_memory);
 	RUN(formulas_named);
+	RUN(lerope_paper002);
 	return t_done();
 }

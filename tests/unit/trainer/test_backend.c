@@ -982,6 +982,21 @@ TEST(select_host_polar_arms)
 	CHECK(e.code == EXIT_USAGE);
 	CHECK(strstr(e.msg, "matrix_optim = adamw needs backend = cpu") != NULL);
 	c.matrix_optim = MATRIX_OPTIM_MUON;
+	/* learned RoPE frequencies and fp32 RoPE tables: CPU only */
+	for (int k = 0; k < 3; k++) {
+		c.rope_tau = k == 0 ? ROPE_TAU_SHARED : k == 1 ? ROPE_TAU_HEAD : ROPE_TAU_OFF;
+		c.rope_trig = k == 2 ? ROPE_TRIG_FP32 : ROPE_TRIG_BF16;
+		c.backend = BACKEND_AUTO;
+		CHECK(backend_select(&c, &e) == backend_cpu());
+		c.backend = BACKEND_CUDA;
+		CHECK(backend_select(&c, &e) == NULL);
+		CHECK(e.code == EXIT_USAGE);
+		CHECKF(strstr(e.msg, k == 0 ? "rope_tau = shared needs backend = cpu"
+				     : k == 1 ? "rope_tau = head needs backend = cpu"
+				     : "rope_trig = fp32 needs backend = cpu") != NULL, "%s", e.msg);
+	}
+	c.rope_tau = ROPE_TAU_OFF;
+	c.rope_trig = ROPE_TRIG_BF16;
 	c.muon2f = 1;   /* Muon2-F and NormPre-G: host only */
 	c.backend = BACKEND_AUTO;
 	CHECK(backend_select(&c, &e) == backend_cpu());

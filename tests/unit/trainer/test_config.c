@@ -755,6 +755,39 @@ TEST(switches_against_defaults)
 	free(p);
 }
 
+/* paper 002's LeRoPE comparators: gains at sub_lr 0.02, learned RoPE
+ * frequencies at rope_lr 0.02, no QK scaling; rope_tau's tensor */
+TEST(lerope_arms)
+{
+	struct config c;
+	struct err e = {0};
+	config_defaults(&c);
+	CHECK(c.rope_tau == ROPE_TAU_OFF && c.rope_trig == ROPE_TRIG_BF16 && c.rope_lr == 0.02);
+	CHECK(config_arm_apply(&c, "exp31", &e) == 0);
+	CHECK(!strcmp(c.arm, "exp31_lerope_shared64"));
+	CHECK(c.sub_gains && c.sub_lr == 0.02 && c.rope_tau == ROPE_TAU_SHARED &&
+	      c.rope_trig == ROPE_TRIG_FP32 && c.rope_lr == 0.02 && c.qk_scale == QK_SCALE_NONE);
+	config_defaults(&c);
+	CHECK(config_arm_apply(&c, "exp21_lerope_2048", &e) == 0);
+	CHECK(c.sub_gains && c.sub_lr == 0.02 && c.rope_tau == ROPE_TAU_HEAD &&
+	      c.rope_trig == ROPE_TRIG_BF16 && c.rope_lr == 0.02 && c.qk_scale == QK_SCALE_NONE);
+	/* the tensor: 64 (shared) or L x H x 64 (head) at head_dim 128, PG_ROPE */
+	for (int f = 0; f < 2; f++) {
+		config_defaults(&c);
+		c.rope_tau = f ? ROPE_TAU_HEAD : ROPE_TAU_SHARED;
+		struct param_spec *ps = NULL;
+		size_t n = 0;
+		CHECK(paramspec_build(&c, &ps, &n, &e) == 0);
+		const struct param_spec *r = n ? &ps[n - 1] : NULL;
+		CHECK(r && r->kind == PK_ROPE_TAU && !strcmp(r->name, "rope_tau") &&
+		      r->group == PG_ROPE && r->init == INITK_ZERO);
+		CHECK(r && r->numel == (f ? 8u * 4 * 64 : 64u) && r->ndim == (f ? 3 : 1));
+		free(ps);
+	}
+	CHECK(config_set(&c, "rope_tau=both", &e) != 0);
+	CHECK(config_set(&c, "rope_trig=fp16", &e) != 0);
+}
+
 int main(void)
 {
 	RUN(defaults_are_benchmark);
@@ -776,5 +809,6 @@ int main(void)
 	RUN(mutations);
 	RUN(scan_text_and_set_at);
 	RUN(switches_against_defaults);
+	RUN(lerope_arms);
 	return t_done();
 }

@@ -68,7 +68,7 @@ static int write_table(const struct config *c, const char *path, const char *pre
 /* The keys eval_infer_config derives, as config_print writes them. */
 static const char *const model_keys[] = {"depth", "model_dim", "head_dim", "vocab_size", "ve_gate_channels",
 					 "qk_scale", "oe", "oe_m", "wte_lambdas", "out_lambdas", "sub_gains",
-					 NULL};
+					 "rope_tau", NULL};
 
 /* The line "key = value" of config_print(c) (fresh string). */
 static char *line_of(const struct config *c, const char *key)
@@ -95,6 +95,8 @@ TEST(infers_every_arm)
 		 "anchor=shared", NULL},
 		{"depth=1", "model_dim=64", "head_dim=32", "vocab_size=50", "qk_scale=head", NULL},
 		{"depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "sub_gains=1", "qk_scale=pair", NULL},
+		{"depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "sub_gains=1", "rope_tau=shared", NULL},
+		{"depth=3", "model_dim=64", "head_dim=16", "vocab_size=64", "rope_tau=head", "qk_scale=pair", NULL},
 		{"depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "oe=1", "oe_m=7", "oe_n=2", "oe_k=4",
 		 NULL},
 	};

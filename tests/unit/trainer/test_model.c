@@ -5,8 +5,8 @@
  *   fixtures of tests/reference/torch_model.py (tests/fixtures/model/,
  *   made by make.sh), fp32 to 1e-5 and fp64 to 1e-10 (relative to the
  *   tensor's largest gradient), for the baseline (dense and benchmark init)
- *   and each model-side arm with fp32 logits (the qk_param forms and
- *   sub_gains in fp64), and with the benchmark's bf16
+ *   and each model-side arm with fp32 logits (the qk_param forms,
+ *   sub_gains and rope_tau in fp64), and with the benchmark's bf16
  *   logits (gradients to 1e-4, see there); fp64 cases keep exact logits
  *   under the default logits = bf16. Weights are filled by fixture_fill below, the
  *   same counter-based generator the Python script implements.
@@ -16,7 +16,8 @@
  *   tests/reference/torch_train.py's curves (curve_*.json): fp64 to 1e-9,
  *   fp32 within the drift that rounding flips cause (tolerances at the tests).
  * - Parameter counts at depth 6 and 8, invariants (x0 = x0_wte at step 0,
- *   masked q_tau entries get no gradient), OE visit counts, accumulation
+ *   masked q_tau entries get no gradient, rope_tau = 0 is the baseline,
+ *   rope_tau's gradient at T = 2048), OE visit counts, accumulation
  *   over micro-steps, a micro-batch in passes (pass_rows) equal to one pass,
  *   planned bytes, bad tokens refused.
  */
@@ -194,6 +195,18 @@ TEST(fd_arms_head)
 	fd_check(x);
 }
 
+TEST(fd_rope_shared)
+{
+	const char *x[] = { "rope_tau=shared", NULL };
+	fd_check(x);
+}
+
+TEST(fd_rope_head_pair)
+{
+	const char *x[] = { "rope_tau=head", "qk_scale=pair", "sub_gains=1", NULL };
+	fd_check(x);
+}
+
 /* ---- parity with the PyTorch reference (tests/fixtures/model) ---- */
 
 /* gtol: the gradients' bound (relative to the tensor's largest); 0 for the
@@ -286,8 +299,9 @@ static void parity_tol(const char *name, double gtol)
 		 * The per-layer scalars (1-D) are sums of cancelling terms, and at
 		 * the benchmark init (c_proj = 0) their true value is of the order
 		 * of the rounding of those terms (supkit-audit(1), step0: zero at eps = 0): they
-		 * are measured against the model's largest gradient instead. */
-		double scale = p->ndim == 1 && gall > gmax ? gall : gmax;
+		 * are measured against the model's largest gradient instead
+		 * (rope_tau, 1-D when shared, against its own). */
+		double scale = p->ndim == 1 && gall > gmax && strcmp(p->name, "rope_tau") ? gall : gmax;
 		double rel = scale > 0 ? dmax / scale : dmax;
 		if (rel > worst)
 			worst = rel, wn = p->name;
@@ -328,6 +342,10 @@ TEST(parity_qk_stopexp_untied_f64) { parity("qk_stopexp_untied_f64"); }
 TEST(parity_qk_linear_pair_f64) { parity("qk_linear_pair_f64"); }
 TEST(parity_sub_gains_f64) { parity("sub_gains_f64"); }
 TEST(parity_sub_gains_f32) { parity("sub_gains_f32"); }
+TEST(parity_rope_shared_f64) { parity("rope_shared_f64"); }
+TEST(parity_rope_head_f64) { parity("rope_head_f64"); }
+TEST(parity_rope_shared_f32) { parity("rope_shared_f32"); }
+TEST(parity_rope_head_sub_qk_f32) { parity("rope_head_sub_qk_f32"); }
 TEST(parity_sub_qk_stopexp_f64) { parity("sub_qk_stopexp_f64"); }
 /* The benchmark's bf16 logits (logits = bf16, the default): the forward's
  * cast and the gradient's through it. The loss to 1e-5 as fp32 (bf16 logits
@@ -749,6 +767,167 @@ TEST(curve_base_f32) { fixture_curve("curve_base_f32", NULL, 0.04, 0.03); }
 TEST(curve_fp32state_f32) { fixture_curve("curve_fp32state_f32", NULL, 0.005, 0.012); }
 TEST(curve_oe_f32) { fixture_curve("curve_oe_f32", NULL, 0.04, 0.03); }
 
+/* rope_tau = 0 is the baseline: with the same other weights, the loss and
+ * every other gradient of an fp32 model with rope_tau (shared, head) at 0
+ * are those of the model without, bit for bit (bf16 tables, the default,
+ * and fp32 tables against rope_trig = fp32 without rope_tau). */
+static void rope_zero_case(const char *form, const char *trig)
+{
+	char k1[32], k2[32];
+	snprintf(k1, sizeof k1, "rope_tau=%s", form);
+	snprintf(k2, sizeof k2, "rope_trig=%s", trig);
+	const char *ka[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+			     "init=dense", "logits=fp32", k2, NULL };
+	const char *kb[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+			     "init=dense", "logits=fp32", k2, k1, NULL };
+	struct model *a = model_make(ka), *b = model_make(kb);
+	CHECK(a && b);
+	if (!a || !b) {
+		model_free(a);
+		model_free(b);
+		return;
+	}
+	fixture_fill(a, 7);
+	fixture_fill(b, 7);
+	struct param *rt = param_find(model_params(b), "rope_tau");
+	CHECK(rt != NULL);
+	for (size_t j = 0; rt && j < rt->numel; j++)
+		param_w_set(rt, j, 0);
+	model_sync_from_f32(b);
+	enum { B = 2, T = 16 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 11);
+	struct err e = {0};
+	double la, lb;
+	model_zero_grad(a);
+	model_zero_grad(b);
+	CHECK(model_forward_backward(a, in, tg, B, T, 1.0, &la, &e) == 0);
+	CHECK(model_forward_backward(b, in, tg, B, T, 1.0, &lb, &e) == 0);
+	CHECKF(la == lb, "%s: loss %.17g, without rope_tau %.17g", form, lb, la);
+	struct param_table *ta = model_params(a);
+	size_t diff = 0;
+	for (size_t i = 0; i < ta->n; i++) {
+		struct param *p = &ta->p[i], *q = param_find(model_params(b), p->name);
+		CHECKF(q != NULL, "%s missing", p->name);
+		for (size_t j = 0; q && j < p->numel; j++)
+			diff += grad_at(p, j) != grad_at(q, j);
+	}
+	CHECKF(diff == 0, "%s, %s tables: %zu gradient entries differ", form, trig, diff);
+	model_free(a);
+	model_free(b);
+}
+
+TEST(rope_tau_zero_is_baseline)
+{
+	rope_zero_case("shared", "bf16");
+	rope_zero_case("head", "bf16");
+	rope_zero_case("head", "fp32");
+}
+
+/* rope_tau's gradient at the paper's full sequence length, T = 2048 (its
+ * section 4.2 checks its implementations there: positions up to 2047 make
+ * d angle / d tau = t theta_c exp(tau) large), against central differences
+ * in fp64, for the fastest, a middle and the slowest plane (step 1e-7:
+ * the fastest plane turns by t exp(tau) per unit of tau; measured worst
+ * 5.8e-7 of the largest entry, 8.8e-4 with the gradient 0.1% off) */
+TEST(rope_tau_long_sequence)
+{
+	const char *forms[] = { "rope_tau=shared", "rope_tau=head" };
+	for (int f = 0; f < 2; f++) {
+		const char *kv[] = { "depth=1", "model_dim=128", "head_dim=32", "vocab_size=64",
+				     "seq_len=2048", "init=dense", "dtype=fp64", forms[f], NULL };
+		struct model *m = model_make(kv);
+		CHECK(m != NULL);
+		if (!m)
+			return;
+		fixture_fill(m, 7);
+		struct param *rt = param_find(model_params(m), "rope_tau");
+		CHECK(rt != NULL);
+		enum { T = 2048 };
+		int32_t *in = malloc(T * sizeof *in), *tg = malloc(T * sizeof *tg);
+		batch(in, tg, T, 64, 5);
+		struct err e = {0};
+		double loss, lp, lm, gmax = 0, worst = 0;
+		model_zero_grad(m);
+		CHECK(model_forward_backward(m, in, tg, 1, T, 1.0, &loss, &e) == 0);
+		for (size_t j = 0; rt && j < rt->numel; j++)
+			gmax = fmax(gmax, fabs(rt->g64[j]));
+		CHECK(gmax > 0);
+		/* plane 0, 7, 15 of the last head (head form) */
+		size_t base = rt && f ? rt->numel - 16 : 0;
+		const int planes[] = { 0, 7, 15 };
+		for (int q = 0; rt && q < 3; q++) {
+			size_t j = base + (size_t)planes[q];
+			double *w = &rt->w64[j], w0 = *w, h = 1e-7;   /* t up to 2047: a small step */
+			*w = w0 + h;
+			model_forward_loss(m, in, tg, 1, T, NULL, &lp, &e);
+			*w = w0 - h;
+			model_forward_loss(m, in, tg, 1, T, NULL, &lm, &e);
+			*w = w0;
+			double fd = (lp - lm) / (2 * h), g = rt->g64[j];
+			CHECKF(fabs(fd - g) <= 1e-5 * gmax, "%s, plane %d: analytic %.12g, central "
+			       "difference %.12g (largest %.3g)", forms[f], planes[q], g, fd, gmax);
+			worst = fmax(worst, fabs(fd - g) / gmax);
+		}
+		printf("  %s, T = %d: worst relative error %.3g\n", forms[f], (int)T, worst);
+		free(in);
+		free(tg);
+		model_free(m);
+	}
+}
+
+/* rope_tau starts at 0 (the benchmark init) and takes its own AdamW lr,
+ * rope_lr (a dense-init model, where it is drawn like the other zero-init
+ * tensors and has a gradient): the first step's largest move is the lr */
+TEST(rope_tau_init_and_lr)
+{
+	const char *forms[] = { "rope_tau=shared", "rope_tau=head" };
+	for (int f = 0; f < 2; f++) {
+		const char *kb[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64",
+				     "seq_len=16", "dtype=fp64", forms[f], NULL };
+		const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64",
+				     "seq_len=16", "init=dense", "dtype=fp64", forms[f], "rope_lr=0.125",
+				     NULL };
+		struct model *mb = model_make(kb), *m = model_make(kv);
+		CHECK(m && mb);
+		struct param *rb = mb ? param_find(model_params(mb), "rope_tau") : NULL;
+		struct param *rt = m ? param_find(model_params(m), "rope_tau") : NULL;
+		CHECK(rt && rb && rt->numel == (f ? 2u * 2 * 16 : 16u));
+		if (!rt || !rb) {
+			model_free(m);
+			model_free(mb);
+			return;
+		}
+		int zeros = 1;
+		for (size_t j = 0; j < rb->numel; j++)
+			zeros &= rb->w64[j] == 0;
+		CHECKF(zeros, "%s: not 0 at the benchmark init", forms[f]);
+		enum { B = 2, T = 16 };
+		int32_t in[B * T], tg[B * T];
+		batch(in, tg, B * T, 64, 11);
+		struct err e = {0};
+		double loss;
+		model_zero_grad(m);
+		CHECK(model_forward_backward(m, in, tg, B, T, 1.0, &loss, &e) == 0);
+		double *w0 = malloc(rt->numel * sizeof *w0);
+		memcpy(w0, rt->w64, rt->numel * sizeof *w0);
+		struct optim *o = NULL;
+		CHECK(optim_create(model_config(m), model_params(m), 1, &o, &e) == 0);
+		struct optim_sched s = { .step = 0, .progress = 0, .lrm = 1, .lr_mult = 1,
+					 .momentum = 0.85, .muon_wd = 0 };
+		CHECK(o && optim_step_sched(o, &s, &e) == 0);
+		double d = 0;
+		for (size_t j = 0; j < rt->numel; j++)
+			d = fmax(d, fabs(rt->w64[j] - w0[j]));
+		CHECKF(fabs(d - 0.125) < 1e-6, "%s: largest rope_tau move %.9g, rope_lr 0.125", forms[f],
+		       d);
+		free(w0);
+		optim_free(o);
+		model_free(m);
+		model_free(mb);
+	}
+}
+
 /* sub_gains start at 1 and take their own AdamW lr, sub_lr: the first
  * step moves an entry by lr g / (|g| + eps), so the largest move is the lr */
 TEST(sub_gains_init_and_lr)
@@ -913,6 +1092,13 @@ int main(void)
 	RUN(parity_qk_linear_pair_f64);
 	RUN(parity_sub_gains_f64);
 	RUN(parity_sub_gains_f32);
+	RUN(parity_rope_shared_f64);
+	RUN(parity_rope_head_f64);
+	RUN(parity_rope_shared_f32);
+	RUN(parity_rope_head_sub_qk_f32);
+	RUN(rope_tau_zero_is_baseline);
+	RUN(rope_tau_init_and_lr);
+	RUN(rope_tau_long_sequence);
 	RUN(parity_sub_qk_stopexp_f64);
 	RUN(sub_gains_init_and_lr);
 	RUN(parity_logits_bf16_dense_f32);
@@ -923,5 +1109,7 @@ int main(void)
 	RUN(fd_arms_oe_pair_separate);
 	RUN(fd_arms_oe_untied_shared);
 	RUN(fd_arms_head);
+	RUN(fd_rope_shared);
+	RUN(fd_rope_head_pair);
 	return t_done();
 }
