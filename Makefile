@@ -263,7 +263,7 @@ EMU_TOOLS += $(DEV_EMU_BINS)
 # kept after the build (not removed as intermediates of the pattern rules
 # above): a later link or a second make running beside this one finds them
 .SECONDARY: $(DEV_EMU_OBJS) $(patsubst %,$(BUILD)/emu/devmain/%.o,$(DEV_MAINS)) \
-	$(DEV_EMU_OBJS:.o=.cc) $(EMU_RT_OBJS:.o=.cc)
+	$(DEV_EMU_OBJS:.o=.cc) $(patsubst kernels/%.cu,$(BUILD)/emu/%.cc,$(CU_SRCS))
 $(CU_BUILD)/dev/cuda/%.o: dev/cuda/%.cu $(DEV_HDRS) $(wildcard kernels/*.h kernels/*.cuh)
 	@mkdir -p $(@D)
 	set -o pipefail; $(NVCC) $(NVCCFLAGS) -c -o $@ $< 2>&1 | tee $@.log
