@@ -88,7 +88,7 @@ bool g_direct;   /* emu_run_kernel's direct mode: threads one after another, no 
  * allows, so that a kernel reading a tile before waiting for it, or
  * before the barrier after the wait, reads the block's old bytes (shared
  * memory starts 0xA5 in every block). EMU_CPASYNC=now lands each copy at
- * issue (the emulator before session 12). */
+ * issue. */
 struct cpcopy {
 	unsigned char *dst;
 	unsigned char data[16];

@@ -31,7 +31,7 @@
  * .trans) and mma.m16n8k16 .row.col bf16 -> fp32 (the kernels' header
  * documents them); a cp.async copy lands in shared memory at its thread's
  * cp.async.wait_group that covers its group, the latest moment the PTX
- * ISA allows (since session 12; EMU_CPASYNC=now lands it at issue), so a
+ * ISA allows (EMU_CPASYNC=now lands it at issue), so a
  * missing or short wait, or a read before the barrier after the wait,
  * reads the block's old bytes (0xA5 fill); and (EMU_RACECHECK=1, the
  * default; 0 turns it off) every cp.async copy and ldmatrix or wgmma read is

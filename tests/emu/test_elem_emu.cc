@@ -1,8 +1,8 @@
 /* test_elem_emu.cc: the CUDA backend's own row and element kernels
  * (kernels/backend_kernels.cuh) run on the CPU through the SIMT emulator of
  * tests/emu, against the CPU backend, with the launch shapes of
- * kernels/backend_cuda.cu: the kernels this repository changed without a
- * GPU (session 7) first. For each: the cross-entropy's fp32 arithmetic and
+ * kernels/backend_cuda.cu: first the kernels changed since the code that
+ * ran on a GPU. For each: the cross-entropy's fp32 arithmetic and
  * its bf16 gradient copy (and its bf16-logits form, whose bf16 gradient may
  * differ from the CPU's by one bf16 ulp where the row sums' order moves an
  * fp32 value across a tie); RMSNorm forward and backward and the fused
@@ -190,7 +190,7 @@ TEST(rope_rmsnorm_bwd_with_cast)
 }
 
 /* the fused RoPE + QK-norm (+ q_tau) forward with its output's bf16 copy
- * (read by the mma attention since session 8) */
+ * (read by the mma attention) */
 TEST(rope_rmsnorm_fwd_with_cast)
 {
 	const int64_t B = 2, T = 9, H = 3, D = 128, N = B * T, h2 = D / 2;
