@@ -53,6 +53,38 @@ int backend_cuda_present(void)
 	return c && c->device_count() > 0;
 }
 
+/* 1 with e set to the refusal when cfg asks for something only the CPU
+ * backend does, else 0: the arms whose steps are host code
+ * (trainer/optim.c: Zeta, MALT, Muon2-F, NormPre-G), or that are validated
+ * on the CPU backend only (the fused weights W (1 alpha^T), AdamW on the
+ * block matrices, rope_tau's tables and their gradient, fp32 RoPE tables),
+ * and a polar step other than the plain 5-step one (kernels/polar.cu). */
+static int cpu_only(const struct config *cfg, struct err *e)
+{
+	const char *host_arm = cfg->zeta ? "zeta" : cfg->malt ? "malt" : cfg->muon2f ? "muon2f"
+			     : cfg->normpre_g ? "normpre_g" : NULL;
+	if (host_arm)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
+				"(its pre-polar step runs on the host only)", host_arm);
+	if (cfg->sub_gains)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
+				"(the CUDA backend does not implement the fused weights W (1 alpha^T))");
+	if (cfg->matrix_optim == MATRIX_OPTIM_ADAMW)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: matrix_optim = adamw needs backend = cpu "
+				"(the CUDA backend steps the block matrices with Muon only)");
+	if (cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: %s needs backend = cpu "
+				"(the CUDA backend has neither learned RoPE frequencies nor fp32 RoPE tables)",
+				cfg->rope_tau == ROPE_TAU_SHARED ? "rope_tau = shared"
+				: cfg->rope_tau == ROPE_TAU_HEAD ? "rope_tau = head" : "rope_trig = fp32");
+	if (cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: polar_norm = %s and polar_steps = %d need backend = cpu "
+				"(the CUDA polar step is the plain 5-step one)",
+				cfg->polar_norm == POLAR_NORM_FP32 ? "fp32" : cfg->polar_norm == POLAR_NORM_AOL ? "aol" : "polar",
+				cfg->polar_steps);
+	return 0;
+}
+
 /* The table for cfg before it is opened, or NULL with e set. */
 static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 {
@@ -60,48 +92,13 @@ static const struct backend_ops *choose(const struct config *cfg, struct err *e)
 		return backend_cpu();
 	int fp32 = cfg->dtype == DTYPE_F32;
 	const struct backend_ops *c = backend_find("cuda");
-	/* the CUDA polar step is plain Polar Express (kernels/polar.cu) */
-	int host_polar = cfg->polar_norm != POLAR_NORM_AS_POLAR || cfg->polar_steps != 5;
-	/* Zeta's, MALT's, Muon2-F's and NormPre-G's pre-polar steps (and their
-	 * state) are host code (trainer/optim.c) */
-	const char *host_arm = cfg->zeta ? "zeta" : cfg->malt ? "malt" : cfg->muon2f ? "muon2f"
-			     : cfg->normpre_g ? "normpre_g" : NULL;
-	int host_only = host_polar || host_arm;
-	/* the fused weights W (1 alpha^T) are validated on the CPU backend only */
-	host_only |= cfg->sub_gains;
-	/* AdamW on the block matrices (matrix_optim = adamw) is validated on the
-	 * CPU backend only */
-	host_only |= cfg->matrix_optim == MATRIX_OPTIM_ADAMW;
-	/* rope_tau's per-layer, per-head tables and their gradient, and fp32
-	 * tables, are validated on the CPU backend only */
-	host_only |= cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16;
+	struct err why = {0};
+	int host_only = cpu_only(cfg, &why);
 	if (cfg->backend == BACKEND_AUTO)
 		return backend_cuda_present() && fp32 && !host_only ? c : backend_cpu();
-	if (host_arm) {
-		err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
-			"(its pre-polar step runs on the host only)", host_arm);
-		return NULL;
-	}
-	if (cfg->sub_gains) {
-		err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
-			"(the CUDA backend does not implement the fused weights W (1 alpha^T))");
-		return NULL;
-	}
-	if (cfg->matrix_optim == MATRIX_OPTIM_ADAMW) {
-		err_set(e, EXIT_USAGE, "backend = cuda: matrix_optim = adamw needs backend = cpu "
-			"(the CUDA backend steps the block matrices with Muon only)");
-		return NULL;
-	}
-	if (cfg->rope_tau != ROPE_TAU_OFF || cfg->rope_trig != ROPE_TRIG_BF16) {
-		err_set(e, EXIT_USAGE, "backend = cuda: %s needs backend = cpu "
-			"(the CUDA backend has neither learned RoPE frequencies nor fp32 RoPE tables)",
-			cfg->rope_tau == ROPE_TAU_SHARED ? "rope_tau = shared"
-			: cfg->rope_tau == ROPE_TAU_HEAD ? "rope_tau = head" : "rope_trig = fp32");
-		return NULL;
-	}
-	if (host_polar) {
-		err_set(e, EXIT_USAGE, "backend = cuda: polar_norm = %s and polar_steps = %d need backend = cpu "
-			"(the CUDA polar step is the plain 5-step one)", cfg->polar_norm == POLAR_NORM_FP32 ? "fp32" : cfg->polar_norm == POLAR_NORM_AOL ? "aol" : "polar", cfg->polar_steps);
+	if (host_only) {
+		if (e)
+			*e = why;
 		return NULL;
 	}
 	if (!c) {

@@ -931,6 +931,19 @@ TEST(cpu_backend_object)
 
 /* The polar arms that only the host runs keep runs off the CUDA backend:
  * auto picks the CPU, cuda is refused naming the keys (whatever the build). */
+/* c as it is: backend = auto picks the CPU, backend = cuda is refused with
+ * EXIT_USAGE and a message holding msg */
+static void refused_on_cuda(struct config *c, const char *msg)
+{
+	struct err e = {0};
+	c->backend = BACKEND_AUTO;
+	CHECK(backend_select(c, &e) == backend_cpu());
+	c->backend = BACKEND_CUDA;
+	CHECK(backend_select(c, &e) == NULL);
+	CHECK(e.code == EXIT_USAGE);
+	CHECKF(strstr(e.msg, msg) != NULL, "%s", e.msg);
+}
+
 TEST(select_host_polar_arms)
 {
 	struct config c;
@@ -938,78 +951,40 @@ TEST(select_host_polar_arms)
 	config_defaults(&c);
 	c.polar_norm = POLAR_NORM_AOL;
 	c.polar_steps = 4;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(e.code == EXIT_USAGE);
-	CHECK(strstr(e.msg, "polar_norm = aol and polar_steps = 4 need backend = cpu") != NULL);
+	refused_on_cuda(&c, "polar_norm = aol and polar_steps = 4 need backend = cpu");
 	c.polar_norm = POLAR_NORM_AS_POLAR;
 	c.polar_steps = 5;
 	c.backend = BACKEND_CPU;
 	CHECK(backend_select(&c, &e) == backend_cpu());
 	/* Zeta: host only as well */
 	c.zeta = 1;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(e.code == EXIT_USAGE);
-	CHECK(strstr(e.msg, "zeta = 1 needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "zeta = 1 needs backend = cpu");
 	c.zeta = 0;
 	c.malt = 1;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(strstr(e.msg, "malt = 1 needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "malt = 1 needs backend = cpu");
 	/* pre-sublayer channel gains: the fused weights are CPU only */
 	c.malt = 0;
 	c.sub_gains = 1;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(e.code == EXIT_USAGE);
-	CHECK(strstr(e.msg, "sub_gains = 1 needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "sub_gains = 1 needs backend = cpu");
 	c.sub_gains = 0;
 	/* AdamW on the block matrices: CPU only */
 	c.matrix_optim = MATRIX_OPTIM_ADAMW;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(e.code == EXIT_USAGE);
-	CHECK(strstr(e.msg, "matrix_optim = adamw needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "matrix_optim = adamw needs backend = cpu");
 	c.matrix_optim = MATRIX_OPTIM_MUON;
 	/* learned RoPE frequencies and fp32 RoPE tables: CPU only */
-	for (int k = 0; k < 3; k++) {
-		c.rope_tau = k == 0 ? ROPE_TAU_SHARED : k == 1 ? ROPE_TAU_HEAD : ROPE_TAU_OFF;
-		c.rope_trig = k == 2 ? ROPE_TRIG_FP32 : ROPE_TRIG_BF16;
-		c.backend = BACKEND_AUTO;
-		CHECK(backend_select(&c, &e) == backend_cpu());
-		c.backend = BACKEND_CUDA;
-		CHECK(backend_select(&c, &e) == NULL);
-		CHECK(e.code == EXIT_USAGE);
-		CHECKF(strstr(e.msg, k == 0 ? "rope_tau = shared needs backend = cpu"
-				     : k == 1 ? "rope_tau = head needs backend = cpu"
-				     : "rope_trig = fp32 needs backend = cpu") != NULL, "%s", e.msg);
-	}
+	c.rope_tau = ROPE_TAU_SHARED;
+	refused_on_cuda(&c, "rope_tau = shared needs backend = cpu");
+	c.rope_tau = ROPE_TAU_HEAD;
+	refused_on_cuda(&c, "rope_tau = head needs backend = cpu");
 	c.rope_tau = ROPE_TAU_OFF;
+	c.rope_trig = ROPE_TRIG_FP32;
+	refused_on_cuda(&c, "rope_trig = fp32 needs backend = cpu");
 	c.rope_trig = ROPE_TRIG_BF16;
 	c.muon2f = 1;   /* Muon2-F and NormPre-G: host only */
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(strstr(e.msg, "muon2f = 1 needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "muon2f = 1 needs backend = cpu");
 	c.muon2f = 0;
 	c.normpre_g = 1;
-	c.backend = BACKEND_AUTO;
-	CHECK(backend_select(&c, &e) == backend_cpu());
-	c.backend = BACKEND_CUDA;
-	CHECK(backend_select(&c, &e) == NULL);
-	CHECK(strstr(e.msg, "normpre_g = 1 needs backend = cpu") != NULL);
+	refused_on_cuda(&c, "normpre_g = 1 needs backend = cpu");
 }
 
 int main(void)
