@@ -83,10 +83,12 @@ env)
 	# DT_RPATH (not RUNPATH): it also finds the libraries that the libraries
 	# load (libarchive's libxml2), and leaves other programs' search alone
 	libs="-L$lib -L$blas -Wl,--disable-new-dtags,-rpath,$lib,-rpath,$blas"
-	# pkg-config, where the image has one, reads the unpacked .pc files with
-	# their /usr paths moved under the root
+	# pkg-config, where the image has one, reads the unpacked .pc files alone
+	# (PKG_CONFIG_LIBDIR replaces its search path: a system .pc, e.g. Open
+	# MPI's, would get the root put before its /usr paths) with their /usr
+	# paths moved under the root
 	printf 'export PKG_CONFIG_SYSROOT_DIR=%q\n' "$root"
-	printf 'export PKG_CONFIG_PATH=%q\n' "$lib/pkgconfig:$blas/pkgconfig:$root/usr/share/pkgconfig"
+	printf 'export PKG_CONFIG_LIBDIR=%q\n' "$lib/pkgconfig:$blas/pkgconfig:$root/usr/share/pkgconfig"
 	printf 'export EXTRA_CFLAGS=%q\n' "${EXTRA_CFLAGS:+$EXTRA_CFLAGS }$inc"
 	printf 'export LDFLAGS=%q\n' "${LDFLAGS:+$LDFLAGS }$libs"
 	# GNU make too, for an image without one (after the system's own tools)
