@@ -79,18 +79,21 @@ __device__ static float block_max(float v)
 /* ---- elementwise kernels ---- */
 
 /* y = a x (b = 0, y not read: it may hold NaN), y += a x (b = 1), or
- * y = a x + b y */
+ * y = a x + b y; each product and sum rounded on its own (__fmul_rn,
+ * __fadd_rn: nvcc contracts a x + y into one FMA otherwise), as the CPU
+ * reference computes them and as k_mix_rms_fwd and k_mix_bwd do, so that
+ * those fused kernels give these ops' bits on a GPU too */
 enum axpby_mode { AXPBY_SET, AXPBY_ADD, AXPBY_BLEND };
 __global__ static void k_axpby(float *y, const float *x, float a, float b, enum axpby_mode mode,
 			       int64_t n)
 {
 	GSTRIDE(i, n) {
 		if (mode == AXPBY_SET)
-			y[i] = a * x[i];
+			y[i] = __fmul_rn(a, x[i]);
 		else if (mode == AXPBY_ADD)
-			y[i] += a * x[i];
+			y[i] = __fadd_rn(y[i], __fmul_rn(a, x[i]));
 		else
-			y[i] = a * x[i] + b * y[i];
+			y[i] = __fadd_rn(__fmul_rn(a, x[i]), __fmul_rn(b, y[i]));
 	}
 }
 
@@ -137,12 +140,12 @@ __global__ static void k_mix_bwd(float *dx, __nv_bfloat16 *ob, float *dx0, float
 		float d = dx[i];
 		s0 += (double)d * (double)xin[i];
 		s1 += (double)d * (double)x0[i];
-		dx0[i] += c1 * d;
+		dx0[i] = __fadd_rn(dx0[i], __fmul_rn(c1, d));
 		if (x0w) {
 			s2 += (double)d * (double)x0w[i];
-			dx0w[i] += c2 * d;
+			dx0w[i] = __fadd_rn(dx0w[i], __fmul_rn(c2, d));
 		}
-		float v = 0.0f * d + c0 * d;
+		float v = __fadd_rn(__fmul_rn(0.0f, d), __fmul_rn(c0, d));
 		dx[i] = v;
 		if (ob)
 			ob[i] = __float2bfloat16_rn(v);
@@ -259,7 +262,7 @@ __global__ static void k_rms_bwd(float *dx, __nv_bfloat16 *ob, const float *dout
 }
 
 /* backend.h mix_rmsnorm_fwd: a row of x = c0 xin + c1 x0 (+ c2 x0w) with
- * k_axpby's expressions, then k_rms_fwd on it (out may be NULL, ob the
+ * k_axpby's expressions and roundings, then k_rms_fwd on it (out may be NULL, ob the
  * output) */
 __global__ static void k_mix_rms_fwd(float *x, float *out, __nv_bfloat16 *ob, float *rstd,
 				     const float *xin, const float *x0, const float *x0w, float c0,
@@ -270,10 +273,10 @@ __global__ static void k_mix_rms_fwd(float *x, float *out, __nv_bfloat16 *ob, fl
 	double ss = 0;
 	for (int64_t c = lane; c < C; c += 32) {
 		int64_t i = row * C + c;
-		float v = c0 * xin[i];
-		v += c1 * x0[i];
+		float v = __fmul_rn(c0, xin[i]);
+		v = __fadd_rn(v, __fmul_rn(c1, x0[i]));
 		if (x0w)
-			v += c2 * x0w[i];
+			v = __fadd_rn(v, __fmul_rn(c2, x0w[i]));
 		r[c] = v;
 		ss += (double)v * v;
 	}

@@ -80,6 +80,15 @@ def read_config(path):
     return cfg
 
 
+def same_value(a, b):
+    """a config value as written (supkit writes 1e-08 where baseline.cfg has
+    1e-8): numbers equal as numbers, anything else as text"""
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+
+
 def read_safetensors(path):
     """name -> fp32 tensor (bench/geometry_ref.py's reader: F32, F64, BF16)."""
     try:
@@ -102,7 +111,7 @@ def main():
     ccfg = read_config(os.path.join(a.run, "config.cfg"))
     base = read_config(os.path.join(HERE, "..", "..", "configs", "baseline.cfg"))
     for k, v in base.items():
-        if k not in RUN_KEYS and ccfg.get(k, v) != v:
+        if k not in RUN_KEYS and not same_value(ccfg.get(k, v), v):
             die("%s: %s = %s: only the baseline arm is supported (%s = %s)" %
                 (os.path.join(a.run, "config.cfg"), k, ccfg[k], k, v))
     keys = ["depth", "model_dim", "head_dim", "vocab_size", "seq_len"]
