@@ -48,6 +48,12 @@ SUPKIT_PROBE' | \${CC:-cc} \$EXTRA_CFLAGS -E -P -x c - 2>&1 | tail -n 1" _ "$out
 	grep -qF -- "-Wl,--disable-new-dtags,-rpath,$TMP/root/usr/lib" <<<"$ldf" &&
 		ok "its LDFLAGS give the binaries an RPATH there" ||
 		bad "its LDFLAGS give the binaries an RPATH there" "$ldf"
+	# pkg-config reads the unpacked .pc files alone: a system one (this
+	# machine's Open MPI) read under the root breaks the build
+	pc=$(PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR= bash -c 'eval "$1"; echo "${PKG_CONFIG_LIBDIR:-}|${PKG_CONFIG_PATH:-}"' _ "$out")
+	[[ "$pc" == "$TMP/root/usr/lib/"*"|" ]] &&
+		ok "pkg-config's search path is the unpacked root's alone (PKG_CONFIG_LIBDIR)" ||
+		bad "pkg-config's search path is the unpacked root's alone (PKG_CONFIG_LIBDIR)" "$pc"
 	run env GPU_DEPS_ROOT=/ bash $G env "$TMP/debs"
 	expect_rc 1 "env refuses to unpack into /"
 else
