@@ -31,8 +31,22 @@
 # 1 when a test failed or a command was not found (a misspelt phase), 4 when
 # the build failed, 2 on bad usage.
 set -u
+# The sources a run checks, as one SHA-256 (the first 16 hex digits) over
+# the files of the folders below, sorted by path: the summary records it,
+# since a copy of the working tree may carry a .git older than its files;
+# `scripts/gpu-check.sh --sources` prints it for a checkout here.
+sources_sha() {
+	(cd "$(dirname "$0")/.." && find kernels trainer data lib dev/cuda tests/gpu bench scripts \
+		-type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
+		-o -name '*.sh' -o -name '*.py' \) -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
+		sha256sum | cut -c1-16)
+}
+if [[ $# -eq 1 && "$1" == --sources ]]; then
+	sources_sha
+	exit 0
+fi
 if [[ $# -ne 1 || "$1" == -* ]]; then
-	echo "usage: scripts/gpu-check.sh OUTDIR" >&2
+	echo "usage: scripts/gpu-check.sh OUTDIR | --sources" >&2
 	exit 2
 fi
 mkdir -p "$1" || exit 4
@@ -76,7 +90,7 @@ command_not_found_handle() {
 }
 smi() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi "$@"; }
 
-note "supkit gpu-check $(date -u +%FT%TZ), commit $({ command -v git >/dev/null && git rev-parse --short HEAD 2>/dev/null; } || echo '?')"
+note "supkit gpu-check $(date -u +%FT%TZ), commit $({ command -v git >/dev/null && git rev-parse --short HEAD 2>/dev/null; } || echo '?'), sources $(sources_sha)"
 {
 	smi 2>&1
 	nvcc --version 2>&1

@@ -2,8 +2,8 @@
 # check_dry.sh: scripts/gpu-check.sh, the one command a GPU machine runs,
 # as a dry run on this machine (no GPU: its suites skip, the benchmark
 # does nothing), so that an error in its phases, budget, summary or packing
-# shows here and not first on a GPU. Checks the exit status, a
-# summary line for the build, every suite and the benchmark, the dry-run
+# shows here and not first on a GPU. Checks the exit status, the sources'
+# hash in the summary's first line, a summary line for the build, every suite and the benchmark, the dry-run
 # verdict, and logs.tgz holding every phase's log; then, with one phase's call
 # misspelt, a failed run (exit 1, the command named). Skips when nvcc is
 # missing (the build phase needs it) or when a GPU is present (then
@@ -29,6 +29,13 @@ rc=$?
 [[ $rc == 0 ]] && ok "gpu-check.sh exits 0 on a dry run" || bad "gpu-check.sh exit status" "$rc: $(tail -n 5 "$out/stdout")"
 sum="$out/o/summary.txt"
 if [[ -f "$sum" ]]; then ok "summary.txt written"; else bad "summary.txt written"; fi
+# the sources' hash, which --sources prints for this checkout
+src=$(bash scripts/gpu-check.sh --sources 2>/dev/null)
+if [[ "$src" =~ ^[0-9a-f]{16}$ ]] && grep -q "^supkit gpu-check .*, sources $src\$" "$sum" 2>/dev/null; then
+	ok "summary: the sources' hash, as --sources prints it"
+else
+	bad "summary: the sources' hash, as --sources prints it" "'$src'; $(head -n 1 "$sum" 2>/dev/null)"
+fi
 for want in '^supkit gpu-check ' '^device: none' '^libraries: ' '^build: exit 0 ' \
 	'^test cuda_ops: .* skipped ' '^test select: [0-9]+ passed, 0 failed' '^test train_cli: .* skipped ' \
 	'^test cuda_ops_async: .* skipped ' '^test train_cli_async: .* skipped ' '^test curve: .* skipped ' \
