@@ -1482,6 +1482,13 @@ int optim_load_mem(struct optim *o, const void *data, size_t len, const char *pa
 				: which == 9 ? "muon2f = 0" : o->c.malt ? "malt_beta = 0" : "malt = 0");
 			goto out;
 		}
+		if (p->group == PG_MATRIX && which <= 4 && is_muon != muon_param(o, p)) {
+			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': %s state, but the run steps the "
+				"block matrices with %s (matrix_optim = %s)", path, (unsigned long long)r,
+				name, is_muon ? "Muon" : "AdamW", is_muon ? "AdamW" : "Muon",
+				is_muon ? "adamw" : "muon");
+			goto out;
+		}
 		if (!fits || kind != (which == 2 ? REC_I64 : REC_F64) || cnt != want) {
 			err_set(e, EXIT_USAGE, "'%s': record %llu '%s': kind or size does not match the model",
 				path, (unsigned long long)r, name);

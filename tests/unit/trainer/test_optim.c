@@ -1235,10 +1235,12 @@ TEST(state_load_matrix_adamw_records)
 	run_steps(o1, &a, 0, 1);
 	CHECK(optim_save(o1, p1, &e) == 0);
 	CHECK(optim_load(o1, p0, &e) == -1);
-	CHECKF(strstr(e.msg, p0) && strstr(e.msg, ".momentum_buffer': kind or size does not match the model"),
+	CHECKF(strstr(e.msg, p0) && strstr(e.msg, ".momentum_buffer': Muon state, but the run steps the "
+					      "block matrices with AdamW (matrix_optim = adamw)"),
 	       "%s", e.msg);
 	CHECK(optim_load(o0, p1, &e) == -1);
-	CHECKF(strstr(e.msg, p1) && strstr(e.msg, "transformer.h.0.attn.c_q.weight.exp_avg': kind or size"),
+	CHECKF(strstr(e.msg, p1) && strstr(e.msg, "transformer.h.0.attn.c_q.weight.exp_avg': AdamW state, "
+					      "but the run steps the block matrices with Muon (matrix_optim = muon)"),
 	       "%s", e.msg);
 	CHECKF(optim_load(o1, p1, &e) == 0, "%s", e.msg);
 	CHECKF(optim_load(o0, p0, &e) == 0, "%s", e.msg);
