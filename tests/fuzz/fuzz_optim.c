@@ -8,8 +8,11 @@
  * state), an fp32 run with embed_state = fp32 (their fp32 master weights in
  * the file) and an fp64 run (every parameter's master in the file); and an
  * fp32 run of the same model at d 32 with the l0_hf16 mask on q_tau; and
- * an fp32 run with zeta = 1 (Zeta's second moment in the file) and one
- * with malt = 1 (MALT's row and column EMAs).
+ * an fp32 run with zeta = 1 (Zeta's second moment in the file), one with
+ * malt = 1 (MALT's row and column EMAs), one with malt = 1, malt_beta = 0
+ * (instantaneous MALT: no EMAs in the file), one with muon2f = 1 (Muon²-F's
+ * second moment) and one with matrix_optim = adamw (AdamW moments and step
+ * counters for the block matrices, no Muon buffers).
  * Invariants: a refusal carries a one-line message naming the file; an
  * accepted file is records the harness parses the same way, and the state
  * it leaves holds every value exactly: written back (optim_state_bytes)
@@ -17,7 +20,8 @@
  * its bf16 state values bf16 holds); masked q_tau entries have moments and
  * master 0; the state written back loads again and writes back the same
  * bytes.
- * Seeds: tests/fuzz/corpus/optim/{fp32,embed_fp32,fp64,masked,zeta,malt}.bin, each
+ * Seeds: tests/fuzz/corpus/optim/{fp32,embed_fp32,fp64,masked,zeta,malt,
+ * malt_inst,muon2f,adamw_matrix}.bin, each
  * optimizer's state after two steps; FUZZ_WRITE_SEED=DIR makes the harness
  * write them (tests/fuzz/README.md). Reference: trainer/optim.h,
  * supkit-formats(5) Optimizer state. */
@@ -35,9 +39,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { FZ_NOPT = 6, FZ_B = 2, FZ_T = 8 };
+enum { FZ_NOPT = 9, FZ_B = 2, FZ_T = 8 };
 static const char *const fz_seed_names[FZ_NOPT] = {"fp32.bin", "embed_fp32.bin", "fp64.bin", "masked.bin",
-						   "zeta.bin", "malt.bin"};
+						   "zeta.bin", "malt.bin", "malt_inst.bin", "muon2f.bin",
+						   "adamw_matrix.bin"};
 
 struct fz_run {
 	struct config c;
@@ -74,6 +79,9 @@ static void fuzz_init(void)
 		{"model_dim=32", "head_dim=32", "qk_mask=l0_hf16", NULL},
 		{"zeta=1", NULL},
 		{"malt=1", NULL},
+		{"malt=1", "malt_beta=0", NULL},
+		{"muon2f=1", NULL},
+		{"matrix_optim=adamw", NULL},
 	};
 	struct err e = {0};
 	openblas_set_num_threads(1);   /* small matrices: threads only cost */
@@ -227,8 +235,9 @@ static void fuzz_check(struct fz_run *r, const uint8_t *data, size_t size, const
 		const struct param *p = &t->p[pi];
 		int bf16_state = !r->fp64 && p->store == PARAM_BF16 && r->c.embed_state == EMBED_STATE_BF16;
 		static const char *const suf[] = {"exp_avg", "exp_avg_sq", "momentum_buffer", "master",
-						  "zeta_second_moment", "malt_row_ema", "malt_col_ema"};
-		for (int k = 0; k < 7; k++) {
+						  "zeta_second_moment", "malt_row_ema", "malt_col_ema",
+						  "muon2f_second_moment"};
+		for (int k = 0; k < 8; k++) {
 			char nm[192];
 			snprintf(nm, sizeof nm, "%s.%s", p->name, suf[k]);
 			const struct fz_rec *x = fz_find(in, nin, nm);
