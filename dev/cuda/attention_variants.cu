@@ -1,29 +1,22 @@
-/* attention_variants.cu: the variants of the product's mma.sync attention
- * (kernels/attention_mma.cu) for head width 128 that have not run on a GPU,
- * kept out of the product until a GPU run shows each correct and faster
- * (dev/cuda/README.md): mma2, the forward with 32 query rows a warp (the
- * backward is the product's); wg, the forward, the dK, dV kernel and dQ
- * from the kept dS on Hopper's warpgroup MMA (wgmma, sm_90a code only).
- * Their launchers, and the dispatch of dev/cuda/attention_variants.h over
- * them, the WMMA kernels (dev/cuda/attention_tc.cu) and the product's mma
- * kernels, are at the end.
+/* attention_variants.cu: wg, a variant of the product's mma.sync attention
+ * (kernels/attention_mma.cu) for head width 128 that is not in the product
+ * (dev/cuda/README.md says what it did on a GPU and what stands between it
+ * and the product): the forward, the dK, dV kernel and dQ from the kept dS
+ * on Hopper's warpgroup MMA (wgmma, sm_90a code only). Its launchers, and
+ * the dispatch of dev/cuda/attention_variants.h over it and the product's
+ * mma kernels, are at the end.
  *
  * The device helpers (PTX wrappers, tiles, fragments, the online softmax
  * step, the kept dS's slots) are the product's (kernels/attention_mma.cuh),
- * so a variant differs from the product in its own kernels only.
+ * so the variant differs from the product in its own kernels only.
  *
- * mma2: k_attn_fwd_mma2, FlashAttention-2's split for this head width, so
- * that a K or V fragment read from shared memory serves two mma row tiles;
- * 255 registers and 4 bytes of spill stores (nvcc 13, sm_90a; P is rounded
- * to bf16 fragments before O += P V, so that the fp32 P dies first).
  * wg: k_attn_fwd_wg, k_attn_dkdv_wg and k_attn_dq_ds_wg (their sections
  * below); dQ always from the kept dS (the product's default).
  * Left out: the recomputing dQ on wgmma, TMA and warp specialisation
  * (FlashAttention-3's producer and consumer warpgroups), bf16 inputs and
- * outputs (the product's kept casts and bf16 storage): the variants read
- * and write fp32 tensors and round q, k, v and dy to bf16 copies first.
- * Reference: Dao, FlashAttention-2 (2023), section 3.3 (warp
- * partitioning); PTX ISA, "Asynchronous Warpgroup Level Matrix
+ * outputs (the product's kept casts and bf16 storage): the launchers read
+ * and write fp32 tensors and make bf16 copies of q, k, v and dy first.
+ * Reference: PTX ISA, "Asynchronous Warpgroup Level Matrix
  * Multiply-Accumulate Instructions"; Shah et al., FlashAttention-3 (2024).
  */
 #include "dev/cuda/attention_variants.h"
@@ -120,123 +113,6 @@ __device__ static inline void wg_rs128(float (*d)[4], const uint32_t *a, uint64_
 }
 
 #endif
-
-/* ---- forward, 32 rows a warp (variant mma2) ----
- * A block per (128 queries, b, h), 4 warps of 32 rows (two 16-row m-tiles
- * each, FlashAttention-2's split for head width 128): each K or V fragment
- * read from shared memory feeds both m-tiles' mma, half the shared-memory
- * traffic of k_attn_fwd_mma per product, and a key tile is loaded once per
- * 128 queries. Q's fragments are read from shared memory at each k step
- * (two m-tiles of registers would not fit). The arithmetic per output
- * element is k_attn_fwd_mma's, in the same order, with the same key tiles
- * where the window is a multiple of 64 or covers T (the benchmark's: the two
- * are then equal element by element, which check_attention checks; otherwise
- * a 128-row block's tiles start where the first of its 64-row halves' do,
- * so the softmax's running maxima, and the bf16 roundings of P, can differ);
- * a warp skips a key tile none of its rows sees (the tail of the diagonal,
- * the head of the window): exact, as those rows' statistics and sums would
- * not move. */
-#define M2_R 128   /* queries a block */
-
-__global__ void __launch_bounds__(MM_THREADS)
-k_attn_fwd_mma2(float *y, bf *yb, float *lse, const bf *q, const bf *k, const bf *v, int T, int H,
-		int64_t window, float scale)
-{
-	DYN_SMEM(smraw);
-	bf *Qs = (bf *)smraw, *Ks = Qs + 2 * MM_TILE, *Vs = Ks + 2 * MM_TILE;
-	const qblock qb = query_block(M2_R, T, H, window);
-	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
-	const int64_t ld = qb.ld, base = qb.base;
-	const int w = threadIdx.x >> 5;
-	const float sl2 = scale * LOG2E;
-	const int wr = q0 + w * 32;   /* this warp's first row; Qs rows w * 32 .. */
-
-	tile_load(Qs, q + base, ld, q0, T);
-	tile_load(Qs + MM_TILE, q + base, ld, q0 + MM_R, T);
-	tile_load(Ks, k + base, ld, kfirst, T);
-	tile_load(Vs, v + base, ld, kfirst, T);
-	cp_commit();
-
-	float o[2][16][4], m[2][2], l[2][2];
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++) {
-		zero_frags<16>(o[mt]);
-#pragma unroll
-		for (int i = 0; i < 2; i++) {
-			m[mt][i] = -INFINITY;
-			l[mt][i] = 0.f;
-		}
-	}
-	for (int it = 0; it < ntile; it++) {
-		const int s0 = kfirst + it * MM_R, cur = it & 1;
-		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
-		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);   /* the next tile flies */
-		__syncthreads();
-		/* no row of this warp sees a key of the tile: rows past T, keys
-		 * past the diagonal or before every row's window */
-		const bool none = wr >= T || s0 > min(wr + 31, T - 1) ||
-				  (int64_t)s0 + MM_R - 1 < (int64_t)wr - window;
-		if (!none) {
-			/* S = Q K^T, both m-tiles per K fragment, one k step at a
-			 * time (the k steps of each product in k_attn_fwd_mma's order) */
-			float s[2][8][4];
-			zero_frags<8>(s[0]);
-			zero_frags<8>(s[1]);
-#pragma unroll
-			for (int kk = 0; kk < 8; kk++) {
-				uint32_t a[2][4];
-#pragma unroll
-				for (int mt = 0; mt < 2; mt++)
-					frag_a(a[mt], Qs, w * 32 + mt * 16, kk * 16);
-#pragma unroll
-				for (int j = 0; j < 8; j++) {
-					uint32_t bb[2];
-					frag_bt1(bb, Kc, j * 8, kk * 16);
-#pragma unroll
-					for (int mt = 0; mt < 2; mt++)
-						mma(s[mt][j], a[mt], bb[0], bb[1]);
-				}
-			}
-			/* the online softmax, per m-tile as k_attn_fwd_mma */
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++) {
-				const int r0 = wr + mt * 16;
-				softmax_tile(s[mt], m[mt], l[mt], o[mt],
-					     all_vis(r0, r0 + 15, s0, s0 + MM_R - 1, T, window), r0, s0, T,
-					     window, sl2);
-			}
-			/* P rounded to bf16 A fragments first (half the registers of
-			 * the fp32 P, which dies here), then O += P V, both m-tiles
-			 * per V fragment */
-			uint32_t pa[2][4][4];
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-				for (int kk = 0; kk < 4; kk++) {
-					afrag(pa[mt][kk], s[mt], kk);
-				}
-#pragma unroll
-			for (int kk = 0; kk < 4; kk++) {
-#pragma unroll
-				for (int nb = 0; nb < 16; nb += 2) {
-					uint32_t bb[4];
-					frag_b(bb, Vc, kk * 16, nb * 8);
-#pragma unroll
-					for (int mt = 0; mt < 2; mt++) {
-						mma(o[mt][nb], pa[mt][kk], bb[0], bb[1]);
-						mma(o[mt][nb + 1], pa[mt][kk], bb[2], bb[3]);
-					}
-				}
-			}
-		}
-		__syncthreads();   /* every warp is done with this buffer before it is refilled */
-	}
-#pragma unroll
-	for (int mt = 0; mt < 2; mt++) {
-		softmax_end(lse + (int64_t)bh * T, o[mt], m[mt], l[mt], wr + mt * 16, T, sl2);
-		store_rows(y ? y + base : NULL, yb ? yb + base : NULL, o[mt], 1.f, ld, wr + mt * 16, T);
-	}
-}
 
 /* ---- forward on wgmma (variant wg) ----
  * k_attn_fwd_mma's block (64 queries, b, h; 4 warps of 16 rows: one
@@ -619,25 +495,6 @@ static void vt_copy(bf *dst, const bf *src, int B, int T, int H, cudaStream_t st
 	k_attn_vt<<<gt, MM_THREADS, MM_TILE * sizeof(bf), st>>>(dst, src, T, H, Tp);
 }
 
-/* mma2's forward on fp32 q, k, v (bf16 copies made here) */
-static void fwd_mma2(float *y, float *lse, const float *q, const float *k, const float *v, int B,
-		     int T, int H, int64_t window, float scale)
-{
-	dim3 gr = attn128_grid("attn_fwd", B, T, H, MM_D);
-	gr.x = (unsigned)((T + M2_R - 1) / M2_R);
-	int64_t n = (int64_t)B * T * H * MM_D;
-	const float *src[3] = { q, k, v };
-	size_t nb = 0;
-	bf *cp = mm_cast("attn_fwd", src, 3, n, &nb);
-	size_t sm = (size_t)6 * MM_TILE * sizeof(bf);
-	CUDA_CK("attn_fwd", cudaFuncSetAttribute(k_attn_fwd_mma2,
-						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
-	k_attn_fwd_mma2<<<gr, MM_THREADS, sm, cuda_stream()>>>(y, NULL, lse, cp, cp + n, cp + 2 * n,
-								T, H, window, scale);
-	CUDA_CK("attn_fwd", cudaGetLastError());
-	cuda_scratch_free(cp, nb);
-}
-
 /* wg's forward: v^T first (k_attn_vt), then k_attn_fwd_wg */
 static void fwd_wg(float *y, float *lse, const float *q, const float *k, const float *v, int B,
 		   int T, int H, int64_t window, float scale)
@@ -696,7 +553,7 @@ static void bwd_wg(float *dq, float *dk, float *dv, const float *dy, const float
 	cuda_scratch_free(cp, nb);
 }
 
-static const char *const var_names[ATTN_VAR_N] = { "mma", "tc", "mma2", "wg" };
+static const char *const var_names[ATTN_VAR_N] = { "mma", "wg" };
 
 extern "C" const char *attn_variant_name(enum attn_variant v)
 {
@@ -739,12 +596,6 @@ extern "C" void attn_variant_fwd(enum attn_variant var, float *y, float *lse, co
 	case ATTN_VAR_MMA:
 		attn_fwd_mma_launch(y, NULL, lse, q, k, v, B, T, H, MM_D, window, scale, NULL);
 		break;
-	case ATTN_VAR_TC:
-		attn_fwd_tc_launch(y, lse, q, k, v, B, T, H, MM_D, window, scale);
-		break;
-	case ATTN_VAR_MMA2:
-		fwd_mma2(y, lse, q, k, v, B, T, H, window, scale);
-		break;
 	case ATTN_VAR_WG:
 		fwd_wg(y, lse, q, k, v, B, T, H, window, scale);
 		break;
@@ -767,12 +618,8 @@ extern "C" void attn_variant_bwd(enum attn_variant var, float *dq, float *dk, fl
 	void *const none[3] = { NULL, NULL, NULL };
 	switch (var) {
 	case ATTN_VAR_MMA:
-	case ATTN_VAR_MMA2:   /* mma2's backward is the product's */
 		attn_bwd_mma_launch(dq, dk, dv, none, dy, NULL, q, k, v, Dd, lse, B, T, H, MM_D,
 				    window, scale, NULL, 1);
-		break;
-	case ATTN_VAR_TC:
-		attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, MM_D, window, scale);
 		break;
 	case ATTN_VAR_WG:
 		bwd_wg(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, window, scale);

@@ -25,18 +25,14 @@ extern "C" {
 
 enum attn_variant {
 	ATTN_VAR_MMA,   /* the product's kernels (kernels/attention_mma.cu; dQ from
-	                   the kept dS), the reference the others are checked and
+	                   the kept dS), the reference wg is checked and
 	                   timed against */
-	ATTN_VAR_TC,    /* WMMA 16x16x16 tiles through shared memory
-	                   (dev/cuda/attention_tc.cu) */
-	ATTN_VAR_MMA2,  /* the forward with 32 query rows a warp (128 a block);
-	                   the backward is the product's */
 	ATTN_VAR_WG,    /* the forward, dK, dV and dQ (from the kept dS) on
 	                   Hopper's wgmma; compute capability 9.0 only */
 	ATTN_VAR_N
 };
 
-/* "mma", "tc", "mma2", "wg" */
+/* "mma", "wg" */
 const char *attn_variant_name(enum attn_variant v);
 /* 1 when the current device runs v (wg: compute capability 9.0), else 0 */
 int attn_variant_runs_here(enum attn_variant v);
@@ -51,16 +47,6 @@ void attn_variant_sync(void);
 
 #ifdef __cplusplus
 }
-#endif
-
-/* the WMMA kernels' launchers (dev/cuda/attention_tc.cu), for the dispatch
- * of attention_variants.cu; Dd (B,H,T) = rowsum(dy * y) */
-#if defined(__CUDACC__) || defined(SUPKIT_EMU)
-void attn_fwd_tc_launch(float *y, float *lse, const float *q, const float *k, const float *v,
-			int B, int T, int H, int D, int64_t window, float scale);
-void attn_bwd_tc_launch(float *dq, float *dk, float *dv, const float *dy, const float *q,
-			const float *k, const float *v, const float *Dd, const float *lse,
-			int B, int T, int H, int D, int64_t window, float scale);
 #endif
 
 #endif

@@ -1,4 +1,4 @@
-/* check_attention.c: each attention variant of dev/cuda (tc, mma2, wg:
+/* check_attention.c: the attention variant of dev/cuda (wg:
  * dev/cuda/attention_variants.h) against the CPU reference backend
  * (trainer/backend_cpu.c) and against the product's mma.sync kernels
  * (kernels/attention_mma.cu) on the same inputs, forward and backward, at
@@ -16,11 +16,10 @@
  *   return rounding noise: RMS 2e-2; a second backward gives the same bits;
  * - against the product's mma kernels: relative Frobenius 2e-3 on y, lse,
  *   dq, dk and dv (the same rounding points, fp32 sums in another order);
- *   the mma2 forward equal to mma's element by element where the window
- *   is a multiple of 64 or covers T (the same key tiles, the same
- *   arithmetic in the same order), and the wg forward so on the emulated
- *   device (its wgmma sums each k16 step as its mma does; a GPU's wgmma
- *   may order its sums otherwise than mma.sync).
+ *   the wg forward equal to mma's element by element on the emulated
+ *   device where the window is a multiple of 64 or covers T (its wgmma
+ *   sums each k16 step as its mma does; a GPU's wgmma may order its sums
+ *   otherwise than mma.sync).
  * Reference: trainer/backend.h (attn_fwd, attn_bwd).
  */
 #include <math.h>
@@ -238,17 +237,6 @@ static int skip_variant(enum attn_variant v)
 	return 1;
 }
 
-/* The WMMA kernels against the CPU, then against the mma kernels (the same
- * rounding points: only the order of fp32 additions differs). */
-TEST(tc_vs_cpu) { cpu_cases(ATTN_VAR_TC); }
-TEST(tc_vs_mma) { vs_mma(ATTN_VAR_TC, 1, 0); }
-
-/* The 32-rows-a-warp forward (its backward is mma's) against the CPU, then
- * against mma's forward: the same arithmetic in the same order, so bitwise
- * where the tiles agree. */
-TEST(mma2_vs_cpu) { cpu_cases(ATTN_VAR_MMA2); }
-TEST(mma2_vs_mma) { vs_mma(ATTN_VAR_MMA2, 0, 1); }
-
 /* The wgmma kernels (the forward, dK, dV and dQ from the kept dS) against
  * the CPU, then against mma's: the forward bitwise on the emulator only. */
 TEST(wg_vs_cpu)
@@ -283,10 +271,6 @@ int main(void)
 	cuda_device_name(name, sizeof name);
 	printf("device: %s\n", name);
 	EMU = strstr(name, "SIMT emulator") != NULL;
-	RUN(tc_vs_cpu);
-	RUN(tc_vs_mma);
-	RUN(mma2_vs_cpu);
-	RUN(mma2_vs_mma);
 	RUN(wg_vs_cpu);
 	RUN(wg_vs_mma);
 	return t_done();

@@ -6,7 +6,7 @@
  * Included by tests/emu/test_mma_emu.cc (the product's mma kernels,
  * kernels/attention_mma.cu) and by dev/cuda/kernels_emu.cc, which defines
  * ATTN_HARNESS_VARIANTS and includes dev/cuda/attention_variants.cu first:
- * then FWD_MMA2 and FWD_WG run those variants' kernels too.
+ * then FWD_WG runs that variant's kernels too.
  *
  * The includer includes, before this file: lib/rng.h, trainer/backend.h,
  * kernels/attention_mma.cu, t.h, tests/emu/emu_test.h, <vector>.
@@ -68,15 +68,14 @@ size_t vt_misses(const std::vector<bf> &xt, const std::vector<bf> &x, int B, int
 }
 #endif
 
-/* The forwards: mma's, mma2's (128 rows a block), wg's (wgmma; with the
- * backward, its dK, dV kernel) */
-enum { FWD_MMA, FWD_MMA2, FWD_WG };
-const char *const FWD_NAME[] = { "mma", "mma2", "wg" };
+/* The forwards: mma's, wg's (wgmma; with the backward, its dK, dV kernel) */
+enum { FWD_MMA, FWD_WG };
+const char *const FWD_NAME[] = { "mma", "wg" };
 
-/* The forward fwd and, with bwd, the backward of the kernels on the
- * emulator, as attn_fwd_mma_launch (dev/cuda's fwd_mma2,
- * fwd_wg, bwd_wg) and attn_bwd_mma_launch would run them. */
-run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<float> &k,
+/* The forward fwd and the backward of the kernels on the emulator, as
+ * attn_fwd_mma_launch and attn_bwd_mma_launch (dev/cuda's fwd_wg and
+ * bwd_wg) would run them. */
+run emulate(int fwd, const std::vector<float> &q, const std::vector<float> &k,
 	    const std::vector<float> &v, const std::vector<float> &dy, int B, int T, int H,
 	    int64_t window, float scale)
 {
@@ -93,17 +92,9 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 	float *y = r.y.data(), *lse = r.lse.data();
 	bf *yb = r.yb.data();
 	const bf *pq = bq.data(), *pk = bk.data(), *pv = bv.data(), *pdy = bdy.data();
+	dim3 gr((unsigned)((T + MM_R - 1) / MM_R), (unsigned)(B * H));
 #ifdef ATTN_HARNESS_VARIANTS
-	int rows = fwd == FWD_MMA2 ? M2_R : MM_R;
-#else
-	int rows = MM_R;
-#endif
-	dim3 gr((unsigned)((T + rows - 1) / rows), (unsigned)(B * H));
-#ifdef ATTN_HARNESS_VARIANTS
-	if (fwd == FWD_MMA2) {
-		emu_launch(gr, MM_THREADS, 6 * MM_TILE * sizeof(bf),
-			   [&] { k_attn_fwd_mma2(y, yb, lse, pq, pk, pv, T, H, window, scale); });
-	} else if (fwd == FWD_WG) {
+	if (fwd == FWD_WG) {
 		/* v^T first (NaN where k_attn_vt writes nothing, so a key the
 		 * kernel reads unwritten shows) */
 		int64_t Tp = wg_tp(T);
@@ -120,8 +111,6 @@ run emulate(int fwd, bool bwd, const std::vector<float> &q, const std::vector<fl
 		emu_launch(gr, MM_THREADS, 5 * MM_TILE * sizeof(bf),
 			   [&] { k_attn_fwd_mma(y, yb, lse, pq, pk, pv, T, H, window, scale); });
 	}
-	if (!bwd)
-		return r;
 	std::vector<float> Dd(nl);
 	for (int b = 0; b < B; b++)
 		for (int t = 0; t < T; t++)
@@ -230,7 +219,7 @@ void against_cpu(int fwd, int B, int T, int H, int64_t window)
 	std::vector<float> q = normals(&RG, n, 1), k = normals(&RG, n, 1), v = normals(&RG, n, 1);
 	std::vector<float> dy = normals(&RG, n, 1);
 	double sc = 1.0 / sqrt((double)D);
-	run g = emulate(fwd, fwd != FWD_MMA2, q, k, v, dy, B, T, H, window, (float)sc);
+	run g = emulate(fwd, q, k, v, dy, B, T, H, window, (float)sc);
 	/* fp64 CPU reference on the rounded values */
 	std::vector<double> hq(n), hk(n), hv(n), hdy(n), hy(n), hl(nl), hdq(n), hdk(n), hdv(n);
 	std::vector<float> rq = rounded(q), rk = rounded(k), rv = rounded(v), rdy = rounded(dy);
@@ -256,72 +245,70 @@ void against_cpu(int fwd, int B, int T, int H, int64_t window)
 	/* the bf16 copy of y the backend keeps for proj's GEMMs: y rounded */
 	CHECKF(cast_misses(g.y, g.yb) == 0, "y's bf16 copy: %zu entries are not y rounded",
 	       cast_misses(g.y, g.yb));
-	if (fwd != FWD_MMA2) {
-		/* the kernels' D: rowsum(dy * y) of their own forward */
-		cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
-		double e[3] = { rel_fro(g.dq, hdq), rel_fro(g.dk, hdk), rel_fro(g.dv, hdv) };
-		printf(", dq %.2e, dk %.2e, dv %.2e", e[0], e[1], e[2]);
-		const char *nm[] = { "dq", "dk", "dv" };
-		for (int i = 0; i < 3; i++) {
-			/* window 0: dq = dk = 0 in the reference (P = 1 on the
-			 * diagonal, dS = 0); the kernels' dP = bf16(dy) . bf16(v) is
-			 * not D = dy . y (fp32 dy, as attn_bwd_launch forms it), so an
-			 * absolute bound on the RMS, as tests/gpu's */
-			if (window == 0 && i < 2) {
-				double ss = 0;
-				const std::vector<float> &x = i ? g.dk : g.dq;
-				for (float f : x)
-					ss += (double)f * f;
-				CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: %s rms %.3g", nm[i],
-				       sqrt(ss / (double)n));
-				continue;
-			}
-			CHECKF(e[i] <= 1e-2, "T %d window %lld: %s error %.3g", T, (long long)window, nm[i],
-			       e[i]);
-		}
-		/* the bf16 copies (backend.h attn_bf16 stores the gradients so) */
-		size_t cm[4] = { cast_misses(g.dq, g.dqb), cast_misses(g.dk, g.dkb),
-				 cast_misses(g.dv, g.dvb), cast_misses(g.dqs, g.dqsb) };
-		CHECKF(cm[0] + cm[1] + cm[2] + cm[3] == 0,
-		       "bf16 copies: %zu of dq's, %zu of dk's, %zu of dv's, %zu of the kept-dS dq's "
-		       "entries are not the fp32 value rounded", cm[0], cm[1], cm[2], cm[3]);
-		/* dQ from the kept dS: against the CPU as dq; where every query
-		 * tile's first key tile is 64-aligned (the window a multiple of
-		 * 64, or reaching row 0 from every tile) the same tiles in the
-		 * same order as k_attn_dq_mma with the same dS bits, so equal to
-		 * its dq element by element; keeping dS leaves dk, dv alone; every
-		 * slot written, nothing past the buffer */
-		int64_t wc = window > T ? T : window;
-		bool aligned = wc % MM_R == 0 || (int64_t)((T - 1) / MM_R) * MM_R <= wc;
-		double eds = rel_fro(g.dqs, hdq);
-		size_t dsd = 0;
-		for (size_t i = 0; i < n; i++)
-			dsd += !(g.dqs[i] == g.dq[i]);
-		printf(", dq from kept dS %.2e (%zu differ from dq%s)", eds, dsd,
-		       aligned ? ", aligned: must be 0" : "");
-		if (window == 0) {
+	/* the kernels' D: rowsum(dy * y) of their own forward */
+	cpu->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, window, sc);
+	double e[3] = { rel_fro(g.dq, hdq), rel_fro(g.dk, hdk), rel_fro(g.dv, hdv) };
+	printf(", dq %.2e, dk %.2e, dv %.2e", e[0], e[1], e[2]);
+	const char *nm[] = { "dq", "dk", "dv" };
+	for (int i = 0; i < 3; i++) {
+		/* window 0: dq = dk = 0 in the reference (P = 1 on the
+		 * diagonal, dS = 0); the kernels' dP = bf16(dy) . bf16(v) is
+		 * not D = dy . y (fp32 dy, as attn_bwd_launch forms it), so an
+		 * absolute bound on the RMS, as tests/gpu's */
+		if (window == 0 && i < 2) {
 			double ss = 0;
-			for (float f : g.dqs)
+			const std::vector<float> &x = i ? g.dk : g.dq;
+			for (float f : x)
 				ss += (double)f * f;
-			CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: dq from kept dS rms %.3g",
+			CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: %s rms %.3g", nm[i],
 			       sqrt(ss / (double)n));
-		} else {
-			CHECKF(eds <= 1e-2, "T %d window %lld: dq from kept dS error %.3g", T,
-			       (long long)window, eds);
+			continue;
 		}
-		if (aligned)
-			CHECKF(dsd == 0, "T %d window %lld: dq from kept dS differs from dq in %zu", T,
-			       (long long)window, dsd);
-		CHECKF(g.ds_kdiff == 0 && g.ds_unwritten == 0 && g.ds_guard == 0,
-		       "keeping dS: %zu of dk/dv/dv's copy changed, %zu slot entries unwritten, %zu "
-		       "written past the buffer", g.ds_kdiff, g.ds_unwritten, g.ds_guard);
-		/* bitwise reproducible */
-		run g2 = emulate(fwd, true, q, k, v, dy, B, T, H, window, (float)sc);
-		CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
-		      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
-		      memcmp(g.dqs.data(), g2.dqs.data(), n * 4) == 0 &&
-		      memcmp(g.y.data(), g2.y.data(), n * 4) == 0);
+		CHECKF(e[i] <= 1e-2, "T %d window %lld: %s error %.3g", T, (long long)window, nm[i],
+		       e[i]);
 	}
+	/* the bf16 copies (backend.h attn_bf16 stores the gradients so) */
+	size_t cm[4] = { cast_misses(g.dq, g.dqb), cast_misses(g.dk, g.dkb),
+			 cast_misses(g.dv, g.dvb), cast_misses(g.dqs, g.dqsb) };
+	CHECKF(cm[0] + cm[1] + cm[2] + cm[3] == 0,
+	       "bf16 copies: %zu of dq's, %zu of dk's, %zu of dv's, %zu of the kept-dS dq's "
+	       "entries are not the fp32 value rounded", cm[0], cm[1], cm[2], cm[3]);
+	/* dQ from the kept dS: against the CPU as dq; where every query
+	 * tile's first key tile is 64-aligned (the window a multiple of
+	 * 64, or reaching row 0 from every tile) the same tiles in the
+	 * same order as k_attn_dq_mma with the same dS bits, so equal to
+	 * its dq element by element; keeping dS leaves dk, dv alone; every
+	 * slot written, nothing past the buffer */
+	int64_t wc = window > T ? T : window;
+	bool aligned = wc % MM_R == 0 || (int64_t)((T - 1) / MM_R) * MM_R <= wc;
+	double eds = rel_fro(g.dqs, hdq);
+	size_t dsd = 0;
+	for (size_t i = 0; i < n; i++)
+		dsd += !(g.dqs[i] == g.dq[i]);
+	printf(", dq from kept dS %.2e (%zu differ from dq%s)", eds, dsd,
+	       aligned ? ", aligned: must be 0" : "");
+	if (window == 0) {
+		double ss = 0;
+		for (float f : g.dqs)
+			ss += (double)f * f;
+		CHECKF(sqrt(ss / (double)n) <= 2e-2, "window 0: dq from kept dS rms %.3g",
+		       sqrt(ss / (double)n));
+	} else {
+		CHECKF(eds <= 1e-2, "T %d window %lld: dq from kept dS error %.3g", T,
+		       (long long)window, eds);
+	}
+	if (aligned)
+		CHECKF(dsd == 0, "T %d window %lld: dq from kept dS differs from dq in %zu", T,
+		       (long long)window, dsd);
+	CHECKF(g.ds_kdiff == 0 && g.ds_unwritten == 0 && g.ds_guard == 0,
+	       "keeping dS: %zu of dk/dv/dv's copy changed, %zu slot entries unwritten, %zu "
+	       "written past the buffer", g.ds_kdiff, g.ds_unwritten, g.ds_guard);
+	/* bitwise reproducible */
+	run g2 = emulate(fwd, q, k, v, dy, B, T, H, window, (float)sc);
+	CHECK(memcmp(g.dk.data(), g2.dk.data(), n * 4) == 0 &&
+	      memcmp(g.dq.data(), g2.dq.data(), n * 4) == 0 &&
+	      memcmp(g.dqs.data(), g2.dqs.data(), n * 4) == 0 &&
+	      memcmp(g.y.data(), g2.y.data(), n * 4) == 0);
 	printf("\n");
 }
 
