@@ -1,12 +1,10 @@
 /* attention_mma.cu: the sliding-window causal attention of kernels/attention.cu
  * for head width 128 on tensor cores through mma.sync (m16n8k16, bf16
  * inputs, fp32 accumulation) with the scores, probabilities and output
- * accumulators held in registers: FlashAttention-2's layout, where the
- * WMMA kernels (dev/cuda/attention_tc.cu, not in the product) pass every
- * score tile and the output through shared memory.
+ * accumulators held in registers: FlashAttention-2's layout.
  *
  * q, k, v (and dy) are rounded to bf16 copies first (one pass each, nearest
- * even: the same values the WMMA kernels round per tile); tiles then move
+ * even); tiles then move
  * global -> shared with cp.async, the next tile's loads in flight while the
  * current one is computed (two buffers), and shared -> registers with
  * ldmatrix. Each block has 4 warps; each warp owns 16 rows of a 64-row tile.

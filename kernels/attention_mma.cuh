@@ -308,9 +308,7 @@ __device__ static inline void store_rows(float *dst, bf *db, const float (*acc)[
  * FlashAttention-2 orders its forward (the dK, dV kernel's key tiles
  * start heaviest first too). Each tile is
  * still done by one block in the same way: the outputs are the same bits.
- * The launches make ceil(T / rows) blocks in x; counting from T rather than
- * gridDim.x leaves dev/cuda's k_attn_fwd_mma2 4 bytes of spill where it would have
- * 20. */
+ * The launches make ceil(T / rows) blocks in x; the order counts from T. */
 __device__ static inline int heavy_first(int T, int rows)
 {
 	return (T + rows - 1) / rows - 1 - (int)blockIdx.x;

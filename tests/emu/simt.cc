@@ -30,7 +30,7 @@ uint64_t emu_collectives;
 namespace {
 
 enum { RUN, WAIT, DONE };
-enum { C_NONE, C_SYNC, C_SHFL, C_SHFL64, C_SYNCWARP, C_LDSM, C_MMA, C_WMMA, C_WGMMA };
+enum { C_NONE, C_SYNC, C_SHFL, C_SHFL64, C_SYNCWARP, C_LDSM, C_MMA, C_WGMMA };
 
 const size_t STACK = 64 * 1024;   /* 4x what the kernels ran in under ASan (16 KiB) */
 
@@ -54,7 +54,6 @@ struct warp {
 	float c[32][4];
 	uint32_t out[32][4];
 	float fout[32][4];
-	const void *frag[32][4];   /* C_WMMA: each lane's d, a, b, c fragments */
 	float *wd[32];             /* C_WGMMA: each lane's accumulators */
 	uint64_t wdesc[32][2];     /* C_WGMMA: each lane's descriptors of A (or 0) and B */
 	float c2[32][64];          /* C_WGMMA: each lane's accumulators at issue */
@@ -767,32 +766,6 @@ void emu_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
 	}
 	for (int k = 0; k < 4; k++)
 		c[k] = w.fout[lane][k];
-}
-
-void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const float *c)
-{
-	int lane = g_cur & 31;
-	warp &w = g_w[g_cur / 32];
-	w.frag[lane][0] = d, w.frag[lane][1] = a, w.frag[lane][2] = b, w.frag[lane][3] = c;
-	if (arrive(C_WMMA)) {
-		/* element i of a 16 x 16 tile (row-major) is lane i / 8's entry i % 8 */
-		float A[256], B[256], C[256], D[256];
-		for (int i = 0; i < 256; i++) {
-			A[i] = __bfloat162float(((const __nv_bfloat16 *)w.frag[i / 8][1])[i % 8]);
-			B[i] = __bfloat162float(((const __nv_bfloat16 *)w.frag[i / 8][2])[i % 8]);
-			C[i] = ((const float *)w.frag[i / 8][3])[i % 8];
-		}
-		for (int r = 0; r < 16; r++)
-			for (int n = 0; n < 16; n++) {
-				double s = C[r * 16 + n];
-				for (int k = 0; k < 16; k++)
-					s += (double)A[r * 16 + k] * B[k * 16 + n];
-				D[r * 16 + n] = (float)s;
-			}
-		for (int i = 0; i < 256; i++)
-			((float *)w.frag[i / 8][0])[i % 8] = D[i];
-		release();
-	}
 }
 
 unsigned emu_smem_addr(const void *p)

@@ -13,7 +13,7 @@
  * x86-64 an own context switch of the callee-saved registers: swapcontext
  * makes two system calls a switch, which took most of the time; ucontext
  * elsewhere; ASan is told of every switch): a fiber runs until it reaches
- * a collective (a warp's ldmatrix, mma, wmma::mma_sync or shuffle; the
+ * a collective (a warp's ldmatrix, mma or shuffle; the
  * block's __syncthreads), waits there until every thread that takes part
  * has arrived, and the last to arrive computes every lane's result; a
  * thread that waits or ends switches straight to the next runnable one in
@@ -43,10 +43,8 @@
  * bf16 products and the accumulator is formed in fp64 and rounded once
  * (the hardware's internal order and precision are not specified, so
  * results can differ from a GPU's in the last bits of fp32), and so is
- * wmma::mma_sync's (whose fragment layout is the emulator's own:
- * tests/emu/shim/mma.h), and wgmma's a k16 step at a time (since session
- * 16: the K-major 128-byte-swizzle descriptors only; the result at the
- * wait: emu_wgmma below); __shfl_xor_sync of floats and doubles (one
+ * wgmma's, a k16 step at a time (the K-major 128-byte-swizzle descriptors
+ * only; the result at the wait: emu_wgmma below); __shfl_xor_sync of floats and doubles (one
  * collective a double), __shfl_sync of floats and __syncwarp (full masks
  * only); atomicAdd on unsigned (fibers do not interleave inside it); math
  * functions are the host's libm, not CUDA's. Left out:
@@ -207,11 +205,6 @@ void emu_wgmma_commit(void);
 void emu_wgmma_wait(int n);
 /* p's offset in shared memory (the emulator's __cvta_generic_to_shared) */
 unsigned emu_smem_addr(const void *p);
-
-/* wmma::mma_sync on 16 x 16 x 16 tiles: each lane holds 8 entries of each
- * tile (lane l: row-major entries 8l .. 8l + 7; tests/emu/shim/mma.h), d =
- * a b + c (d may be c) */
-void emu_wmma(float *d, const __nv_bfloat16 *a, const __nv_bfloat16 *b, const float *c);
 
 /* Run body on every block of grid (x, y) with `threads` threads a block
  * (a multiple of 32), blocks in order; smem bytes of shared memory must

@@ -2599,9 +2599,9 @@ static int attn_mode_child(void)
 }
 
 /* SUPKIT_CUDA_ATTN at the backend's setup: mma (also unset or empty) and
- * f32 taken; the names of the variants that are not in the product (tc,
- * mma2, wg: dev/cuda), and any other value, refused with a message naming
- * the value, before the mode is used */
+ * f32 taken; any other value (wg, dev/cuda's variant, which the backend
+ * does not build; tc, mma2, MMA) refused with a message naming the value,
+ * before the mode is used */
 TEST(attention_mode_env)
 {
 	static const char *const take[][2] = { { "SUPKIT_CUDA_ATTN=f32", "f32" },
