@@ -43,7 +43,7 @@ static const char usage[] =
 	"       supkit audit compute --depth N --arm NAME [--set KEY=VALUE]... [--json]\n"
 	"       supkit audit compute --table [--runs DIR]... [--json] [--claims FILE]\n"
 	"       supkit audit compute --check PUBLISHED.json [--neumann-count C] [--denominator C] [--json]\n"
-	"Parameter, FLOP and persistent-memory accounting of a config or arm.\n"
+	"Parameter, FLOP and memory accounting of a config or arm.\n"
 	"A CONFIG of - is read from standard input.";
 
 struct args {

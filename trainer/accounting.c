@@ -144,7 +144,7 @@ static const char *const extra_formulas[AX_N] = {
 	"14 L d per token x tokens/step for the frequency gradient (per RoPE plane of q and of k: g = R dx 6, y = xn / rstd 2, g1 y2 - g2 y1 3, x t theta exp(tau) 2, the sum 1) + 3 T x (hd/2 shared | L d/2 head) x grad_accum for the tables (the angle, its cos and sin, each counted 1, at each micro-step's forward)",
 };
 static const char *const mem_keys[AM_N] = {"oe", "fp32_state", "qk_scaling", "routing", "zeta", "malt",
-					   "sub_gains", "muon2f", "matrix_adamw", "rope_tau"};
+					   "sub_gains", "muon2f", "matrix_adamw", "rope_tau", "sub_form"};
 static const char *const mem_formulas[AM_N] = {
 	"4 bytes per OE parameter + 4 bytes per OE row",
 	"8 bytes per wte and value_embeds parameter (embed_state = fp32)",
@@ -156,6 +156,7 @@ static const char *const mem_formulas[AM_N] = {
 	"4 max(m, n) bytes per block matrix (Muon2-F's fp32 factored second moment)",
 	"4 bytes per block-matrix parameter (matrix_optim = adamw: AdamW's fp32 second moment v; its first moment m takes the place of Muon's momentum buffer, and NorMuon's buffer goes)",
 	"16 bytes per rope_tau entry + 2 x 4 x T (L d/2 - hd/2) bytes with rope_tau = head (a cos and a sin table per layer, over the one table without)",
+	"activation storage of paper 002's PyTorch graph over the weight-fused form: n_ve x B x T x d x 2 bytes with sub_form = unfused (the gate's 32-channel slice view keeps the unscaled bf16 x_hat of each value-embedding layer), n_ve x B x T x ve_gate_channels x 2 with unfused_gate_copy or gate_scaled (the gate's own input), 0 fused; B = batch_rows",
 };
 
 const char *acct_extra_key(enum acct_extra k)
@@ -349,6 +350,10 @@ int accounting_of(const struct config *c, const struct acct_opts *o, struct acco
 		a->mem[AM_MUON2F] = m2f_mem;
 	if (c->matrix_optim == MATRIX_OPTIM_ADAMW)
 		a->mem[AM_MATRIX_ADAMW] = 4.0 * (double)pc->block_matrices;
+	if (c->sub_gains && c->sub_form != SUB_FORM_FUSED) {
+		double w = c->sub_form == SUB_FORM_UNFUSED ? d : (double)c->ve_gate_channels;
+		a->mem[AM_SUB_FORM] = 2.0 * a->n_ve * c->batch_rows * (double)c->seq_len * w;
+	}
 	for (int i = 0; i < AM_N; i++)
 		a->mem_total += a->mem[i];
 	return 0;

@@ -13,7 +13,9 @@
  * sum over layers of 12 H hd min(window, T); the baseline Muon's Polar
  * Express a step (not extra); and the FLOPs a step each arm component adds
  * (enum acct_extra). Memory: the persistent state each component adds, in
- * bytes (enum acct_mem). Each component's formula is the text
+ * bytes (enum acct_mem), and the activation storage that paper 002's
+ * PyTorch graph saves for the unfused forms of sub_gains (AM_SUB_FORM, by
+ * batch_rows; the only activation figure counted). Each component's formula is the text
  * acct_extra_formula / acct_mem_formula return, the same words
  * supkit-audit(1) COMPUTE prints.
  *
@@ -94,6 +96,7 @@ enum acct_mem {
 	AM_MUON2F,        /* 4 max(m, n) bytes per block matrix (muon2f = 1) */
 	AM_MATRIX_ADAMW,  /* 4 bytes per block-matrix parameter (matrix_optim = adamw) */
 	AM_ROPE_TAU,      /* 16 bytes per rope_tau entry + head's per-layer tables */
+	AM_SUB_FORM,      /* n_ve B T d 2 bytes (unfused), n_ve B T 32 2 (gate copy, gate_scaled) */
 	AM_N
 };
 

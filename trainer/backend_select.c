@@ -66,6 +66,11 @@ static int cpu_only(const struct config *cfg, struct err *e)
 	if (host_arm)
 		return -err_set(e, EXIT_USAGE, "backend = cuda: %s = 1 needs backend = cpu "
 				"(its pre-polar step runs on the host only)", host_arm);
+	if (cfg->sub_gains && cfg->sub_form != SUB_FORM_FUSED)
+		return -err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 with sub_form = %s needs backend = cpu "
+				"(the CUDA backend does not implement the scaled activation x_hat alpha)",
+				cfg->sub_form == SUB_FORM_UNFUSED ? "unfused"
+				: cfg->sub_form == SUB_FORM_UNFUSED_GATE_COPY ? "unfused_gate_copy" : "gate_scaled");
 	if (cfg->sub_gains)
 		return -err_set(e, EXIT_USAGE, "backend = cuda: sub_gains = 1 needs backend = cpu "
 				"(the CUDA backend does not implement the fused weights W (1 alpha^T))");

@@ -65,6 +65,7 @@ static const char *const w_qkmask[] = {"none", "l0_hf16", NULL};
 static const char *const w_qkparam[] = {"exp", "stop_exp", "linear", NULL};
 static const char *const w_anchor[] = {"separate", "shared", NULL};
 static const char *const w_ropetau[] = {"off", "shared", "head", NULL};
+static const char *const w_subform[] = {"fused", "unfused", "unfused_gate_copy", "gate_scaled", NULL};
 static const char *const w_ropetrig[] = {"bf16", "fp32", NULL};
 static const char *const w_step0[] = {"none", "nostep0", "mom_only_nodisp", "disp_only_nomom",
 				      "disp_stepcount_nomom", "nostep0_all", NULL};
@@ -157,6 +158,7 @@ static const struct key_def keys[] = {
 	E("qk_mask", qk_mask, "none", w_qkmask),
 	E("qk_param", qk_param, "exp", w_qkparam),
 	B("sub_gains", sub_gains, "0"),
+	E("sub_form", sub_form, "fused", w_subform),
 	B("wte_lambdas", wte_lambdas, "0"),
 	B("out_lambdas", out_lambdas, "0"),
 	E("anchor", anchor, "separate", w_anchor),
@@ -636,6 +638,9 @@ int config_validate(const struct config *c, struct err *e)
 	if (c->qk_param != QK_PARAM_EXP && c->qk_scale == QK_SCALE_NONE)
 		return conflict(c, "qk_param", "qk_scale", e, "qk_param = %s needs qk_scale (it is none)",
 				w_qkparam[c->qk_param]);
+	if (c->sub_form != SUB_FORM_FUSED && !c->sub_gains)
+		return conflict(c, "sub_form", "sub_gains", e, "sub_form = %s needs sub_gains = 1",
+				w_subform[c->sub_form]);
 	if (c->qk_mask == QK_MASK_L0_HF16 && c->qk_scale == QK_SCALE_HEAD)
 		return conflict(c, "qk_mask", "qk_scale", e,
 				"qk_mask = l0_hf16 masks RoPE planes, which qk_scale = head does not have");
@@ -795,6 +800,9 @@ int64_t config_oe_rows(const struct config *c, int j)
 /* paper 002: the forward metric of its Tables 3 and 4A (exp17's, 50,342,416 parameters):
  * weight-fused pre-sublayer gains and pair-tied stopped-exponential QK scaling */
 #define P002_METRIC "sub_gains = 1\n" QK_PAIR "qk_param = stop_exp\n"
+/* paper 002 exp05 (gains and linear pair-tied QK scaling): the weight-fused model
+ * of Table 1's depth-6 runs */
+#define P002_EXP05 "sub_gains = 1\nsub_lr = 0.025\n" QK_PAIR "qk_param = linear\nlr_qtau = 0.05\n"
 
 static const struct {
 	const char *name, *summary, *overrides;
@@ -848,7 +856,7 @@ static const struct {
 	{"exp07_presublayer_only", "paper 002 exp07: pre-sublayer channel gains (W (1 alpha^T)) alone, sub_lr 0.05 x lr_scalar",
 	 "sub_gains = 1\nsub_lr = 0.025\n"},
 	{"exp05_linear_combined", "paper 002 exp05: exp07 + exp03 (gains, linear pair-tied QK scaling)",
-	 "sub_gains = 1\nsub_lr = 0.025\n" QK_PAIR "qk_param = linear\nlr_qtau = 0.05\n"},
+	 P002_EXP05},
 	{"exp17_natural_grad_geodesic", "paper 002 exp17 (exp18/22 other seeds): gains + pair-tied stopped-exponential QK scaling, both lrs 0.04 x lr_scalar",
 	 P002_METRIC},
 	{"exp41_untied_ngpt_stopped_exp", "paper 002 exp41 (exp43/46 other seeds): gains + untied per-coordinate stopped-exponential QK scaling",
@@ -939,6 +947,19 @@ static const struct {
 	 "sub_gains = 1\nrope_tau = shared\nrope_trig = fp32\n"},
 	{"exp21_lerope_2048", "paper 002 exp21: gains + Adapted-2048 LeRoPE, theta_c exp(tau_{l,h,c}), bf16 tables",
 	 "sub_gains = 1\nrope_tau = head\n"},
+	/* paper 002 Table 1's depth-6 runs (configs/arms/d6), each with its run's seed:
+	 * exp05's model weight-fused, exact unfused, and weight-fused + Homotopy-BiEq
+	 * (tau 80, fp32 post-polar, as the paper's other Homotopy-BiEq runs) */
+	{"exp24_depth6_seed42", "paper 002 exp24: exp05 (weight-fused gains) at depth 6, seed 42",
+	 P002_EXP05 "seed = 42\n"},
+	{"exp11_exp05_depth6_seed47", "paper 002 exp11: exp05 (weight-fused gains) at depth 6, seed 47",
+	 P002_EXP05 "seed = 47\n"},
+	{"exp28_exact_unfused", "paper 002 exp28: exp05 with the gains unfused, x_hat alpha fed to W_Q, W_K, W_V, W_fc (the ve gate reads x_hat), depth 6, seed 47",
+	 P002_EXP05 "sub_form = unfused\nseed = 47\n"},
+	{"exp54_fused_homotopy_bieq", "paper 002 exp54: exp24 + 2-pass Homotopy-BiEq (tau 80), fp32 post-polar, depth 6, seed 42",
+	 P002_EXP05 P002_BIEQ "post_polar = fp32\nseed = 42\n"},
+	{"exp55_fused_homotopy_bieq", "paper 002 exp55: exp11 + 2-pass Homotopy-BiEq (tau 80), fp32 post-polar, depth 6, seed 47",
+	 P002_EXP05 P002_BIEQ "post_polar = fp32\nseed = 47\n"},
 };
 
 /* Short names used in the papers' prose. */
@@ -956,6 +977,9 @@ static const struct {
 	{"exp17", "exp17_natural_grad_geodesic"}, {"exp41", "exp41_untied_ngpt_stopped_exp"},
 	{"exp19", "exp19_head_temperature"}, {"natural_grad_geodesic", "exp17_natural_grad_geodesic"},
 	{"exp31", "exp31_lerope_shared64"}, {"exp21", "exp21_lerope_2048"},
+	{"exp24", "exp24_depth6_seed42"}, {"exp11", "exp11_exp05_depth6_seed47"},
+	{"exp28", "exp28_exact_unfused"}, {"exp54", "exp54_fused_homotopy_bieq"},
+	{"exp55", "exp55_fused_homotopy_bieq"},
 	{NULL, NULL},
 };
 

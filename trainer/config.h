@@ -49,6 +49,11 @@ enum cfg_matrix_optim { MATRIX_OPTIM_MUON, MATRIX_OPTIM_ADAMW }; /* the block ma
  * one per layer and head; the precision of the rotary tables */
 enum cfg_rope_tau { ROPE_TAU_OFF, ROPE_TAU_SHARED, ROPE_TAU_HEAD };
 enum cfg_rope_trig { ROPE_TRIG_BF16, ROPE_TRIG_FP32 };
+/* How sub_gains reach the GEMMs: fused into the weights' input columns, or as
+ * the activation x_hat * alpha (the ve gate reading unscaled x_hat; with
+ * unfused_gate_copy the same arithmetic, its reference copying the gate's 32
+ * channels; with gate_scaled the gate reads x_hat * alpha) */
+enum cfg_sub_form { SUB_FORM_FUSED, SUB_FORM_UNFUSED, SUB_FORM_UNFUSED_GATE_COPY, SUB_FORM_GATE_SCALED };
 /* Where each key was last set (not a key; never printed or hashed): lets
  * config_validate name the file and line of a conflicting switch. Filled by
  * the loaders; config_defaults clears it. */
@@ -162,6 +167,7 @@ struct config {
 	enum cfg_qk_mask qk_mask;  /* qk_mask = none | l0_hf16 (needs qk_scale) */
 	enum cfg_qk_param qk_param;/* qk_param = exp | stop_exp | linear (needs qk_scale) */
 	int sub_gains;             /* sub_gains = 0 | 1 (pre-sublayer channel gains) */
+	enum cfg_sub_form sub_form;/* sub_form = fused | unfused | unfused_gate_copy | gate_scaled */
 	int wte_lambdas;           /* wte_lambdas = 0 | 1 (decoupled routing) */
 	int out_lambdas;           /* out_lambdas = 0 | 1 (needs wte_lambdas) */
 	enum cfg_anchor anchor;    /* anchor = separate | shared */

@@ -1,7 +1,8 @@
 /* model.c: the benchmark GPT (docs/model.md) at any depth, with the
  * model-side arms of supkit-train(1) (OE hashed n-gram tables, post-QK-norm
  * scaling q_tau, decoupled routing with wte_lambdas / out_lambdas,
- * pre-sublayer channel gains sub_gains fused into the weights' input columns,
+ * pre-sublayer channel gains sub_gains fused into the weights' input columns
+ * or (sub_form) applied to the activation,
  * learned RoPE log-frequencies rope_tau),
  * forward and backward by hand over the backend table (trainer/backend.h).
  *
@@ -165,7 +166,9 @@ struct model {
 	void *logits;                  /* (ce_chunk, V) */
 	void *closs;                   /* (N): the pass's per-token losses */
 	void *qs, *dqs;                /* (H*D) q_tau scale and its gradient */
-	void *weff, *wsg;              /* (4C,C) sub_gains: W (1 alpha^T), its gradient */
+	void *weff, *wsg;              /* (4C,C) sub_gains fused: W (1 alpha^T), its gradient */
+	void *xs;                      /* (N,C) sub_gains unfused: x_hat * alpha */
+	int sub_unf;                   /* sub_gains with sub_form other than fused */
 	int32_t *oe_rows;              /* (ntab, N) */
 	int32_t *oe_slots;             /* (N) a table's rows as gradient slots */
 	int32_t *idx, *tgt;            /* (N) the batch, in backend memory */
@@ -599,7 +602,10 @@ int model_create(const struct config *cfg, struct model **out, struct err *e)
 		case PK_X0_LAMBDAS: m->x0l = p; break;
 		case PK_WTE_LAMBDAS: m->wtel = p; break;
 		case PK_OUT_LAMBDAS: m->outl = p; break;
-		case PK_SUB_GAINS: m->sub = p; break;
+		case PK_SUB_GAINS:
+			m->sub = p;
+			m->sub_unf = cfg->sub_form != SUB_FORM_FUSED;
+			break;
 		case PK_ROPE_TAU: m->rtau = p; break;
 		case PK_OE_TABLE:
 			m->oe[s->layer] = p;
@@ -941,8 +947,9 @@ static size_t act_layout(struct model *m, char *base, size_t N)
 	m->closs = carve(&cur, N, es);
 	m->qs = carve(&cur, H * (size_t)m->D, es);
 	m->dqs = carve(&cur, H * (size_t)m->D, es);
-	m->weff = m->sub ? carve(&cur, 4 * C * C, es) : NULL;
-	m->wsg = m->sub ? carve(&cur, 4 * C * C, es) : NULL;
+	m->weff = m->sub && !m->sub_unf ? carve(&cur, 4 * C * C, es) : NULL;
+	m->wsg = m->sub && !m->sub_unf ? carve(&cur, 4 * C * C, es) : NULL;
+	m->xs = m->sub_unf ? carve(&cur, N * C, nes) : NULL;
 	return cur;
 }
 #undef carve
@@ -1075,6 +1082,15 @@ static void sub_grad(const struct model *m, struct param *W, const struct tensor
 	m->bk->matmul(&G, dY, x, 1, 0, 1, 0);
 	m->bk->mul_cols_bwd(&G, dal, &G, &w, al);
 	m->bk->axpby(&gw, 1, &G, 1);
+}
+
+/* sub_gains unfused (sub_form != fused): xs (N,C) = x * alpha, an
+ * activation the GEMMs read in place of x; the backward forms it again. */
+static struct tensor sub_scale(const struct model *m, const struct tensor *x, const struct tensor *al)
+{
+	struct tensor xs = norm_mat(m, m->xs, x->shape[0]);
+	m->bk->mul_cols_fwd(&xs, x, al);
+	return xs;
 }
 
 /* ---- OE gradients of fp64 runs: compact rows (trainer/param.h) ---- */
@@ -1229,7 +1245,12 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->mix_rmsnorm_fwd(&x, &a, &r1, &xin, &x0, m->wtel ? &x0w : NULL, mc, eps);
 		struct tensor q = att_mat(m, l->qq, N), k = att_mat(m, l->kk, N), v = att_mat(m, l->vv, N);
 		struct tensor Wq = pw(m, l->q), Wk = pw(m, l->k), Wv = pw(m, l->v);
-		if (m->sub) {   /* sub_gains: W_eff = W (1 alpha^T) for W_Q, W_K, W_V */
+		/* the GEMMs' input: a, or (sub_gains unfused) as = a * alpha */
+		struct tensor as = a;
+		if (m->sub_unf) {
+			struct tensor al = sub_vec(m, i, 0, 0);
+			as = sub_scale(m, &a, &al);
+		} else if (m->sub) {   /* sub_gains: W_eff = W (1 alpha^T) for W_Q, W_K, W_V */
 			struct tensor al = sub_vec(m, i, 0, 0);
 			Wq = sub_fuse(m, l->q, &al, 0);
 			Wk = sub_fuse(m, l->k, &al, m->C);
@@ -1237,13 +1258,14 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		}
 		/* q, k, v (N,C) = a W^T, one batched GEMM where the backend has one */
 		struct tensor *qkv[3] = { &q, &k, &v };
-		const struct tensor *aaa[3] = { &a, &a, &a }, *wqkv[3] = { &Wq, &Wk, &Wv };
+		const struct tensor *aaa[3] = { &as, &as, &as }, *wqkv[3] = { &Wq, &Wk, &Wv };
 		matmul_n(m, 3, qkv, aaa, wqkv, 0, 1, 0);
 		if (l->gate) {
-			/* v += 2 sigmoid(a[:, :Cg] Wg^T)[head] * value_embeds[idx] */
+			/* v += 2 sigmoid(a[:, :Cg] Wg^T)[head] * value_embeds[idx]
+			 * (as[:, :Cg] with sub_form = gate_scaled) */
 			struct tensor gs = mat(m, m->gs, N, m->Cg), gl = mat(m, l->glog, N, H);
 			struct tensor Wg = pw(m, l->gate), ve = mat(m, m->t1, N, C), vt = pw(m, l->ve);
-			bk->cols_get(&gs, &a, 0, 0);
+			bk->cols_get(&gs, m->cfg.sub_form == SUB_FORM_GATE_SCALED ? &as : &a, 0, 0);
 			bk->matmul(&gl, &gs, &Wg, 0, 1, 1, 0);   // glog is (N,H)
 			bk->ve_gate_fwd_rows(&v, &gl, &vt, idx, round_bf16(m, l->ve), &ve);
 		}
@@ -1276,11 +1298,15 @@ static void forward(struct model *m, const int32_t *idx, int B, int T)
 		bk->rmsnorm_fwd(&mm, &r2, &x, eps);
 		struct tensor h = mlp_mat(m, l->hfc, N), u = mlp_mat(m, m->u, N);
 		struct tensor Wfc = pw(m, l->fc), Wmp = pw(m, l->mproj);
-		if (m->sub) {   /* sub_gains: W_fc (1 alpha^T) */
+		struct tensor ms = mm;   /* the GEMM's input, mm * alpha' unfused */
+		if (m->sub_unf) {
+			struct tensor al = sub_vec(m, i, 1, 0);
+			ms = sub_scale(m, &mm, &al);
+		} else if (m->sub) {   /* sub_gains: W_fc (1 alpha^T) */
 			struct tensor al = sub_vec(m, i, 1, 0);
 			Wfc = sub_fuse(m, l->fc, &al, 0);
 		}
-		bk->matmul(&h, &mm, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
+		bk->matmul(&h, &ms, &Wfc, 0, 1, 1, 0);    // h is (N,4C)
 		relu2_u(m, &u, &h);
 		bk->matmul(&x, &u, &Wmp, 0, 1, 1, 1);     // x += relu(h)^2 Wmproj^T
 	}
@@ -1377,14 +1403,22 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->matmul(&gWmp, &dx, &u, 1, 0, 1, 1);   // dWmp (C,4C) += dx^T u
 		bk->matmul(&dh, &dx, &Wmp, 0, 0, 1, 0);   // du (N,4C) = dx Wmp
 		bk->relu2_bwd(&dh, &dh, &h);
-		if (m->sub) {   /* through W_fc (1 alpha^T): dW, dalpha; W_eff again */
+		if (m->sub_unf) {   /* through ms = m * alpha': dW from ms, dalpha, dm */
 			struct tensor al = sub_vec(m, i, 1, 0), dal = sub_vec(m, i, 1, 1);
-			sub_grad(m, l->fc, &dh, &mm, &al, &dal);
-			Wfc = sub_fuse(m, l->fc, &al, 0);
+			struct tensor ms = sub_scale(m, &mm, &al);
+			bk->matmul(&gWfc, &dh, &ms, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T ms
+			bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dms (N,C) = dh Wfc
+			bk->mul_cols_bwd(&dm, &dal, &dm, &mm, &al);  // dm = dms alpha'
 		} else {
-			bk->matmul(&gWfc, &dh, &mm, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T m
+			if (m->sub) {   /* through W_fc (1 alpha^T): dW, dalpha; W_eff again */
+				struct tensor al = sub_vec(m, i, 1, 0), dal = sub_vec(m, i, 1, 1);
+				sub_grad(m, l->fc, &dh, &mm, &al, &dal);
+				Wfc = sub_fuse(m, l->fc, &al, 0);
+			} else {
+				bk->matmul(&gWfc, &dh, &mm, 1, 0, 1, 1);  // dWfc (4C,C) += dh^T m
+			}
+			bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dm (N,C) = dh Wfc
 		}
-		bk->matmul(&dm, &dh, &Wfc, 0, 0, 1, 0);   // dm (N,C) = dh Wfc
 		bk->rmsnorm_bwd(&dx, &dm, &mm, &r2, 1);
 		/* attention: x += y Wp^T */
 		struct tensor y = att_mat(m, l->y, N), Wp = pw(m, l->proj), gWp = pg(m, l->proj);
@@ -1427,8 +1461,19 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		struct tensor gWq = pg(m, l->q), gWk = pg(m, l->k), gWv = pg(m, l->v);
 		struct tensor *gw[3] = { &gWq, &gWk, &gWv };   /* dW (C,C) += dX^T a */
 		const struct tensor *dqkv[3] = { &dq, &dk, &dv }, *aaa[3] = { &a, &a, &a };
-		if (m->sub) {   /* through W (1 alpha^T): dW, dalpha; the W_eff again */
-			struct tensor al = sub_vec(m, i, 0, 0), dal = sub_vec(m, i, 0, 1);
+		/* sub_gains unfused: the GEMMs read as = a * alpha; da below is
+		 * das, the gradient of as, until alpha is applied */
+		struct tensor as = a, al = {0}, dal = {0};
+		int gate_scaled = m->sub_unf && m->cfg.sub_form == SUB_FORM_GATE_SCALED;
+		if (m->sub) {
+			al = sub_vec(m, i, 0, 0);
+			dal = sub_vec(m, i, 0, 1);
+		}
+		if (m->sub_unf) {
+			as = sub_scale(m, &a, &al);
+			aaa[0] = aaa[1] = aaa[2] = &as;
+			matmul_n(m, 3, gw, dqkv, aaa, 1, 0, 1);
+		} else if (m->sub) {   /* through W (1 alpha^T): dW, dalpha; the W_eff again */
 			sub_grad(m, l->q, &dq, &a, &al, &dal);
 			sub_grad(m, l->k, &dk, &a, &al, &dal);
 			sub_grad(m, l->v, &dv, &a, &al, &dal);
@@ -1441,6 +1486,8 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 		bk->matmul(&da, &dq, &Wq, 0, 0, 1, 0);    // da (N,C) = dq Wq + dk Wk + dv Wv
 		bk->matmul(&da, &dk, &Wk, 0, 0, 1, 1);
 		bk->matmul(&da, &dv, &Wv, 0, 0, 1, 1);
+		if (m->sub_unf && !gate_scaled)   /* da = das alpha; dalpha += sum das a */
+			bk->mul_cols_bwd(&da, &dal, &da, &a, &al);
 		if (l->gate) {
 			struct tensor gl = mat(m, l->glog, N, H), dgl = mat(m, m->dglog, N, H);
 			struct tensor ve = mat(m, m->t1, N, C), dve = mat(m, m->t2, N, C);
@@ -1450,11 +1497,13 @@ static void backward(struct model *m, const int32_t *idx, int B, int T)
 			bk->ve_gate_bwd_rows(&dgl, &dve, &dv, &gl, &vt, idx, round_bf16(m, l->ve),
 					     &ve);
 			bk->embed_scatter_add(&gvt, &dve, idx, 0);
-			bk->cols_get(&gs, &a, 0, 0);
+			bk->cols_get(&gs, gate_scaled ? &as : &a, 0, 0);
 			bk->matmul(&gWg, &dgl, &gs, 1, 0, 1, 1);  // dWg (H,Cg) += dglog^T a[:, :Cg]
 			bk->matmul(&dgs, &dgl, &Wg, 0, 0, 1, 0);  // (N,Cg)
 			bk->cols_add(&da, &dgs, 0);
 		}
+		if (gate_scaled)   /* the gate's gradient went into das too */
+			bk->mul_cols_bwd(&da, &dal, &da, &a, &al);   // da = das alpha
 		struct tensor xin = mat(m, l->xin, N, C);
 		bk->rmsnorm_bwd(&dx, &da, &a, &r1, 1);
 		/* mixing: x = resid*xin + x0l*x0 (+ wtel*x0w) */

@@ -109,8 +109,8 @@ expect_out_contains "sum of its components rounded to 2 decimals" "rounded-sum d
 run "${A[@]}" --check "$CF/paper004.json" --neumann-count lemma2
 expect_rc 0 "paper 004 Table 5 agrees under --neumann-count lemma2"
 run "${A[@]}" --check "$CF/paper002.json"
-expect_rc 0 "paper 002 Tables 2 and 3 (parameter counts) and Zeta's memory agree"
-expect_out_contains "28 figures compared, 0 disagree" "paper 002: 28 figures"
+expect_rc 0 "paper 002 Tables 2 and 3 (parameter counts), Zeta's memory and Table 1's activation storage agree"
+expect_out_contains "35 figures compared, 0 disagree" "paper 002: 35 figures"
 run "${A[@]}" --check "$CF/paper004.json" --json
 expect_rc 1 "--check --json exit 1"
 expect_out_contains '"disagreements": 5' "--check --json counts"

@@ -480,6 +480,22 @@ for arm in exp31_lerope_shared64 exp21_lerope_2048; do
 		ok "arm $arm trains 3 steps (val BPB $b)"
 	else bad "arm $arm trains 3 steps" "exit $rc, val BPB '$b': $errout"; fi
 done
+# ... and Table 1's depth-6 runs, each with its run's seed and its form of the
+# gains (exp28 unfused, the others weight-fused)
+for arm in exp24_depth6_seed42 exp11_exp05_depth6_seed47 exp28_exact_unfused exp54_fused_homotopy_bieq \
+	exp55_fused_homotopy_bieq; do
+	case $arm in exp24* | exp54*) seed=42 ;; *) seed=47 ;; esac
+	case $arm in exp28*) form=unfused ;; *) form=fused ;; esac
+	run trn --arm "$arm" --set steps=3 --set warmup_steps=0 -o "$TMP/arm_$arm"
+	b=$(num "$TMP/arm_$arm/result.json" val_bpb)
+	if [[ "$rc" == 0 ]] && grep -q "\"arm\": *\"$arm\"" "$TMP/arm_$arm/result.json" &&
+		awk -v b="$b" 'BEGIN{exit !(b > 0 && b < 100)}' &&
+		grep -qx "seed = $seed" "$TMP/arm_$arm/config.cfg" &&
+		grep -qx "sub_form = $form" "$TMP/arm_$arm/config.cfg" &&
+		grep -q '"sub_gains"' "$TMP/arm_$arm/model.safetensors"; then
+		ok "arm $arm trains 3 steps (seed $seed, sub_form = $form, val BPB $b)"
+	else bad "arm $arm trains 3 steps" "exit $rc, val BPB '$b': $errout"; fi
+done
 cp "$TMP/arm_exp21_lerope_2048/model.safetensors" "$TMP/lone21.safetensors"
 run supkit eval --print-config --data "$D" "$TMP/lone21.safetensors"
 if [[ "$rc" == 0 ]] && grep -qx "rope_tau = head" <<<"$out" && grep -qx "sub_gains = 1" <<<"$out"; then

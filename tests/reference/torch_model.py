@@ -4,7 +4,8 @@
 The benchmark GPT of docs/model.md with the model-side arms of
 supkit-train(1) (OE hashed n-gram tables, q_tau post-QK-norm scaling in its pair /
 untied / head forms with the l0_hf16 mask and its exp / stop_exp / linear
-parameterisations, pre-sublayer channel gains, decoupled routing with the
+parameterisations, pre-sublayer channel gains (the ve gate reading x_hat or,
+with sub_form=gate_scaled, x_hat * alpha), decoupled routing with the
 separate or shared anchor and out_lambdas, learned RoPE log-frequencies
 rope_tau shared or per layer and head, rope_trig's bf16 or fp32 tables),
 written with PyTorch autograd
@@ -71,6 +72,8 @@ CASES = [
     ("sub_gains_f64", ["sub_gains=1"], "fp64", False),
     ("sub_qk_stopexp_f64", ["sub_gains=1", "qk_scale=untied", "qk_param=stop_exp"], "fp64", False),
     ("sub_gains_f32", ["sub_gains=1", "logits=fp32"], "fp32", False),
+    ("sub_gate_scaled_f64", ["sub_gains=1", "sub_form=gate_scaled"], "fp64", False),
+    ("sub_gate_scaled_f32", ["sub_gains=1", "sub_form=gate_scaled", "logits=fp32"], "fp32", False),
     # rope_tau: the angle t theta_c exp(tau) through autograd (fp32 cases
     # with fp32 tables: autograd through a bf16 cast rounds the gradient)
     ("rope_shared_f64", ["rope_tau=shared"], "fp64", False),
@@ -136,7 +139,7 @@ def parse(kv):
     cfg = dict(depth=8, model_dim=0, head_dim=128, vocab_size=8192, seq_len=2048,
                window_pattern="SSSL", ve_gate_channels=32, norm_eps=2.0 ** -23, softcap=15.0,
                rope_base=10000.0, oe=0, oe_m=150855, oe_n=3, oe_k=2, qk_scale="none",
-               qk_mask="none", qk_param="exp", sub_gains=0, wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
+               qk_mask="none", qk_param="exp", sub_gains=0, sub_form="fused", wte_lambdas=0, out_lambdas=0, anchor="separate", shared_eps=1e-6,
                rope_tau="off", rope_trig="bf16",
                dtype="fp32", init="benchmark", logits="bf16")
     for s in kv:
@@ -299,13 +302,17 @@ def forward(cfg, P, idx, tgt, dt):
             x = x + P["wte_lambdas"][i] * x0w
         a = rms(x, eps)
         # pre-sublayer gains, written unfused: W_Q, W_K, W_V read a * alpha,
-        # the ve gate the unscaled a (the trainer fuses alpha into W's columns)
+        # the ve gate the unscaled a (the trainer fuses alpha into W's columns
+        # with sub_form=fused, scales the activation with the other forms);
+        # with sub_form=gate_scaled the gate reads a * alpha (paper 002's
+        # "ve_gate-Scaled Unfused"), a different function
         aq = a * P["sub_gains"][i, 0] if cfg["sub_gains"] else a
+        gin = aq if cfg["sub_form"] == "gate_scaled" else a
         q = lin(aq, P[p + "attn.c_q.weight"]).view(Bn, Tn, H, hd)
         k = lin(aq, P[p + "attn.c_k.weight"]).view(Bn, Tn, H, hd)
         v = lin(aq, P[p + "attn.c_v.weight"]).view(Bn, Tn, H, hd)
         if i in ve:
-            g = 2 * torch.sigmoid(lin(a[..., :cfg["ve_gate_channels"]], P[p + "attn.ve_gate.weight"]))
+            g = 2 * torch.sigmoid(lin(gin[..., :cfg["ve_gate_channels"]], P[p + "attn.ve_gate.weight"]))
             v = v + g.unsqueeze(-1) * P["value_embeds.%d.weight" % i][it].view(Bn, Tn, H, hd)
         if cfg["rope_tau"] == "head":   # layer i's (T0, H, hd/2) tables
             cos, sin = rope_tables(cfg, hd, dt, P["rope_tau"][i])

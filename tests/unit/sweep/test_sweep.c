@@ -147,8 +147,9 @@ TEST(expands_in_order_with_names)
 	sweep_free(&s);
 }
 
-/* every configs/arms/d6 file is a sweep of its arm at depth 6 (seed 42, the
- * files' seed): the depth mapping and the named arms' switches */
+/* every configs/arms/d6 file is a sweep of its arm at depth 6 with the file's
+ * seed (42, or the run's seed of an arm that sets one): the depth mapping and
+ * the named arms' switches */
 TEST(d6_arm_files_equal_sweep_at_depth_6)
 {
 	DIR *d = opendir("configs/arms/d6");
@@ -162,16 +163,17 @@ TEST(d6_arm_files_equal_sweep_at_depth_6)
 			continue;
 		char arm[128], text[256];
 		snprintf(arm, sizeof arm, "%.*s", (int)(l - 4), de->d_name);
-		snprintf(text, sizeof text, "arms = %s\nseeds = 42\ndepths = 6\n", arm);
-		struct sweep s;
 		struct err e;
-		int rc = load(&s, text, &e);
-		CHECKF(rc == 0, "%s: %s", arm, e.msg);
 		struct config c;
 		config_defaults(&c);
 		char *p = xasprintf("configs/arms/d6/%s", de->d_name);
 		CHECK(config_load_file(&c, p, &e) == 0);
 		char *want = config_print(&c);
+		snprintf(text, sizeof text, "arms = %s\nseeds = %llu\ndepths = 6\n", arm,
+			 (unsigned long long)c.seed);
+		struct sweep s;
+		int rc = load(&s, text, &e);
+		CHECKF(rc == 0, "%s: %s", arm, e.msg);
 		if (rc == 0 && s.n_runs == 1)
 			CHECKF(!strcmp(s.runs[0].config_text, want), "%s differs", arm);
 		free(want);

@@ -250,6 +250,49 @@ TEST(sub_gains_paper002)
 	CHECK(a.counts.total == 50332176);
 }
 
+/* paper 002 Table 1: the activation storage of the unfused forms over the
+ * weight-fused one, n_ve B T d 2 bytes for the slice view (unfused) and n_ve
+ * B T 32 2 for the gate's copy (unfused_gate_copy, gate_scaled): 256.0 /
+ * 512.0 MiB and 16.0 / 32.0 MiB at depth 8 with B = 32 / 64, 288.0 MiB for
+ * exp28 at depth 6 (B = 64); none for the fused form and the baseline */
+static double sub_form_mib(const char *arm, int depth, enum cfg_sub_form form, int B)
+{
+	struct config c;
+	struct err e = {0};
+	struct accounting a;
+	config_defaults(&c);
+	c.depth = depth;
+	if (config_arm_apply(&c, arm, &e) != 0)
+		return -1;
+	if (form != SUB_FORM_FUSED || c.sub_gains)
+		c.sub_form = form;
+	c.batch_rows = B;
+	if (config_validate(&c, &e) != 0 || accounting_of(&c, &FULL, &a, &e) != 0) {
+		printf("  %s d%d: %s\n", arm, depth, e.msg);
+		return -1;
+	}
+	return a.mem[AM_SUB_FORM] / 1048576.0;
+}
+
+TEST(sub_form_memory_paper002)
+{
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_UNFUSED, 32) == 256.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_UNFUSED_GATE_COPY, 32) == 16.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_GATE_SCALED, 32) == 16.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_UNFUSED, 64) == 512.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_UNFUSED_GATE_COPY, 64) == 32.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_GATE_SCALED, 64) == 32.0);
+	CHECK(sub_form_mib("exp07", 8, SUB_FORM_FUSED, 64) == 0);
+	CHECK(sub_form_mib("00", 8, SUB_FORM_FUSED, 64) == 0);
+	CHECK(sub_form_mib("exp11", 6, SUB_FORM_FUSED, 64) == 0);
+	struct accounting a;
+	CHECK(acct("exp28", 6, &FULL, &a) == 0);
+	CHECK(a.mem[AM_SUB_FORM] == 288.0 * 1048576 && a.n_ve == 3);
+	/* the activation figure is in the memory total, the gains' state apart */
+	CHECK(a.mem_total == a.mem[AM_SUB_FORM] + a.mem[AM_SUB_GAINS] + a.mem[AM_QK_SCALING]);
+	CHECK(acct_figure_formula("memory_mib.sub_form") != NULL);
+}
+
 /* Muon2-F: 3 m n + 4 max(m, n) FLOPs and 4 max(m, n) bytes a block matrix;
  * NormPre-G: 7 m n (3 m n without the tangent) + (m + n) / 2 FLOPs, no state */
 TEST(muon2f_normpre_g_flops_and_memory)
@@ -323,6 +366,7 @@ int main(void)
 	RUN(zeta_flops_and_memory);
 	RUN(malt_flops_and_memory);
 	RUN(sub_gains_paper002);
+	RUN(sub_form_memory_paper002);
 	RUN(muon2f_normpre_g_flops_and_memory);
 	RUN(matrix_adamw_flops_and_memory);
 	RUN(formulas_named);

@@ -966,6 +966,14 @@ TEST(select_host_polar_arms)
 	c.malt = 0;
 	c.sub_gains = 1;
 	refused_on_cuda(&c, "sub_gains = 1 needs backend = cpu");
+	/* ... and so are its unfused forms, the form named */
+	c.sub_form = SUB_FORM_UNFUSED;
+	refused_on_cuda(&c, "sub_gains = 1 with sub_form = unfused needs backend = cpu");
+	c.sub_form = SUB_FORM_UNFUSED_GATE_COPY;
+	refused_on_cuda(&c, "sub_gains = 1 with sub_form = unfused_gate_copy needs backend = cpu");
+	c.sub_form = SUB_FORM_GATE_SCALED;
+	refused_on_cuda(&c, "sub_gains = 1 with sub_form = gate_scaled needs backend = cpu");
+	c.sub_form = SUB_FORM_FUSED;
 	c.sub_gains = 0;
 	/* AdamW on the block matrices: CPU only */
 	c.matrix_optim = MATRIX_OPTIM_ADAMW;

@@ -136,6 +136,9 @@ TEST(conflicts_name_file_and_line)
 	expect_err("qk_scale = head\nqk_mask = l0_hf16\n", "t.cfg:2: qk_mask = l0_hf16 masks RoPE planes");
 	expect_err("depth = 6\nqk_param = stop_exp\n", "t.cfg:2: qk_param = stop_exp needs qk_scale");
 	expect_err("out_lambdas = 1\n", "t.cfg:1: out_lambdas = 1 needs wte_lambdas = 1");
+	expect_err("depth = 6\nsub_form = unfused\n", "t.cfg:2: sub_form = unfused needs sub_gains = 1");
+	expect_err("sub_form = gate_scaled\n", "t.cfg:1: sub_form = gate_scaled needs sub_gains = 1");
+	expect_err("sub_gains = 1\nsub_form = scaled\n", "t.cfg:2");
 	expect_err("table_neumann = 1\n", "t.cfg:1: table_neumann = 1 needs oe = 1");
 	expect_err("step0 = nostep0\n", "t.cfg:1: step0 = nostep0");
 	expect_err("anchor = shared\n", "t.cfg:1: anchor = shared");
@@ -537,6 +540,25 @@ TEST(arms)
 	config_defaults(&c);
 	CHECK(config_arm_apply(&c, "exp19_head_temperature", &e) == 0);
 	CHECK(c.sub_gains && c.qk_scale == QK_SCALE_HEAD && c.qk_param == QK_PARAM_EXP);
+	/* ... and Table 1's depth-6 runs: exp05's model, the run's seed and form */
+	static const struct {
+		const char *name;
+		uint64_t seed;
+		enum cfg_sub_form form;
+		int bieq;
+	} t1[] = { {"exp24", 42, SUB_FORM_FUSED, 0}, {"exp11", 47, SUB_FORM_FUSED, 0},
+		   {"exp28", 47, SUB_FORM_UNFUSED, 0}, {"exp54", 42, SUB_FORM_FUSED, 1},
+		   {"exp55", 47, SUB_FORM_FUSED, 1} };
+	for (size_t i = 0; i < sizeof t1 / sizeof t1[0]; i++) {
+		config_defaults(&c);
+		c.seed = 1;
+		CHECK(config_arm_apply(&c, t1[i].name, &e) == 0);
+		CHECKF(c.seed == t1[i].seed && c.sub_form == t1[i].form && c.sub_gains && c.sub_lr == 0.025 &&
+		       c.qk_scale == QK_SCALE_PAIR && c.qk_param == QK_PARAM_LINEAR && c.lr_qtau == 0.05,
+		       "%s", t1[i].name);
+		CHECKF(t1[i].bieq ? c.muoneq == MUONEQ_BIEQ && c.bieq_tau == 80 && c.post_polar == POST_POLAR_FP32
+				  : c.muoneq == MUONEQ_OFF && c.post_polar == POST_POLAR_AS_POLAR, "%s", t1[i].name);
+	}
 	/* paper 004's MALT arms on the native backbone */
 	config_defaults(&c);
 	CHECK(!c.malt && c.malt_beta == 0.95 && c.malt_eps == 1e-8);

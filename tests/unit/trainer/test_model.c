@@ -210,8 +210,9 @@ TEST(fd_rope_head_pair)
 /* ---- parity with the PyTorch reference (tests/fixtures/model) ---- */
 
 /* gtol: the gradients' bound (relative to the tensor's largest); 0 for the
- * default (fp32 1e-5, fp64 1e-10). */
-static void parity_tol(const char *name, double gtol)
+ * default (fp32 1e-5, fp64 1e-10); extra: config keys over the fixture's
+ * (NULL for none). */
+static void parity_with(const char *name, double gtol, const char *const *extra)
 {
 	char path[512], bpath[512];
 	snprintf(path, sizeof path, "%s/model/%s.json", t_fixtures(), name);
@@ -226,7 +227,7 @@ static void parity_tol(const char *name, double gtol)
 	CHECKF(file_read_all(bpath, 0, &bin, &blen, &e) == 0, "%s", e.msg);
 	int f64 = !strcmp(cJSON_GetObjectItem(j, "dtype")->valuestring, "fp64");
 	int B = cJSON_GetObjectItem(j, "B")->valueint, T = cJSON_GetObjectItem(j, "T")->valueint;
-	struct model *m = bin ? fixture_model(j, NULL) : NULL;
+	struct model *m = bin ? fixture_model(j, extra) : NULL;
 	CHECK(m != NULL);
 	if (!m) {
 		free(bin);
@@ -320,6 +321,11 @@ static void parity_tol(const char *name, double gtol)
 	model_free(m);
 }
 
+static void parity_tol(const char *name, double gtol)
+{
+	parity_with(name, gtol, NULL);
+}
+
 static void parity(const char *name)
 {
 	parity_tol(name, 0);
@@ -342,6 +348,16 @@ TEST(parity_qk_stopexp_untied_f64) { parity("qk_stopexp_untied_f64"); }
 TEST(parity_qk_linear_pair_f64) { parity("qk_linear_pair_f64"); }
 TEST(parity_sub_gains_f64) { parity("sub_gains_f64"); }
 TEST(parity_sub_gains_f32) { parity("sub_gains_f32"); }
+/* sub_form's unfused forms: the reference writes the gains unfused (W_Q,
+ * W_K, W_V read a * alpha, the gate a), so its sub_gains cases are theirs
+ * too; gate_scaled (the gate reads a * alpha) has cases of its own */
+static const char *const unfused_kv[] = { "sub_form=unfused", NULL };
+static const char *const gate_copy_kv[] = { "sub_form=unfused_gate_copy", NULL };
+TEST(parity_sub_unfused_f64) { parity_with("sub_gains_f64", 0, unfused_kv); }
+TEST(parity_sub_unfused_f32) { parity_with("sub_gains_f32", 0, unfused_kv); }
+TEST(parity_sub_gate_copy_f64) { parity_with("sub_gains_f64", 0, gate_copy_kv); }
+TEST(parity_sub_gate_scaled_f64) { parity("sub_gate_scaled_f64"); }
+TEST(parity_sub_gate_scaled_f32) { parity("sub_gate_scaled_f32"); }
 TEST(parity_rope_shared_f64) { parity("rope_shared_f64"); }
 TEST(parity_rope_head_f64) { parity("rope_head_f64"); }
 TEST(parity_rope_shared_f32) { parity("rope_shared_f32"); }
@@ -978,6 +994,75 @@ TEST(sub_gains_init_and_lr)
 	model_free(m);
 }
 
+/* The loss and every gradient (fp64) of a filled depth-2 model (layer 1
+ * has the ve gate) with sub_gains = 1, sub_form = form; grads gets every
+ * parameter's gradient in table order (numel doubles in all, returned). */
+static size_t sub_form_run(const char *form, double *loss, double **grads)
+{
+	char fk[64];
+	snprintf(fk, sizeof fk, "sub_form=%s", form);
+	const char *kv[] = { "depth=2", "model_dim=64", "head_dim=32", "vocab_size=64", "seq_len=16",
+			     "init=dense", "dtype=fp64", "logits=fp32", "sub_gains=1", fk, NULL };
+	struct model *m = model_make(kv);
+	*grads = NULL;
+	CHECK(m != NULL);
+	if (!m)
+		return 0;
+	fixture_fill(m, 7);   /* gains 1 +- 0.3, as the parity fixtures */
+	enum { B = 2, T = 16 };
+	int32_t in[B * T], tg[B * T];
+	batch(in, tg, B * T, 64, 5);
+	struct err e = {0};
+	model_zero_grad(m);
+	CHECKF(model_forward_backward(m, in, tg, B, T, 1.0, loss, &e) == 0, "%s", e.msg);
+	struct param_table *t = model_params(m);
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->p[i].numel;
+	double *g = malloc(n * sizeof *g);
+	size_t o = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		memcpy(g + o, t->p[i].g64, t->p[i].numel * sizeof *g);
+		o += t->p[i].numel;
+	}
+	*grads = g;
+	model_free(m);
+	return n;
+}
+
+/* sub_form = unfused computes the function of fused (x_hat alpha fed to the
+ * GEMMs against W (1 alpha^T)): the loss and every gradient agree to fp64
+ * rounding; unfused_gate_copy is unfused's arithmetic bit for bit (the
+ * reference's gate copy changes storage only); gate_scaled, whose gate
+ * reads x_hat alpha, is another function (loss and gradients move) */
+TEST(sub_unfused_equals_fused)
+{
+	double lf, lu, lc, ls;
+	double *gf, *gu, *gc, *gs;
+	size_t n = sub_form_run("fused", &lf, &gf);
+	CHECK(sub_form_run("unfused", &lu, &gu) == n);
+	CHECK(sub_form_run("unfused_gate_copy", &lc, &gc) == n);
+	CHECK(sub_form_run("gate_scaled", &ls, &gs) == n);
+	if (!gf || !gu || !gc || !gs || !n)
+		goto out;
+	double gmax = 0, dfu = 0, dus = 0;
+	for (size_t k = 0; k < n; k++) {
+		gmax = fmax(gmax, fabs(gf[k]));
+		dfu = fmax(dfu, fabs(gf[k] - gu[k]));
+		dus = fmax(dus, fabs(gu[k] - gs[k]));
+	}
+	CHECKF(fabs(lf - lu) <= 1e-14 * fabs(lf), "loss fused %.17g, unfused %.17g", lf, lu);
+	CHECKF(dfu <= 1e-12 * gmax, "gradients fused vs unfused: %.3g of the largest %.3g", dfu, gmax);
+	CHECK(lc == lu && !memcmp(gc, gu, n * sizeof *gc));
+	CHECKF(fabs(ls - lu) > 1e-6 * fabs(lu), "gate_scaled loss %.17g, unfused %.17g", ls, lu);
+	CHECKF(dus > 1e-6 * gmax, "gate_scaled gradients within %.3g of unfused", dus);
+out:
+	free(gf);
+	free(gu);
+	free(gc);
+	free(gs);
+}
+
 TEST(bad_tokens_and_shapes_refused)
 {
 	struct model *m = small_model(NULL);
@@ -1092,6 +1177,11 @@ int main(void)
 	RUN(parity_qk_linear_pair_f64);
 	RUN(parity_sub_gains_f64);
 	RUN(parity_sub_gains_f32);
+	RUN(parity_sub_unfused_f64);
+	RUN(parity_sub_unfused_f32);
+	RUN(parity_sub_gate_copy_f64);
+	RUN(parity_sub_gate_scaled_f64);
+	RUN(parity_sub_gate_scaled_f32);
 	RUN(parity_rope_shared_f64);
 	RUN(parity_rope_head_f64);
 	RUN(parity_rope_shared_f32);
@@ -1101,6 +1191,7 @@ int main(void)
 	RUN(rope_tau_long_sequence);
 	RUN(parity_sub_qk_stopexp_f64);
 	RUN(sub_gains_init_and_lr);
+	RUN(sub_unfused_equals_fused);
 	RUN(parity_logits_bf16_dense_f32);
 	RUN(parity_logits_bf16_bench_f32);
 	RUN(parity_logits_bf16_arms_f32);
