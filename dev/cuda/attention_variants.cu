@@ -769,7 +769,7 @@ extern "C" void attn_variant_bwd(enum attn_variant var, float *dq, float *dk, fl
 	case ATTN_VAR_MMA:
 	case ATTN_VAR_MMA2:   /* mma2's backward is the product's */
 		attn_bwd_mma_launch(dq, dk, dv, none, dy, NULL, q, k, v, Dd, lse, B, T, H, MM_D,
-				    window, scale, NULL, 1);
+				    window, scale, NULL);
 		break;
 	case ATTN_VAR_TC:
 		attn_bwd_tc_launch(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, MM_D, window, scale);
