@@ -22,8 +22,8 @@
 #                         backend's choice, the most rows whose activations
 #                         fit 15 GiB: at depth 8 one pass of 64 (bf16
 #                         storage and shared buffers: 15,462 MiB planned
-#                         in all), 32 with any of the
-#                         storage switches below)
+#                         in all); --pass-rows 32 is the
+#                         extra row mma:32 below)
 #   GPU_BENCH_TORCH (1)   0: leave the PyTorch side out
 #   GPU_BENCH_TORCH_REF   "DEPTH:TOKENS_PER_S ..." PyTorch figures measured
 #                         before on the same GPU, for the summary's ratio
@@ -41,24 +41,9 @@
 #   GPU_BENCH_ALT (default_alt below) supkit-only runs at the first depth
 #                         after its side-by-side run and before the other
 #                         depths (the likeliest gains first), each
-#                         ATTN or ATTN:PASS_ROWS, then +SWITCH for each of:
-#                         async   asynchronous ops (SUPKIT_CUDA_ASYNC=1),
-#                         recompute  the attention backward's dQ recomputing
-#                                 S, P and dP instead of reading the kept dS
-#                                 (SUPKIT_CUDA_ATTN_DS=0),
-#                         mlp32   the MLP's activations in fp32
-#                                 (SUPKIT_CUDA_MLP_BF16=0),
-#                         attn32  the attention's q, k, v, y in fp32
-#                                 (SUPKIT_CUDA_ATTN_BF16=0),
-#                         norm32  the layers' norm outputs in fp32
-#                                 (SUPKIT_CUDA_NORM_BF16=0),
-#                         unfused the input mixing and its norm, and the
-#                                 value-embedding gather and gate, as
-#                                 separate ops (SUPKIT_CUDA_FUSE_MIX=0),
-#                         unbatched the q, k, v GEMMs as three calls
-#                                 (SUPKIT_CUDA_BATCH=0)
-#                         (e.g. "f32 mma:32+async"; a row "DEPTH/ITEM"; "" for
-#                         none)
+#                         ATTN or ATTN:PASS_ROWS (e.g. "f32 mma:32"; a row
+#                         "DEPTH/ITEM"; "" for none; an item with anything
+#                         else is skipped with a line saying so)
 #   GPU_BENCH_OPS_TIMEOUT (240) seconds for the op timings, and
 #   GPU_BENCH_RUN_TIMEOUT (GPU_BENCH_BUDGET + 120) for each training run:
 #                         a hang in a kernel never run on a GPU costs
@@ -69,7 +54,6 @@
 #                         the GPU=1 build (build/emu/bin/gpu_bench: the
 #                         emulated device of tests/emu, no GPU needed;
 #                         tests/cli/bench_gpu_emu.sh)
-#   SUPKIT_CUDA_ASYNC (0) asynchronous ops in the side-by-side runs (1: on)
 set -u
 export SUPKIT_CUDA_ATTN=${SUPKIT_CUDA_ATTN:-mma}
 cd "$(dirname "$0")/.."
@@ -81,7 +65,7 @@ budget=${GPU_BENCH_BUDGET:-150}
 pass_rows=${GPU_BENCH_PASS_ROWS:-0}
 compile_on=${GPU_BENCH_COMPILE:-1}
 torch_budget=${GPU_BENCH_TORCH_BUDGET:-$((budget + (compile_on ? 120 : 0)))}
-default_alt="mma+async mma+recompute mma:32 mma:64+mlp32 mma:64+attn32 mma:64+norm32 mma+unfused"
+default_alt="mma:32 f32"
 batch=${GPU_BENCH_BATCH:-64}
 seq=${GPU_BENCH_SEQ:-2048}
 
@@ -141,12 +125,6 @@ compile=()
 ((compile_on)) && compile=(--compile)
 ((torch_ok)) && echo "torch: $tpy, $("$tpy" -c 'import torch; print(torch.__version__)' 2>/dev/null); ${compile[*]:-eager (GPU_BENCH_COMPILE=0)}, budget $torch_budget s a depth (torch.compile's first step included)"
 
-# the switches of supkit's runs, as the environment sets them (the
-# backend's defaults where it does not)
-base_env=(SUPKIT_CUDA_ASYNC="${SUPKIT_CUDA_ASYNC:-0}" SUPKIT_CUDA_ATTN_DS="${SUPKIT_CUDA_ATTN_DS:-1}"
-	SUPKIT_CUDA_MLP_BF16="${SUPKIT_CUDA_MLP_BF16:-1}" SUPKIT_CUDA_ATTN_BF16="${SUPKIT_CUDA_ATTN_BF16:-1}"
-	SUPKIT_CUDA_NORM_BF16="${SUPKIT_CUDA_NORM_BF16:-1}" SUPKIT_CUDA_FUSE_MIX="${SUPKIT_CUDA_FUSE_MIX:-1}"
-	SUPKIT_CUDA_BATCH="${SUPKIT_CUDA_BATCH:-1}")
 # limited SECONDS WHAT COMMAND...: COMMAND under a time limit, and a line
 # saying so when it was stopped, so that a hang in a kernel never run on a
 # GPU costs its own line or row alone
@@ -158,19 +136,17 @@ limited() {
 	((rc == 124 || rc == 137)) && echo "== $what: stopped after $lim s (a hang?)"
 	return $rc
 }
-# supkit_run DEPTH ATTN PASS_ROWS [VAR=VALUE ...]: one supkit training run
-# with base_env and then the assignments given, printed; sets s_tps and
-# s_mem from its RESULT line
+# supkit_run DEPTH ATTN PASS_ROWS: one supkit training run with the
+# backend's defaults but the attention kernels and pass size given,
+# printed; sets s_tps and s_mem from its RESULT line
 supkit_run() {
 	local d=$1 attn=$2 rows=$3
-	shift 3
-	local env=("${base_env[@]}" "$@")
-	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: autocast, pass_rows $rows; ${env[*]})"
+	echo "== training, depth $d (B $batch, T $seq; supkit attention: $attn, GEMMs: autocast, pass_rows $rows)"
 	local out
 	# (a time limit a run: its budget and two minutes for the model's setup
 	# and the profiled step)
 	out=$(limited "${GPU_BENCH_RUN_TIMEOUT:-$((budget + 120))}" "depth $d, attention $attn" \
-		env "${env[@]}" SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch "$batch" \
+		env SUPKIT_CUDA_ATTN="$attn" "$exe" train --depth "$d" --batch "$batch" \
 		--seq "$seq" --steps "$steps" --budget "$budget" --pass-rows "$rows")
 	echo "$out"
 	s_tps=$(field tokens_per_s "$(grep '^RESULT' <<<"$out")")
@@ -227,29 +203,22 @@ side_by_side() {
 	fi
 	row "$depth" "$depth" "$t_tps" "$t_mem"
 }
-# supkit alone again at the first depth: other attention kernels, pass sizes
-# or switches; run right after the first depth's side-by-side row, before
+# supkit alone again at the first depth: other attention kernels or pass
+# sizes; run right after the first depth's side-by-side row, before
 # the other depths, so that a time limit cutting the benchmark short keeps
 # the rows that decide the backend's defaults
-declare -A switch=([async]=SUPKIT_CUDA_ASYNC=1 [recompute]=SUPKIT_CUDA_ATTN_DS=0
-	[mlp32]=SUPKIT_CUDA_MLP_BF16=0 [attn32]=SUPKIT_CUDA_ATTN_BF16=0
-	[norm32]=SUPKIT_CUDA_NORM_BF16=0 [unfused]=SUPKIT_CUDA_FUSE_MIX=0
-	[unbatched]=SUPKIT_CUDA_BATCH=0)
 alt_rows() {
-	local d=${depths%% *} alt parts item a_env known sw a_attn a_rows
+	local d=${depths%% *} alt a_attn a_rows
 	for alt in ${GPU_BENCH_ALT-$default_alt}; do
-		IFS=+ read -r -a parts <<<"$alt"
-		item=${parts[0]} a_env=() known=1
-		for sw in "${parts[@]:1}"; do
-			[[ -n "${switch[$sw]:-}" ]] || { echo "== $alt: unknown switch +$sw (skipped)"; known=0; }
-			a_env+=("${switch[$sw]:-}")
-		done
-		((known)) || continue
-		a_attn=${item%%:*} a_rows=$pass_rows
-		[[ "$item" == *:* ]] && a_rows=${item#*:}
-		[[ ${#a_env[@]} == 0 && "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] &&
+		if [[ ! "$alt" =~ ^(mma|f32)(:[0-9]+)?$ ]]; then
+			echo "== $alt: not ATTN or ATTN:PASS_ROWS (skipped)"
+			continue
+		fi
+		a_attn=${alt%%:*} a_rows=$pass_rows
+		[[ "$alt" == *:* ]] && a_rows=${alt#*:}
+		[[ "$a_attn" == "$SUPKIT_CUDA_ATTN" && "$a_rows" == "$pass_rows" ]] &&
 			continue   # the side-by-side run's own settings
-		supkit_run "$d" "$a_attn" "$a_rows" "${a_env[@]}"
+		supkit_run "$d" "$a_attn" "$a_rows"
 		row "$d/$alt" "$d"
 	done
 }

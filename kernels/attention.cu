@@ -401,7 +401,6 @@ void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv
 	int64_t window = s->window;
 	float scale = s->scale;
 	enum cuda_attn_mode mode = s->mode;
-	int keep_ds = s->keep_ds;
 	no_cast("attn_bwd", gb[0] || gb[1] || gb[2] ? gb : NULL, qkvb, y, q, mode, D);
 	if ((dyb != NULL) == (dy != NULL) || (dyb && q)) {
 		fprintf(stderr, "backend_cuda: attn_bwd: dy in bf16 only with q, k, v, y in bf16\n");
@@ -422,7 +421,7 @@ void attn_bwd_launch(const struct attn_shape *s, float *dq, float *dk, float *dv
 	attn_rowdot_launch(Dd, dy, dyb, y, yb, B, T, H, D);
 	if (mode == CUDA_ATTN_MMA && D == 128) {
 		attn_bwd_mma_launch(dq, dk, dv, gb, dy, dyb, q, k, v, Dd, lse, B, T, H, D, window,
-				    scale, qkvb, keep_ds);
+				    scale, qkvb);
 		cuda_scratch_free(Dd, nd);
 		return;
 	}

@@ -16,10 +16,10 @@
  *            P^T, dV += P^T dY, dP^T = V dY^T, dS^T = P^T (dP^T - D),
  *            dK += dS^T Q, both accumulators in registers;
  *   dQ       block per (64 queries, b, h), key tiles of 64: dQ += dS K
- *            from the dS tiles the dK, dV kernel kept (the default: 5
- *            tile products a pair in the backward, not 7),
- *            or (SUPKIT_CUDA_ATTN_DS=0) recomputing S, P, dP = dY V^T and
- *            dS first.
+ *            from the dS tiles the dK, dV kernel kept (5 tile products a
+ *            pair in the backward, not the 7 of recomputing S, P, dP and
+ *            dS; tests/emu/attn_harness.h keeps that recomputing kernel
+ *            as the reference the kept dS is checked against).
  * Rounding points: q, k, v, dy, P and dS in bf16,
  * products accumulated in fp32, softmax statistics and lse in fp32 (a
  * lane's share of a row sum is kept apart and the four shares added at the
@@ -175,70 +175,6 @@ k_attn_dkdv_mma(float *dk, float *dv, bf *dkb, bf *dvb, bf *dsg, const bf *dy, c
 	store_rows(dv ? dv + base : NULL, dvb ? dvb + base : NULL, gv, 1.f, ld, k0 + w * 16, T);
 }
 
-/* ---- backward: dQ ---- */
-
-__global__ void __launch_bounds__(MM_THREADS)
-k_attn_dq_mma(float *dq, bf *dqb, const bf *dy, const bf *q, const bf *k, const bf *v,
-	      const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
-{
-	DYN_SMEM(smraw);
-	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
-	const qblock qb = query_block(MM_R, T, H, window);
-	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
-	const int64_t ld = qb.ld, base = qb.base;
-	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	const int c = lane & 3, g = lane >> 2;
-
-	tile_load(Qs, q + base, ld, q0, T);
-	tile_load(Gs, dy + base, ld, q0, T);
-	tile_load(Ks, k + base, ld, kfirst, T);
-	tile_load(Vs, v + base, ld, kfirst, T);
-	cp_commit();
-	const int tr[2] = { q0 + w * 16 + g, q0 + w * 16 + g + 8 };
-	const float sl2 = scale * LOG2E;   /* P = exp2(s scale log2 e - lse log2 e) */
-	float L[2], Dr[2];
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		L[i] = tr[i] < T ? lse[(int64_t)bh * T + tr[i]] * LOG2E : 0.f;
-		Dr[i] = tr[i] < T ? Dd[(int64_t)bh * T + tr[i]] : 0.f;
-	}
-	float gq[16][4];
-	zero_frags<16>(gq);
-	for (int it = 0; it < ntile; it++) {
-		const int s0 = kfirst + it * MM_R, cur = it & 1;
-		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
-		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);
-		__syncthreads();
-		float p[8][4], ds[8][4];
-		prod_abt(p, NULL, Qs, w * 16, Kc);    /* S */
-		if (all_vis(q0 + w * 16, q0 + w * 16 + 15, s0, s0 + MM_R - 1, T, window)) {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					p[j][e] = exp2f(fmaf(p[j][e], sl2, -L[e >> 1]));
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
-					p[j][e] = attn_visible(tr[i], key, T, window)
-							  ? exp2f(fmaf(p[j][e], sl2, -L[i])) : 0.f;
-				}
-		}
-		prod_abt(ds, NULL, Gs, w * 16, Vc);   /* dP = dY V^T */
-#pragma unroll
-		for (int j = 0; j < 8; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				ds[j][e] = p[j][e] * (ds[j][e] - Dr[e >> 1]);
-		prod_px(gq, ds, Kc);                  /* dQ += dS K */
-		__syncthreads();
-	}
-	store_rows(dq ? dq + base : NULL, dqb ? dqb + base : NULL, gq, scale, ld, q0 + w * 16, T);
-}
-
 /* ---- backward: dQ from the kept dS ----
  * A block per (64 queries: tile i, b, h), 4 warps of 16 rows: dQ = scale
  * sum over key tiles j = jlo(i) .. i of dS_ij K_j, with dS_ij read from its
@@ -301,11 +237,6 @@ static size_t mm_smem_dkdv(void)
 	return (size_t)6 * MM_TILE * sizeof(bf) + (size_t)4 * MM_R * sizeof(float);
 }
 
-static size_t mm_smem_dq(void)
-{
-	return (size_t)6 * MM_TILE * sizeof(bf);
-}
-
 static size_t mm_smem_dq_ds(void)
 {
 	return (size_t)(2 * MM_TILE + 2 * DS_T * DS_LD) * sizeof(bf);
@@ -347,7 +278,7 @@ void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const f
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd, const float *lse, int B, int T, int H, int D,
-			 int64_t window, float scale, const void *const *qkvb, int keep_ds)
+			 int64_t window, float scale, const void *const *qkvb)
 {
 	dim3 gr = attn128_grid("attn_bwd", B, T, H, D);
 	int64_t n = (int64_t)B * T * H * D;
@@ -360,28 +291,17 @@ void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const
 	qkv_of(g, qkvb, cp ? cp + n : NULL, n);
 	const bf *gq = g[0], *gk = g[1], *gv = g[2];
 	cudaStream_t st = cuda_stream();
-	size_t s1 = mm_smem_dkdv(), s2 = keep_ds ? mm_smem_dq_ds() : mm_smem_dq();
-	/* the kept dS tiles (keep_ds): B H ds_slots x 8 KiB, freed with the op */
-	size_t nds = keep_ds ? (size_t)B * H * (size_t)ds_slots(T, window) * DS_T * DS_T * sizeof(bf)
-			     : 0;
-	bf *dsg = keep_ds ? (bf *)cuda_scratch_alloc("attn_bwd", nds) : NULL;
+	size_t s1 = mm_smem_dkdv(), s2 = mm_smem_dq_ds();
+	/* the kept dS tiles: B H ds_slots x 8 KiB, freed with the op */
+	size_t nds = (size_t)B * H * (size_t)ds_slots(T, window) * DS_T * DS_T * sizeof(bf);
+	bf *dsg = (bf *)cuda_scratch_alloc("attn_bwd", nds);
 	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dkdv_mma,
 						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s1));
 	k_attn_dkdv_mma<<<gr, MM_THREADS, s1, st>>>(dk, dv, (bf *)gb[1], (bf *)gb[2], dsg, gdy, gq, gk,
 						    gv, lse, Dd, T, H, window, scale);
-	if (keep_ds) {
-		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
-							 cudaFuncAttributeMaxDynamicSharedMemorySize,
-							 (int)s2));
-		k_attn_dq_ds_mma<<<gr, MM_THREADS, s2, st>>>(dq, (bf *)gb[0], dsg, gk, T, H, window,
-							     scale);
-	} else {
-		CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_mma,
-							 cudaFuncAttributeMaxDynamicSharedMemorySize,
-							 (int)s2));
-		k_attn_dq_mma<<<gr, MM_THREADS, s2, st>>>(dq, (bf *)gb[0], gdy, gq, gk, gv, lse, Dd, T,
-							  H, window, scale);
-	}
+	CUDA_CK("attn_bwd", cudaFuncSetAttribute(k_attn_dq_ds_mma,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)s2));
+	k_attn_dq_ds_mma<<<gr, MM_THREADS, s2, st>>>(dq, (bf *)gb[0], dsg, gk, T, H, window, scale);
 	CUDA_CK("attn_bwd", cudaGetLastError());
 	cuda_scratch_free(dsg, nds);
 	cuda_scratch_free(cp, nb);

@@ -428,12 +428,12 @@ __device__ static inline void softmax_end(float *lse, float (*o)[4], const float
 }
 
 
-/* ---- the backward's kept dS (SUPKIT_CUDA_ATTN_DS=1, the default) ----
+/* ---- the backward's kept dS ----
  * k_attn_dkdv_mma forms dS^T for every (key tile, query tile) pair it
  * visits. Given a buffer (dsg), it also stores the bf16 dS^T it multiplies
  * into dK, the same bits, and k_attn_dq_ds_mma then forms dQ = scale dS K
  * from those tiles alone. That is one tile product per pair where
- * k_attn_dq_mma first recomputes S, P and dP (three products and the
+ * recomputing dQ (tests/emu/attn_harness.h's k_attn_dq_mma) recomputes S, P and dP (three products and the
  * exponentials): 5 products a pair in the backward, FlashAttention-2's
  * count, instead of 7, for 8 KiB of dS a pair written once and read once.
  * Tiles are 64-aligned on both sides. Query tile i needs key tiles

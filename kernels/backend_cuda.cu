@@ -34,11 +34,10 @@
  * and the value-embedding tables of one micro-batch share it) and sums
  * each table row's contributions in token order, as the CPU loop does.
  *
- * On hardware: the configuration of commit 8dcb6f4 ran on an H200 on
- * 2026-11-29 (kernels/README.md: the tests it passed, the figures); the
- * storage, fusion and sort changes above and the off-by-default
- * asynchronous ops (cuda_set_async) have run on the emulated device only
- * (tests/emu).
+ * Inside the pass scope an op returns once its kernels are queued (on a
+ * device with concurrent managed access; ctx_done says when it waits).
+ * On hardware: kernels/README.md says what ran on a GPU, and with what
+ * results.
  *
  * Left out: fp64 tensors (abort: the CPU backend does fp64), bf16 storage
  * of the residual stream and of the gradients but the MLP's and the
@@ -62,7 +61,6 @@
 
 #include "kernels/cuda_api.h"
 #include "kernels/cuda_internal.h"
-#include "trainer/backend_mix.h"
 extern "C" {
 #include "lib/err.h"
 #include "trainer/backend_select.h"   /* peak_bf16_flops */
@@ -82,18 +80,11 @@ static struct {
 	size_t in_use, peak;
 	size_t dev_peak, dev_total;
 	uint64_t ops;
-	int async;       /* cuda_set_async / SUPKIT_CUDA_ASYNC, and the device's concurrent
-	                    managed access */
-	int managed_ok;  /* the device's concurrentManagedAccess */
+	int async;       /* a pass's ops may run on without waiting: the device's
+	                    concurrentManagedAccess */
 	int dev;         /* the device's index (open's, --device N) */
 	int opened;      /* open has run (the device is fixed) */
 	int in_scope;    /* between the model's scope(1) and scope(0) */
-	int mlp16;       /* cuda_set_mlp_bf16 / SUPKIT_CUDA_MLP_BF16 */
-	int attn16;      /* cuda_set_attn_bf16 / SUPKIT_CUDA_ATTN_BF16 */
-	int attn_ds;     /* cuda_set_attn_ds / SUPKIT_CUDA_ATTN_DS */
-	int norm16;      /* cuda_set_norm_bf16 / SUPKIT_CUDA_NORM_BF16 */
-	int fuse_mix;    /* cuda_set_fuse_mix / SUPKIT_CUDA_FUSE_MIX */
-	int batch;       /* cuda_set_batch / SUPKIT_CUDA_BATCH: matmul_n batched */
 	int *bad;        /* pinned, mapped: [0] embed_gather, [1] embed_scatter_add saw an
 	                    index outside its table, [2] softcap_ce a target >= V */
 } g_cu;
@@ -109,7 +100,7 @@ struct ccast {
 	int stale;       /* the fp32 values were never written (relu2_fwd_gemm) */
 };
 static struct {
-	int on, off;     /* on: in a scope; off: cuda_set_cast_reuse(0) */
+	int on;          /* in a scope */
 	int nstale;      /* entries with stale set */
 	int n, cap;
 	struct ccast *e;
@@ -211,7 +202,6 @@ static void dev_sample(void)
  * in enum order. */
 static const char *const attn_names[] = { "f32", "mma" };
 static const char *const mm_names[] = { "bf16", "f32", "fast16bf" };   /* gpu_bench's */
-static const char *const onoff_names[] = { "0", "1" };
 
 /* The index in names (n of them) of the environment variable var's value;
  * dflt when it is unset or none of them. */
@@ -257,15 +247,8 @@ static void cuda_init(void)
 	BLAS_CK("init", cublasSetPointerMode(g_cu.blas, CUBLAS_POINTER_MODE_HOST));
 	/* the defaults: mma attention (head width 128; others run fp32), bf16 GEMMs */
 	g_cu.attn = attn_env();
-	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.managed_ok, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
-	g_cu.async = env_mode("SUPKIT_CUDA_ASYNC", onoff_names, 2, 0) && g_cu.managed_ok;
-	g_cc.off = !env_mode("SUPKIT_CUDA_CAST_REUSE", onoff_names, 2, 1);
-	g_cu.mlp16 = env_mode("SUPKIT_CUDA_MLP_BF16", onoff_names, 2, 1);
-	g_cu.attn16 = env_mode("SUPKIT_CUDA_ATTN_BF16", onoff_names, 2, 1);
-	g_cu.attn_ds = env_mode("SUPKIT_CUDA_ATTN_DS", onoff_names, 2, 1);
-	g_cu.norm16 = env_mode("SUPKIT_CUDA_NORM_BF16", onoff_names, 2, 1);
-	g_cu.fuse_mix = env_mode("SUPKIT_CUDA_FUSE_MIX", onoff_names, 2, 1);
-	g_cu.batch = env_mode("SUPKIT_CUDA_BATCH", onoff_names, 2, 1);
+	CUDA_CK("init", cudaDeviceGetAttribute(&g_cu.async, cudaDevAttrConcurrentManagedAccess, g_cu.dev));
+	g_cu.async = g_cu.async != 0;
 	CUDA_CK("init", cudaHostAlloc((void **)&g_cu.bad, 3 * sizeof(int), cudaHostAllocMapped));
 	g_cu.bad[0] = g_cu.bad[1] = g_cu.bad[2] = 0;
 	g_cu.ready = 1;
@@ -360,51 +343,14 @@ static void c_scope(int begin)
 		cuda_sync();   /* the host reads the pass's results next (backend.h scope) */
 	cc_clear();
 	dplan_drop();
-	g_cc.on = begin != 0 && !g_cc.off;
+	g_cc.on = begin != 0;
 	g_cu.in_scope = begin != 0;
-}
-
-extern "C" void cuda_set_async(int on)
-{
-	cuda_init();
-	cuda_sync();
-	g_cu.async = on && g_cu.managed_ok;
 }
 
 extern "C" int cuda_get_async(void)
 {
 	cuda_init();
 	return g_cu.async;
-}
-
-extern "C" void cuda_set_cast_reuse(int on)
-{
-	cuda_init();   /* SUPKIT_CUDA_CAST_REUSE is read there, before this call counts */
-	cc_clear();
-	g_cc.off = !on;
-	g_cc.on = 0;
-}
-
-/* An on/off setting of g_cu: cuda_init first, which reads the setting's
- * environment variable (SUPKIT_CUDA_MLP_BF16, ..._ATTN_BF16, ..._ATTN_DS,
- * ..._NORM_BF16, ..._FUSE_MIX), so that the call counts over it */
-static void set_flag(int *flag, int on)
-{
-	cuda_init();
-	*flag = on;
-}
-
-extern "C" void cuda_set_mlp_bf16(int on) { set_flag(&g_cu.mlp16, on); }
-extern "C" void cuda_set_attn_bf16(int on) { set_flag(&g_cu.attn16, on); }
-extern "C" void cuda_set_attn_ds(int on) { set_flag(&g_cu.attn_ds, on); }
-extern "C" void cuda_set_norm_bf16(int on) { set_flag(&g_cu.norm16, on); }
-extern "C" void cuda_set_fuse_mix(int on) { set_flag(&g_cu.fuse_mix, on); }
-extern "C" void cuda_set_batch(int on) { set_flag(&g_cu.batch, on); }
-
-extern "C" int cuda_get_attn_ds(void)
-{
-	cuda_init();
-	return g_cu.attn_ds;
 }
 
 /* ---- the C API ---- */
@@ -692,9 +638,10 @@ static void *ctx_map(struct opctx *c, const void *p, size_t bytes, int out)
 }
 
 /* Finish the op: copy staged outputs back, release the staging, wait for
- * the GPU unless the op may run on asynchronously: in a pass scope with
- * asynchronous ops on (cuda_set_async), not profiling, and no result for
- * the host (a staged or pinned output, a returned value: c->wait). */
+ * the GPU unless the op may run on asynchronously: in a pass scope, on a
+ * device with concurrent managed access, not profiling, and no result for
+ * the host (a staged or pinned output, a returned value: c->wait).
+ * CUDA_LAUNCH_BLOCKING=1 makes every launch wait (for debugging). */
 static void ctx_done(struct opctx *c)
 {
 	CUDA_CK(c->op, cudaGetLastError());
@@ -1025,7 +972,8 @@ static void c_matmul(struct tensor *out, const struct tensor *a, const struct te
 
 /* backend.h matmul_n: n products of one shape as one batched GEMM
  * (cublasGemmBatchedEx over arrays of the operands' bf16 copies) where the
- * GEMMs run in bf16; else, and with cuda_set_batch(0), n matmul calls.
+ * GEMMs run in bf16 and the operands agree in shape and dtype; else n
+ * matmul calls.
  * A shared a (the same tensor for every i) is cast once. */
 #define MM_N_MAX 4
 static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *const *a,
@@ -1042,7 +990,7 @@ static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *co
 				tensor_cols(t[j][0]) == tensor_cols(t[j][1]);
 	}
 	int any_bf = a[0]->dtype == TD_BF16 || b[0]->dtype == TD_BF16 || out[0]->dtype == TD_BF16;
-	if (n == 1 || !same || (!any_bf && g_cu.mm != CUDA_MM_BF16) || !g_cu.batch) {
+	if (n == 1 || !same || (!any_bf && g_cu.mm != CUDA_MM_BF16)) {
 		for (int i = 0; i < n; i++)
 			c_matmul(out[i], a[i], b[i], ta, tb, alpha, beta);
 		return;
@@ -1100,8 +1048,6 @@ static void c_matmul_n(int n, struct tensor *const *out, const struct tensor *co
 	ctx_done(&c);
 }
 
-static const struct backend_ops *ops_table(void);   /* cuda_ops, below */
-
 /* An RMSNorm's output: bf16 alone (backend.h norm_bf16: *po NULL), or
  * fp32 at *po and (a GEMM operand: a, m, hN) its kept cast in *ob */
 static void norm_out(struct opctx *c, struct tensor *out, float **po, __nv_bfloat16 **ob)
@@ -1130,16 +1076,11 @@ static void c_rmsnorm_fwd(struct tensor *out, struct tensor *rstd, const struct 
 	ctx_done(&c);
 }
 
-/* backend.h mix_rmsnorm_fwd: one kernel (k_mix_rms_fwd), or with
- * cuda_set_fuse_mix(0) the ops it stands for */
+/* backend.h mix_rmsnorm_fwd: one kernel (k_mix_rms_fwd) */
 static void c_mix_rmsnorm_fwd(struct tensor *x, struct tensor *out, struct tensor *rstd,
 			      const struct tensor *xin, const struct tensor *x0,
 			      const struct tensor *x0w, const double *cf, double eps)
 {
-	if (!g_cu.fuse_mix) {
-		backend_mix_fwd_ops(ops_table(), x, out, rstd, xin, x0, x0w, cf, eps);
-		return;
-	}
 	struct opctx c;
 	ctx_init(&c, "mix_rmsnorm_fwd");
 	int64_t N = tensor_rows(x), C = tensor_cols(x), n = tensor_numel(x);
@@ -1176,18 +1117,13 @@ static void c_rmsnorm_bwd(struct tensor *dx, const struct tensor *dout, const st
 }
 
 /* backend.h mix_bwd: one pass over the elements (k_mix_bwd, on k_dot_part's
- * grid) and a k_dot_final a gradient entry, or with cuda_set_fuse_mix(0)
- * the ops it stands for. The new dx's bf16 cast is kept (the next layer's
- * GEMMs read dx first). */
+ * grid) and a k_dot_final a gradient entry. The new dx's bf16 cast is kept
+ * (the next layer's GEMMs read dx first). */
 static void c_mix_bwd(struct tensor *dx, struct tensor *dx0, struct tensor *dx0w,
 		      struct tensor *g, int64_t gi, const struct tensor *xin,
 		      const struct tensor *x0, const struct tensor *x0w, const double *cf)
 {
 	int nk = x0w ? 3 : 2;
-	if (!g_cu.fuse_mix) {
-		backend_mix_bwd_ops(ops_table(), dx, dx0, dx0w, g, gi, xin, x0, x0w, cf);
-		return;
-	}
 	struct opctx c;
 	ctx_init(&c, "mix_bwd");
 	int64_t n = tensor_numel(dx);
@@ -1465,7 +1401,7 @@ static void c_attn_fwd(struct tensor *y, struct tensor *lse, const struct tensor
 	int64_t n = tensor_numel(q);
 	bk_check(tensor_numel(k) == n && tensor_numel(v) == n && tensor_numel(y) == n &&
 		 tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
-	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, 0 };
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn };
 	float *pl = fout(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
@@ -1498,7 +1434,7 @@ static void c_attn_bwd(struct tensor *dq, struct tensor *dk, struct tensor *dv,
 		 tensor_numel(dy) == n && tensor_numel(k) == n && tensor_numel(v) == n &&
 		 tensor_numel(y) == n, c.op);
 	bk_check(tensor_numel(lse) == (int64_t)B * H * T && window >= 0, c.op);
-	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn, g_cu.attn_ds };
+	const struct attn_shape sh = { B, T, H, D, window, (float)scale, g_cu.attn };
 	const float *pl = fin(&c, lse);
 	if (attn_b16(c.op, q, k, v, y, D)) {   /* backend.h attn_bf16 */
 		const void *b[3] = { bin(&c, q), bin(&c, k), bin(&c, v) };
@@ -1881,8 +1817,7 @@ static void c_ve_gate_bwd(struct tensor *dglog, struct tensor *dve, const struct
 
 /* backend.h ve_gate_fwd_rows / ve_gate_bwd_rows: the gate reads the value
  * embeddings from their table's rows, not from a gathered (N, C) ve (8
- * bytes an element less, one op fewer); with cuda_set_fuse_mix(0) the
- * gather into a scratch ve and the gate, as the model ran them. */
+ * bytes an element less, one op fewer). */
 static ve_src ve_rows_src(struct opctx *c, const struct tensor *table, const int32_t *idx,
 			  int64_t N, int64_t C, int round_bf16)
 {
@@ -1893,29 +1828,12 @@ static ve_src ve_rows_src(struct opctx *c, const struct tensor *table, const int
 	return s;
 }
 
-/* cuda_set_fuse_mix(0): the rows gathered into a scratch (N, C) ve, as
- * the model gathered them (the caller frees it) */
-static struct tensor ve_gathered(const struct tensor *table, const int32_t *idx, int64_t N,
-				 int64_t C, int round_bf16)
-{
-	float *ve = (float *)cuda_scratch_alloc("ve_gate", (size_t)(N * C) * 4);
-	struct tensor tv = tensor_2d(ve, TD_F32, N, C);
-	c_embed_gather(&tv, table, idx, 0, round_bf16, 0);
-	return tv;
-}
-
 static void c_ve_gate_fwd_rows(struct tensor *v, const struct tensor *glog,
 			       const struct tensor *table, const int32_t *idx, int round_bf16,
 			       struct tensor *scratch)
 {
-	(void)scratch;   /* the rows are read in place, or gathered into own scratch */
+	(void)scratch;   /* the rows are read in place */
 	int64_t N = tensor_rows(v), C = tensor_cols(v), H = tensor_cols(glog);
-	if (!g_cu.fuse_mix) {
-		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
-		c_ve_gate_fwd(v, glog, &tv);
-		cuda_scratch_free(tv.data, (size_t)(N * C) * 4);
-		return;
-	}
 	struct opctx c;
 	ctx_init(&c, "ve_gate_fwd");
 	bk_check(tensor_rows(glog) == N && C % H == 0, c.op);
@@ -1929,12 +1847,6 @@ static void c_ve_gate_bwd_rows(struct tensor *dglog, struct tensor *dve, const s
 {
 	(void)scratch;
 	int64_t N = tensor_rows(dv), C = tensor_cols(dv), H = tensor_cols(glog);
-	if (!g_cu.fuse_mix) {
-		struct tensor tv = ve_gathered(table, idx, N, C, round_bf16);
-		c_ve_gate_bwd(dglog, dve, dv, glog, &tv);
-		cuda_scratch_free(tv.data, (size_t)(N * C) * 4);
-		return;
-	}
 	struct opctx c;
 	ctx_init(&c, "ve_gate_bwd");
 	bk_check(tensor_numel(dve) == N * C && tensor_numel(dglog) == tensor_numel(glog) &&
@@ -1972,38 +1884,32 @@ static void c_mul_cols_bwd(struct tensor *dx, struct tensor *ds, const struct te
 	ctx_done(&c);
 }
 
-/* backend.h mlp_bf16: with bf16 GEMMs (their operands are rounded to bf16
- * anyway), unless cuda_set_mlp_bf16(0) or SUPKIT_CUDA_MLP_BF16=0 */
+/* backend.h mlp_bf16: with bf16 GEMMs (precision = autocast; their
+ * operands are rounded to bf16 anyway) */
 static int c_mlp_bf16(void)
 {
-	return g_cu.mm == CUDA_MM_BF16 && g_cu.mlp16;
+	return g_cu.mm == CUDA_MM_BF16;
 }
 
 /* backend.h attn_bf16: with bf16 GEMMs and the mma attention (which reads
- * bf16 copies of q, k, v and writes one of y anyway), unless
- * cuda_set_attn_bf16(0) or SUPKIT_CUDA_ATTN_BF16=0 */
+ * bf16 copies of q, k, v and writes one of y anyway) */
 static int c_attn_bf16(int head_dim)
 {
-	return g_cu.mm == CUDA_MM_BF16 && g_cu.attn16 && attn_has_cast(g_cu.attn, head_dim);
+	return g_cu.mm == CUDA_MM_BF16 && attn_has_cast(g_cu.attn, head_dim);
 }
 
 /* backend.h norm_bf16: with bf16 GEMMs (which read the norms' outputs
- * rounded to bf16 anyway), unless cuda_set_norm_bf16(0) or
- * SUPKIT_CUDA_NORM_BF16=0 */
+ * rounded to bf16 anyway) */
 static int c_norm_bf16(void)
 {
-	return g_cu.mm == CUDA_MM_BF16 && g_cu.norm16;
+	return g_cu.mm == CUDA_MM_BF16;
 }
 
 /* backend.h modes */
 static const char *c_modes(void)
 {
-	static char buf[224];
-	snprintf(buf, sizeof buf,
-		 "attn=%s async=%d cast_reuse=%d mlp_bf16=%d attn_bf16=%d attn_ds=%d "
-		 "norm_bf16=%d fuse_mix=%d batch=%d",
-		 attn_names[g_cu.attn], g_cu.async, !g_cc.off, g_cu.mlp16,
-		 g_cu.attn16, g_cu.attn_ds, g_cu.norm16, g_cu.fuse_mix, g_cu.batch);
+	static char buf[64];
+	snprintf(buf, sizeof buf, "attn=%s async=%d", attn_names[g_cu.attn], g_cu.async);
 	return buf;
 }
 
@@ -2143,11 +2049,6 @@ static const struct backend_ops cuda_ops = {
 /* kernels/ registers itself: linking these objects in is what makes
  * backend = cuda exist (trainer/backend.h backend_find). */
 __attribute__((used)) static const int cuda_registered = (backend_register(&cuda_ops), 1);
-
-static const struct backend_ops *ops_table(void)
-{
-	return &cuda_ops;
-}
 
 extern "C" void cuda_profile(int on)
 {

@@ -12,24 +12,29 @@
  * copied to a device buffer before the op and back after it, which is
  * correct but slow (only for small runs and tests). An op returns after
  * the GPU finished it, so the caller may touch its outputs from the host
- * at once, except inside a pass scope with asynchronous ops on
- * (cuda_set_async): there an op returns once its kernels are queued and
+ * at once, except inside a pass scope (asynchronous ops, see
+ * cuda_get_async): there an op returns once its kernels are queued and
  * the host calls the table's sync (cuda_sync) before it touches what the
  * queued ops read or write (backend.h scope).
  *
  * Errors: a CUDA or cuBLAS failure inside an op aborts with the op's name
  * and the CUDA message (ops have no error return; see trainer/backend.h).
  *
- * Left out: fp64, bf16 activation storage (the model passes fp32 tensors;
- * GEMMs round them to bf16 first, see CUDA_MM_BF16 and cuda_set_cast_reuse),
- * the optimizer's arms and scalar arithmetic (trainer/optim.c runs them on
+ * Storage follows precision alone: with bf16 GEMMs (autocast) the MLP's,
+ * the attention's and the norms' activations are stored in bf16
+ * (backend.h mlp_bf16, attn_bf16, norm_bf16; the mma attention, head width
+ * 128, for attn_bf16), with fp32 GEMMs (precision = fp32) every activation
+ * is fp32.
+ *
+ * Left out: fp64, bf16 storage of the residual stream, the optimizer's
+ * arms and scalar arithmetic (trainer/optim.c runs them on
  * the host; Polar Express and the element-wise passes come here, through
  * the backend object's polar_express and optim entries).
  *
  * The backend object registers itself under "cuda" (trainer/backend.h
  * backend_register) when these objects are linked in; trainer/ finds it by
  * name and never includes this header. Tests and benchmarks include it for
- * the switches below.
+ * the modes below.
  * Reference: trainer/backend.h (the contract), shared/DESIGN.md (Backends).
  */
 #ifndef SUPKIT_CUDA_API_H
@@ -76,64 +81,25 @@ void cuda_set_matmul_mode(enum cuda_mm_mode mode);
  * an op writes the tensor or the scope ends: an activation is cast once
  * for its forward and backward GEMMs, a weight once a pass, and the ops
  * that make most activations (relu^2, RMSNorm, attention, ...) write the
- * cast as they write the output, so that no separate cast runs. On by
- * default; off casts every operand afresh (the same bits: for tests). The
- * environment variable SUPKIT_CUDA_CAST_REUSE=0 turns it off at
- * initialisation (to tell a fault in the kept casts from one elsewhere). */
-void cuda_set_cast_reuse(int on);
-
-/* With bf16 GEMMs a model created from now on stores its MLP's hidden
- * pre-activation h, relu^2 u and their gradients in bf16, as the
- * benchmark's autocast does (backend.h mlp_bf16: half the bytes of the
- * largest activations, and no casts of u and dh). On by default; off keeps
- * them fp32. The environment variable SUPKIT_CUDA_MLP_BF16=0 turns it off
- * at initialisation. */
-void cuda_set_mlp_bf16(int on);
-
-/* With bf16 GEMMs and the mma attention (head width 128), a model created
- * from now on stores the attention's q, k, v and y, and the gradients dy,
- * dq, dk and dv, in bf16 (backend.h attn_bf16: the mma kernels read q, k,
- * v and dy and write y, dq, dk and dv in bf16 anyway, and the GEMMs read
- * them so, so no fp32 copies and no casts of them). On by default; off
- * keeps them fp32. SUPKIT_CUDA_ATTN_BF16=0 turns it off at
- * initialisation. */
-void cuda_set_attn_bf16(int on);
-
-/* With the mma attention (head width 128) the
- * backward's dK/dV kernel keeps the bf16 dS tiles it forms (in a scratch
- * buffer of about B H T (window + 64) x 2 bytes, freed with the op) and dQ
- * is formed from them: one tile product a (query tile, key tile) pair
- * where recomputing S, P and dP takes three. On by default; off recomputes
- * them. SUPKIT_CUDA_ATTN_DS=0 turns it off
- * at initialisation; cuda_get_attn_ds says what is in force. */
-void cuda_set_attn_ds(int on);
-
-/* With bf16 GEMMs a model created from now on stores each layer's
- * normalised attention and MLP inputs in bf16 only, as the benchmark's
- * autocast does (backend.h norm_bf16): the forward's values are the bf16
- * casts the GEMMs read, with no fp32 copies beside them; the norms'
- * backward reads them rounded. (The final norm's output stays fp32: see
- * trainer/model.c.) On by default; off keeps them fp32.
- * SUPKIT_CUDA_NORM_BF16=0 turns it off at initialisation. */
-void cuda_set_norm_bf16(int on);
-
-/* A layer's input mixing (x = resid xin + x0_lambda x0 (+ wte_lambda
+ * cast as they write the output, so that no separate cast runs. Outside a
+ * scope every operand is cast afresh (the same bits).
+ *
+ * With the mma attention (head width 128) the backward's dK/dV kernel
+ * keeps the bf16 dS tiles it forms (in a scratch buffer of about
+ * B H T (window + 64) x 2 bytes, freed with the op) and dQ is formed from
+ * them: one tile product a (query tile, key tile) pair where recomputing
+ * S, P and dP takes three.
+ *
+ * A layer's input mixing (x = resid xin + x0_lambda x0 (+ wte_lambda
  * x0_wte)) runs in one kernel with the RMSNorm after it, and its backward
  * (the lambdas' gradient dots, the x0 gradients' updates, dx's scaling) in
- * one pass over the elements (backend.h mix_rmsnorm_fwd, mix_bwd); and the
- * value-embedding gate reads its table's rows in place instead of a
- * gathered copy (backend.h ve_gate_fwd_rows, ve_gate_bwd_rows): the same
- * values as the separate ops, fewer passes over memory and launches. On by
- * default; off runs the separate ops. SUPKIT_CUDA_FUSE_MIX=0 turns it off
- * at initialisation. */
-void cuda_set_fuse_mix(int on);
-/* backend.h matmul_n (the attention's q, k, v products and their weights'
- * gradients) as one batched GEMM (cublasGemmBatchedEx) where the GEMMs run
- * in bf16; off: separate calls (the same values on the emulator; on a GPU
- * cuBLAS's batched kernels may round their sums differently). On by
- * default; SUPKIT_CUDA_BATCH=0 turns it off at initialisation. */
-void cuda_set_batch(int on);
-int cuda_get_attn_ds(void);
+ * one pass over the elements (backend.h mix_rmsnorm_fwd, mix_bwd: the same
+ * values as the separate ops of trainer/backend_mix.h); the value-embedding
+ * gate reads its table's rows in place (backend.h ve_gate_fwd_rows,
+ * ve_gate_bwd_rows); backend.h matmul_n (the attention's q, k, v products
+ * and their weights' gradients) runs as one batched GEMM
+ * (cublasGemmBatchedEx) where the GEMMs run in bf16 and the operands agree
+ * in shape and dtype. */
 
 /* Attention kernels for head width 128 (other widths always use the fp32
  * ones). The environment variable SUPKIT_CUDA_ATTN (mma or f32) sets the
@@ -207,12 +173,10 @@ void cuda_sync(void);
  * returns once its kernels are queued on the stream, unless it returns a
  * value (dot, softcap_ce), stages a host output or the profile is on;
  * scope(0) and sync wait. This removes the wait at each of the ~6,000 ops
- * of a depth-8 step. Off by default (test_cuda_ops checks training bit for
- * bit against synchronous ops); the environment variable SUPKIT_CUDA_ASYNC=1 sets it at
- * initialisation. Needs the device's concurrent managed access (the host
- * reads the layer scalars while kernels run): without it ops stay
- * synchronous and cuda_get_async says 0. */
-void cuda_set_async(int on);
+ * of a depth-8 step. Needs the device's concurrent managed access (the
+ * host reads the layer scalars while kernels run): without it every op
+ * waits and cuda_get_async says 0. CUDA_LAUNCH_BLOCKING=1 (the CUDA
+ * runtime's) makes every launch wait, for debugging. */
 int cuda_get_async(void);
 
 /* Memory accounting: bytes held by this backend (managed allocations,
@@ -233,7 +197,7 @@ void cuda_mem_stats(struct cuda_mem_stats *s);
  * cuda_profile(0) stops. cuda_profile_print writes one line an op, the
  * largest first ("profile TITLE OP calls N ms X share P%"), at most `top`
  * of them and the rest as "(other)", then the host's line, the total, and
- * the bf16 operand casts made and reused (cuda_set_cast_reuse) while
+ * the bf16 operand casts made and reused (the pass scope's kept casts) while
  * counting, and how the ops' operands were told apart: found in the
  * backend's registry of cuda_mem_alloc blocks, or asked of the driver
  * (cudaPointerGetAttributes: host operands, other memory). */

@@ -95,14 +95,12 @@ static inline dim3 attn128_grid(const char *op, int B, int T, int H, int D)
  * then); the backward's dy NULL with dyb the bf16 dy (attn_bwd_launch
  * aborts unless exactly one of them is given, and dyb only with q NULL). */
 /* The shape and settings of one attention call: (B, T, H, D), the
- * sliding window, the score scale, the kernels (mode), and for the
- * backward whether the mma kernels keep dS for dQ (keep_ds). */
+ * sliding window, the score scale, the kernels (mode). */
 struct attn_shape {
 	int B, T, H, D;
 	int64_t window;
 	float scale;
 	enum cuda_attn_mode mode;
-	int keep_ds;
 };
 void attn_fwd_launch(const struct attn_shape *s, float *y, void *ob, float *lse, const float *q,
 		     const float *k, const float *v, const void *const *qkvb);
@@ -124,13 +122,13 @@ void attn_rowdot_launch(float *Dd, const float *dy, const void *dyb, const float
 void attn_fwd_mma_launch(float *y, void *yb, float *lse, const float *q, const float *k,
 			 const float *v, int B, int T, int H, int D, int64_t window, float scale,
 			 const void *const *qkvb);
-/* keep_ds: dQ from the dS tiles the dK/dV kernel keeps (one tile product
- * a pair instead of three; a B H T (window + 64) x 2-byte scratch buffer,
- * about; kernels/attention_mma.cu), else recomputed (cuda_set_attn_ds). */
+/* dQ from the dS tiles the dK/dV kernel keeps (one tile product a pair
+ * instead of three; a B H T (window + 64) x 2-byte scratch buffer, about;
+ * kernels/attention_mma.cu). */
 void attn_bwd_mma_launch(float *dq, float *dk, float *dv, void *const *gb, const float *dy,
 			 const void *dyb, const float *q, const float *k, const float *v,
 			 const float *Dd,
 			 const float *lse, int B, int T, int H, int D, int64_t window, float scale,
-			 const void *const *qkvb, int keep_ds);
+			 const void *const *qkvb);
 
 #endif

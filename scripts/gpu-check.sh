@@ -11,10 +11,8 @@
 # PyTorch reference on the demo corpus (tests/gpu/curve.sh) before the
 # benchmark. OUTDIR gets summary.txt and logs.tgz (every log, the curves).
 # Each phase runs under min(its cap, what is left of GPU_CHECK_BUDGET,
-# default 520 s): build 150, cuda_ops 120, select 30, train_cli 45, the
-# cuda_ops and train_cli suites again with asynchronous ops on
-# (SUPKIT_CUDA_ASYNC=1) 120 and 45 (GPU_CHECK_ASYNC=0 leaves these two
-# out), curve 150, bench 300; a benchmark cut short keeps its RESULT lines.
+# default 520 s): build 150, cuda_ops 120, select 30, train_cli 45,
+# curve 150, bench 300; a benchmark cut short keeps its RESULT lines.
 # The benchmark's GPU_BENCH_* variables pass through (bench/bench_gpu.sh);
 # CUDA_ARCHS=90a builds for the H100/H200 alone (a shorter build).
 # The backend's attention kernels (mma.sync, the default for head width
@@ -176,14 +174,6 @@ suite() { # name cap command...
 suite cuda_ops 120 env GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
 suite select 30 env BUILD=build/gpu bash tests/gpu/select.sh
 suite train_cli 45 env GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
-# the same two with asynchronous ops on (SUPKIT_CUDA_ASYNC=1, off by
-# default); GPU_CHECK_ASYNC=0 leaves them out
-if [[ "${GPU_CHECK_ASYNC:-1}" != 0 ]]; then
-	suite cuda_ops_async 120 env SUPKIT_CUDA_ASYNC=1 GPU_BUILD=build/gpu bash tests/gpu/cuda.sh
-	suite train_cli_async 45 env SUPKIT_CUDA_ASYNC=1 GPU_BIN=build/gpu/bin bash tests/gpu/train_cli.sh
-else
-	note "test cuda_ops_async, train_cli_async: not run (GPU_CHECK_ASYNC=0)"
-fi
 grep -E '^skip|skipped:|^  step|^memory|^device|^note' "$log/cuda_ops.log" >>"$summary" 2>/dev/null
 # the depth-8 loss curve against PyTorch on the demo corpus (carried
 # demo-out/data); its table and RESULT lines go to the summary

@@ -62,7 +62,7 @@ tally() { # name: its closing line counted, a line printed
 # whose names contain one of EMU_WHOLE_TESTS' words (training runs, the
 # PyTorch curves, the head's big logit chunks, the benchmark's model); make
 # test runs test_cuda_ops_emu's other tests.
-EMU_WHOLE_SUITES=" cli/train_cuda_emu.sh cli/train_cuda_emu_async.sh cli/cuda_ops_emu_orders.sh
+EMU_WHOLE_SUITES=" cli/train_cuda_emu.sh cli/cuda_ops_emu_orders.sh
 	cli/bench_gpu_emu.sh cli/dev_cuda_emu.sh gpu/check_dry.sh "
 EMU_WHOLE_TESTS=train_,curve_vs_torch,head_big_chunks,benchmark_pass_rows
 emu_whole() { [[ "$EMU_WHOLE_SUITES" =~ [[:space:]]"$1"[[:space:]] ]]; }

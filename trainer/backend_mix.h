@@ -1,7 +1,7 @@
 /* backend_mix.h: backend.h's mix_rmsnorm_fwd and mix_bwd as the sequences
  * of a backend's own ops they stand for, in their order: the CPU backend's
- * implementation, and the CUDA backend's with its fused kernels switched
- * off (cuda_set_fuse_mix(0)).
+ * implementation, and the reference the CUDA backend's fused kernels are
+ * tested against (tests/gpu/test_cuda_ops.c).
  * Reference: trainer/backend.h.
  */
 #ifndef SUPKIT_BACKEND_MIX_H

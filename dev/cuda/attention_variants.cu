@@ -619,7 +619,7 @@ extern "C" void attn_variant_bwd(enum attn_variant var, float *dq, float *dk, fl
 	switch (var) {
 	case ATTN_VAR_MMA:
 		attn_bwd_mma_launch(dq, dk, dv, none, dy, NULL, q, k, v, Dd, lse, B, T, H, MM_D,
-				    window, scale, NULL, 1);
+				    window, scale, NULL);
 		break;
 	case ATTN_VAR_WG:
 		bwd_wg(dq, dk, dv, dy, q, k, v, Dd, lse, B, T, H, window, scale);

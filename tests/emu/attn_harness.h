@@ -3,6 +3,8 @@
  * attn_bwd_mma_launch run them, and checked against the CPU backend's
  * attention in fp64 on the same bf16 inputs: emulate() runs a forward (and
  * the backward), against_cpu() compares one shape, cases() the shapes.
+ * k_attn_dq_mma, dQ recomputed without the kept dS, is the harness's own
+ * reference for the product's dQ from the kept dS.
  * Included by tests/emu/test_mma_emu.cc (the product's mma kernels,
  * kernels/attention_mma.cu) and by dev/cuda/kernels_emu.cc, which defines
  * ATTN_HARNESS_VARIANTS and includes dev/cuda/attention_variants.cu first:
@@ -15,6 +17,78 @@
 #ifndef SUPKIT_ATTN_HARNESS_H
 #define SUPKIT_ATTN_HARNESS_H
 
+/* dQ recomputing S, P, dP = dY V^T and dS from q, k, v, dy, lse and Dd
+ * (a block per 64 queries, b, h; key tiles of 64), the way a backward
+ * without the kept dS forms it: the reference k_attn_dq_ds_mma's dQ is
+ * checked against bit for bit where the tiles align. */
+
+__global__ void __launch_bounds__(MM_THREADS)
+k_attn_dq_mma(float *dq, bf *dqb, const bf *dy, const bf *q, const bf *k, const bf *v,
+	      const float *lse, const float *Dd, int T, int H, int64_t window, float scale)
+{
+	DYN_SMEM(smraw);
+	bf *Qs = (bf *)smraw, *Gs = Qs + MM_TILE, *Ks = Gs + MM_TILE, *Vs = Ks + 2 * MM_TILE;
+	const qblock qb = query_block(MM_R, T, H, window);
+	const int bh = qb.bh, q0 = qb.q0, kfirst = qb.kfirst, ntile = qb.ntile;
+	const int64_t ld = qb.ld, base = qb.base;
+	const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int c = lane & 3, g = lane >> 2;
+
+	tile_load(Qs, q + base, ld, q0, T);
+	tile_load(Gs, dy + base, ld, q0, T);
+	tile_load(Ks, k + base, ld, kfirst, T);
+	tile_load(Vs, v + base, ld, kfirst, T);
+	cp_commit();
+	const int tr[2] = { q0 + w * 16 + g, q0 + w * 16 + g + 8 };
+	const float sl2 = scale * LOG2E;   /* P = exp2(s scale log2 e - lse log2 e) */
+	float L[2], Dr[2];
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		L[i] = tr[i] < T ? lse[(int64_t)bh * T + tr[i]] * LOG2E : 0.f;
+		Dr[i] = tr[i] < T ? Dd[(int64_t)bh * T + tr[i]] : 0.f;
+	}
+	float gq[16][4];
+	zero_frags<16>(gq);
+	for (int it = 0; it < ntile; it++) {
+		const int s0 = kfirst + it * MM_R, cur = it & 1;
+		const bf *Kc = Ks + cur * MM_TILE, *Vc = Vs + cur * MM_TILE;
+		pair_next(Ks, Vs, k + base, v + base, ld, it, ntile, s0, T);
+		__syncthreads();
+		float p[8][4], ds[8][4];
+		prod_abt(p, NULL, Qs, w * 16, Kc);    /* S */
+		if (all_vis(q0 + w * 16, q0 + w * 16 + 15, s0, s0 + MM_R - 1, T, window)) {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					p[j][e] = exp2f(fmaf(p[j][e], sl2, -L[e >> 1]));
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					int i = e >> 1, key = s0 + j * 8 + 2 * c + (e & 1);
+					p[j][e] = attn_visible(tr[i], key, T, window)
+							  ? exp2f(fmaf(p[j][e], sl2, -L[i])) : 0.f;
+				}
+		}
+		prod_abt(ds, NULL, Gs, w * 16, Vc);   /* dP = dY V^T */
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				ds[j][e] = p[j][e] * (ds[j][e] - Dr[e >> 1]);
+		prod_px(gq, ds, Kc);                  /* dQ += dS K */
+		__syncthreads();
+	}
+	store_rows(dq ? dq + base : NULL, dqb ? dqb + base : NULL, gq, scale, ld, q0 + w * 16, T);
+}
+
+static size_t mm_smem_dq(void)
+{
+	return (size_t)6 * MM_TILE * sizeof(bf);
+}
+
 namespace {
 
 struct rng RG;
@@ -22,7 +96,7 @@ struct rng RG;
 struct run {
 	std::vector<float> y, lse, dq, dk, dv;
 	std::vector<bf> yb, dqb, dkb, dvb;   /* the kernels' bf16 copies of y, dq, dk, dv */
-	/* the backward with the kept dS (keep_ds): dQ from k_attn_dq_ds_mma;
+	/* the backward with the kept dS: dQ from k_attn_dq_ds_mma;
 	 * dk and dv of the dK/dV kernel that kept them differing from dk and
 	 * dv above (should be 0); slots the dK/dV kernel left unwritten and
 	 * guard entries past the buffer it wrote (both should be 0) */
@@ -165,7 +239,7 @@ run emulate(int fwd, const std::vector<float> &q, const std::vector<float> &k,
 	dkdv(dk, dv, dkb, dvb, NULL);
 	emu_launch(g64, MM_THREADS, mm_smem_dq(),
 		   [&] { k_attn_dq_mma(dq, dqb, pdy, pq, pk, pv, lse, pD, T, H, window, scale); });
-	/* again keeping dS, then dQ from it (attn_bwd_mma_launch's keep_ds) */
+	/* again keeping dS, then dQ from it (as attn_bwd_mma_launch runs them) */
 	size_t nds = (size_t)B * H * ds_slots(T, window) * DS_T * DS_T, guard = 4096;
 	std::vector<bf> ds(nds + guard);
 	for (bf &x : ds)

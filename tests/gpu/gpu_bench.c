@@ -6,11 +6,9 @@
  *       benchmark's shapes (depth 8: C 512, H 4, D 128, V 8192), on managed
  *       buffers: time per op and TFLOP/s (attention with each kernel set
  *       of the backend: fp32 and mma (mma.sync; dev/cuda/bench_attention
- *       times the variants not in the product beside it); mma's backward
- *       once more with the other
- *       SUPKIT_CUDA_ATTN_DS: dQ from the kept dS, or S, P and dP
- *       recomputed for it); the row and element-wise ops of a layer
- *       ("elem" lines: the input mixing and its norm fused and separate,
+ *       times the variants not in the product beside it)); the row and
+ *       element-wise ops of a layer ("elem" lines: the input mixing and
+ *       its norm fused and as the separate ops of trainer/backend_mix.h,
  *       the norms' backward on fp32 and bf16 outputs, relu^2 in bf16)
  *       with the bandwidth their bytes make, and an op's fixed cost; the
  *       embedding scatter into a bf16 table on uniform and on Zipfian
@@ -31,8 +29,9 @@
  *       tokens_per_s), the largest 24 first. The attention kernel follows
  *       SUPKIT_CUDA_ATTN (mma, the default: tensor cores through mma.sync;
  *       f32: fp32 on CUDA cores), the GEMMs
- *       the config's default (precision = autocast), asynchronous ops SUPKIT_CUDA_ASYNC (0, the
- *       default, or 1; RESULT's async= says what ran).
+ *       the config's default (precision = autocast); ops inside a pass run
+ *       on without waiting where the device allows it (RESULT's async=
+ *       says what ran).
  *
  *   gpu_bench peak
  *       "peak_tflops: P": the dense bf16 peak that MFU is reckoned against
@@ -56,6 +55,7 @@
 #include "lib/progress.h"
 #include "lib/rng.h"
 #include "trainer/backend.h"
+#include "trainer/backend_mix.h"
 #include "trainer/backend_select.h"
 #include "trainer/config.h"
 #include "trainer/model.h"
@@ -216,19 +216,6 @@ static void bench_attn(const struct backend_ops *g, int B, int T, int H, int D, 
 		       "%8.2f ms %6.1f TFLOP/s\n", cuda_attn_mode_name(modes[mi]), B, T, H, D, (long long)w,
 		       (t1 - t0) * 1e3, ff / (t1 - t0) / 1e12, (t2 - t1) * 1e3,
 		       2.5 * ff / (t2 - t1) / 1e12);
-		if (modes[mi] == CUDA_ATTN_MMA) {   /* the backward with dQ's S, P, dP recomputed */
-			int ds = cuda_get_attn_ds();
-			cuda_set_attn_ds(!ds);
-			g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
-			double t3 = now_seconds();
-			g->attn_bwd(&tdq, &tdk, &tdv, &tdy, &tq, &tk, &tv, &ty, &tl, w, sc);
-			double t4 = now_seconds();
-			cuda_set_attn_ds(ds);
-			printf("attention %-4s B%d T%d H%d D%d window %-5lld bwd, dS %s: %8.2f ms %6.1f "
-			       "TFLOP/s (SUPKIT_CUDA_ATTN_DS=%d)\n", "mma", B, T, H, D, (long long)w,
-			       ds ? "recomputed for dQ" : "kept for dQ", (t4 - t3) * 1e3,
-			       2.5 * ff / (t4 - t3) / 1e12, !ds);
-		}
 	}
 	cuda_set_attn_mode(was);
 	float *all[] = { q, k, v, y, dy, dq, dk, dv, l };
@@ -276,20 +263,28 @@ static void bench_elem(const struct backend_ops *g, int64_t N, int64_t C, struct
 	double ms;
 	OP_MS(ms, 100, g->zero(&one));
 	elem_line("zero, 1 element (an op's fixed cost)", ms, 4);
+	/* fused (the backend's), then as the separate ops (trainer/backend_mix.h) */
 	for (int f = 1; f >= 0; f--) {
-		cuda_set_fuse_mix(f);
 		char w[80];
 		snprintf(w, sizeof w, "mix_rmsnorm_fwd %s, out fp32", f ? "fused" : "separate");
-		OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &to, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		if (f)
+			OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &to, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		else
+			OP_MS(ms, 10, backend_mix_fwd_ops(g, &tx, &to, &trs, &txin, &tx0, NULL, cf, 1e-6));
 		elem_line(w, ms, e * (f ? 16 : 28));
 		snprintf(w, sizeof w, "mix_rmsnorm_fwd %s, out bf16", f ? "fused" : "separate");
-		OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &tob, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		if (f)
+			OP_MS(ms, 10, g->mix_rmsnorm_fwd(&tx, &tob, &trs, &txin, &tx0, NULL, cf, 1e-6));
+		else
+			OP_MS(ms, 10, backend_mix_fwd_ops(g, &tx, &tob, &trs, &txin, &tx0, NULL, cf, 1e-6));
 		elem_line(w, ms, e * (f ? 14 : 26));
 		snprintf(w, sizeof w, "mix_bwd %s", f ? "fused" : "separate");
-		OP_MS(ms, 10, g->mix_bwd(&tdx, &tdx0, NULL, tg, 1, &txin, &tx0, NULL, cf));
+		if (f)
+			OP_MS(ms, 10, g->mix_bwd(&tdx, &tdx0, NULL, tg, 1, &txin, &tx0, NULL, cf));
+		else
+			OP_MS(ms, 10, backend_mix_bwd_ops(g, &tdx, &tdx0, NULL, tg, 1, &txin, &tx0, NULL, cf));
 		elem_line(w, ms, e * (f ? 24 : 36));
 	}
-	cuda_set_fuse_mix(1);
 	OP_MS(ms, 10, g->rmsnorm_bwd(&tdx, &tdx0, &to, &trs, 1));
 	elem_line("rmsnorm_bwd, out fp32 (accumulate)", ms, e * 16);
 	OP_MS(ms, 10, g->rmsnorm_bwd(&tdx, &tdx0, &tob, &trs, 1));
