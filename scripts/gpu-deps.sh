@@ -5,7 +5,7 @@
 #
 #   scripts/gpu-deps.sh fetch [DIR]   here: apt-get download the packages
 #                                     below into DIR (default .gpu-deps,
-#                                     git-ignored; about 33 MB), then carry
+#                                     git-ignored; about 26 MB once slimmed), then carry
 #                                     DIR to the GPU machine
 #   scripts/gpu-deps.sh env [DIR]     there: unpack DIR/*.deb (dpkg -x, never
 #                                     into /) under $GPU_DEPS_ROOT (default
@@ -14,6 +14,8 @@
 #                                     and tests/gpu/lib.sh build against
 #                                     them (the binaries find them by their
 #                                     RPATH): eval "$(scripts/gpu-deps.sh env)"
+#   scripts/gpu-deps.sh slim [DIR]    repack DIR's .debs without their static
+#                                     libraries (fetch does it; 26 MB left)
 #   scripts/gpu-deps.sh list          the package names, one a line
 #
 # The list is the -dev packages of install-deps.sh's build_pkgs but cairo's
@@ -40,13 +42,39 @@ pkgs=(
 )
 
 usage() {
-	echo "usage: scripts/gpu-deps.sh fetch [DIR] | env [DIR] | list" >&2
+	echo "usage: scripts/gpu-deps.sh fetch [DIR] | slim [DIR] | env [DIR] | list" >&2
 	exit 2
+}
+
+# slim DIR: each .deb in DIR that holds static libraries (*.a) repacked
+# without them: the build links the shared ones, and the device run carries
+# the folder within its 64 MiB (the -dev packages' .a files are 9 MB of
+# the 35)
+slim() {
+	command -v dpkg-deb >/dev/null || { echo "gpu-deps: slim: dpkg-deb not found" >&2; return 1; }
+	local f t n
+	for f in "$1"/*.deb; do
+		[[ -f "$f" ]] || continue
+		dpkg-deb -c "$f" 2>/dev/null | grep -q '\.a$' || continue
+		t=$(mktemp -d) || return 1
+		n=0
+		if dpkg-deb -R "$f" "$t/p"; then
+			n=$(find "$t/p" -name '*.a' -type f -print -delete | wc -l)
+			dpkg-deb -b -Zxz "$t/p" "$f.tmp" >/dev/null && mv "$f.tmp" "$f" ||
+				{ echo "gpu-deps: slim: $f: dpkg-deb -b failed" >&2; rm -rf "$t" "$f.tmp"; return 1; }
+		fi
+		rm -rf "$t"
+		echo "gpu-deps: slim: $(basename "$f"): $n static librar$( ((n == 1)) && echo y || echo ies) left out" >&2
+	done
 }
 
 cmd=${1:-}
 dir=${2:-.gpu-deps}
 case "$cmd" in
+slim)
+	[[ -d "$dir" ]] || { echo "gpu-deps: slim: $dir: no such folder" >&2; exit 1; }
+	slim "$dir" || exit 1
+	;;
 list)
 	printf '%s\n' "${pkgs[@]}"
 	;;
@@ -61,6 +89,7 @@ fetch)
 	for p in "${pkgs[@]}"; do
 		compgen -G "$dir/${p}_*.deb" >/dev/null || { echo "gpu-deps: fetch: $p missing from $dir" >&2; exit 1; }
 	done
+	slim "$dir" 2>/dev/null || exit 1
 	echo "gpu-deps: ${#pkgs[@]} packages in $dir ($(du -sh "$dir" | cut -f1)); carry it with the GPU run"
 	;;
 env)

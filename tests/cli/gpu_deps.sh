@@ -54,6 +54,23 @@ SUPKIT_PROBE' | \${CC:-cc} \$EXTRA_CFLAGS -E -P -x c - 2>&1 | tail -n 1" _ "$out
 	[[ "$pc" == "$TMP/root/usr/lib/"*"|" ]] &&
 		ok "pkg-config's search path is the unpacked root's alone (PKG_CONFIG_LIBDIR)" ||
 		bad "pkg-config's search path is the unpacked root's alone (PKG_CONFIG_LIBDIR)" "$pc"
+	# slim: a package's static library left out, the rest kept
+	mkdir -p "$TMP/pkg2/DEBIAN" "$TMP/pkg2/usr/lib" "$TMP/slim"
+	printf 'Package: supkit-probe2\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\nDescription: t\n' \
+		>"$TMP/pkg2/DEBIAN/control"
+	echo static >"$TMP/pkg2/usr/lib/libprobe.a"
+	echo shared >"$TMP/pkg2/usr/lib/libprobe.so"
+	dpkg-deb -b "$TMP/pkg2" "$TMP/slim/probe2.deb" >/dev/null 2>&1
+	cp "$TMP/debs/probe.deb" "$TMP/slim/"
+	run bash $G slim "$TMP/slim"
+	expect_rc 0 "slim repacks a folder of .debs"
+	c=$(dpkg-deb -c "$TMP/slim/probe2.deb" 2>/dev/null)
+	[[ "$c" == *libprobe.so* && "$c" != *libprobe.a* ]] &&
+		ok "slim leaves the static library out and keeps the shared one" ||
+		bad "slim leaves the static library out and keeps the shared one" "$c"
+	dpkg-deb -c "$TMP/slim/probe.deb" 2>/dev/null | grep -q supkit_probe.h &&
+		ok "slim keeps a package without static libraries as it was" ||
+		bad "slim keeps a package without static libraries as it was"
 	run env GPU_DEPS_ROOT=/ bash $G env "$TMP/debs"
 	expect_rc 1 "env refuses to unpack into /"
 else
