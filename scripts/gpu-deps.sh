@@ -57,12 +57,10 @@ slim() {
 		[[ -f "$f" ]] || continue
 		dpkg-deb -c "$f" 2>/dev/null | grep -q '\.a$' || continue
 		t=$(mktemp -d) || return 1
-		n=0
-		if dpkg-deb -R "$f" "$t/p"; then
-			n=$(find "$t/p" -name '*.a' -type f -print -delete | wc -l)
-			dpkg-deb -b -Zxz "$t/p" "$f.tmp" >/dev/null && mv "$f.tmp" "$f" ||
-				{ echo "gpu-deps: slim: $f: dpkg-deb -b failed" >&2; rm -rf "$t" "$f.tmp"; return 1; }
-		fi
+		dpkg-deb -R "$f" "$t/p" || { echo "gpu-deps: slim: $f: dpkg-deb -R failed" >&2; rm -rf "$t"; return 1; }
+		n=$(find "$t/p" -name '*.a' -type f -print -delete | wc -l)
+		dpkg-deb -b -Zxz "$t/p" "$f.tmp" >/dev/null && mv "$f.tmp" "$f" ||
+			{ echo "gpu-deps: slim: $f: dpkg-deb -b failed" >&2; rm -rf "$t" "$f.tmp"; return 1; }
 		rm -rf "$t"
 		echo "gpu-deps: slim: $(basename "$f"): $n static librar$( ((n == 1)) && echo y || echo ies) left out" >&2
 	done
